@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+
+from campaigns import models
+
+
+@admin.register(models.Product)
+class ProductAdmin(admin.ModelAdmin):
+    list_display = ("name", "engine", "version", "vendor")
+    list_filter = ("engine",)
+    search_fields = ("name", "vendor")
+
+
+@admin.register(models.InstanceSpec)
+class InstanceSpecAdmin(admin.ModelAdmin):
+    list_display = ("label", "cpu_cores", "memory_gb", "storage_gb", "storage_type", "price_per_hour")
+    search_fields = ("label",)
+
+
+class TargetAdminForm(forms.ModelForm):
+    # Write-only: the stored password is never rendered back into the form.
+    password = forms.CharField(
+        required=False, widget=forms.PasswordInput(render_value=False),
+        help_text="Leave empty to keep the stored password.",
+    )
+
+    class Meta:
+        model = models.Target
+        fields = ("name", "product", "spec", "driver", "host", "port", "database", "user", "is_demo")
+
+    def save(self, commit: bool = True) -> models.Target:
+        target = super().save(commit=False)
+        if self.cleaned_data.get("password"):
+            target.set_password(self.cleaned_data["password"])
+        if commit:
+            target.save()
+        return target
+
+
+@admin.register(models.Target)
+class TargetAdmin(admin.ModelAdmin):
+    form = TargetAdminForm
+    list_display = ("name", "product", "spec", "driver", "host", "port", "database", "user")
+    list_filter = ("driver", "product")
+    search_fields = ("name", "host")
+
+
+@admin.register(models.Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ("name", "tables", "table_size")
+
+
+@admin.register(models.Scenario)
+class ScenarioAdmin(admin.ModelAdmin):
+    list_display = ("name", "test", "dataset", "time_s", "percentile", "prepare_mode", "cleanup")
+    list_filter = ("test",)
+
+
+@admin.register(models.Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ("name", "repetitions", "scale_factor", "is_template", "created_at")
+    filter_horizontal = ("targets", "scenarios")
+
+
+class JobInline(admin.TabularInline):
+    model = models.Job
+    fields = ("position", "target", "scenario", "threads", "repetition", "status", "error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(models.Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ("id", "campaign", "status", "trigger", "created_at", "finished_at")
+    list_filter = ("status", "trigger")
+    inlines = [JobInline]
+
+
+class JobClientInline(admin.StackedInline):
+    model = models.JobClient
+    extra = 0
+    can_delete = False
+    readonly_fields = ("index", "host_name", "threads", "status", "command_line", "exit_code",
+                       "sysbench_version", "error", "wall_time_s", "raw_output")
+    exclude = ("summary", "histogram", "prepare_output")
+
+
+@admin.register(models.Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ("id", "run", "target", "scenario", "threads", "repetition", "status", "started_at")
+    list_filter = ("status",)
+    readonly_fields = ("command_line", "error", "server_snapshot", "start_skew_ms", "wall_time_s")
+    inlines = [JobClientInline]
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+
+@admin.register(models.JobResult)
+class JobResultAdmin(admin.ModelAdmin):
+    list_display = ("job", "source", "tps", "qps", "latency_avg_ms", "latency_pct", "latency_pct_ms")
+
+
+@admin.register(models.IntervalSample)
+class IntervalSampleAdmin(admin.ModelAdmin):
+    list_display = ("job", "client_index", "t", "threads", "tps", "qps", "latency_pct_ms")
+    list_select_related = ("job",)
+
+
+@admin.register(models.PreparedDataset)
+class PreparedDatasetAdmin(admin.ModelAdmin):
+    list_display = ("target", "signature", "status", "prepared_at", "prepare_s")
+
+
+@admin.register(models.ClientHost)
+class ClientHostAdmin(admin.ModelAdmin):
+    list_display = ("hostname", "cores", "memory_gb", "sysbench_version", "last_heartbeat")

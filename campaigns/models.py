@@ -1,0 +1,555 @@
+"""benchapp's domain: what is benchmarked, how, and what came out.
+
+Products and instance specs describe the systems under test; a Target is one reachable endpoint of
+a product on a spec. Datasets and Scenarios describe the sysbench workload. A Campaign is the
+matrix (targets × scenarios × threads × repetitions); each launch of it is a Run made of Jobs,
+and each Job is executed by one or more JobClients (sysbench processes on client hosts) whose
+per-second reports are IntervalSamples and whose final figures become the JobResult.
+"""
+from __future__ import annotations
+
+import math
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils import timezone
+
+from campaigns.crypto import decrypt_secret, encrypt_secret
+from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
+
+
+class Product(models.Model):
+    """A database product as a white paper names it (e.g. "TencentDB for MySQL 8.0").
+
+    The engine says which family of server it is, which decides how benchapp reads its settings
+    and status counters around each job.
+    """
+
+    class Engine(models.TextChoices):
+        MYSQL = "mysql", "MySQL"
+        MARIADB = "mariadb", "MariaDB"
+        POSTGRESQL = "postgresql", "PostgreSQL"
+        OTHER = "other", "Other"
+
+    name = models.CharField(max_length=200, unique=True)
+    engine = models.CharField(max_length=20, choices=Engine.choices)
+    version = models.CharField(max_length=100, blank=True)
+    vendor = models.CharField(max_length=200, blank=True)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class InstanceSpec(models.Model):
+    """A hardware or cloud instance class, such as "8-core 32 GB MEM".
+
+    The price per hour is optional; where it is set, comparisons show throughput per unit of price.
+    """
+
+    label = models.CharField(max_length=200, unique=True)
+    cpu_cores = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    memory_gb = models.FloatField(validators=[MinValueValidator(0.0)])
+    storage_gb = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.0)])
+    storage_type = models.CharField(max_length=100, blank=True)
+    price_per_hour = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    currency = models.CharField(max_length=8, blank=True, default="USD")
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["cpu_cores", "memory_gb", "label"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class Target(models.Model):
+    """One endpoint that sysbench connects to: a product running on an instance spec.
+
+    The password is stored encrypted (see campaigns.crypto) and is never rendered back: forms and
+    the API treat it as write-only, and every stored command line carries "***" in its place.
+    """
+
+    class Driver(models.TextChoices):
+        MYSQL = "mysql", "mysql"
+        PGSQL = "pgsql", "pgsql"
+
+    name = models.CharField(max_length=200, unique=True)
+    product = models.ForeignKey(Product, on_delete=models.PROTECT, related_name="targets")
+    spec = models.ForeignKey(
+        InstanceSpec, on_delete=models.PROTECT, related_name="targets", null=True, blank=True
+    )
+    driver = models.CharField(max_length=10, choices=Driver.choices)
+    host = models.CharField(max_length=255)
+    port = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    database = models.CharField(max_length=128)
+    user = models.CharField(max_length=128)
+    password_encrypted = models.TextField(blank=True, default="", editable=False)
+    is_demo = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def set_password(self, raw: str) -> None:
+        self.password_encrypted = encrypt_secret(raw)
+
+    def get_password(self) -> str:
+        return decrypt_secret(self.password_encrypted)
+
+    def has_password(self) -> bool:
+        return self.password_encrypted != ""
+
+    def endpoint_label(self) -> str:
+        return f"{self.driver}://{self.user}@{self.host}:{self.port}/{self.database}"
+
+    def clean(self) -> None:
+        for field in ("host", "database", "user"):
+            value = getattr(self, field)
+            # These reach sysbench as option values; whitespace or a leading dash would read as
+            # another argument or a different option.
+            if value and (value != value.strip() or value.startswith("-") or "\x00" in value):
+                raise ValidationError({field: "must not start with '-' or carry surrounding spaces"})
+
+
+class Dataset(models.Model):
+    """A named data profile: how many sbtest tables of how many rows.
+
+    sizes_by_spec overrides tables × table_size for particular specs (seed 001's "big dataset"
+    differs per instance class), keyed by InstanceSpec label. A campaign's scale factor shrinks
+    the rows so the same campaign can be smoke-run small.
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    tables = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(100000)])
+    table_size = models.BigIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(10**12)]
+    )
+    sizes_by_spec = models.JSONField(default=dict, blank=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.tables} × {self.table_size:,})"
+
+    def size_for(self, spec: InstanceSpec | None, *, scale: float = 1.0) -> tuple[int, int]:
+        """Tables and rows per table for a spec, after the scale factor."""
+        tables, table_size = self.tables, self.table_size
+        if spec is not None and spec.label in self.sizes_by_spec:
+            tables, table_size = (int(v) for v in self.sizes_by_spec[spec.label])
+        if scale != 1.0:
+            # Rows shrink linearly; tables shrink too, but never below one, so a 250-table
+            # dataset at scale 0.001 does not spend its time creating empty tables.
+            tables = max(1, min(tables, math.ceil(tables * scale)))
+            table_size = max(1, round(table_size * scale))
+        return tables, table_size
+
+
+class Scenario(models.Model):
+    """A sysbench workload: the test, its options, the dataset it runs on and its timings.
+
+    options holds validated, canonical sysbench option names (test and common options, never
+    connection options, threads or time, which come from the campaign and the fields here).
+    """
+
+    class PrepareMode(models.TextChoices):
+        AUTO = "auto", "prepare unless the same dataset is already prepared on the target"
+        ALWAYS = "always", "always drop and prepare again"
+        NEVER = "never", "never prepare: the data is already there"
+
+    class Cleanup(models.TextChoices):
+        KEEP = "keep", "keep the data"
+        AFTER_JOB = "after_job", "drop the tables after each job"
+        AFTER_RUN = "after_run", "drop the tables when the run ends"
+
+    name = models.CharField(max_length=200, unique=True)
+    test = models.CharField(max_length=100)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="scenarios")
+    options = models.JSONField(default=dict, blank=True)
+    time_s = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
+    warmup_s = models.PositiveIntegerField(default=0)
+    report_interval_s = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    percentile = models.FloatField(
+        default=95.0, validators=[MinValueValidator(0.0), MaxValueValidator(100.0)]
+    )
+    prepare_mode = models.CharField(max_length=10, choices=PrepareMode.choices, default=PrepareMode.AUTO)
+    cleanup = models.CharField(max_length=10, choices=Cleanup.choices, default=Cleanup.AFTER_RUN)
+    prepare_threads = models.PositiveIntegerField(default=4, validators=[MinValueValidator(1)])
+    table_ddl = models.TextField(
+        blank=True, help_text="Optional CREATE TABLE template; {table} is replaced by each table name."
+    )
+    preset = models.CharField(max_length=100, blank=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        from campaigns.sysbench.catalogue import OptionError, validate_options
+
+        try:
+            self.options = validate_options(self.test, self.options or {})
+        except OptionError as exc:
+            field = "test" if exc.option == "test" else "options"
+            raise ValidationError({field: str(exc)}) from None
+
+
+class Campaign(models.Model):
+    """A benchmark matrix: targets × scenarios × thread counts × repetitions.
+
+    threads_by_spec and threads_by_scenario override the thread list (white papers pick a
+    concurrency per instance class and per scenario). The client rule says how many client hosts
+    one job uses: clients_min, plus one per clients_per_threads threads beyond that many.
+    """
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    targets = models.ManyToManyField(Target, related_name="campaigns", blank=True)
+    scenarios = models.ManyToManyField(Scenario, related_name="campaigns", blank=True)
+    threads = ArrayField(models.PositiveIntegerField(), default=list, blank=True)
+    threads_by_spec = models.JSONField(default=dict, blank=True)
+    threads_by_scenario = models.JSONField(default=dict, blank=True)
+    repetitions = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(100)]
+    )
+    clients_min = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    clients_per_threads = models.PositiveIntegerField(null=True, blank=True)
+    scale_factor = models.FloatField(
+        default=1.0, validators=[MinValueValidator(1e-9), MaxValueValidator(1.0)]
+    )
+    keep_data = models.BooleanField(default=False)
+    is_template = models.BooleanField(default=False)
+    template_key = models.CharField(max_length=100, blank=True)
+    regression_threshold_pct = models.FloatField(default=5.0, validators=[MinValueValidator(0.0)])
+    noise_cv_pct = models.FloatField(default=5.0, validators=[MinValueValidator(0.0)])
+    baseline_run = models.ForeignKey(
+        "Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    baseline_last_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1)])
+    webhook_url = models.URLField(blank=True)
+    notify_emails = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clients_for(self, threads: int) -> int:
+        """Client hosts one job needs: seed 001's "2 clients, one more per 1,000 threads"."""
+        if not self.clients_per_threads:
+            return self.clients_min
+        extra = max(0, math.ceil((threads - self.clients_per_threads) / self.clients_per_threads))
+        return self.clients_min + extra
+
+    def threads_for(self, target: Target, scenario: Scenario) -> list[int]:
+        if scenario.name in self.threads_by_scenario:
+            return [int(t) for t in self.threads_by_scenario[scenario.name]]
+        if target.spec is not None and target.spec.label in self.threads_by_spec:
+            return [int(t) for t in self.threads_by_spec[target.spec.label]]
+        return list(self.threads)
+
+
+class Run(models.Model):
+    """One execution of a campaign: the jobs it expanded to and their collective status."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    class Trigger(models.TextChoices):
+        MANUAL = "manual"
+        API = "api"
+        SCHEDULED = "scheduled"
+        IMPORT = "import"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    trigger = models.CharField(max_length=12, choices=Trigger.choices, default=Trigger.MANUAL)
+    label = models.CharField(max_length=200, blank=True)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "idempotency_key"], name="run_unique_idempotency_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.name} run #{self.pk}"
+
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
+
+
+class Job(models.Model):
+    """One cell of a run: a target × scenario × thread count × repetition.
+
+    The job moves queued → preparing → running → succeeded | failed | cancelled (or waits for
+    client hosts). Its sysbench processes are JobClients; its figures are the JobResult.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        WAITING = "waiting"
+        PREPARING = "preparing"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+    ACTIVE = (Status.PREPARING, Status.RUNNING)
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs")
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="jobs")
+    scenario = models.ForeignKey(Scenario, on_delete=models.PROTECT, related_name="jobs")
+    threads = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    repetition = models.PositiveIntegerField(default=1)
+    position = models.PositiveIntegerField(default=0)
+    tables = models.PositiveIntegerField(default=1)
+    table_size = models.BigIntegerField(default=1)
+    clients_needed = models.PositiveIntegerField(default=1)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    phase = models.CharField(max_length=20, blank=True)
+    error = models.TextField(blank=True)
+    wait_reason = models.CharField(max_length=300, blank=True)
+    command_line = models.TextField(blank=True)
+    start_skew_ms = models.FloatField(null=True, blank=True)
+    wall_time_s = models.FloatField(null=True, blank=True)
+    server_snapshot = models.JSONField(default=dict, blank=True)
+    cache_hit_ratio = models.FloatField(null=True, blank=True)
+    cache_warning = models.CharField(max_length=300, blank=True)
+    imported = models.BooleanField(default=False)
+    claimed_by = models.CharField(max_length=255, blank=True)
+    dispatch_count = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(default=timezone.now)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["run_id", "position", "id"]
+        indexes = [models.Index(fields=["status", "run"])]
+
+    def __str__(self) -> str:
+        return f"job #{self.pk} {self.scenario.name} × {self.threads} thr on {self.target.name}"
+
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    def duration_s(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at or timezone.now()
+        return (end - self.started_at).total_seconds()
+
+
+class JobClient(models.Model):
+    """One sysbench process of a job, on one client host, with its share of the threads.
+
+    It keeps what that process did: the exact (redacted) command, its raw output, exit code and
+    its own summary and latency histogram, from which the job's figures are merged.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="clients")
+    index = models.PositiveIntegerField(default=0)
+    host_name = models.CharField(max_length=255, blank=True)
+    threads = models.PositiveIntegerField(default=1)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    command_line = models.TextField(blank=True)
+    raw_output = models.TextField(blank=True)
+    prepare_output = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    sysbench_version = models.CharField(max_length=50, blank=True)
+    pid = models.IntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    histogram = models.JSONField(null=True, blank=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    wall_time_s = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="jobclient_unique_index")]
+
+    def __str__(self) -> str:
+        return f"client {self.index} of job #{self.job_id}"
+
+
+class JobResult(models.Model):
+    """The final figures of a job (summed over its clients), as sysbench printed them.
+
+    The steady_* fields are the mean over report intervals after the warm-up, computed by
+    benchapp beside sysbench's own whole-run figures. latency_pct is the percentile label
+    (e.g. 95.0) that latency_pct_ms is for.
+    """
+
+    class Source(models.TextChoices):
+        MEASURED = "measured"
+        IMPORTED = "imported"
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="result")
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.MEASURED)
+    tps = models.FloatField(null=True, blank=True)
+    qps = models.FloatField(null=True, blank=True)
+    reads_per_s = models.FloatField(null=True, blank=True)
+    writes_per_s = models.FloatField(null=True, blank=True)
+    other_per_s = models.FloatField(null=True, blank=True)
+    transactions = models.BigIntegerField(null=True, blank=True)
+    queries = models.BigIntegerField(null=True, blank=True)
+    ignored_errors = models.BigIntegerField(null=True, blank=True)
+    reconnects = models.BigIntegerField(null=True, blank=True)
+    events = models.BigIntegerField(null=True, blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    latency_min_ms = models.FloatField(null=True, blank=True)
+    latency_avg_ms = models.FloatField(null=True, blank=True)
+    latency_max_ms = models.FloatField(null=True, blank=True)
+    latency_pct = models.FloatField(null=True, blank=True)
+    latency_pct_ms = models.FloatField(null=True, blank=True)
+    latency_sum_ms = models.FloatField(null=True, blank=True)
+    steady_tps = models.FloatField(null=True, blank=True)
+    steady_qps = models.FloatField(null=True, blank=True)
+    steady_latency_pct_ms = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"result of job #{self.job_id}: {self.qps} qps"
+
+
+class IntervalSample(models.Model):
+    """One per-second (per report interval) line of one client's sysbench output.
+
+    The job's per-second figures are the sums over its clients at the same t; the latency
+    percentile of a multi-client second is the worst client's (percentiles cannot be summed).
+    """
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="samples")
+    client_index = models.PositiveSmallIntegerField(default=0)
+    t = models.FloatField()
+    threads = models.PositiveIntegerField()
+    tps = models.FloatField()
+    qps = models.FloatField()
+    reads_per_s = models.FloatField()
+    writes_per_s = models.FloatField()
+    other_per_s = models.FloatField()
+    latency_pct_ms = models.FloatField(null=True, blank=True)
+    errors_per_s = models.FloatField()
+    reconnects_per_s = models.FloatField()
+
+    class Meta:
+        ordering = ["job_id", "t", "client_index"]
+        indexes = [models.Index(fields=["job", "t"])]
+
+    def __str__(self) -> str:
+        return f"job #{self.job_id} t={self.t} qps={self.qps}"
+
+
+class PreparedDataset(models.Model):
+    """A dataset that sysbench prepared on a target, so later jobs can reuse it.
+
+    The signature captures everything that changes the prepared tables (tables, rows, the
+    table-shaping options and custom DDL); two scenarios with the same signature share data.
+    """
+
+    class Status(models.TextChoices):
+        PREPARING = "preparing"
+        READY = "ready"
+        FAILED = "failed"
+        DROPPED = "dropped"
+
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="prepared_datasets")
+    signature = models.CharField(max_length=500)
+    tables = models.PositiveIntegerField()
+    table_size = models.BigIntegerField()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PREPARING)
+    prepared_by = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+    prepared_at = models.DateTimeField(null=True, blank=True)
+    prepare_s = models.FloatField(null=True, blank=True)
+    size_bytes = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["target", "signature"], name="prepared_unique_signature")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.signature} on {self.target.name}"
+
+
+class ClientHost(models.Model):
+    """A machine with a benchapp Celery worker that runs sysbench as a client.
+
+    Workers register themselves at start-up and send heartbeats; a host whose last heartbeat is
+    older than BENCHAPP_HOST_OFFLINE_S is offline.
+    """
+
+    hostname = models.CharField(max_length=255, unique=True)
+    queue = models.CharField(max_length=300)
+    cores = models.PositiveIntegerField(default=1)
+    memory_gb = models.FloatField(default=0)
+    sysbench_version = models.CharField(max_length=50, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    last_heartbeat = models.DateTimeField(default=timezone.now)
+
+    objects = ClientHostQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["hostname"]
+
+    def __str__(self) -> str:
+        return self.hostname
+
+    def is_online(self) -> bool:
+        age = (timezone.now() - self.last_heartbeat).total_seconds()
+        return age <= settings.BENCHAPP_HOST_OFFLINE_S

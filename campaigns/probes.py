@@ -1,0 +1,196 @@
+"""Talking to targets directly (not through sysbench): connection checks and server snapshots.
+
+MySQL and MariaDB go through mysqlclient, PostgreSQL through psycopg. Every call has a connect
+timeout, and every failure becomes a ProbeError whose message names the cause (refused, denied,
+unknown database) without ever containing the password.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import MySQLdb
+import psycopg
+
+from campaigns.sysbench.command import Connection, redact_text
+
+CONNECT_TIMEOUT_S = 5
+
+MYSQL_SETTINGS = (
+    "version", "version_comment", "innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit",
+    "sync_binlog", "log_bin", "binlog_format", "innodb_flush_method", "innodb_log_file_size",
+    "innodb_io_capacity", "thread_handling", "thread_pool_size", "max_connections",
+    "transaction_isolation", "tx_isolation", "innodb_doublewrite", "performance_schema",
+    "rpl_semi_sync_master_enabled",
+)
+MYSQL_STATUS = (
+    "Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads", "Questions", "Com_commit",
+    "Innodb_rows_read", "Innodb_rows_updated", "Innodb_data_reads", "Innodb_data_writes",
+    "Threads_connected", "Uptime",
+)
+PGSQL_SETTINGS = (
+    "server_version", "shared_buffers", "effective_cache_size", "synchronous_commit", "fsync",
+    "wal_level", "full_page_writes", "max_connections", "checkpoint_timeout", "max_wal_size",
+    "default_transaction_isolation", "work_mem",
+)
+
+
+class ProbeError(Exception):
+    """The target could not be reached or queried; the message says why, for a user."""
+
+
+@dataclass(slots=True)
+class ServerInfo:
+    version: str
+    settings: dict[str, str]
+    status: dict[str, int] = field(default_factory=dict)
+    dataset_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "settings": self.settings, "status": self.status,
+                "dataset_bytes": self.dataset_bytes}
+
+
+def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
+    code = exc.args[0] if exc.args else None
+    text = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+    if code in (2002, 2003, 2005):
+        msg = f"connection refused to {conn.host}:{conn.port} ({text})"
+    elif code == 1045:
+        msg = f"access denied for user '{conn.user}' ({text})"
+    elif code == 1049:
+        msg = f"database '{conn.database}' does not exist on {conn.host}:{conn.port}"
+    elif code in (2013, 2006):
+        msg = f"lost the connection to {conn.host}:{conn.port} ({text})"
+    else:
+        msg = f"MySQL error {code}: {text}"
+    return ProbeError(redact_text(msg, [conn.password]))
+
+
+def _pg_error(exc: Exception, conn: Connection) -> ProbeError:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "Connection refused" in str(exc) or "could not connect" in str(exc):
+        msg = f"connection refused to {conn.host}:{conn.port} ({text})"
+    elif "password authentication failed" in str(exc) or "no password supplied" in str(exc):
+        msg = f"access denied for user '{conn.user}' ({text})"
+    elif "does not exist" in str(exc) and "database" in str(exc):
+        msg = f"database '{conn.database}' does not exist on {conn.host}:{conn.port}"
+    else:
+        msg = f"PostgreSQL error: {text}"
+    return ProbeError(redact_text(msg, [conn.password]))
+
+
+def _mysql_connect(conn: Connection, *, database: bool = True) -> Any:
+    kwargs: dict[str, Any] = {
+        "host": conn.host, "port": conn.port, "user": conn.user, "password": conn.password,
+        "connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": 60, "write_timeout": 60,
+    }
+    if database:
+        kwargs["database"] = conn.database
+    return MySQLdb.connect(**kwargs)
+
+
+def _pg_connect(conn: Connection) -> psycopg.Connection[Any]:
+    return psycopg.connect(
+        host=conn.host, port=conn.port, user=conn.user, password=conn.password or None,
+        dbname=conn.database, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
+    )
+
+
+def server_info(conn: Connection, *, tables: list[str] | None = None) -> ServerInfo:
+    """Version, the settings that decide results, status counters and the dataset's size."""
+    if conn.driver == "mysql":
+        return _mysql_info(conn, tables or [])
+    return _pg_info(conn, tables or [])
+
+
+def _mysql_info(conn: Connection, tables: list[str]) -> ServerInfo:
+    try:
+        db = _mysql_connect(conn)
+        try:
+            cur = db.cursor()
+            cur.execute("SHOW GLOBAL VARIABLES")
+            variables = {str(k): str(v) for k, v in cur.fetchall()}
+            cur.execute("SHOW GLOBAL STATUS")
+            status_raw = {str(k): str(v) for k, v in cur.fetchall()}
+            size = None
+            if tables:
+                placeholders = ",".join(["%s"] * len(tables))
+                cur.execute(
+                    "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables"
+                    f" WHERE table_schema = %s AND table_name IN ({placeholders})",
+                    [conn.database, *tables],
+                )
+                size = int(cur.fetchone()[0] or 0)
+        finally:
+            db.close()
+    except MySQLdb.Error as exc:
+        raise _mysql_error(exc, conn) from None
+    settings = {k: variables[k] for k in MYSQL_SETTINGS if k in variables}
+    status = {k: int(status_raw[k]) for k in MYSQL_STATUS if status_raw.get(k, "").isdigit()}
+    return ServerInfo(version=variables.get("version", ""), settings=settings, status=status,
+                      dataset_bytes=size)
+
+
+def _pg_info(conn: Connection, tables: list[str]) -> ServerInfo:
+    try:
+        with _pg_connect(conn) as db, db.cursor() as cur:
+            cur.execute("SELECT name, setting, unit FROM pg_settings WHERE name = ANY(%s)",
+                        [list(PGSQL_SETTINGS)])
+            settings = {name: f"{value}{'' if not unit else ' ' + unit}" for name, value, unit in cur.fetchall()}
+            cur.execute(
+                "SELECT COALESCE(sum(blks_hit), 0), COALESCE(sum(blks_read), 0),"
+                " COALESCE(sum(xact_commit), 0), COALESCE(sum(tup_fetched), 0)"
+                " FROM pg_stat_database WHERE datname = current_database()"
+            )
+            hit, read, commits, fetched = (int(v) for v in cur.fetchone())
+            size = None
+            if tables:
+                cur.execute(
+                    "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+                    " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                    " WHERE c.relname = ANY(%s) AND n.nspname = current_schema() AND c.relkind = 'r'",
+                    [tables],
+                )
+                size = int(cur.fetchone()[0])
+            cur.execute("SELECT version()")
+            version = str(cur.fetchone()[0])
+    except psycopg.Error as exc:
+        raise _pg_error(exc, conn) from None
+    status = {"blks_hit": hit, "blks_read": read, "xact_commit": commits, "tup_fetched": fetched}
+    return ServerInfo(version=version, settings=settings, status=status, dataset_bytes=size)
+
+
+def cache_hit_ratio(before: dict[str, int], after: dict[str, int]) -> float | None:
+    """Share of page requests served from memory between two status snapshots."""
+    if "Innodb_buffer_pool_read_requests" in before and "Innodb_buffer_pool_read_requests" in after:
+        requests = after["Innodb_buffer_pool_read_requests"] - before["Innodb_buffer_pool_read_requests"]
+        misses = after.get("Innodb_buffer_pool_reads", 0) - before.get("Innodb_buffer_pool_reads", 0)
+        return None if requests <= 0 else max(0.0, 1.0 - misses / requests)
+    if "blks_hit" in before and "blks_hit" in after:
+        hits = after["blks_hit"] - before["blks_hit"]
+        reads = after["blks_read"] - before["blks_read"]
+        return None if hits + reads <= 0 else hits / (hits + reads)
+    return None
+
+
+def execute_ddl(conn: Connection, statements: list[str]) -> None:
+    """Runs a scenario's own CREATE TABLE statements (seed 002's sharded tables)."""
+    try:
+        if conn.driver == "mysql":
+            db = _mysql_connect(conn)
+            try:
+                cur = db.cursor()
+                for statement in statements:
+                    cur.execute(statement)
+                db.commit()
+            finally:
+                db.close()
+        else:
+            with _pg_connect(conn) as db, db.cursor() as cur:
+                for statement in statements:
+                    cur.execute(statement)
+    except MySQLdb.Error as exc:
+        raise _mysql_error(exc, conn) from None
+    except psycopg.Error as exc:
+        raise _pg_error(exc, conn) from None

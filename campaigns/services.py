@@ -1,0 +1,746 @@
+"""State changes: launching campaigns, executing jobs, cancelling, reconciling.
+
+Every function here is keyword-only and named <noun>_<verb>. PostgreSQL is the source of truth:
+a Celery message only nudges a worker to look at a job, and a job is claimed with a single
+conditional UPDATE, so duplicated or replayed messages cannot run it twice.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from campaigns.crypto import DecryptionError
+from campaigns.models import (
+    Campaign,
+    ClientHost,
+    IntervalSample,
+    Job,
+    JobClient,
+    JobResult,
+    PreparedDataset,
+    Run,
+    Scenario,
+    Target,
+)
+from campaigns.probes import ProbeError, cache_hit_ratio, server_info
+from campaigns.sysbench import parser
+from campaigns.sysbench.catalogue import TESTS
+from campaigns.sysbench.command import Connection, build_argv, format_command, redact_text
+from campaigns.sysbench.errors import explain_failure
+from campaigns.sysbench.runner import ProcessOutcome, run_process, sysbench_version
+
+log = logging.getLogger(__name__)
+
+# Options that change what prepare creates: two scenarios that differ only in other options
+# share their prepared tables.
+_SHAPE_OPTIONS = frozenset({
+    "auto-inc", "secondary", "create-secondary", "mysql-storage-engine", "pgsql-variant",
+    "oltp-secondary", "oltp-auto-inc", "mysql-table-engine",
+})
+FULL_CACHE_HIT_RATIO = 0.99
+LIVE_TAIL_LINES = 200
+LIVE_TAIL_EVERY_S = 2.0
+STALE_JOB_S = 30.0
+REDISPATCH_AFTER_S = 30.0
+
+
+class JobFailure(Exception):
+    """A job cannot go on; the message is the cause shown to the user."""
+
+
+class StateConflict(Exception):
+    """The requested change does not fit the current state (e.g. cancelling a finished run)."""
+
+
+# ---------------------------------------------------------------- targets
+
+
+def target_connection(*, target: Target) -> Connection:
+    return Connection(
+        driver=target.driver, host=target.host, port=target.port, database=target.database,
+        user=target.user, password=target.get_password(),
+    )
+
+
+def target_check(*, target: Target) -> dict[str, Any]:
+    """Connects to the target and returns its version and the settings that decide results."""
+    try:
+        info = server_info(target_connection(target=target))
+    except DecryptionError as exc:
+        raise ProbeError(str(exc)) from None
+    return {"version": info.version, "settings": info.settings}
+
+
+# ---------------------------------------------------------------- campaigns and runs
+
+
+@dataclass(slots=True)
+class PlannedJob:
+    position: int
+    target: Target
+    scenario: Scenario
+    threads: int
+    repetition: int
+    tables: int
+    table_size: int
+    clients: int
+
+
+def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
+    """The campaign's jobs in execution order: per target, per scenario, per threads, per repetition.
+
+    Targets outermost so that each target's dataset is prepared once and reused by every job on it.
+    """
+    planned: list[PlannedJob] = []
+    targets = list(campaign.targets.select_related("spec", "product").order_by("name"))
+    scenarios = list(campaign.scenarios.select_related("dataset").order_by("name"))
+    for target in targets:
+        for scenario in scenarios:
+            tables, table_size = scenario.dataset.size_for(target.spec, scale=campaign.scale_factor)
+            for threads in campaign.threads_for(target, scenario):
+                for repetition in range(1, campaign.repetitions + 1):
+                    planned.append(PlannedJob(
+                        position=len(planned), target=target, scenario=scenario, threads=threads,
+                        repetition=repetition, tables=tables, table_size=table_size,
+                        clients=campaign.clients_for(threads),
+                    ))
+    return planned
+
+
+def campaign_launch(
+    *,
+    campaign: Campaign,
+    user: Any = None,
+    trigger: str = Run.Trigger.MANUAL,
+    idempotency_key: str | None = None,
+    label: str = "",
+) -> Run:
+    """Creates a run with all its jobs and dispatches the first one after commit.
+
+    The same idempotency key returns the run it created the first time.
+    """
+    if idempotency_key:
+        existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return existing
+    if Run.objects.filter(campaign=campaign).active().exists():
+        raise StateConflict(f"campaign '{campaign.name}' already has a run in progress")
+    planned = campaign_expand(campaign=campaign)
+    if not planned:
+        raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
+    try:
+        with transaction.atomic():
+            run = Run.objects.create(
+                campaign=campaign, trigger=trigger, idempotency_key=idempotency_key or None,
+                label=label, created_by=user if getattr(user, "is_authenticated", False) else None,
+                status=Run.Status.RUNNING, started_at=timezone.now(),
+            )
+            Job.objects.bulk_create([
+                Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads,
+                    repetition=p.repetition, position=p.position, tables=p.tables,
+                    table_size=p.table_size, clients_needed=p.clients)
+                for p in planned
+            ])
+            transaction.on_commit(lambda: run_advance(run_id=run.pk))
+    except IntegrityError:
+        # A concurrent request with the same key won the race: return its run.
+        return Run.objects.get(campaign=campaign, idempotency_key=idempotency_key)
+    return run
+
+
+def job_dispatch(*, job: Job) -> None:
+    from campaigns.tasks import job_execute_task
+
+    Job.objects.filter(pk=job.pk).update(
+        dispatched_at=timezone.now(), dispatch_count=job.dispatch_count + 1
+    )
+    job_execute_task.apply_async(args=[job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def run_advance(*, run_id: int) -> None:
+    """Dispatches the run's next job, or closes the run when none is left.
+
+    Jobs of one run execute one at a time: two benchmarks on the same target at once would
+    measure each other.
+    """
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.is_finished():
+            return
+        jobs = run.jobs.all()
+        if jobs.filter(status__in=Job.ACTIVE).exists():
+            return
+        next_job = jobs.filter(status__in=(Job.Status.QUEUED, Job.Status.WAITING)).order_by("position").first()
+        if next_job is not None:
+            transaction.on_commit(lambda: job_dispatch(job=next_job))
+            return
+        failed = jobs.filter(status=Job.Status.FAILED).count()
+        cancelled = jobs.filter(status=Job.Status.CANCELLED).count()
+        if cancelled:
+            run.status = Run.Status.CANCELLED
+        elif failed:
+            run.status = Run.Status.FAILED
+            run.error = f"{failed} of {jobs.count()} jobs failed"
+        else:
+            run.status = Run.Status.SUCCEEDED
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "finished_at"])
+        keep = run.campaign.keep_data
+    if not keep:
+        run_cleanup_data(run=run)
+
+
+def run_cancel(*, run: Run) -> Run:
+    """Cancels every unfinished job; running sysbench processes notice within a second."""
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        if locked.is_finished():
+            raise StateConflict(f"run #{run.pk} is already {locked.status}")
+        now = timezone.now()
+        active = run.jobs.filter(status__in=Job.ACTIVE).count()
+        run.jobs.filter(status__in=(Job.Status.QUEUED, Job.Status.WAITING)).update(
+            status=Job.Status.CANCELLED, finished_at=now, error="cancelled before it started"
+        )
+        # Active jobs keep their process until the worker notices (within a poll interval); the
+        # worker then records what was measured, runs cleanup and closes the run.
+        run.jobs.filter(status__in=Job.ACTIVE).update(status=Job.Status.CANCELLED, error="cancelled")
+        if not active:
+            locked.status = Run.Status.CANCELLED
+            locked.finished_at = now
+            locked.save(update_fields=["status", "finished_at"])
+    run.refresh_from_db()
+    return run
+
+
+def run_cleanup_data(*, run: Run) -> None:
+    """Drops the tables of datasets this run prepared whose scenarios ask for cleanup after the run."""
+    jobs = run.jobs.select_related("target", "scenario").filter(
+        scenario__cleanup=Scenario.Cleanup.AFTER_RUN
+    )
+    seen: set[tuple[int, str]] = set()
+    for job in jobs:
+        signature = dataset_signature(scenario=job.scenario, tables=job.tables, table_size=job.table_size)
+        if (job.target_id, signature) in seen:
+            continue
+        seen.add((job.target_id, signature))
+        dataset_drop(job=job, signature=signature)
+
+
+# ---------------------------------------------------------------- datasets
+
+
+def dataset_signature(*, scenario: Scenario, tables: int, table_size: int) -> str:
+    spec = TESTS[scenario.test]
+    family = "legacy" if spec.legacy else ("bulk" if scenario.test == "bulk_insert" else "oltp")
+    shape = ",".join(f"{k}={v}" for k, v in sorted(scenario.options.items()) if k in _SHAPE_OPTIONS)
+    ddl = hashlib.sha256(scenario.table_ddl.encode()).hexdigest()[:12] if scenario.table_ddl else "-"
+    return f"{family}:{tables}x{table_size}:{shape}:{ddl}"
+
+
+def dataset_drop(*, job: Job, signature: str) -> None:
+    try:
+        conn = target_connection(target=job.target)
+    except DecryptionError:
+        return
+    argv = _phase_argv(job=job, conn=conn, command="cleanup")
+    outcome = run_process(argv, timeout_s=settings.BENCHAPP_CLEANUP_TIMEOUT_S)
+    if outcome.succeeded():
+        PreparedDataset.objects.filter(target=job.target, signature=signature).update(
+            status=PreparedDataset.Status.DROPPED
+        )
+    else:
+        log.warning("cleanup of %s on %s failed: %s", signature, job.target,
+                    explain_failure(outcome.output, outcome.exit_code, phase="cleanup"))
+
+
+# ---------------------------------------------------------------- executing a job
+
+
+def _phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None = None) -> list[str]:
+    scenario = job.scenario
+    return build_argv(
+        sysbench=settings.BENCHAPP_SYSBENCH,
+        test=scenario.test,
+        command=command,
+        connection=conn,
+        tables=job.tables,
+        table_size=job.table_size,
+        options=scenario.options,
+        threads=threads if threads is not None else (job.threads if command == "run" else scenario.prepare_threads),
+        time_s=scenario.time_s,
+        warmup_s=scenario.warmup_s,
+        report_interval_s=scenario.report_interval_s,
+        percentile=scenario.percentile,
+        histogram=True,
+        # sysbench can overrun --time (SYSBENCH-NOTES); this bounds it from the inside.
+        forced_shutdown_s=max(5, int(settings.BENCHAPP_RUN_SLACK_S // 2)),
+    )
+
+
+def _job_heartbeat(job_id: int) -> str:
+    """Marks the job alive and returns its current status, in one statement."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE campaigns_job SET heartbeat_at = now() WHERE id = %s RETURNING status", [job_id]
+        )
+        row = cursor.fetchone()
+    return row[0] if row else Job.Status.CANCELLED
+
+
+def _cancel_check(job_id: int) -> Callable[[], bool]:
+    def should_cancel() -> bool:
+        return _job_heartbeat(job_id) == Job.Status.CANCELLED
+
+    return should_cancel
+
+
+def _set_phase(job: Job, *, status: str, phase: str, **fields: Any) -> bool:
+    """Moves an unfinished job on; returns False when it was cancelled meanwhile."""
+    updated = Job.objects.filter(pk=job.pk, status__in=(Job.Status.PREPARING, Job.Status.RUNNING)).update(
+        status=status, phase=phase, heartbeat_at=timezone.now(), **fields
+    )
+    job.status, job.phase = status, phase
+    return updated == 1
+
+
+def _job_finish(job: Job, *, status: str, error: str = "") -> None:
+    secrets = [job.target.get_password()] if job.target.has_password() else []
+    fields: dict[str, Any] = {"phase": "done", "finished_at": timezone.now()}
+    if error:
+        fields["error"] = redact_text(error, secrets)[:5000]
+    # A cancel that arrived meanwhile wins over the outcome we were about to record.
+    updated = Job.objects.filter(pk=job.pk).exclude(status=Job.Status.CANCELLED).update(status=status, **fields)
+    if not updated:
+        Job.objects.filter(pk=job.pk).update(**{k: v for k, v in fields.items() if k != "error"})
+
+
+def job_execute(*, job_id: int, host: str | None = None) -> None:
+    """Runs one job through prepare, run and cleanup, recording everything on its rows."""
+    host = host or settings.BENCHAPP_HOSTNAME
+    now = timezone.now()
+    claimed = Job.objects.filter(pk=job_id, status__in=(Job.Status.QUEUED, Job.Status.WAITING)).update(
+        status=Job.Status.PREPARING, phase="prepare", claimed_by=host, claimed_at=now,
+        heartbeat_at=now, wait_reason="",
+    )
+    if not claimed:
+        log.info("job %s already claimed or finished; ignoring this message", job_id)
+        return
+    job = Job.objects.select_related("target", "target__spec", "scenario", "scenario__dataset", "run").get(pk=job_id)
+    try:
+        _job_phases(job, host)
+    except JobFailure as exc:
+        _job_finish(job, status=Job.Status.FAILED, error=str(exc))
+    except Exception as exc:
+        _job_finish(job, status=Job.Status.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        run_advance(run_id=job.run_id)
+
+
+def _job_phases(job: Job, host: str) -> None:
+    scenario = job.scenario
+    try:
+        conn = target_connection(target=job.target)
+    except DecryptionError as exc:
+        raise JobFailure(str(exc)) from None
+    table_names = [f"sbtest{i}" for i in range(1, job.tables + 1)]
+    try:
+        before = server_info(conn, tables=table_names)
+    except ProbeError as exc:
+        raise JobFailure(str(exc)) from None
+    client = JobClient.objects.create(job=job, index=0, host_name=host, threads=job.threads,
+                                      status=JobClient.Status.RUNNING,
+                                      sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH))
+    if scenario.prepare_mode != Scenario.PrepareMode.NEVER:
+        prepare_output = _dataset_ensure(job, conn)
+        if prepare_output is None:
+            _client_cancelled(job, client)
+            return
+        client.prepare_output = prepare_output
+        client.save(update_fields=["prepare_output"])
+        try:
+            before = server_info(conn, tables=table_names)
+        except ProbeError as exc:
+            raise JobFailure(str(exc)) from None
+    if not _set_phase(job, status=Job.Status.RUNNING, phase="run", started_at=timezone.now()):
+        _client_cancelled(job, client)
+        return
+    argv = _phase_argv(job=job, conn=conn, command="run")
+    command_line = format_command(argv)
+    Job.objects.filter(pk=job.pk).update(command_line=command_line)
+    JobClient.objects.filter(pk=client.pk).update(command_line=command_line, started_at=timezone.now())
+    outcome = _client_run(job, client, argv, conn)
+    parsed = parser.parse_output(outcome.output, warmup_s=0.0)
+    secrets = [conn.password]
+    output = redact_text(outcome.output, secrets)
+    client.raw_output = output
+    client.exit_code = outcome.exit_code
+    client.pid = outcome.pid
+    client.wall_time_s = outcome.wall_time_s
+    client.finished_at = timezone.now()
+    client.summary = parsed.to_dict()["summary"] or {}
+    client.histogram = [list(b) for b in parsed.histogram] if parsed.histogram else None
+    after_snapshot: dict[str, Any] = {}
+    try:
+        after = server_info(conn, tables=table_names)
+        after_snapshot = after.to_dict()
+    except ProbeError as exc:
+        after_snapshot = {"error": str(exc)}
+    snapshot = {"before": before.to_dict(), "after": after_snapshot}
+    ratio = cache_hit_ratio(before.status, after_snapshot.get("status") or {})
+    warning = ""
+    if ratio is not None and ratio < FULL_CACHE_HIT_RATIO and "cache" in scenario.dataset.name.lower():
+        warning = f"buffer-pool hit ratio {ratio:.2%} is below 99% on a full-cache dataset"
+    Job.objects.filter(pk=job.pk).update(
+        server_snapshot=snapshot, cache_hit_ratio=ratio, cache_warning=warning,
+        wall_time_s=outcome.wall_time_s,
+    )
+    if outcome.cancelled:
+        client.status = JobClient.Status.CANCELLED
+        client.save()
+        _result_store(job, parsed, source=JobResult.Source.MEASURED)
+        _job_cleanup_after(job, conn)
+        _job_finish(job, status=Job.Status.CANCELLED)
+        return
+    if not outcome.succeeded() or not parsed.complete:
+        if outcome.start_error:
+            cause = outcome.start_error
+        elif outcome.timed_out:
+            cause = f"sysbench run exceeded its time-out of {_run_timeout_s(job):.0f} s and was stopped"
+        else:
+            cause = explain_failure(output, outcome.exit_code, phase="run")
+        client.status = JobClient.Status.FAILED
+        client.error = cause
+        client.save()
+        _job_cleanup_after(job, conn)
+        raise JobFailure(cause)
+    client.status = JobClient.Status.SUCCEEDED
+    client.save()
+    _result_store(job, parsed, source=JobResult.Source.MEASURED)
+    _job_cleanup_after(job, conn)
+    _job_finish(job, status=Job.Status.SUCCEEDED)
+
+
+def _client_cancelled(job: Job, client: JobClient) -> None:
+    JobClient.objects.filter(pk=client.pk).update(status=JobClient.Status.CANCELLED, finished_at=timezone.now())
+    _job_finish(job, status=Job.Status.CANCELLED)
+
+
+def _run_timeout_s(job: Job) -> float:
+    scenario = job.scenario
+    return scenario.time_s + scenario.warmup_s + settings.BENCHAPP_RUN_SLACK_S
+
+
+def _client_run(job: Job, client: JobClient, argv: list[str], conn: Connection) -> ProcessOutcome:
+    """Runs sysbench, storing each interval the moment it is printed and a live output tail."""
+    tail: list[str] = []
+    last_tail_save = [time.monotonic()]
+    secrets = [conn.password]
+
+    def on_line(line: str) -> None:
+        tail.append(line)
+        if len(tail) > LIVE_TAIL_LINES:
+            del tail[: len(tail) - LIVE_TAIL_LINES]
+        interval = parser.parse_interval_line(line)
+        if interval is not None:
+            IntervalSample.objects.create(
+                job_id=job.pk, client_index=client.index, t=interval.t, threads=interval.threads,
+                tps=interval.tps, qps=interval.qps, reads_per_s=interval.reads_per_s,
+                writes_per_s=interval.writes_per_s, other_per_s=interval.other_per_s,
+                latency_pct_ms=interval.latency_pct_ms, errors_per_s=interval.errors_per_s,
+                reconnects_per_s=interval.reconnects_per_s,
+            )
+        now = time.monotonic()
+        if now - last_tail_save[0] >= LIVE_TAIL_EVERY_S:
+            last_tail_save[0] = now
+            JobClient.objects.filter(pk=client.pk).update(raw_output=redact_text("\n".join(tail), secrets))
+
+    def on_start(pid: int) -> None:
+        JobClient.objects.filter(pk=client.pk).update(pid=pid, released_at=timezone.now())
+
+    return run_process(
+        argv, on_line=on_line, on_start=on_start, should_cancel=_cancel_check(job.pk),
+        timeout_s=_run_timeout_s(job), poll_s=settings.BENCHAPP_CANCEL_POLL_S,
+    )
+
+
+def _dataset_ensure(job: Job, conn: Connection) -> str | None:
+    """Prepares the job's dataset on its target unless an identical one is ready.
+
+    Returns the prepare output ("" when skipped), or None when the job was cancelled meanwhile.
+    """
+    scenario = job.scenario
+    signature = dataset_signature(scenario=scenario, tables=job.tables, table_size=job.table_size)
+    prepared, _ = PreparedDataset.objects.get_or_create(
+        target=job.target, signature=signature,
+        defaults={"tables": job.tables, "table_size": job.table_size},
+    )
+    if scenario.prepare_mode == Scenario.PrepareMode.AUTO and prepared.status == PreparedDataset.Status.READY:
+        return ""
+    PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.PREPARING, prepared_by=job)
+    # Other signatures on this target use the same table names: they are gone after this.
+    PreparedDataset.objects.filter(target=job.target).exclude(pk=prepared.pk).update(
+        status=PreparedDataset.Status.DROPPED
+    )
+    outputs = []
+    started = time.monotonic()
+    for command in ("cleanup", "prepare"):
+        argv = _phase_argv(job=job, conn=conn, command=command)
+        outcome = run_process(
+            argv, should_cancel=_cancel_check(job.pk),
+            timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, poll_s=settings.BENCHAPP_CANCEL_POLL_S,
+        )
+        output = redact_text(outcome.output, [conn.password])
+        outputs.append(f"$ {format_command(argv)}\n{output}")
+        if outcome.cancelled:
+            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            return None
+        if not outcome.succeeded():
+            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            if outcome.timed_out:
+                raise JobFailure(
+                    f"sysbench {command} exceeded its time-out of {settings.BENCHAPP_PREPARE_TIMEOUT_S:.0f} s"
+                )
+            raise JobFailure(explain_failure(output, outcome.exit_code, phase=command))
+    PreparedDataset.objects.filter(pk=prepared.pk).update(
+        status=PreparedDataset.Status.READY, prepared_at=timezone.now(),
+        prepare_s=time.monotonic() - started,
+    )
+    return "\n".join(outputs)
+
+
+def _job_cleanup_after(job: Job, conn: Connection) -> None:
+    if job.scenario.cleanup != Scenario.Cleanup.AFTER_JOB:
+        return
+    signature = dataset_signature(scenario=job.scenario, tables=job.tables, table_size=job.table_size)
+    dataset_drop(job=job, signature=signature)
+
+
+def _result_store(job: Job, parsed: parser.ParsedOutput, *, source: str) -> JobResult | None:
+    summary = parsed.summary
+    if summary is None and not parsed.intervals:
+        return None
+    steady = parsed.steady
+    latency = summary.latency if summary is not None else None
+    fields = {
+        "source": source,
+        "tps": summary.tps if summary else None,
+        "qps": summary.qps if summary else None,
+        "reads_per_s": summary.reads_per_s if summary else None,
+        "writes_per_s": summary.writes_per_s if summary else None,
+        "other_per_s": summary.other_per_s if summary else None,
+        "transactions": summary.transactions if summary else None,
+        "queries": summary.queries if summary else None,
+        "ignored_errors": summary.ignored_errors if summary else None,
+        "reconnects": summary.reconnects if summary else None,
+        "events": summary.events if summary else None,
+        "duration_s": summary.duration_s if summary else None,
+        "latency_min_ms": latency.min if latency else None,
+        "latency_avg_ms": latency.avg if latency else None,
+        "latency_max_ms": latency.max if latency else None,
+        "latency_pct": latency.pct if latency else None,
+        "latency_pct_ms": latency.percentile if latency else None,
+        "latency_sum_ms": latency.sum if latency else None,
+        "steady_tps": getattr(steady, "tps", None),
+        "steady_qps": getattr(steady, "qps", None),
+        "steady_latency_pct_ms": getattr(steady, "latency_pct_ms", None),
+    }
+    result, _ = JobResult.objects.update_or_create(job=job, defaults=fields)
+    return result
+
+
+# ---------------------------------------------------------------- hosts and reconciliation
+
+
+def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float | None = None,
+                   version: str | None = None) -> ClientHost:
+    defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
+    if cores is not None:
+        defaults.update(cores=cores, memory_gb=memory_gb or 0, sysbench_version=version or "",
+                        started_at=timezone.now())
+    host, _ = ClientHost.objects.update_or_create(hostname=hostname, defaults=defaults)
+    return host
+
+
+def host_queue(hostname: str) -> str:
+    return f"host.{hostname}"
+
+
+def jobs_reconcile(*, stale_after_s: float = STALE_JOB_S, redispatch_after_s: float = REDISPATCH_AFTER_S) -> dict[str, int]:
+    """Repairs what a lost worker or a lost broker message left behind.
+
+    Active jobs without a heartbeat are failed as "client lost"; a running run with no active
+    job and a queued job whose message is older than redispatch_after_s gets it sent again (the
+    atomic claim makes a duplicate harmless).
+    """
+    lost = 0
+    for job in Job.objects.stale(older_than_s=stale_after_s).select_related("run"):
+        updated = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
+            status=Job.Status.FAILED, phase="done", finished_at=timezone.now(),
+            error=f"client lost: no heartbeat from {job.claimed_by or 'its worker'} for {stale_after_s:.0f} s",
+        )
+        JobClient.objects.filter(job=job, status__in=(JobClient.Status.PENDING, JobClient.Status.RUNNING)).update(
+            status=JobClient.Status.FAILED, error="client lost", finished_at=timezone.now()
+        )
+        lost += updated
+        if updated:
+            run_advance(run_id=job.run_id)
+    redispatched = 0
+    limit = timezone.now() - timedelta(seconds=redispatch_after_s)
+    for run in Run.objects.filter(status=Run.Status.RUNNING):
+        if run.jobs.filter(status__in=Job.ACTIVE).exists():
+            continue
+        job = run.jobs.filter(status__in=(Job.Status.QUEUED, Job.Status.WAITING)).order_by("position").first()
+        if job is None:
+            run_advance(run_id=run.pk)
+            continue
+        if job.dispatched_at is None or job.dispatched_at < limit:
+            job_dispatch(job=job)
+            redispatched += 1
+    return {"lost": lost, "redispatched": redispatched}
+
+
+def local_host_facts() -> dict[str, Any]:
+    import os
+
+    pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return {"hostname": settings.BENCHAPP_HOSTNAME or socket.gethostname(), "cores": os.cpu_count() or 1,
+            "memory_gb": round(pages / 2**30, 1), "version": sysbench_version(settings.BENCHAPP_SYSBENCH)}
+
+
+
+# ---------------------------------------------------------------- demo data
+
+
+def demo_load() -> list[str]:
+    """Demo products, a local spec, targets for the local MariaDB and PostgreSQL, a smoke scenario.
+
+    Hosts and ports come from DEMO_MYSQL_HOST/PORT and DEMO_PGSQL_HOST/PORT (docker-compose sets
+    them); re-running updates rather than duplicates.
+    """
+    import os
+
+    from campaigns.models import Dataset, InstanceSpec, Product
+
+    facts = local_host_facts()
+    spec, _ = InstanceSpec.objects.get_or_create(
+        label=f"local {facts['cores']}-core {facts['memory_gb']:.0f} GB",
+        defaults={"cpu_cores": facts["cores"], "memory_gb": facts["memory_gb"], "storage_type": "local disk"},
+    )
+    lines = []
+    demos = [
+        ("demo-mariadb", "MariaDB (local)", Product.Engine.MARIADB, Target.Driver.MYSQL,
+         os.environ.get("DEMO_MYSQL_HOST", "127.0.0.1"), int(os.environ.get("DEMO_MYSQL_PORT", "3306")),
+         os.environ.get("DEMO_MYSQL_USER", "root"), os.environ.get("DEMO_MYSQL_PASSWORD", "")),
+        ("demo-postgresql", "PostgreSQL (local)", Product.Engine.POSTGRESQL, Target.Driver.PGSQL,
+         os.environ.get("DEMO_PGSQL_HOST", "127.0.0.1"), int(os.environ.get("DEMO_PGSQL_PORT", "5432")),
+         os.environ.get("DEMO_PGSQL_USER", "postgres"), os.environ.get("DEMO_PGSQL_PASSWORD", "")),
+    ]
+    for name, product_name, engine, driver, host, port, user, password in demos:
+        product, _ = Product.objects.get_or_create(name=product_name, defaults={"engine": engine, "vendor": "local"})
+        target, _ = Target.objects.update_or_create(
+            name=name,
+            defaults={"product": product, "spec": spec, "driver": driver, "host": host, "port": port,
+                      "database": "sbtest", "user": user, "is_demo": True},
+        )
+        target.set_password(password)
+        target.save()
+        try:
+            version = server_info(target_connection(target=target)).version
+            if version and product.version != version:
+                product.version = version[:100]
+                product.save(update_fields=["version"])
+            lines.append(f"demo target {name}: {target.endpoint_label()} (server {version})")
+        except ProbeError as exc:
+            lines.append(f"demo target {name}: {target.endpoint_label()} — not reachable now: {exc}")
+    dataset, _ = Dataset.objects.get_or_create(
+        name="smoke", defaults={"tables": 4, "table_size": 10000, "description": "4 × 10,000 rows: quick checks"}
+    )
+    Scenario.objects.get_or_create(
+        name="point select (smoke)",
+        defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": 10, "percentile": 95.0,
+                  "cleanup": Scenario.Cleanup.KEEP},
+    )
+    return lines
+
+
+# ---------------------------------------------------------------- importing logs made elsewhere
+
+
+class ImportRejected(ValueError):
+    """An uploaded file is not usable sysbench output; the message names the file and why."""
+
+
+def results_import(*, files: list[tuple[str, str]], target: Target, scenario: Scenario, user: Any = None) -> Run:
+    """Stores sysbench logs produced outside benchapp as an imported run, one job per file.
+
+    Every file is checked first; if any is refused, nothing at all is stored.
+    """
+    parsed_files = []
+    for name, text in files:
+        if "\x00" in text:
+            raise ImportRejected(f"{name}: binary data, not sysbench output")
+        if not parser.looks_like_sysbench_output(text):
+            raise ImportRejected(f"{name}: not sysbench output (no sysbench banner, report lines or statistics)")
+        parsed = parser.parse_output(text)
+        if parsed.summary is None and not parsed.intervals:
+            raise ImportRejected(f"{name}: sysbench output without any figures (no report lines, no final statistics)")
+        parsed_files.append((name, text, parsed))
+    campaign, _ = Campaign.objects.get_or_create(
+        name=f"Imported logs: {target.name} / {scenario.name}",
+        defaults={"description": "Results imported from sysbench logs made outside benchapp."},
+    )
+    campaign.targets.add(target)
+    campaign.scenarios.add(scenario)
+    now = timezone.now()
+    with transaction.atomic():
+        run = Run.objects.create(
+            campaign=campaign, trigger=Run.Trigger.IMPORT, status=Run.Status.SUCCEEDED,
+            label=", ".join(name for name, _, _ in parsed_files)[:200], started_at=now, finished_at=now,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        for position, (name, text, parsed) in enumerate(parsed_files):
+            threads = parsed.threads or (parsed.intervals[0].threads if parsed.intervals else 1)
+            tables, table_size = scenario.dataset.size_for(target.spec)
+            job = Job.objects.create(
+                run=run, target=target, scenario=scenario, threads=max(1, threads), position=position,
+                tables=tables, table_size=table_size, imported=True, phase="done",
+                status=Job.Status.SUCCEEDED if parsed.complete else Job.Status.FAILED,
+                error="" if parsed.complete else "; ".join(parsed.errors)[:2000] or "the log ends before the final statistics",
+                started_at=now, finished_at=now,
+            )
+            JobClient.objects.create(
+                job=job, index=0, host_name="imported", threads=job.threads, raw_output=text,
+                status=JobClient.Status.SUCCEEDED if parsed.complete else JobClient.Status.FAILED,
+                sysbench_version=parsed.sysbench_version or "", summary=parsed.to_dict()["summary"] or {},
+                histogram=[list(b) for b in parsed.histogram] if parsed.histogram else None,
+                command_line=f"(imported from {name})",
+            )
+            samples_bulk_store(job_id=job.pk, client_index=0, intervals=parsed.intervals)
+            _result_store(job, parsed, source=JobResult.Source.IMPORTED)
+    return run
+
+
+def samples_bulk_store(*, job_id: int, client_index: int, intervals: list[parser.Interval]) -> int:
+    """Stores many interval samples at once with PostgreSQL COPY (a 1-hour, 6-client log in well under a second)."""
+    if not intervals:
+        return 0
+    columns = ("job_id", "client_index", "t", "threads", "tps", "qps", "reads_per_s", "writes_per_s",
+               "other_per_s", "latency_pct_ms", "errors_per_s", "reconnects_per_s")
+    with connection.cursor() as cursor:
+        raw = cursor.cursor  # psycopg 3 cursor underneath Django's wrapper
+        with raw.copy(f"COPY campaigns_intervalsample ({', '.join(columns)}) FROM STDIN") as copy:
+            for i in intervals:
+                copy.write_row((job_id, client_index, i.t, i.threads, i.tps, i.qps, i.reads_per_s, i.writes_per_s,
+                                i.other_per_s, i.latency_pct_ms, i.errors_per_s, i.reconnects_per_s))
+    return len(intervals)

@@ -1,0 +1,126 @@
+"""Building sysbench's argument list.
+
+Values always travel as separate argv items (never through a shell, never joined and split);
+validate_options in the catalogue has already refused anything that could read as another
+argument. The password appears only in the argv handed to the process: every copy that is
+stored or logged goes through redact_argv first.
+"""
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from campaigns.sysbench.catalogue import TESTS, options_to_argv, test_script_argument
+
+LUA_DIR = Path(__file__).resolve().parent / "lua"
+REDACTED = "***"
+_SECRET_OPTIONS = ("--mysql-password=", "--pgsql-password=")
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """Where sysbench connects: a target's endpoint, password in clear (never stored)."""
+
+    driver: str
+    host: str
+    port: int
+    database: str
+    user: str
+    password: str = ""
+
+    def argv(self) -> list[str]:
+        prefix = "mysql" if self.driver == "mysql" else "pgsql"
+        args = [
+            f"--db-driver={self.driver}",
+            f"--{prefix}-host={self.host}",
+            f"--{prefix}-port={self.port}",
+            f"--{prefix}-user={self.user}",
+            f"--{prefix}-db={self.database}",
+        ]
+        if self.password:
+            args.append(f"--{prefix}-password={self.password}")
+        return args
+
+
+def dataset_options(test: str, *, tables: int, table_size: int) -> dict[str, int]:
+    """The dataset as the test spells it: 1.0 scripts say --tables, 0.5 ones --oltp-tables-count."""
+    spec = TESTS[test]
+    if spec.legacy:
+        return {"oltp-tables-count": tables, "oltp-table-size": table_size}
+    return {"tables": tables, "table-size": table_size}
+
+
+def build_argv(
+    *,
+    sysbench: str,
+    test: str,
+    command: str,
+    connection: Connection,
+    tables: int,
+    table_size: int,
+    options: Mapping[str, object],
+    threads: int = 1,
+    time_s: int | None = None,
+    warmup_s: int | None = None,
+    report_interval_s: int | None = None,
+    percentile: float | None = None,
+    histogram: bool = False,
+    forced_shutdown_s: int | None = None,
+) -> list[str]:
+    """The full argv for one sysbench phase (prepare, run or cleanup)."""
+    if command not in ("prepare", "run", "cleanup"):
+        raise ValueError(f"unknown sysbench command {command!r}")
+    merged: dict[str, object] = dict(options)
+    merged.update(dataset_options(test, tables=tables, table_size=table_size))
+    merged["threads"] = threads
+    if command == "run":
+        if time_s is not None:
+            merged["time"] = time_s
+        if warmup_s:
+            merged["warmup-time"] = warmup_s
+        if report_interval_s:
+            merged["report-interval"] = report_interval_s
+        if percentile is not None:
+            merged["percentile"] = int(percentile) if float(percentile).is_integer() else percentile
+        if histogram:
+            merged["histogram"] = True
+        if forced_shutdown_s is not None:
+            merged["forced-shutdown"] = forced_shutdown_s
+    else:
+        # Options that only shape the measured phase would clutter prepare/cleanup output.
+        for key in ("report-interval", "warmup-time", "histogram", "percentile", "time", "events",
+                    "rate", "report-checkpoints", "forced-shutdown"):
+            merged.pop(key, None)
+    return [
+        sysbench,
+        test_script_argument(test, str(LUA_DIR)),
+        *connection.argv(),
+        *options_to_argv(merged),
+        command,
+    ]
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    redacted = []
+    for item in argv:
+        for prefix in _SECRET_OPTIONS:
+            if item.startswith(prefix):
+                item = prefix + REDACTED
+                break
+        redacted.append(item)
+    return redacted
+
+
+def format_command(argv: Sequence[str]) -> str:
+    """The command line a user can copy, with the password replaced by ***."""
+    return shlex.join(redact_argv(argv))
+
+
+def redact_text(text: str, secrets: Sequence[str]) -> str:
+    """Removes every occurrence of each non-empty secret, in case a tool echoes it back."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text

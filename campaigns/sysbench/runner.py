@@ -1,0 +1,163 @@
+"""The one place that starts a sysbench process.
+
+The process gets its own process group (so cancelling kills everything it started) and a
+parent-death signal (so a worker killed with SIGKILL takes its sysbench with it). Output is read
+line by line as it is printed and handed to a callback, which is how per-second samples reach
+the database while the run is still going. Cancellation and time-outs are checked even when
+sysbench prints nothing.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+_PR_SET_PDEATHSIG = 1
+# The whole output is kept (a 1-hour run with 1 s reports is under 1 MB); past this bound only
+# the last part is kept, so a runaway process cannot exhaust the worker's memory.
+MAX_OUTPUT_CHARS = 32 * 1024 * 1024
+KILL_GRACE_S = 1.0
+
+
+@dataclass(slots=True)
+class ProcessOutcome:
+    exit_code: int | None
+    output: str
+    wall_time_s: float
+    pid: int
+    cancelled: bool = False
+    timed_out: bool = False
+    start_error: str = ""
+
+    def succeeded(self) -> bool:
+        return self.exit_code == 0 and not self.cancelled and not self.timed_out and not self.start_error
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: ask the kernel to SIGKILL us when the parent dies.
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    on_line: Callable[[str], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    timeout_s: float | None = None,
+    poll_s: float = 1.0,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> ProcessOutcome:
+    """Runs argv to completion, streaming lines; never raises for a failing process."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
+    except OSError as exc:
+        return ProcessOutcome(
+            exit_code=None, output="", wall_time_s=0.0, pid=0,
+            start_error=f"cannot start {argv[0]}: {exc.strerror or exc}",
+        )
+    if on_start is not None:
+        on_start(proc.pid)
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    chunks: list[str] = []
+    size = 0
+    pending = b""
+    cancelled = timed_out = False
+    next_cancel_check = started + poll_s
+
+    def emit(raw: bytes) -> None:
+        nonlocal size
+        line = raw.decode("utf-8", errors="replace").rstrip("\r")
+        chunks.append(line + "\n")
+        size += len(line) + 1
+        if size > MAX_OUTPUT_CHARS:
+            chunks[:] = ["[... earlier output dropped ...]\n", *chunks[len(chunks) // 2:]]
+            size = sum(len(c) for c in chunks)
+        if on_line is not None:
+            on_line(line)
+
+    try:
+        eof = False
+        while not eof:
+            now = time.monotonic()
+            wait = max(0.0, min(poll_s, next_cancel_check - now))
+            if timeout_s is not None:
+                wait = min(wait, max(0.0, started + timeout_s - now))
+            for _key, _mask in selector.select(timeout=wait):
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    eof = True
+                    break
+                pending += data
+                *lines, pending = pending.split(b"\n")
+                for raw in lines:
+                    emit(raw)
+            now = time.monotonic()
+            if timeout_s is not None and now - started >= timeout_s and not eof:
+                timed_out = True
+                break
+            if now >= next_cancel_check:
+                next_cancel_check = now + poll_s
+                if should_cancel is not None and should_cancel():
+                    cancelled = True
+                    break
+    finally:
+        selector.close()
+        if cancelled or timed_out:
+            _kill_group(proc)
+        if pending:
+            emit(pending)
+        proc.stdout.close()
+    exit_code = proc.wait()
+    return ProcessOutcome(
+        exit_code=exit_code,
+        output="".join(chunks),
+        wall_time_s=time.monotonic() - started,
+        pid=proc.pid,
+        cancelled=cancelled,
+        timed_out=timed_out,
+    )
+
+
+def sysbench_version(sysbench: str = "sysbench") -> str:
+    """'1.0.20' for Debian's package; empty when sysbench is missing."""
+    outcome = run_process([sysbench, "--version"], timeout_s=10)
+    text = outcome.output.strip()
+    return text.split()[-1] if text.startswith("sysbench") else ""

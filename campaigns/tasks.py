@@ -1,0 +1,16 @@
+"""Celery tasks: thin wrappers that load rows by primary key and call one service."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from campaigns import services
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def job_execute_task(job_id: int) -> None:
+    services.job_execute(job_id=job_id)
+
+
+@shared_task(ignore_result=True)
+def jobs_reconcile_task() -> dict[str, int]:
+    return services.jobs_reconcile()

@@ -1,0 +1,151 @@
+"""Shared fixtures: real services only.
+
+Celery workers run as subprocesses against the test database and a Redis database of their own
+(15), on a queue unique to this test session, so a developer's running `make run` worker never
+sees a test's messages.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+os.environ["REDIS_URL"] = TEST_REDIS_URL
+SESSION_QUEUE = f"test-{uuid.uuid4().hex[:8]}"
+os.environ["BENCHAPP_QUEUE"] = SESSION_QUEUE
+OUTPUT_DIR = ROOT / "test-output"
+
+MYSQL_DB = "bench_test"
+PGSQL_DB = "bench_test"
+
+
+def wait_for(predicate: Callable[[], Any], *, timeout_s: float, interval_s: float = 0.2, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(interval_s)
+
+
+def _mysql(sql: str) -> None:
+    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", sql], check=True, capture_output=True)
+
+
+def _pg_createdb(name: str) -> None:
+    exists = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname='{name}'"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    if not exists:
+        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def target_databases() -> dict[str, str]:
+    """Fresh sysbench databases on the local MariaDB and PostgreSQL for this session."""
+    if shutil.which("sysbench") is None:
+        pytest.fail("sysbench is not installed: run `make test`, which installs it")
+    _mysql(f"DROP DATABASE IF EXISTS {MYSQL_DB}; CREATE DATABASE {MYSQL_DB};"
+           "DROP DATABASE IF EXISTS bench_empty; CREATE DATABASE bench_empty;")
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", PGSQL_DB], check=True)
+    _pg_createdb(PGSQL_DB)
+    return {"mysql": MYSQL_DB, "pgsql": PGSQL_DB}
+
+
+class WorkerProcess:
+    """A real `celery worker` subprocess acting as one client host."""
+
+    def __init__(self, hostname: str, db_name: str, *, beat: bool = False, extra_env: dict[str, str] | None = None):
+        self.hostname = hostname
+        OUTPUT_DIR.mkdir(exist_ok=True)
+        self.log_path = OUTPUT_DIR / f"worker-{hostname}.log"
+        env = dict(os.environ)
+        env.update({
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db_name}",
+            "REDIS_URL": TEST_REDIS_URL,
+            "BENCHAPP_QUEUE": SESSION_QUEUE,
+            "BENCHAPP_HOSTNAME": hostname,
+            "BENCHAPP_HEARTBEAT_S": "1",
+            "BENCHAPP_RECONCILE_S": "2",
+            "DB_CONN_MAX_AGE": "0",
+            "PYTHONUNBUFFERED": "1",
+        })
+        env.update(extra_env or {})
+        argv = [sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "INFO",
+                "--concurrency", "1", "-Q", SESSION_QUEUE, "-n", f"{hostname}@%h", "--without-gossip",
+                "--without-mingle"]
+        if beat:
+            argv += ["-B", "--schedule", str(OUTPUT_DIR / f"beat-{hostname}"), "-S", "celery.beat:PersistentScheduler"]
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, timeout_s: float = 60) -> None:
+        wait_for(lambda: "ready." in self.log_text() or self.proc.poll() is not None,
+                 timeout_s=timeout_s, what=f"worker {self.hostname} to start")
+        if self.proc.poll() is not None:
+            raise AssertionError(f"worker {self.hostname} died:\n{self.log_text()[-3000:]}")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def test_db_name(django_db_setup: Any) -> str:
+    from django.db import connection
+
+    return connection.settings_dict["NAME"]
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(test_db_name: str) -> Iterator[WorkerProcess]:
+    """One worker for the whole session (with an embedded beat running the reconciler)."""
+    worker = WorkerProcess("client-a", test_db_name, beat=True)
+    try:
+        worker.wait_ready()
+        yield worker
+    finally:
+        worker.stop()
+
+
+@pytest.fixture
+def make_worker(test_db_name: str) -> Iterator[Callable[..., WorkerProcess]]:
+    """Extra workers for a single test (other client hosts, or ones the test kills)."""
+    started: list[WorkerProcess] = []
+
+    def start(hostname: str, **kwargs: Any) -> WorkerProcess:
+        worker = WorkerProcess(hostname, test_db_name, **kwargs)
+        started.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop(signal.SIGKILL)

@@ -1,0 +1,98 @@
+"""factory_boy factories for the domain models."""
+from __future__ import annotations
+
+import factory
+from factory.django import DjangoModelFactory
+
+from campaigns import models
+
+
+class ProductFactory(DjangoModelFactory):
+    class Meta:
+        model = models.Product
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"Product {n}")
+    engine = models.Product.Engine.MARIADB
+    version = "10.11"
+
+
+class InstanceSpecFactory(DjangoModelFactory):
+    class Meta:
+        model = models.InstanceSpec
+        django_get_or_create = ("label",)
+
+    label = factory.Sequence(lambda n: f"{n + 1}-core {4 * (n + 1)} GB MEM")
+    cpu_cores = factory.Sequence(lambda n: n + 1)
+    memory_gb = factory.Sequence(lambda n: 4.0 * (n + 1))
+
+
+class TargetFactory(DjangoModelFactory):
+    """A target on the local MariaDB's test database, root with an empty password."""
+
+    class Meta:
+        model = models.Target
+
+    name = factory.Sequence(lambda n: f"target-{n}")
+    product = factory.SubFactory(ProductFactory)
+    spec = factory.SubFactory(InstanceSpecFactory)
+    driver = models.Target.Driver.MYSQL
+    host = "127.0.0.1"
+    port = 3306
+    database = "bench_test"
+    user = "root"
+
+    @factory.post_generation
+    def password(obj: models.Target, create: bool, extracted: str | None, **kwargs: object) -> None:  # noqa: N805
+        obj.set_password(extracted or "")
+        if create:
+            obj.save()
+
+
+class PgTargetFactory(TargetFactory):
+    product = factory.SubFactory(ProductFactory, name="PostgreSQL test", engine=models.Product.Engine.POSTGRESQL)
+    driver = models.Target.Driver.PGSQL
+    port = 5432
+    user = "postgres"
+
+
+class DatasetFactory(DjangoModelFactory):
+    class Meta:
+        model = models.Dataset
+        django_get_or_create = ("name",)
+
+    name = "tiny"
+    tables = 2
+    table_size = 1000
+
+
+class ScenarioFactory(DjangoModelFactory):
+    class Meta:
+        model = models.Scenario
+
+    name = factory.Sequence(lambda n: f"scenario-{n}")
+    test = "oltp_point_select"
+    dataset = factory.SubFactory(DatasetFactory)
+    options = factory.LazyFunction(dict)
+    time_s = 3
+    report_interval_s = 1
+    percentile = 95.0
+    cleanup = models.Scenario.Cleanup.KEEP
+
+
+class CampaignFactory(DjangoModelFactory):
+    class Meta:
+        model = models.Campaign
+
+    name = factory.Sequence(lambda n: f"campaign-{n}")
+    threads = factory.LazyFunction(lambda: [2])
+
+    @factory.post_generation
+    def targets(obj: models.Campaign, create: bool, extracted: list[models.Target] | None, **kwargs: object) -> None:  # noqa: N805
+        if extracted:
+            obj.targets.set(extracted)
+
+    @factory.post_generation
+    def scenarios(obj: models.Campaign, create: bool, extracted: list[models.Scenario] | None, **kwargs: object) -> None:  # noqa: N805
+        if extracted:
+            obj.scenarios.set(extracted)
