@@ -9,6 +9,7 @@ per-second reports are IntervalSamples and whose final figures become the JobRes
 from __future__ import annotations
 
 import math
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import ValidationError

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,9 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-os.environ["REDIS_URL"] = TEST_REDIS_URL
-SESSION_QUEUE = f"test-{uuid.uuid4().hex[:8]}"
-os.environ["BENCHAPP_QUEUE"] = SESSION_QUEUE
+# Set by tests/pytest_env.py before the settings were imported.
+TEST_REDIS_URL = os.environ["REDIS_URL"]
+SESSION_QUEUE = os.environ["BENCHAPP_QUEUE"]
 OUTPUT_DIR = ROOT / "test-output"
 
 MYSQL_DB = "bench_test"
@@ -89,8 +87,9 @@ class WorkerProcess:
                 "--concurrency", "1", "-Q", SESSION_QUEUE, "-n", f"{hostname}@%h", "--without-gossip",
                 "--without-mingle"]
         if beat:
-            argv += ["-B", "--schedule", str(OUTPUT_DIR / f"beat-{hostname}"), "-S", "celery.beat:PersistentScheduler"]
-        self._log = open(self.log_path, "ab")
+            argv += ["-B", "--schedule-filename", str(OUTPUT_DIR / f"beat-{hostname}"),
+                     "--scheduler", "celery.beat:PersistentScheduler"]
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
 

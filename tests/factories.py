@@ -32,6 +32,7 @@ class TargetFactory(DjangoModelFactory):
 
     class Meta:
         model = models.Target
+        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"target-{n}")
     product = factory.SubFactory(ProductFactory)
@@ -83,6 +84,7 @@ class ScenarioFactory(DjangoModelFactory):
 class CampaignFactory(DjangoModelFactory):
     class Meta:
         model = models.Campaign
+        skip_postgeneration_save = True
 
     name = factory.Sequence(lambda n: f"campaign-{n}")
     threads = factory.LazyFunction(lambda: [2])

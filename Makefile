@@ -1,0 +1,52 @@
+# benchapp developer commands. Each target first runs scripts/setup.sh, which installs and starts what is missing
+# (Debian packages, PostgreSQL, Redis, MariaDB, .venv, front-end build) and is a quick no-op otherwise.
+#
+#   make run     migrate, collect static files, load the demo data, then web + Celery worker + beat (honcho)
+#   make test    ruff, makemigrations --check, pytest; exits non-zero on the first failure
+#   make bench   runs every bench/*.py with the venv's python
+#
+# PORT picks the web port (default 8000): `PORT=8080 make run`.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+.PHONY: help setup run test bench
+
+help:
+	@echo "make run     set up, migrate, load demo data, serve on http://127.0.0.1:$(PORT)/ with worker and beat"
+	@echo "make test    set up, then ruff check, makemigrations --check, pytest"
+	@echo "make bench   set up, then run every bench/*.py"
+	@echo "make setup   only scripts/setup.sh (packages, services, databases, .venv, front end)"
+
+setup:
+	@bash scripts/setup.sh
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput
+	$(PY) manage.py load_demo
+	@echo
+	@echo "benchapp is starting on http://127.0.0.1:$(PORT)/ (web, Celery worker and beat; Ctrl-C stops all three)."
+	@echo "Log in as user 'admin' with the password load_demo printed above."
+	@echo
+	BENCHAPP_PORT=$(PORT) exec $(VENV)/bin/honcho start -f Procfile -p $(PORT)
+
+test: setup
+	$(VENV)/bin/ruff check .
+	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/pytest
+
+# bench/ scripts import the project, so the repository root goes on PYTHONPATH as it would for manage.py.
+bench: setup
+	@shopt -s nullglob; \
+	files=(bench/*.py); \
+	if (( $${#files[@]} == 0 )); then echo "bench: no bench/*.py to run"; exit 0; fi; \
+	for f in "$${files[@]}"; do \
+		echo "== $$f"; \
+		PYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}" $(PY) "$$f"; \
+	done

@@ -1,0 +1,66 @@
+// Copies the front-end assets into Django's static tree. There is no bundler on purpose: Chart.js ships a
+// ready-made UMD build, and each page's module is small enough to serve as written (see frontend/src/README.md).
+// Plain Node, no dependencies: `node build.mjs` from any directory.
+//
+// Output, in campaigns/static/campaigns/build/ (wiped and rewritten on every run, ignored by git):
+//   chart.umd.js, chart.umd.min.js and their .map files (the maps are copied so browser tools get no 404)
+//   every frontend/src/*.js and frontend/src/*.css, under the same name
+//   manifest.json: the Chart.js version and, per file, its size and sha256
+
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const frontendDir = dirname(fileURLToPath(import.meta.url));
+const repoDir = dirname(frontendDir);
+const srcDir = join(frontendDir, "src");
+const chartDir = join(frontendDir, "node_modules", "chart.js");
+const outDir = join(repoDir, "campaigns", "static", "campaigns", "build");
+
+function fail(message) {
+  console.error(`build.mjs: ${message}`);
+  process.exit(1);
+}
+
+if (!existsSync(join(chartDir, "package.json"))) {
+  fail(`${relative(repoDir, chartDir)} is missing: run \`npm ci\` in frontend/ first (scripts/setup.sh does).`);
+}
+const chartVersion = JSON.parse(readFileSync(join(chartDir, "package.json"), "utf8")).version;
+
+// The UMD build is required; the minified build and the maps are copied when this Chart.js release has them.
+const required = ["chart.umd.js"];
+const optional = ["chart.umd.js.map", "chart.umd.min.js", "chart.umd.min.js.map"];
+const sources = [];
+for (const name of required) {
+  const path = join(chartDir, "dist", name);
+  if (!existsSync(path)) fail(`${relative(repoDir, path)} is missing: is chart.js 4.x installed?`);
+  sources.push(path);
+}
+for (const name of optional) {
+  const path = join(chartDir, "dist", name);
+  if (existsSync(path)) sources.push(path);
+}
+if (existsSync(srcDir)) {
+  for (const name of readdirSync(srcDir).sort()) {
+    const path = join(srcDir, name);
+    if ((name.endsWith(".js") || name.endsWith(".css")) && statSync(path).isFile()) sources.push(path);
+  }
+}
+
+// Start from an empty directory so that a file removed from src/ does not linger in static.
+rmSync(outDir, { recursive: true, force: true });
+mkdirSync(outDir, { recursive: true });
+
+const files = {};
+for (const path of sources) {
+  const name = path.split(/[\\/]/).pop();
+  if (name in files) fail(`two sources would both be written as ${name}`);
+  copyFileSync(path, join(outDir, name));
+  const data = readFileSync(path);
+  files[name] = { bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") };
+}
+
+const manifest = { chartjs_version: chartVersion, files };
+writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+console.log(`frontend: ${Object.keys(files).length} files (chart.js ${chartVersion}) -> ${relative(repoDir, outDir)}/`);

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Makes this machine ready to run and test benchapp, from nothing or from a half-done state.
+#
+# Idempotent and quick when everything is already there (each step checks before it acts), so `make run`,
+# `make test` and `make bench` call it every time. It needs no standard input (fine with CI=true). Steps:
+#   1. Debian packages, installed only when missing (one `apt-get update` first, and only then).
+#   2. PostgreSQL, Redis and MariaDB on 127.0.0.1, started only when down, then waited for (30 s at most each).
+#      Local TCP logins without a password are made to work, as this machine kind has them:
+#        - PostgreSQL: if `psql -h 127.0.0.1 -U postgres` asks for a password, `host all all 127.0.0.1/32 trust`
+#          and the ::1 twin are put at the top of pg_hba.conf and the cluster is reloaded.
+#        - MariaDB: if `mariadb -h127.0.0.1 -uroot` is refused, root@localhost is changed (over the unix socket,
+#          as OS root) to accept an empty password OR unix_socket, and root@127.0.0.1 and root@::1 are created with
+#          an empty password and all privileges.
+#      Both are for a development or CI machine whose databases listen on loopback only.
+#   3. Databases: PostgreSQL `benchapp` (the app's own) and `sbtest` (demo target), MariaDB `sbtest` (demo target).
+#   4. Python: .venv (made with $PYTHON, default python3), `pip install -r requirements.txt` when that file changed
+#      since the last install (stamp: .venv/.benchapp-requirements.sha256).
+#   5. Front end: `npm ci` in frontend/ when package-lock.json changed (stamp in frontend/node_modules/), then
+#      `node frontend/build.mjs`, which copies Chart.js and frontend/src/ into campaigns/static/campaigns/build/.
+# Long outputs (apt, pip, npm, service start) go to var/log/setup-*.log; their tail is shown when a step fails.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT_DIR=$PWD
+LOG_DIR=$ROOT_DIR/var/log
+PYTHON=${PYTHON:-python3}
+WAIT_S=${SETUP_WAIT_S:-30}
+PG_HOST=127.0.0.1
+PG_PORT=5432
+REDIS_PORT=6379
+MARIADB_PORT=3306
+HBA_MARKER="# benchapp scripts/setup.sh: local TCP logins without a password (development/CI only)"
+
+log() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
+
+# Runs a command, sending its output to var/log/setup-NAME.log; on failure shows the log's tail and stops.
+quietly() {
+    local name=$1
+    shift
+    mkdir -p "$LOG_DIR"
+    if ! "$@" >"$LOG_DIR/setup-$name.log" 2>&1; then
+        tail -n 40 "$LOG_DIR/setup-$name.log" >&2
+        die "'$*' failed (full log: var/log/setup-$name.log)"
+    fi
+}
+
+# Runs a command as root: directly when we are root, else through sudo (never prompting when there is no terminal).
+as_root() {
+    if [[ $EUID -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        if [[ -t 0 ]]; then sudo -- "$@"; else sudo -n -- "$@"; fi
+    else
+        die "this step needs root and sudo is not installed: run scripts/setup.sh as root (command: $*)"
+    fi
+}
+
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
+
+# wait_for NAME COMMAND...: retries COMMAND until it succeeds, for WAIT_S seconds at most.
+wait_for() {
+    local name=$1
+    shift
+    local deadline=$((SECONDS + WAIT_S))
+    until "$@" >/dev/null 2>&1; do
+        if ((SECONDS >= deadline)); then
+            die "$name did not answer within ${WAIT_S}s (probe: $*); see var/log/setup-*.log and the service's own log"
+        fi
+        sleep 0.5
+    done
+}
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. Debian packages
+# ---------------------------------------------------------------------------------------------------------------
+packages=(postgresql redis-server mariadb-server sysbench chromium default-libmysqlclient-dev pkg-config
+    build-essential curl)
+installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
+missing=()
+for pkg in "${packages[@]}"; do
+    grep -qx "$pkg installed" <<<"$installed" || missing+=("$pkg")
+done
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [[ ! -x .venv/bin/python ]]; then
+    # Creating the venv needs python3 with venv/ensurepip, and building mysqlclient needs Python's headers.
+    if ! command -v "$PYTHON" >/dev/null 2>&1; then
+        missing+=(python3 python3-venv python3-dev)
+    else
+        "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+        "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+            >/dev/null 2>&1 || missing+=(python3-dev)
+    fi
+fi
+if ((${#missing[@]})); then
+    log "installing Debian packages: ${missing[*]}"
+    quietly apt-update as_root apt-get update
+    quietly apt-install as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+else
+    log "Debian packages: all present"
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. Services
+# ---------------------------------------------------------------------------------------------------------------
+# PostgreSQL. The Debian package makes the cluster `main`; make it here if the package was told not to.
+pg_version=$(find /etc/postgresql -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+if [[ -z $pg_version ]]; then
+    pg_version=$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+    [[ -n $pg_version ]] || die "PostgreSQL server is not installed (no /usr/lib/postgresql/<version>)"
+    log "creating PostgreSQL $pg_version cluster main"
+    quietly pg-create as_root pg_createcluster "$pg_version" main
+fi
+if port_open "$PG_HOST" "$PG_PORT"; then
+    pg_state="already running"
+else
+    quietly pg-start as_root pg_ctlcluster --skip-systemctl-redirect "$pg_version" main start
+    pg_state="started"
+fi
+wait_for "PostgreSQL on $PG_HOST:$PG_PORT" pg_isready -q -h "$PG_HOST" -p "$PG_PORT"
+
+# Redis keeps nothing on disk, as on this machine kind.
+if port_open 127.0.0.1 "$REDIS_PORT"; then
+    redis_state="already running"
+else
+    as_root mkdir -p /var/lib/redis /var/log/redis
+    quietly redis-start as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$REDIS_PORT" --save "" \
+        --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
+    redis_state="started"
+fi
+wait_for "Redis on 127.0.0.1:$REDIS_PORT" bash -c "redis-cli -h 127.0.0.1 -p $REDIS_PORT ping | grep -qx PONG"
+
+# MariaDB. A fresh install outside systemd may lack the system tables and the socket directory.
+if port_open 127.0.0.1 "$MARIADB_PORT"; then
+    mariadb_state="already running"
+else
+    if ! as_root test -d /var/lib/mysql/mysql; then
+        log "initialising the MariaDB data directory"
+        quietly mariadb-install-db as_root mariadb-install-db --user=mysql --datadir=/var/lib/mysql
+    fi
+    as_root install -d -o mysql -g mysql -m 0755 /run/mysqld
+    quietly mariadb-start as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+    mariadb_state="started"
+fi
+# `mariadb-admin ping` succeeds as soon as the server answers, even if it then refuses the login.
+wait_for "MariaDB on 127.0.0.1:$MARIADB_PORT" mariadb-admin --connect-timeout=2 -h127.0.0.1 -P"$MARIADB_PORT" -uroot ping
+log "services: PostgreSQL $pg_version $pg_state, Redis $redis_state, MariaDB $mariadb_state"
+
+# PostgreSQL: user postgres over TCP from loopback without a password.
+pg_sql() { PGCONNECT_TIMEOUT=5 psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres "$@"; }
+if ! pg_sql -c 'select 1' >/dev/null 2>&1; then
+    hba=/etc/postgresql/$pg_version/main/pg_hba.conf
+    if as_root grep -qxF "$HBA_MARKER" "$hba"; then
+        die "psql -h $PG_HOST -U postgres fails although $hba already trusts loopback: $(pg_sql -c 'select 1' 2>&1 | head -n 1)"
+    fi
+    log "PostgreSQL: trusting local TCP logins (top of $hba) and reloading"
+    as_root sed -i -e "1i $HBA_MARKER" -e '1i host all all 127.0.0.1/32 trust' -e '1i host all all ::1/128 trust' "$hba"
+    quietly pg-reload as_root pg_ctlcluster --skip-systemctl-redirect "$pg_version" main reload
+    wait_for "PostgreSQL login as postgres over TCP" pg_sql -c 'select 1'
+fi
+
+# MariaDB: root over TCP from loopback with an empty password.
+mariadb_tcp() { mariadb --connect-timeout=5 -h127.0.0.1 -P"$MARIADB_PORT" -uroot "$@"; }
+if ! mariadb_tcp -e 'select 1' >/dev/null 2>&1; then
+    log "MariaDB: allowing root with an empty password over loopback TCP"
+    as_root mariadb --protocol=socket -uroot -e "
+        ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('') OR unix_socket;
+        CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '';
+        GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
+        CREATE USER IF NOT EXISTS 'root'@'::1' IDENTIFIED BY '';
+        GRANT ALL PRIVILEGES ON *.* TO 'root'@'::1' WITH GRANT OPTION;
+        FLUSH PRIVILEGES;" ||
+        die "could not change MariaDB's root login over the unix socket (is this OS user root or a sudoer?)"
+    mariadb_tcp -e 'select 1' >/dev/null 2>&1 ||
+        die "mariadb -h127.0.0.1 -uroot still fails: $(mariadb_tcp -e 'select 1' 2>&1 | head -n 1)"
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. Databases (test databases are made by the test suite)
+# ---------------------------------------------------------------------------------------------------------------
+created=()
+for db in benchapp sbtest; do
+    if [[ $(pg_sql -c "select 1 from pg_database where datname = '$db'") != 1 ]]; then
+        pg_sql -c "create database \"$db\" owner postgres"
+        created+=("postgresql:$db")
+    fi
+done
+if [[ -z $(mariadb_tcp -N -B -e "show databases like 'sbtest'") ]]; then
+    mariadb_tcp -e 'CREATE DATABASE IF NOT EXISTS sbtest'
+    created+=("mariadb:sbtest")
+fi
+log "databases: PostgreSQL benchapp + sbtest, MariaDB sbtest${created[*]:+ (created: ${created[*]})}"
+
+# ---------------------------------------------------------------------------------------------------------------
+# 4. Python
+# ---------------------------------------------------------------------------------------------------------------
+if [[ -e .venv && ! -x .venv/bin/python ]] || { [[ -x .venv/bin/python ]] && ! .venv/bin/python -c '' 2>/dev/null; }; then
+    log "removing a broken .venv (its python does not run)"
+    rm -rf .venv
+fi
+if [[ ! -x .venv/bin/python ]]; then
+    log "creating .venv with $("$PYTHON" --version 2>&1)"
+    quietly venv "$PYTHON" -m venv .venv
+fi
+req_stamp=.venv/.benchapp-requirements.sha256
+req_hash="$(sha256sum requirements.txt | cut -d' ' -f1) $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')"
+if [[ ! -f $req_stamp || $(<"$req_stamp") != "$req_hash" ]]; then
+    log "pip install -r requirements.txt"
+    quietly pip .venv/bin/python -m pip install --disable-pip-version-check --no-input -r requirements.txt
+    printf '%s\n' "$req_hash" >"$req_stamp"
+else
+    log "Python: .venv up to date with requirements.txt"
+fi
+
+# ---------------------------------------------------------------------------------------------------------------
+# 5. Front end
+# ---------------------------------------------------------------------------------------------------------------
+lock_stamp=frontend/node_modules/.benchapp-lock.sha256
+lock_hash=$(sha256sum frontend/package-lock.json | cut -d' ' -f1)
+if [[ ! -f $lock_stamp || $(<"$lock_stamp") != "$lock_hash" ]]; then
+    log "npm ci (frontend/)"
+    quietly npm bash -c 'cd frontend && npm ci --no-audit --no-fund'
+    printf '%s\n' "$lock_hash" >"$lock_stamp"
+fi
+node frontend/build.mjs | sed 's/^/setup: /'
+log "done"
