@@ -117,6 +117,80 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
     return planned
 
 
+# Rough costs for the plan's estimates, from runs on a 2-core machine (SYSBENCH-NOTES.md):
+# prepare loads about 100,000 rows/s; an InnoDB sbtest row with its secondary index takes about
+# 230 bytes on disk; each job spends a few seconds on snapshots and process start.
+PREPARE_ROWS_PER_S = 100_000
+BYTES_PER_ROW = 230
+JOB_OVERHEAD_S = 5
+
+
+def split_threads(threads: int, clients: int) -> list[int]:
+    """Threads per client: an even split, the remainder going to the first clients."""
+    clients = max(1, min(clients, threads))
+    base, extra = divmod(threads, clients)
+    return [base + (1 if i < extra else 0) for i in range(clients)]
+
+
+def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
+    """What a launch would do, before it does it: jobs in order, exact commands, time and size."""
+    jobs = []
+    total_s = 0.0
+    prepared: set[tuple[int, str]] = set()
+    datasets: dict[tuple[int, str], int] = {}
+    for p in campaign_expand(campaign=campaign):
+        scenario = p.scenario
+        shell_job = Job(target=p.target, scenario=scenario, threads=p.threads, tables=p.tables, table_size=p.table_size)
+        conn = Connection(driver=p.target.driver, host=p.target.host, port=p.target.port,
+                          database=p.target.database, user=p.target.user,
+                          password="***" if p.target.has_password() else "")
+        signature = dataset_signature(scenario=scenario, tables=p.tables, table_size=p.table_size)
+        key = (p.target.pk, signature)
+        rows = p.tables * p.table_size
+        prepare_s = 0.0
+        if scenario.prepare_mode != Scenario.PrepareMode.NEVER and (
+            key not in prepared or scenario.prepare_mode == Scenario.PrepareMode.ALWAYS
+        ):
+            prepare_s = rows / PREPARE_ROWS_PER_S
+            prepared.add(key)
+        datasets[key] = rows * BYTES_PER_ROW
+        duration_s = prepare_s + scenario.warmup_s + scenario.time_s + JOB_OVERHEAD_S
+        total_s += duration_s
+        shares = split_threads(p.threads, p.clients)
+        jobs.append({
+            "position": p.position, "target": p.target.name, "target_id": p.target.pk,
+            "scenario": scenario.name, "scenario_id": scenario.pk, "test": scenario.test,
+            "threads": p.threads, "repetition": p.repetition, "tables": p.tables, "table_size": p.table_size,
+            "clients": p.clients, "threads_per_client": shares,
+            "prepare_command": format_command(_phase_argv(job=shell_job, conn=conn, command="prepare")) if prepare_s else None,
+            "commands": [format_command(_phase_argv(job=shell_job, conn=conn, command="run", threads=share))
+                         for share in shares],
+            "estimated_prepare_s": round(prepare_s, 1),
+            "estimated_duration_s": round(duration_s, 1),
+            "estimated_dataset_bytes": rows * BYTES_PER_ROW,
+        })
+    return {
+        "campaign": campaign.name, "campaign_id": campaign.pk, "jobs": jobs, "job_count": len(jobs),
+        "estimated_duration_s": round(total_s, 1), "estimated_duration": format_duration(total_s),
+        "estimated_dataset_bytes": sum(datasets.values()),
+        "max_clients": max((j["clients"] for j in jobs), default=0),
+    }
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h {minutes} min"
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"
+
+
 def campaign_launch(
     *,
     campaign: Campaign,
