@@ -367,6 +367,7 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    release_at = models.DateTimeField(null=True, blank=True)
 
     objects = JobQuerySet.as_manager()
 
@@ -396,6 +397,7 @@ class JobClient(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending"
+        READY = "ready"
         RUNNING = "running"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
@@ -415,7 +417,7 @@ class JobClient(models.Model):
     error = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
     histogram = models.JSONField(null=True, blank=True)
-    released_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     wall_time_s = models.FloatField(null=True, blank=True)

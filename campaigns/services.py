@@ -23,7 +23,6 @@ from campaigns.crypto import DecryptionError
 from campaigns.models import (
     Campaign,
     ClientHost,
-    IntervalSample,
     Job,
     JobClient,
     JobResult,
@@ -32,12 +31,12 @@ from campaigns.models import (
     Scenario,
     Target,
 )
-from campaigns.probes import ProbeError, cache_hit_ratio, server_info
+from campaigns.probes import ProbeError, server_info
 from campaigns.sysbench import parser
 from campaigns.sysbench.catalogue import TESTS
 from campaigns.sysbench.command import Connection, build_argv, format_command, redact_text
 from campaigns.sysbench.errors import explain_failure
-from campaigns.sysbench.runner import ProcessOutcome, run_process, sysbench_version
+from campaigns.sysbench.runner import run_process, sysbench_version
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +46,9 @@ _SHAPE_OPTIONS = frozenset({
     "auto-inc", "secondary", "create-secondary", "mysql-storage-engine", "pgsql-variant",
     "oltp-secondary", "oltp-auto-inc", "mysql-table-engine",
 })
-FULL_CACHE_HIT_RATIO = 0.99
-LIVE_TAIL_LINES = 200
-LIVE_TAIL_EVERY_S = 2.0
 STALE_JOB_S = 30.0
 REDISPATCH_AFTER_S = 30.0
+WAITING_RETRY_S = 5.0
 
 
 class JobFailure(Exception):
@@ -373,179 +370,9 @@ def _job_heartbeat(job_id: int) -> str:
 
 def _cancel_check(job_id: int) -> Callable[[], bool]:
     def should_cancel() -> bool:
-        return _job_heartbeat(job_id) == Job.Status.CANCELLED
+        return _job_heartbeat(job_id) in (Job.Status.CANCELLED, Job.Status.FAILED)
 
     return should_cancel
-
-
-def _set_phase(job: Job, *, status: str, phase: str, **fields: Any) -> bool:
-    """Moves an unfinished job on; returns False when it was cancelled meanwhile."""
-    updated = Job.objects.filter(pk=job.pk, status__in=(Job.Status.PREPARING, Job.Status.RUNNING)).update(
-        status=status, phase=phase, heartbeat_at=timezone.now(), **fields
-    )
-    job.status, job.phase = status, phase
-    return updated == 1
-
-
-def _job_finish(job: Job, *, status: str, error: str = "") -> None:
-    secrets = [job.target.get_password()] if job.target.has_password() else []
-    fields: dict[str, Any] = {"phase": "done", "finished_at": timezone.now()}
-    if error:
-        fields["error"] = redact_text(error, secrets)[:5000]
-    # A cancel that arrived meanwhile wins over the outcome we were about to record.
-    updated = Job.objects.filter(pk=job.pk).exclude(status=Job.Status.CANCELLED).update(status=status, **fields)
-    if not updated:
-        Job.objects.filter(pk=job.pk).update(**{k: v for k, v in fields.items() if k != "error"})
-
-
-def job_execute(*, job_id: int, host: str | None = None) -> None:
-    """Runs one job through prepare, run and cleanup, recording everything on its rows."""
-    host = host or settings.BENCHAPP_HOSTNAME
-    now = timezone.now()
-    claimed = Job.objects.filter(pk=job_id, status__in=(Job.Status.QUEUED, Job.Status.WAITING)).update(
-        status=Job.Status.PREPARING, phase="prepare", claimed_by=host, claimed_at=now,
-        heartbeat_at=now, wait_reason="",
-    )
-    if not claimed:
-        log.info("job %s already claimed or finished; ignoring this message", job_id)
-        return
-    job = Job.objects.select_related("target", "target__spec", "scenario", "scenario__dataset", "run").get(pk=job_id)
-    try:
-        _job_phases(job, host)
-    except JobFailure as exc:
-        _job_finish(job, status=Job.Status.FAILED, error=str(exc))
-    except Exception as exc:
-        _job_finish(job, status=Job.Status.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
-        raise
-    finally:
-        run_advance(run_id=job.run_id)
-
-
-def _job_phases(job: Job, host: str) -> None:
-    scenario = job.scenario
-    try:
-        conn = target_connection(target=job.target)
-    except DecryptionError as exc:
-        raise JobFailure(str(exc)) from None
-    table_names = [f"sbtest{i}" for i in range(1, job.tables + 1)]
-    try:
-        before = server_info(conn, tables=table_names)
-    except ProbeError as exc:
-        raise JobFailure(str(exc)) from None
-    client = JobClient.objects.create(job=job, index=0, host_name=host, threads=job.threads,
-                                      status=JobClient.Status.RUNNING,
-                                      sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH))
-    if scenario.prepare_mode != Scenario.PrepareMode.NEVER:
-        prepare_output = _dataset_ensure(job, conn)
-        if prepare_output is None:
-            _client_cancelled(job, client)
-            return
-        client.prepare_output = prepare_output
-        client.save(update_fields=["prepare_output"])
-        try:
-            before = server_info(conn, tables=table_names)
-        except ProbeError as exc:
-            raise JobFailure(str(exc)) from None
-    if not _set_phase(job, status=Job.Status.RUNNING, phase="run", started_at=timezone.now()):
-        _client_cancelled(job, client)
-        return
-    argv = _phase_argv(job=job, conn=conn, command="run")
-    command_line = format_command(argv)
-    Job.objects.filter(pk=job.pk).update(command_line=command_line)
-    JobClient.objects.filter(pk=client.pk).update(command_line=command_line, started_at=timezone.now())
-    outcome = _client_run(job, client, argv, conn)
-    parsed = parser.parse_output(outcome.output, warmup_s=0.0)
-    secrets = [conn.password]
-    output = redact_text(outcome.output, secrets)
-    client.raw_output = output
-    client.exit_code = outcome.exit_code
-    client.pid = outcome.pid
-    client.wall_time_s = outcome.wall_time_s
-    client.finished_at = timezone.now()
-    client.summary = parsed.to_dict()["summary"] or {}
-    client.histogram = [list(b) for b in parsed.histogram] if parsed.histogram else None
-    after_snapshot: dict[str, Any] = {}
-    try:
-        after = server_info(conn, tables=table_names)
-        after_snapshot = after.to_dict()
-    except ProbeError as exc:
-        after_snapshot = {"error": str(exc)}
-    snapshot = {"before": before.to_dict(), "after": after_snapshot}
-    ratio = cache_hit_ratio(before.status, after_snapshot.get("status") or {})
-    warning = ""
-    if ratio is not None and ratio < FULL_CACHE_HIT_RATIO and "cache" in scenario.dataset.name.lower():
-        warning = f"buffer-pool hit ratio {ratio:.2%} is below 99% on a full-cache dataset"
-    Job.objects.filter(pk=job.pk).update(
-        server_snapshot=snapshot, cache_hit_ratio=ratio, cache_warning=warning,
-        wall_time_s=outcome.wall_time_s,
-    )
-    if outcome.cancelled:
-        client.status = JobClient.Status.CANCELLED
-        client.save()
-        _result_store(job, parsed, source=JobResult.Source.MEASURED)
-        _job_cleanup_after(job, conn)
-        _job_finish(job, status=Job.Status.CANCELLED)
-        return
-    if not outcome.succeeded() or not parsed.complete:
-        if outcome.start_error:
-            cause = outcome.start_error
-        elif outcome.timed_out:
-            cause = f"sysbench run exceeded its time-out of {_run_timeout_s(job):.0f} s and was stopped"
-        else:
-            cause = explain_failure(output, outcome.exit_code, phase="run")
-        client.status = JobClient.Status.FAILED
-        client.error = cause
-        client.save()
-        _job_cleanup_after(job, conn)
-        raise JobFailure(cause)
-    client.status = JobClient.Status.SUCCEEDED
-    client.save()
-    _result_store(job, parsed, source=JobResult.Source.MEASURED)
-    _job_cleanup_after(job, conn)
-    _job_finish(job, status=Job.Status.SUCCEEDED)
-
-
-def _client_cancelled(job: Job, client: JobClient) -> None:
-    JobClient.objects.filter(pk=client.pk).update(status=JobClient.Status.CANCELLED, finished_at=timezone.now())
-    _job_finish(job, status=Job.Status.CANCELLED)
-
-
-def _run_timeout_s(job: Job) -> float:
-    scenario = job.scenario
-    return scenario.time_s + scenario.warmup_s + settings.BENCHAPP_RUN_SLACK_S
-
-
-def _client_run(job: Job, client: JobClient, argv: list[str], conn: Connection) -> ProcessOutcome:
-    """Runs sysbench, storing each interval the moment it is printed and a live output tail."""
-    tail: list[str] = []
-    last_tail_save = [time.monotonic()]
-    secrets = [conn.password]
-
-    def on_line(line: str) -> None:
-        tail.append(line)
-        if len(tail) > LIVE_TAIL_LINES:
-            del tail[: len(tail) - LIVE_TAIL_LINES]
-        interval = parser.parse_interval_line(line)
-        if interval is not None:
-            IntervalSample.objects.create(
-                job_id=job.pk, client_index=client.index, t=interval.t, threads=interval.threads,
-                tps=interval.tps, qps=interval.qps, reads_per_s=interval.reads_per_s,
-                writes_per_s=interval.writes_per_s, other_per_s=interval.other_per_s,
-                latency_pct_ms=interval.latency_pct_ms, errors_per_s=interval.errors_per_s,
-                reconnects_per_s=interval.reconnects_per_s,
-            )
-        now = time.monotonic()
-        if now - last_tail_save[0] >= LIVE_TAIL_EVERY_S:
-            last_tail_save[0] = now
-            JobClient.objects.filter(pk=client.pk).update(raw_output=redact_text("\n".join(tail), secrets))
-
-    def on_start(pid: int) -> None:
-        JobClient.objects.filter(pk=client.pk).update(pid=pid, released_at=timezone.now())
-
-    return run_process(
-        argv, on_line=on_line, on_start=on_start, should_cancel=_cancel_check(job.pk),
-        timeout_s=_run_timeout_s(job), poll_s=settings.BENCHAPP_CANCEL_POLL_S,
-    )
 
 
 def _dataset_ensure(job: Job, conn: Connection) -> str | None:
@@ -591,13 +418,6 @@ def _dataset_ensure(job: Job, conn: Connection) -> str | None:
         prepare_s=time.monotonic() - started,
     )
     return "\n".join(outputs)
-
-
-def _job_cleanup_after(job: Job, conn: Connection) -> None:
-    if job.scenario.cleanup != Scenario.Cleanup.AFTER_JOB:
-        return
-    signature = dataset_signature(scenario=job.scenario, tables=job.tables, table_size=job.table_size)
-    dataset_drop(job=job, signature=signature)
 
 
 def _result_store(job: Job, parsed: parser.ParsedOutput, *, source: str) -> JobResult | None:
@@ -658,17 +478,34 @@ def jobs_reconcile(*, stale_after_s: float = STALE_JOB_S, redispatch_after_s: fl
     atomic claim makes a duplicate harmless).
     """
     lost = 0
-    for job in Job.objects.stale(older_than_s=stale_after_s).select_related("run"):
-        updated = Job.objects.filter(pk=job.pk, status__in=Job.ACTIVE).update(
-            status=Job.Status.FAILED, phase="done", finished_at=timezone.now(),
+    now = timezone.now()
+    limit_stale = now - timedelta(seconds=stale_after_s)
+    # A coordinator that died while preparing leaves a job whose own heartbeat stopped.
+    for job in Job.objects.filter(status=Job.Status.PREPARING, heartbeat_at__lt=limit_stale):
+        updated = Job.objects.filter(pk=job.pk, status=Job.Status.PREPARING).update(
+            status=Job.Status.FAILED, phase="done", finished_at=now,
             error=f"client lost: no heartbeat from {job.claimed_by or 'its worker'} for {stale_after_s:.0f} s",
-        )
-        JobClient.objects.filter(job=job, status__in=(JobClient.Status.PENDING, JobClient.Status.RUNNING)).update(
-            status=JobClient.Status.FAILED, error="client lost", finished_at=timezone.now()
         )
         lost += updated
         if updated:
             run_advance(run_id=job.run_id)
+    # A client whose worker died stops beating; the job fails with that cause and is closed here.
+    stale_clients = JobClient.objects.filter(
+        status__in=(JobClient.Status.PENDING, JobClient.Status.READY, JobClient.Status.RUNNING),
+        heartbeat_at__lt=limit_stale,
+    ).select_related("job")
+    for client in stale_clients:
+        cause = f"client lost: no heartbeat from {client.host_name} for {stale_after_s:.0f} s"
+        if JobClient.objects.filter(pk=client.pk, heartbeat_at__lt=limit_stale).update(
+            status=JobClient.Status.FAILED, error=cause, finished_at=now
+        ):
+            lost += 1
+            Job.objects.filter(pk=client.job_id).exclude(status__in=Job.FINISHED).update(
+                status=Job.Status.FAILED, error=cause
+            )
+            from campaigns.execution import job_finalize
+
+            job_finalize(job_id=client.job_id)
     redispatched = 0
     limit = timezone.now() - timedelta(seconds=redispatch_after_s)
     for run in Run.objects.filter(status=Run.Status.RUNNING):
@@ -678,7 +515,9 @@ def jobs_reconcile(*, stale_after_s: float = STALE_JOB_S, redispatch_after_s: fl
         if job is None:
             run_advance(run_id=run.pk)
             continue
-        if job.dispatched_at is None or job.dispatched_at < limit:
+        waiting_retry = job.status == Job.Status.WAITING and (
+            job.dispatched_at is None or job.dispatched_at < now - timedelta(seconds=WAITING_RETRY_S))
+        if waiting_retry or job.dispatched_at is None or job.dispatched_at < limit:
             job_dispatch(job=job)
             redispatched += 1
     return {"lost": lost, "redispatched": redispatched}

@@ -3,12 +3,17 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from campaigns import services
+from campaigns import execution, services
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def job_execute_task(job_id: int) -> None:
-    services.job_execute(job_id=job_id)
+    execution.job_execute(job_id=job_id)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def jobclient_execute_task(client_id: int) -> None:
+    execution.jobclient_execute(client_id=client_id)
 
 
 @shared_task(ignore_result=True)

@@ -39,6 +39,13 @@ def wait_for(predicate: Callable[[], Any], *, timeout_s: float, interval_s: floa
         time.sleep(interval_s)
 
 
+def record_measurement(line: str) -> None:
+    """Keeps a figure a test measured (start skew, detection times) in test-output/measurements.txt."""
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    with open(OUTPUT_DIR / "measurements.txt", "a") as fh:
+        fh.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}\n")
+
+
 def _mysql(sql: str) -> None:
     subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", sql], check=True, capture_output=True)
 

@@ -1,0 +1,68 @@
+"""Several client hosts per job: a barrier start, per-client results kept, figures summed."""
+from __future__ import annotations
+
+import pytest
+
+from campaigns import services
+from campaigns.models import ClientHost, Job
+from tests.conftest import record_measurement, wait_for
+from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def _wait_finished(job: Job, timeout_s: float = 90) -> Job:
+    def finished() -> bool:
+        job.refresh_from_db()
+        return job.is_finished()
+
+    wait_for(finished, timeout_s=timeout_s, what=f"job {job.pk} to finish")
+    return job
+
+
+def test_a_two_client_job_runs_on_two_hosts_and_sums_their_figures(celery_worker_process, make_worker,
+                                                                   target_databases):
+    make_worker("client-b")
+    wait_for(lambda: ClientHost.objects.online().filter(hostname__in=["client-a", "client-b"]).count() == 2,
+             timeout_s=20, what="both client hosts online")
+    target = TargetFactory()
+    scenario = ScenarioFactory(time_s=3, dataset=DatasetFactory(name="tiny-multi", tables=2, table_size=500))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[4], clients_min=2)
+    run = services.campaign_launch(campaign=campaign)
+    job = _wait_finished(run.jobs.get())
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    clients = list(job.clients.order_by("index"))
+    assert {c.host_name for c in clients} == {"client-a", "client-b"}
+    assert [c.threads for c in clients] == [2, 2]
+    assert all(c.exit_code == 0 and "--threads=2" in c.command_line for c in clients)
+    result = job.result
+    assert result.qps == pytest.approx(sum(c.summary["qps"] for c in clients))
+    assert result.tps == pytest.approx(sum(c.summary["tps"] for c in clients))
+    assert result.transactions == sum(c.summary["transactions"] for c in clients)
+    # The merged percentile lies within the clients' own percentiles (it comes from merged histograms).
+    own = [c.summary["latency_ms"]["percentile"] for c in clients]
+    assert min(own) - 0.01 <= result.latency_pct_ms <= max(own) + 0.01
+    assert job.start_skew_ms is not None and 0 <= job.start_skew_ms < 1000
+    record_measurement(f"2-client start skew: {job.start_skew_ms:.1f} ms")
+    # Per-second samples are kept per client; both clients reported the same seconds.
+    by_client = {c.index: sorted(job.samples.filter(client_index=c.index).values_list("t", flat=True)) for c in clients}
+    assert len(by_client[0]) >= 2 and by_client[0] == by_client[1]
+
+
+def test_a_job_waits_with_a_reason_when_too_few_hosts_are_online(celery_worker_process, target_databases):
+    target = TargetFactory()
+    scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="tiny-wait", tables=1, table_size=100))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[6], clients_min=5)
+    run = services.campaign_launch(campaign=campaign)
+    job = run.jobs.get()
+
+    def waiting() -> bool:
+        job.refresh_from_db()
+        return job.status == Job.Status.WAITING
+
+    wait_for(waiting, timeout_s=20, what="the job to wait for hosts")
+    assert "needs 5 client hosts online" in job.wait_reason
+    assert not job.clients.exists()
+    services.run_cancel(run=run)
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELLED
