@@ -28,6 +28,7 @@ from campaigns.services import (
     dataset_drop,
     dataset_signature,
     host_queue,
+    job_warmup,
     run_advance,
     split_threads,
     target_connection,
@@ -133,6 +134,7 @@ def _job_coordinate(job: Job, host: str) -> bool:
         if prepare_output is None:
             _job_close(job, status=Job.Status.CANCELLED)
             return False
+    prepare_output = "\n".join(filter(None, [prepare_output, job_warmup(job=job, conn=conn)]))
     try:
         before = server_info(conn, tables=tables)
     except ProbeError as exc:
@@ -424,12 +426,13 @@ def result_store_merged(*, job: Job, clients: list[JobClient], source: str) -> J
 
 
 def _steady_from_samples(job: Job) -> dict[str, float | None]:
-    """Mean per-second figures after the scenario's warm-up, summed over clients at each t."""
+    """Mean per-second figures of the measured run (the warm-up is a run of its own), summed over
+    clients at each t; the first interval is left out as the ramp-up of connections."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT avg(tps), avg(qps), avg(lat) FROM (SELECT t, sum(tps) tps, sum(qps) qps,"
             " max(latency_pct_ms) lat FROM campaigns_intervalsample WHERE job_id = %s AND t > %s GROUP BY t) s",
-            [job.pk, float(job.scenario.warmup_s)],
+            [job.pk, float(job.scenario.report_interval_s)],
         )
         tps, qps, lat = cursor.fetchone()
     return {"steady_tps": tps, "steady_qps": qps, "steady_latency_pct_ms": lat}

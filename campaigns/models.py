@@ -206,6 +206,9 @@ class Scenario(models.Model):
     def clean(self) -> None:
         from campaigns.sysbench.catalogue import OptionError, validate_options
 
+        if self.percentile is not None and not float(self.percentile).is_integer():
+            raise ValidationError({"percentile": "sysbench takes a whole percentile between 0 and 100"})
+
         try:
             self.options = validate_options(self.test, self.options or {})
         except OptionError as exc:

@@ -349,7 +349,6 @@ def _phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None
         options=scenario.options,
         threads=threads if threads is not None else (job.threads if command == "run" else scenario.prepare_threads),
         time_s=scenario.time_s,
-        warmup_s=scenario.warmup_s,
         report_interval_s=scenario.report_interval_s,
         percentile=scenario.percentile,
         histogram=True,
@@ -657,3 +656,28 @@ def samples_bulk_store(*, job_id: int, client_index: int, intervals: list[parser
                 copy.write_row((job_id, client_index, i.t, i.threads, i.tps, i.qps, i.reads_per_s, i.writes_per_s,
                                 i.other_per_s, i.latency_pct_ms, i.errors_per_s, i.reconnects_per_s))
     return len(intervals)
+
+
+def job_warmup(*, job: Job, conn: Connection) -> str:
+    """The warm-up: the job's workload for warmup_s seconds, unmeasured, before the clients start.
+
+    sysbench 1.0.20 has no --warmup-time, so the warm-up is a run of its own whose figures are
+    kept only as text; it fills the buffer pool so the measured run starts on a warm cache.
+    """
+    if job.scenario.warmup_s <= 0:
+        return ""
+    argv = build_argv(
+        sysbench=settings.BENCHAPP_SYSBENCH, test=job.scenario.test, command="run", connection=conn,
+        tables=job.tables, table_size=job.table_size, options=job.scenario.options, threads=job.threads,
+        time_s=job.scenario.warmup_s, percentile=job.scenario.percentile,
+        forced_shutdown_s=max(5, int(settings.BENCHAPP_RUN_SLACK_S // 2)),
+    )
+    outcome = run_process(argv, should_cancel=_cancel_check(job.pk),
+                          timeout_s=job.scenario.warmup_s + settings.BENCHAPP_RUN_SLACK_S,
+                          poll_s=settings.BENCHAPP_CANCEL_POLL_S)
+    output = redact_text(outcome.output, [conn.password])
+    if outcome.cancelled:
+        return output
+    if not outcome.succeeded():
+        raise JobFailure(explain_failure(output, outcome.exit_code, phase="warm-up"))
+    return f"$ {format_command(argv)}\n{output}"

@@ -63,7 +63,6 @@ def build_argv(
     options: Mapping[str, object],
     threads: int = 1,
     time_s: int | None = None,
-    warmup_s: int | None = None,
     report_interval_s: int | None = None,
     percentile: float | None = None,
     histogram: bool = False,
@@ -78,19 +77,18 @@ def build_argv(
     if command == "run":
         if time_s is not None:
             merged["time"] = time_s
-        if warmup_s:
-            merged["warmup-time"] = warmup_s
         if report_interval_s:
             merged["report-interval"] = report_interval_s
         if percentile is not None:
-            merged["percentile"] = int(percentile) if float(percentile).is_integer() else percentile
+            # sysbench takes whole percentiles only (Scenario.clean refuses fractions).
+            merged["percentile"] = int(percentile)
         if histogram:
             merged["histogram"] = True
         if forced_shutdown_s is not None:
             merged["forced-shutdown"] = forced_shutdown_s
     else:
         # Options that only shape the measured phase would clutter prepare/cleanup output.
-        for key in ("report-interval", "warmup-time", "histogram", "percentile", "time", "events",
+        for key in ("report-interval", "histogram", "percentile", "time", "events",
                     "rate", "report-checkpoints", "forced-shutdown"):
             merged.pop(key, None)
     return [
