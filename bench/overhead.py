@@ -27,7 +27,12 @@ def main() -> None:
     setup()
     from django.utils import timezone
 
-    from campaigns import services
+    from benchapp.celery import app
+    from campaigns import execution, services
+
+    # The coordinator and its client run in this process, one after the other, exactly as a worker
+    # would run them; no broker round trip is measured.
+    app.conf.task_always_eager = True
     from campaigns.models import Campaign, Dataset, InstanceSpec, Job, Product, Run, Scenario, Target
 
     subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", "CREATE DATABASE IF NOT EXISTS bench_overhead"], check=True)
@@ -52,7 +57,7 @@ def main() -> None:
     def via_job(position: int) -> float:
         job = Job.objects.create(run=run, target=target, scenario=scenario, threads=opts.threads,
                                  position=position, tables=4, table_size=10000)
-        services.job_execute(job_id=job.pk)
+        execution.job_execute(job_id=job.pk)
         job.refresh_from_db()
         if job.status != Job.Status.SUCCEEDED:
             raise SystemExit(f"job failed: {job.error}")

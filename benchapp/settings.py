@@ -103,6 +103,8 @@ DATABASES = {
         conn_max_age=envint("DB_CONN_MAX_AGE", "60"),
     )
 }
+# Separate test databases let two test sessions share one PostgreSQL server.
+DATABASES["default"]["TEST"] = {"NAME": os.environ.get("BENCHAPP_TEST_DB_NAME") or None}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ValueError("DATABASE_URL must point at PostgreSQL: benchapp stores nothing anywhere else")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
