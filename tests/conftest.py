@@ -24,8 +24,8 @@ TEST_REDIS_URL = os.environ["REDIS_URL"]
 SESSION_QUEUE = os.environ["BENCHAPP_QUEUE"]
 OUTPUT_DIR = ROOT / "test-output"
 
-MYSQL_DB = "bench_test"
-PGSQL_DB = "bench_test"
+MYSQL_DB = os.environ["BENCHAPP_TEST_TARGET_DB"]
+PGSQL_DB = os.environ["BENCHAPP_TEST_TARGET_DB"]
 
 
 def wait_for(predicate: Callable[[], Any], *, timeout_s: float, interval_s: float = 0.2, what: str = "condition") -> Any:
@@ -60,15 +60,17 @@ def _pg_createdb(name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def target_databases() -> dict[str, str]:
-    """Fresh sysbench databases on the local MariaDB and PostgreSQL for this session."""
+def target_databases() -> Iterator[dict[str, str]]:
+    """Fresh sysbench databases on the local MariaDB and PostgreSQL, this session's own."""
     if shutil.which("sysbench") is None:
         pytest.fail("sysbench is not installed: run `make test`, which installs it")
     _mysql(f"DROP DATABASE IF EXISTS {MYSQL_DB}; CREATE DATABASE {MYSQL_DB};"
-           "DROP DATABASE IF EXISTS bench_empty; CREATE DATABASE bench_empty;")
+           f"DROP DATABASE IF EXISTS {MYSQL_DB}_empty; CREATE DATABASE {MYSQL_DB}_empty;")
     subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", PGSQL_DB], check=True)
     _pg_createdb(PGSQL_DB)
-    return {"mysql": MYSQL_DB, "pgsql": PGSQL_DB}
+    yield {"mysql": MYSQL_DB, "pgsql": PGSQL_DB, "mysql_empty": f"{MYSQL_DB}_empty"}
+    _mysql(f"DROP DATABASE IF EXISTS {MYSQL_DB}; DROP DATABASE IF EXISTS {MYSQL_DB}_empty;")
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", PGSQL_DB], check=False)
 
 
 class WorkerProcess:

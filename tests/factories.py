@@ -1,6 +1,8 @@
 """factory_boy factories for the domain models."""
 from __future__ import annotations
 
+import os
+
 import factory
 from factory.django import DjangoModelFactory
 
@@ -40,7 +42,7 @@ class TargetFactory(DjangoModelFactory):
     driver = models.Target.Driver.MYSQL
     host = "127.0.0.1"
     port = 3306
-    database = "bench_test"
+    database = os.environ.get("BENCHAPP_TEST_TARGET_DB", "bench_test")
     user = "root"
 
     @factory.post_generation

@@ -1,6 +1,7 @@
 """A registered target to stored per-second results, through a real Celery worker and sysbench."""
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -121,7 +122,8 @@ def _other_rows_snapshot() -> dict[str, list]:
     [
         ({"password": "wrong-pw-123"}, "auto", "access denied for user 'root'"),
         ({"port": 3307}, "auto", "connection refused to 127.0.0.1:3307"),
-        ({"database": "bench_empty"}, "never", "doesn't exist: the dataset is not prepared"),
+        ({"database": os.environ["BENCHAPP_TEST_TARGET_DB"] + "_empty"}, "never",
+         "doesn't exist: the dataset is not prepared"),
     ],
     ids=["wrong-password", "closed-port", "run-before-prepare"],
 )
