@@ -1,0 +1,23 @@
+"""benchapp's models, one module per area; import them from here."""
+from __future__ import annotations
+
+from campaigns.models.core import (
+    Campaign,
+    ClientHost,
+    Dataset,
+    InstanceSpec,
+    IntervalSample,
+    Job,
+    JobClient,
+    JobResult,
+    PreparedDataset,
+    Product,
+    Run,
+    Scenario,
+    Target,
+)
+
+__all__ = [
+    "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
+    "PreparedDataset", "Product", "Run", "Scenario", "Target",
+]
