@@ -19,3 +19,17 @@ def jobclient_execute_task(client_id: int) -> None:
 @shared_task(ignore_result=True)
 def jobs_reconcile_task() -> dict[str, int]:
     return services.jobs_reconcile()
+
+
+@shared_task(ignore_result=True)
+def schedule_fire_task(schedule_id: int) -> None:
+    from campaigns import monitoring
+
+    monitoring.schedule_fire(schedule_id=schedule_id)
+
+
+@shared_task(ignore_result=True)
+def run_finished_task(run_id: int) -> None:
+    from campaigns import monitoring
+
+    monitoring.run_finished(run_id=run_id)

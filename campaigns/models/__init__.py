@@ -16,8 +16,10 @@ from campaigns.models.core import (
     Scenario,
     Target,
 )
+from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 
 __all__ = [
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
+    "CampaignSchedule", "Regression", "ScheduleFiring",
 ]

@@ -1,0 +1,114 @@
+"""Nightly campaigns: schedules, what each firing did, and the regressions found in the results."""
+from __future__ import annotations
+
+import zoneinfo
+
+from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
+from django.db import models
+from django_celery_beat.models import PeriodicTask
+
+from campaigns.models.core import Campaign, Run, Scenario, Target
+
+
+def validate_cron(value: str) -> None:
+    from celery.schedules import crontab
+
+    parts = value.split()
+    if len(parts) != 5:
+        raise ValidationError("a cron expression has five fields: minute hour day-of-month month day-of-week")
+    try:
+        crontab(*parts)
+    except (ValueError, TypeError) as exc:
+        raise ValidationError(f"not a valid cron expression: {exc}") from None
+
+
+def validate_timezone(value: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"unknown time zone {value!r} (use an IANA name such as Europe/Paris)") from None
+
+
+class CampaignSchedule(models.Model):
+    """A recurring launch of a campaign (e.g. every night at 02:00 Europe/Paris).
+
+    Celery beat fires it through a django-celery-beat PeriodicTask kept in step with this row; a
+    firing while the campaign's previous run is still going is skipped and recorded.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="schedules")
+    label = models.CharField(max_length=200, blank=True)
+    cron = models.CharField(max_length=100, validators=[validate_cron], help_text="minute hour day month weekday")
+    timezone = models.CharField(max_length=64, default="UTC", validators=[validate_timezone])
+    enabled = models.BooleanField(default=True)
+    periodic_task = models.OneToOneField(PeriodicTask, on_delete=models.SET_NULL, null=True, blank=True,
+                                         related_name="+")
+    last_fired_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.name}: {self.cron} {self.timezone}"
+
+
+class ScheduleFiring(models.Model):
+    """One moment a schedule fired: the run it launched, or why it skipped."""
+
+    class Outcome(models.TextChoices):
+        LAUNCHED = "launched"
+        SKIPPED = "skipped"
+
+    schedule = models.ForeignKey(CampaignSchedule, on_delete=models.CASCADE, related_name="firings")
+    fired_at = models.DateTimeField(auto_now_add=True)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    reason = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-fired_at"]
+
+    def __str__(self) -> str:
+        return f"{self.schedule} {self.outcome} at {self.fired_at:%Y-%m-%d %H:%M}"
+
+
+class Regression(models.Model):
+    """A cell (target × scenario × threads) of a run that moved beyond the campaign's threshold,
+    significantly, against its baseline: a regression when throughput fell or latency rose, an
+    improvement the other way."""
+
+    class Kind(models.TextChoices):
+        REGRESSION = "regression"
+        IMPROVEMENT = "improvement"
+
+    class Metric(models.TextChoices):
+        QPS = "qps"
+        LATENCY = "latency_pct_ms"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="regressions")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="regressions")
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="+")
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    threads = models.PositiveIntegerField()
+    metric = models.CharField(max_length=20, choices=Metric.choices)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    baseline_value = models.FloatField()
+    current_value = models.FloatField()
+    change_pct = models.FloatField()
+    p_value = models.FloatField(null=True, blank=True)
+    method = models.CharField(max_length=60)
+    baseline_run_ids = ArrayField(models.BigIntegerField(), default=list)
+    baseline_label = models.CharField(max_length=200)
+    notified_at = models.DateTimeField(null=True, blank=True)
+    notification_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "metric"],
+                                               name="regression_unique_cell")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.metric} {self.change_pct:+.1f}% in run #{self.run_id}"

@@ -1,0 +1,289 @@
+"""Nightly campaigns: firing schedules, baselines, regression detection and notifications."""
+from __future__ import annotations
+
+import json
+import logging
+import statistics as pystats
+import time
+import urllib.error
+import urllib.request
+from collections import defaultdict
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+from campaigns.models import Campaign, IntervalSample, Job, Run
+from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
+from campaigns.services import StateConflict, campaign_launch
+from campaigns.statistics import compare
+
+log = logging.getLogger(__name__)
+
+WEBHOOK_TIMEOUT_S = 5.0
+WEBHOOK_ATTEMPTS = 3
+WEBHOOK_BACKOFF_S = 1.0
+# A schedule never fires twice within this window, whatever beat replays after a restart.
+MIN_FIRING_GAP_S = 50.0
+
+Cell = tuple[int, int, int]  # target id, scenario id, threads
+
+
+# ---------------------------------------------------------------- schedules
+
+
+def schedule_save(*, schedule: CampaignSchedule) -> CampaignSchedule:
+    """Validates and saves a schedule, keeping its Celery beat entry in step."""
+    schedule.full_clean()
+    minute, hour, day, month, weekday = schedule.cron.split()
+    with transaction.atomic():
+        crontab, _ = CrontabSchedule.objects.get_or_create(
+            minute=minute, hour=hour, day_of_month=day, month_of_year=month, day_of_week=weekday,
+            timezone=schedule.timezone,
+        )
+        schedule.save()
+        name = f"benchapp schedule #{schedule.pk}"
+        task = schedule.periodic_task
+        if task is None:
+            task = PeriodicTask(name=name)
+        task.crontab = crontab
+        task.task = "campaigns.tasks.schedule_fire_task"
+        task.args = json.dumps([schedule.pk])
+        task.enabled = schedule.enabled
+        task.queue = settings.CELERY_TASK_DEFAULT_QUEUE
+        task.save()
+        if schedule.periodic_task_id != task.pk:
+            schedule.periodic_task = task
+            schedule.save(update_fields=["periodic_task"])
+    return schedule
+
+
+def schedule_delete(*, schedule: CampaignSchedule) -> None:
+    with transaction.atomic():
+        if schedule.periodic_task_id:
+            PeriodicTask.objects.filter(pk=schedule.periodic_task_id).delete()
+        schedule.delete()
+
+
+def schedule_fire(*, schedule_id: int) -> ScheduleFiring | None:
+    """Launches the schedule's campaign, or records why it did not (previous run still going)."""
+    with transaction.atomic():
+        schedule = CampaignSchedule.objects.select_for_update().select_related("campaign").filter(pk=schedule_id).first()
+        if schedule is None:
+            return None
+        now = timezone.now()
+        if not schedule.enabled:
+            return ScheduleFiring.objects.create(schedule=schedule, outcome=ScheduleFiring.Outcome.SKIPPED,
+                                                 reason="schedule is disabled")
+        if schedule.last_fired_at and (now - schedule.last_fired_at).total_seconds() < MIN_FIRING_GAP_S:
+            # A replay of a firing just handled (beat restarted, duplicate message): not a new night.
+            return None
+        schedule.last_fired_at = now
+        schedule.save(update_fields=["last_fired_at"])
+        active = Run.objects.filter(campaign=schedule.campaign).active().first()
+        if active is not None:
+            return ScheduleFiring.objects.create(
+                schedule=schedule, outcome=ScheduleFiring.Outcome.SKIPPED,
+                reason=f"previous run #{active.pk} is still {active.status}",
+            )
+        try:
+            run = campaign_launch(
+                campaign=schedule.campaign, trigger=Run.Trigger.SCHEDULED,
+                label=f"scheduled: {schedule.label or schedule.cron}",
+                idempotency_key=f"schedule-{schedule.pk}-{now:%Y%m%d%H%M}",
+            )
+        except StateConflict as exc:
+            return ScheduleFiring.objects.create(schedule=schedule, outcome=ScheduleFiring.Outcome.SKIPPED,
+                                                 reason=str(exc))
+        return ScheduleFiring.objects.create(schedule=schedule, outcome=ScheduleFiring.Outcome.LAUNCHED, run=run)
+
+
+# ---------------------------------------------------------------- baselines and regressions
+
+
+def _cell_values(run_ids: list[int]) -> dict[int, dict[Cell, dict[str, list[float]]]]:
+    """Per run, per cell: the QPS and latency-percentile values of its succeeded repetitions."""
+    out: dict[int, dict[Cell, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: {"qps": [], "lat": []}))
+    rows = (Job.objects.filter(run_id__in=run_ids, status=Job.Status.SUCCEEDED, result__isnull=False)
+            .values_list("run_id", "target_id", "scenario_id", "threads", "result__qps", "result__latency_pct_ms"))
+    for run_id, target_id, scenario_id, threads, qps, lat in rows:
+        cell = out[run_id][(target_id, scenario_id, threads)]
+        if qps is not None:
+            cell["qps"].append(qps)
+        if lat is not None:
+            cell["lat"].append(lat)
+    return out
+
+
+def baseline_runs(*, campaign: Campaign, before: Run) -> tuple[list[int], str]:
+    """The pinned run, or the last N successful scheduled runs before `before`."""
+    if campaign.baseline_run_id and campaign.baseline_run_id != before.pk:
+        return [campaign.baseline_run_id], f"pinned run #{campaign.baseline_run_id}"
+    ids = list(
+        Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED, trigger=Run.Trigger.SCHEDULED,
+                           created_at__lt=before.created_at)
+        .exclude(pk=before.pk).order_by("-created_at").values_list("pk", flat=True)[: campaign.baseline_last_n]
+    )
+    label = f"median of the last {len(ids)} scheduled runs ({', '.join(f'#{i}' for i in ids)})" if ids else "none"
+    return ids, label
+
+
+def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
+    target_id, scenario_id, threads = cell
+    return list(
+        IntervalSample.objects.filter(job__run_id__in=run_ids, job__target_id=target_id,
+                                      job__scenario_id=scenario_id, job__threads=threads,
+                                      job__status=Job.Status.SUCCEEDED, t__gt=1)
+        .values_list("qps", flat=True)[:20000]
+    )
+
+
+def run_evaluate(*, run: Run) -> list[Regression]:
+    """Compares each cell of a finished run with its baseline and stores regressions/improvements."""
+    campaign = run.campaign
+    ids, label = baseline_runs(campaign=campaign, before=run)
+    if not ids:
+        return []
+    values = _cell_values([run.pk, *ids])
+    current = values.get(run.pk, {})
+    threshold = campaign.regression_threshold_pct
+    found: list[Regression] = []
+    for cell, now_values in current.items():
+        # One value per baseline run (its median), or the pinned run's repetitions as they are.
+        if len(ids) == 1:
+            base_qps = values.get(ids[0], {}).get(cell, {}).get("qps", [])
+            base_lat = values.get(ids[0], {}).get(cell, {}).get("lat", [])
+        else:
+            base_qps = [pystats.median(v[cell]["qps"]) for r in ids if (v := values.get(r)) and v.get(cell) and v[cell]["qps"]]
+            base_lat = [pystats.median(v[cell]["lat"]) for r in ids if (v := values.get(r)) and v.get(cell) and v[cell]["lat"]]
+        for metric, base, cur, worse_when_lower in (
+            (Regression.Metric.QPS, base_qps, now_values["qps"], True),
+            (Regression.Metric.LATENCY, base_lat, now_values["lat"], False),
+        ):
+            if not base or not cur:
+                continue
+            fallback = {}
+            if metric == Regression.Metric.QPS and (len(base) < 2 or len(cur) < 2):
+                fallback = {"fallback_baseline": _per_second_qps(ids, cell),
+                            "fallback_current": _per_second_qps([run.pk], cell)}
+            diff = compare(base, cur, **fallback)
+            if diff.change_pct is None or not diff.significant or abs(diff.change_pct) <= threshold:
+                continue
+            worse = diff.change_pct < 0 if worse_when_lower else diff.change_pct > 0
+            regression, _ = Regression.objects.update_or_create(
+                run=run, target_id=cell[0], scenario_id=cell[1], threads=cell[2], metric=metric,
+                defaults={
+                    "campaign": campaign, "kind": Regression.Kind.REGRESSION if worse else Regression.Kind.IMPROVEMENT,
+                    "baseline_value": pystats.median(base), "current_value": pystats.median(cur),
+                    "change_pct": diff.change_pct, "p_value": diff.p_value, "method": diff.method,
+                    "baseline_run_ids": ids, "baseline_label": label[:200],
+                },
+            )
+            found.append(regression)
+    return found
+
+
+def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, threads: int,
+                 limit: int = 60) -> dict[str, Any]:
+    """QPS over the campaign's runs for one cell, with the baseline band and regressions marked."""
+    runs = list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED).order_by("-created_at")[:limit])
+    runs.reverse()
+    values = _cell_values([r.pk for r in runs])
+    flagged = set(Regression.objects.filter(campaign=campaign, target_id=target_id, scenario_id=scenario_id,
+                                            threads=threads, kind=Regression.Kind.REGRESSION)
+                  .values_list("run_id", flat=True))
+    points = []
+    cell = (target_id, scenario_id, threads)
+    for run in runs:
+        qps = values.get(run.pk, {}).get(cell, {}).get("qps")
+        if qps:
+            points.append({"run_id": run.pk, "created_at": run.created_at.isoformat(), "trigger": run.trigger,
+                           "qps": pystats.median(qps), "regression": run.pk in flagged})
+    base = [p["qps"] for p in points if p["trigger"] == Run.Trigger.SCHEDULED][-campaign.baseline_last_n:]
+    band = None
+    if base:
+        med = pystats.median(base)
+        band = {"median": med, "low": med * (1 - campaign.regression_threshold_pct / 100),
+                "high": med * (1 + campaign.regression_threshold_pct / 100)}
+    return {"points": points, "baseline": band}
+
+
+# ---------------------------------------------------------------- notifications
+
+
+def _message(run: Run, regressions: list[Regression]) -> str:
+    lines = [f"benchapp: {len(regressions)} change(s) in {run.campaign.name} run #{run.pk}"]
+    for r in regressions:
+        lines.append(f"- {r.kind}: {r.target.name} / {r.scenario.name} @ {r.threads} threads: {r.metric} "
+                     f"{r.baseline_value:,.1f} → {r.current_value:,.1f} ({r.change_pct:+.1f}%, {r.method}, "
+                     f"baseline {r.baseline_label})")
+    return "\n".join(lines)
+
+
+def webhook_post(*, url: str, payload: dict[str, Any], attempts: int = WEBHOOK_ATTEMPTS,
+                 timeout_s: float = WEBHOOK_TIMEOUT_S, backoff_s: float | None = None) -> str:
+    """POSTs JSON with retries; returns "" on success or the last error (never raises)."""
+    body = json.dumps(payload).encode()
+    error = ""
+    for attempt in range(attempts):
+        request = urllib.request.Request(url, data=body, method="POST",
+                                         headers={"Content-Type": "application/json", "User-Agent": "benchapp"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (user-configured URL)
+                if 200 <= response.status < 300:
+                    return ""
+                error = f"HTTP {response.status}"
+        except urllib.error.HTTPError as exc:
+            error = f"HTTP {exc.code}"
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            error = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+        if attempt + 1 < attempts:
+            time.sleep((WEBHOOK_BACKOFF_S if backoff_s is None else backoff_s) * (2 ** attempt))
+    return f"webhook failed after {attempts} attempts: {error}"
+
+
+def regressions_notify(*, run: Run) -> None:
+    """Tells the campaign's webhook and e-mail recipients about the run's regressions and improvements."""
+    pending = list(Regression.objects.filter(run=run, notified_at__isnull=True).select_related("target", "scenario"))
+    if not pending:
+        return
+    campaign = run.campaign
+    text = _message(run, pending)
+    errors = []
+    if campaign.webhook_url:
+        payload = {"text": text, "run_id": run.pk, "campaign": campaign.name,
+                   "changes": [{"kind": r.kind, "target": r.target.name, "scenario": r.scenario.name,
+                                "threads": r.threads, "metric": r.metric, "baseline": r.baseline_value,
+                                "current": r.current_value, "change_pct": r.change_pct} for r in pending]}
+        error = webhook_post(url=campaign.webhook_url, payload=payload)
+        if error:
+            errors.append(error)
+    recipients = [a.strip() for a in campaign.notify_emails.replace(";", ",").split(",") if a.strip()]
+    if recipients:
+        try:
+            send_mail(f"benchapp: changes in {campaign.name}", text, None, recipients)
+        except Exception as exc:  # a mail server problem must never fail the run
+            errors.append(f"e-mail failed: {exc}")
+    Regression.objects.filter(pk__in=[r.pk for r in pending]).update(
+        notified_at=timezone.now(), notification_error="; ".join(errors)[:2000]
+    )
+
+
+def run_finished(*, run_id: int) -> None:
+    """After a run ends: find regressions against the baseline and send notifications."""
+    run = Run.objects.select_related("campaign").filter(pk=run_id).first()
+    if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.FAILED):
+        return
+    run_evaluate(run=run)
+    regressions_notify(run=run)
+
+
+def recent_regressions(*, days: int = 14) -> Any:
+    since = timezone.now() - timedelta(days=days)
+    return (Regression.objects.filter(created_at__gte=since).filter(Q(kind=Regression.Kind.REGRESSION))
+            .select_related("campaign", "target", "scenario", "run"))

@@ -1,0 +1,230 @@
+"""Nightly campaigns: statistics on repetitions, regression detection, notifications, schedules."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+from django.utils import timezone
+
+from campaigns import monitoring
+from campaigns.models import CampaignSchedule, Job, JobResult, Regression, Run, ScheduleFiring
+from campaigns.statistics import cell_stats, compare
+from tests.conftest import OUTPUT_DIR, ROOT, record_measurement, wait_for
+from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+
+# ---------------------------------------------------------------- statistics (pure)
+
+
+def test_cell_stats_gives_median_mean_cv_and_a_confidence_interval():
+    stats = cell_stats([100.0, 102.0, 98.0, 101.0, 99.0])
+    assert stats.n == 5 and stats.median == 100.0 and stats.mean == 100.0
+    assert stats.cv_pct == pytest.approx(1.58, abs=0.01)
+    assert stats.ci95_low < 100.0 < stats.ci95_high
+    assert not stats.noisy
+
+
+def test_a_cell_whose_cv_exceeds_the_threshold_is_noisy():
+    assert cell_stats([100.0, 130.0, 80.0]).noisy
+
+
+def test_a_ten_percent_drop_is_significant_and_three_percent_noise_is_not():
+    history = [10000.0, 10300.0, 9700.0, 10150.0, 9850.0]
+    drop = compare(history, [9000.0])
+    assert drop.significant and drop.change_pct == pytest.approx(-10.0)
+    noise = compare(history, [9750.0])
+    assert not noise.significant
+    assert noise.verdict() == "within noise"
+
+
+def test_compare_says_untested_when_it_cannot_tell():
+    assert compare([100.0], [90.0]).verdict() == "untested"
+
+
+# ---------------------------------------------------------------- regressions on stored runs
+
+
+def _history(campaign, target, scenario, values: list[float], *, trigger=Run.Trigger.SCHEDULED) -> list[Run]:
+    runs = []
+    for value in values:
+        run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED, trigger=trigger,
+                                 started_at=timezone.now(), finished_at=timezone.now())
+        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=8, status=Job.Status.SUCCEEDED)
+        JobResult.objects.create(job=job, qps=value, tps=value / 20, latency_pct_ms=10.0, latency_pct=95.0)
+        runs.append(run)
+    return runs
+
+
+@pytest.mark.django_db
+def test_a_synthetic_history_with_a_ten_percent_drop_is_flagged():
+    target, scenario = TargetFactory(), ScenarioFactory()
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+    _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+    (current,) = _history(campaign, target, scenario, [9000])
+    found = monitoring.run_evaluate(run=current)
+    assert len(found) == 1
+    regression = found[0]
+    assert regression.kind == Regression.Kind.REGRESSION and regression.metric == "qps"
+    assert regression.change_pct == pytest.approx(-10.0)
+    assert len(regression.baseline_run_ids) == 5
+
+
+@pytest.mark.django_db
+def test_a_history_with_three_percent_noise_is_not_flagged():
+    target, scenario = TargetFactory(), ScenarioFactory()
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+    runs = _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850, 10290, 9720])
+    for run in runs[5:]:
+        assert monitoring.run_evaluate(run=run) == []
+    assert not Regression.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_pinned_baseline_and_an_improvement_are_recorded_as_such():
+    target, scenario = TargetFactory(), ScenarioFactory()
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+    (pinned,) = _history(campaign, target, scenario, [1000], trigger=Run.Trigger.MANUAL)
+    # Repetitions make the comparison testable: three values on each side.
+    for value in (1010, 990):
+        job = Job.objects.create(run=pinned, target=target, scenario=scenario, threads=8, status=Job.Status.SUCCEEDED)
+        JobResult.objects.create(job=job, qps=value, latency_pct_ms=10.0)
+    campaign.baseline_run = pinned
+    campaign.save()
+    (current,) = _history(campaign, target, scenario, [1300])
+    for value in (1290, 1310):
+        job = Job.objects.create(run=current, target=target, scenario=scenario, threads=8, status=Job.Status.SUCCEEDED)
+        JobResult.objects.create(job=job, qps=value, latency_pct_ms=10.0)
+    (found,) = monitoring.run_evaluate(run=current)
+    assert found.kind == Regression.Kind.IMPROVEMENT and found.baseline_label == f"pinned run #{pinned.pk}"
+
+
+# ---------------------------------------------------------------- notifications
+
+
+class _Receiver:
+    """A small HTTP server on 127.0.0.1 standing in for a Slack-compatible webhook."""
+
+    def __init__(self, status: int = 200):
+        self.bodies: list[dict] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                receiver.bodies.append(json.loads(self.rfile.read(length)))
+                self.send_response(status)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.django_db
+def test_the_webhook_receives_the_regressions_as_slack_compatible_json():
+    receiver = _Receiver()
+    try:
+        target, scenario = TargetFactory(), ScenarioFactory()
+        campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=receiver.url)
+        _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+        (current,) = _history(campaign, target, scenario, [9000])
+        monitoring.run_finished(run_id=current.pk)
+        assert len(receiver.bodies) == 1
+        body = receiver.bodies[0]
+        assert "regression" in body["text"] and body["changes"][0]["change_pct"] == pytest.approx(-10.0)
+        assert Regression.objects.get().notified_at is not None
+    finally:
+        receiver.close()
+
+
+@pytest.mark.django_db
+def test_a_failing_webhook_is_retried_and_never_fails_the_run(monkeypatch):
+    receiver = _Receiver(status=500)
+    monkeypatch.setattr(monitoring, "WEBHOOK_BACKOFF_S", 0.01)
+    try:
+        target, scenario = TargetFactory(), ScenarioFactory()
+        campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=receiver.url)
+        _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+        (current,) = _history(campaign, target, scenario, [9000])
+        monitoring.run_finished(run_id=current.pk)
+        assert len(receiver.bodies) == 3
+        regression = Regression.objects.get()
+        assert "HTTP 500" in regression.notification_error
+        current.refresh_from_db()
+        assert current.status == Run.Status.SUCCEEDED
+    finally:
+        receiver.close()
+
+
+# ---------------------------------------------------------------- schedules
+
+
+@pytest.mark.django_db
+def test_a_schedule_with_a_bad_cron_or_time_zone_is_refused_naming_the_field():
+    from django.core.exceptions import ValidationError
+
+    campaign = CampaignFactory()
+    with pytest.raises(ValidationError) as err:
+        monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="61 * * * *", timezone="UTC"))
+    assert "cron" in err.value.message_dict
+    with pytest.raises(ValidationError) as err:
+        monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="0 2 * * *", timezone="Mars/Base"))
+    assert "timezone" in err.value.message_dict
+
+
+@pytest.mark.django_db
+def test_a_schedule_skips_and_records_it_while_the_previous_run_is_going():
+    target, scenario = TargetFactory(), ScenarioFactory()
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+    schedule = monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="0 2 * * *"))
+    assert schedule.periodic_task.task == "campaigns.tasks.schedule_fire_task"
+    Run.objects.create(campaign=campaign, status=Run.Status.RUNNING)
+    firing = monitoring.schedule_fire(schedule_id=schedule.pk)
+    assert firing.outcome == ScheduleFiring.Outcome.SKIPPED and "still running" in firing.reason
+    # A replay of the same firing a moment later does nothing at all (no burst after beat downtime).
+    assert monitoring.schedule_fire(schedule_id=schedule.pk) is None
+    assert ScheduleFiring.objects.count() == 1
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_celery_beat_fires_a_schedule_that_runs_a_real_campaign(celery_worker_process, target_databases, test_db_name):
+    target = TargetFactory()
+    scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="tiny-nightly", tables=1, table_size=200))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1])
+    schedule = monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="* * * * *",
+                                                                  label="every minute"))
+    env = dict(os.environ, DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{test_db_name}", PYTHONUNBUFFERED="1")
+    OUTPUT_DIR.mkdir(exist_ok=True)
+    log = open(OUTPUT_DIR / "beat-database-scheduler.log", "wb")  # noqa: SIM115
+    started = timezone.now()
+    beat = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "benchapp", "beat", "--loglevel", "INFO",
+         "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler", "--max-interval", "2"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        run = wait_for(lambda: Run.objects.filter(campaign=campaign, trigger=Run.Trigger.SCHEDULED).first(),
+                       timeout_s=90, interval_s=0.5, what="beat to fire the schedule")
+        wait_for(lambda: Run.objects.get(pk=run.pk).status == Run.Status.SUCCEEDED, timeout_s=60,
+                 what="the scheduled run to finish")
+        record_measurement(f"beat fired the schedule {(run.created_at - started).total_seconds():.1f} s after start")
+    finally:
+        beat.terminate()
+        beat.wait(timeout=20)
+        log.close()
+    firing = ScheduleFiring.objects.get(schedule=schedule, run=run)
+    assert firing.outcome == ScheduleFiring.Outcome.LAUNCHED
+    assert run.label == "scheduled: every minute"
