@@ -17,9 +17,11 @@ from campaigns.models.core import (
     Target,
 )
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
+from campaigns.models.published import PublishedResult
 
 __all__ = [
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "CampaignSchedule", "Regression", "ScheduleFiring",
+    "PublishedResult",
 ]

@@ -1,0 +1,176 @@
+"""Seed templates as Campaign rows, and copies of them that can run.
+
+template_load_all() writes the definitions of campaigns/seeds/templates.py to the database (idempotent: it
+updates what is there, creates what is missing). template_instantiate() copies a template into a normal
+campaign with real targets and a scale factor; the template's scenarios and datasets are shared, not copied.
+
+The thread rule of an instance. Campaign.threads_for() takes a scenario name first, then a spec label, then
+the campaign's thread list, so it cannot hold seed 001's concurrency per (scenario, spec) pair. Templates keep
+those pairs as "<scenario> @ <spec label>" keys of threads_by_scenario (which threads_for never matches), and
+an instance resolves them for its own targets. For one target and one scenario the threads are:
+  1. the pair "<scenario> @ <target's spec label>" when the template has it;
+  2. else the template's plain entry for the scenario, if any;
+  3. else the template's list for the target's spec label (threads_by_spec);
+  4. else the template's default thread list (Campaign.threads).
+Spec labels match exactly: a target on a spec the document did not test gets the default list (and the
+datasets' default size). Where the pairs apply, the instance stores, per scenario, the union of its targets'
+lists. That is exact when the targets share one spec, as when two products are compared on one instance class
+(seed 001: instantiate once per spec); targets on several specs each run the union of those lists.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from campaigns.models import Campaign, Dataset, Scenario, Target
+from campaigns.seeds.specs import spec_get_or_create
+from campaigns.seeds.templates import PAIR_SEPARATOR, TEMPLATES, ScenarioDef, TemplateDef
+from campaigns.sysbench.presets import PRESETS
+
+# Preset options that are Scenario fields rather than options.
+_FIELD_OPTIONS = ("percentile", "report-interval")
+
+
+def _scenario_fields(definition: ScenarioDef, dataset: Dataset) -> dict[str, object]:
+    preset = PRESETS[definition.preset]
+    options = dict(preset.options)
+    report_interval = options.pop("report-interval", 1)
+    options.pop("percentile", None)
+    options.update(definition.options)
+    description = f"{preset.label} (preset {preset.key}, seed {preset.seed}). {definition.description}"
+    return {
+        "test": preset.test, "dataset": dataset, "options": options, "time_s": definition.time_s,
+        "warmup_s": 0, "report_interval_s": int(report_interval), "percentile": float(definition.percentile),
+        "table_ddl": definition.table_ddl, "preset": preset.key, "description": description,
+    }
+
+
+def _template_threads_by_scenario(definition: TemplateDef) -> dict[str, list[int]]:
+    return {
+        f"{scenario.name}{PAIR_SEPARATOR}{label}": list(threads)
+        for scenario in definition.scenarios
+        for label, threads in scenario.threads_by_spec.items()
+    }
+
+
+def template_load(*, definition: TemplateDef) -> Campaign:
+    """Writes one template definition: its specs, datasets, scenarios and the template Campaign row."""
+    for label in definition.specs:
+        spec_get_or_create(label=label)
+    datasets: dict[str, Dataset] = {}
+    for ds in definition.datasets:
+        dataset = Dataset.objects.filter(name=ds.name).first() or Dataset(name=ds.name)
+        dataset.tables, dataset.table_size = ds.tables, ds.table_size
+        dataset.sizes_by_spec = {label: [tables, rows] for label, (tables, rows) in ds.sizes_by_spec.items()}
+        dataset.description = ds.description
+        dataset.full_clean()
+        dataset.save()
+        datasets[ds.name] = dataset
+    scenarios = []
+    for sd in definition.scenarios:
+        scenario = Scenario.objects.filter(name=sd.name).first() or Scenario(name=sd.name)
+        for name, value in _scenario_fields(sd, datasets[sd.dataset]).items():
+            setattr(scenario, name, value)
+        scenario.full_clean()
+        scenario.save()
+        scenarios.append(scenario)
+    campaign = Campaign.objects.filter(is_template=True, template_key=definition.key).first()
+    if campaign is None:
+        campaign = Campaign(is_template=True, template_key=definition.key)
+    campaign.name = definition.name
+    campaign.description = definition.description
+    campaign.threads = list(definition.threads)
+    campaign.threads_by_spec = {label: list(threads) for label, threads in definition.threads_by_spec.items()}
+    campaign.threads_by_scenario = _template_threads_by_scenario(definition)
+    campaign.clients_min = definition.clients_min
+    campaign.clients_per_threads = definition.clients_per_threads
+    campaign.scale_factor = 1.0
+    campaign.full_clean()
+    campaign.save()
+    campaign.scenarios.set(scenarios)
+    # A template names its specs through its datasets and thread lists; it never has targets.
+    campaign.targets.clear()
+    return campaign
+
+
+def template_load_all() -> list[Campaign]:
+    """Every seed template, created or brought back to its definition; running it twice creates nothing new.
+
+    Code owns these rows: edits made to a template's scenarios or datasets elsewhere are undone here. To
+    customise one, instantiate it and change the instance.
+    """
+    with transaction.atomic():
+        return [template_load(definition=definition) for definition in TEMPLATES]
+
+
+def template_threads_for(*, template: Campaign, spec_label: str | None, scenario_name: str) -> list[int]:
+    """The thread list a target on `spec_label` gets for a scenario of `template` (the rule in the module doc)."""
+    by_scenario = template.threads_by_scenario
+    if spec_label is not None:
+        pair = f"{scenario_name}{PAIR_SEPARATOR}{spec_label}"
+        if pair in by_scenario:
+            return [int(t) for t in by_scenario[pair]]
+    if scenario_name in by_scenario:
+        return [int(t) for t in by_scenario[scenario_name]]
+    if spec_label is not None and spec_label in template.threads_by_spec:
+        return [int(t) for t in template.threads_by_spec[spec_label]]
+    return [int(t) for t in template.threads]
+
+
+def _instance_name(template: Campaign, scale_factor: float) -> str:
+    base = f"{template.name} · scale {scale_factor:g}"
+    name, n = base, 1
+    while Campaign.objects.filter(name=name).exists():
+        n += 1
+        name = f"{base} #{n}"
+    return name
+
+
+def template_instantiate(
+    *, template: Campaign, targets: list[Target], scale_factor: float, name: str | None = None
+) -> Campaign:
+    """A runnable copy of a template: these targets, this scale, the template's scenarios and client rule.
+
+    The instance keeps the template's key (with is_template=False) so that its results can be set beside the
+    document's published figures. Raises ValueError for a campaign that is not a template or for no targets,
+    and ValidationError for a bad scale or a name already taken.
+    """
+    if not template.is_template:
+        raise ValueError(f"campaign '{template.name}' is not a template")
+    if not targets:
+        raise ValueError("an instance needs at least one target")
+    scenarios = list(template.scenarios.order_by("name"))
+    labels = sorted({t.spec.label if t.spec is not None else "" for t in targets})
+    paired = {key.split(PAIR_SEPARATOR, 1)[0] for key in template.threads_by_scenario if PAIR_SEPARATOR in key}
+    threads_by_scenario = {
+        key: list(value) for key, value in template.threads_by_scenario.items() if PAIR_SEPARATOR not in key
+    }
+    for scenario in scenarios:
+        if scenario.name in paired:
+            union: set[int] = set()
+            for label in labels:
+                union.update(template_threads_for(template=template, spec_label=label or None,
+                                                  scenario_name=scenario.name))
+            threads_by_scenario[scenario.name] = sorted(union)
+    instance = Campaign(
+        name=name or _instance_name(template, scale_factor),
+        description=f"Instance of the template '{template.name}' at scale {scale_factor:g}.\n\n{template.description}",
+        threads=list(template.threads),
+        threads_by_spec=dict(template.threads_by_spec),
+        threads_by_scenario=threads_by_scenario,
+        repetitions=template.repetitions,
+        clients_min=template.clients_min,
+        clients_per_threads=template.clients_per_threads,
+        scale_factor=scale_factor,
+        keep_data=template.keep_data,
+        is_template=False,
+        template_key=template.template_key,
+        regression_threshold_pct=template.regression_threshold_pct,
+        noise_cv_pct=template.noise_cv_pct,
+        baseline_last_n=template.baseline_last_n,
+    )
+    instance.full_clean()
+    with transaction.atomic():
+        instance.save()
+        instance.targets.set(targets)
+        instance.scenarios.set(scenarios)
+    return instance
