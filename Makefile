@@ -30,6 +30,7 @@ run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput
 	$(PY) manage.py load_demo
+	$(PY) manage.py load_seed_templates
 	@echo
 	@echo "benchapp is starting on http://127.0.0.1:$(PORT)/ (web, Celery worker and beat; Ctrl-C stops all three)."
 	@echo "Log in as user 'admin' with the password load_demo printed above."

@@ -120,3 +120,27 @@ class PreparedDatasetAdmin(admin.ModelAdmin):
 @admin.register(models.ClientHost)
 class ClientHostAdmin(admin.ModelAdmin):
     list_display = ("hostname", "cores", "memory_gb", "sysbench_version", "last_heartbeat")
+
+
+@admin.register(models.CampaignSchedule)
+class CampaignScheduleAdmin(admin.ModelAdmin):
+    list_display = ("campaign", "label", "cron", "timezone", "enabled", "last_fired_at")
+    readonly_fields = ("periodic_task", "last_fired_at")
+
+
+@admin.register(models.ScheduleFiring)
+class ScheduleFiringAdmin(admin.ModelAdmin):
+    list_display = ("schedule", "fired_at", "outcome", "run", "reason")
+
+
+@admin.register(models.Regression)
+class RegressionAdmin(admin.ModelAdmin):
+    list_display = ("campaign", "run", "target", "scenario", "threads", "metric", "kind", "change_pct", "created_at")
+    list_filter = ("kind", "metric")
+
+
+@admin.register(models.PublishedResult)
+class PublishedResultAdmin(admin.ModelAdmin):
+    list_display = ("document", "table_ref", "product", "spec", "scenario_label", "threads", "qps", "correction")
+    list_filter = ("document", "product")
+    search_fields = ("table_ref", "scenario_label", "correction")

@@ -270,6 +270,12 @@ class Campaign(models.Model):
         return self.clients_min + extra
 
     def threads_for(self, target: Target, scenario: Scenario) -> list[int]:
+        """The thread list for one cell: "<scenario> @ <spec label>" first (white papers pick a
+        concurrency per scenario and spec), then the scenario's, then the spec's, then the default."""
+        if target.spec is not None:
+            pair = f"{scenario.name} @ {target.spec.label}"
+            if pair in self.threads_by_scenario:
+                return [int(t) for t in self.threads_by_scenario[pair]]
         if scenario.name in self.threads_by_scenario:
             return [int(t) for t in self.threads_by_scenario[scenario.name]]
         if target.spec is not None and target.spec.label in self.threads_by_spec:
