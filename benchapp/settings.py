@@ -156,26 +156,47 @@ BENCHAPP_CLEANUP_TIMEOUT_S = envfloat("BENCHAPP_CLEANUP_TIMEOUT_S", "600")
 # A run may overrun --time (see SYSBENCH-NOTES): the timeout is --time plus this slack.
 BENCHAPP_RUN_SLACK_S = envfloat("BENCHAPP_RUN_SLACK_S", "60")
 BENCHAPP_CANCEL_POLL_S = envfloat("BENCHAPP_CANCEL_POLL_S", "1")
+# A job or client without a heartbeat for this long has lost its worker: it fails as "client lost".
+# Busy workers beat every BENCHAPP_CANCEL_POLL_S, so 30 s leaves room for a slow database.
+BENCHAPP_STALE_S = envfloat("BENCHAPP_STALE_S", "30")
+# A queued job (or a client not yet picked up) whose message is older than this is sent again:
+# Redis may have lost it (restart, flush); the atomic claim makes a duplicate harmless.
+BENCHAPP_REDISPATCH_S = envfloat("BENCHAPP_REDISPATCH_S", "30")
 
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header is what makes DRF answer anonymous requests with 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "campaigns.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "campaigns.api.exceptions.exception_handler",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "benchapp API",
     "DESCRIPTION": "Define, run and compare sysbench benchmark campaigns.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Separate request and response components: write-only fields (target passwords) appear only in
+    # requests, read-only ones only in responses.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package (campaigns/api/urls.py), not a CDN.
+    "SWAGGER_UI_DIST": "/api/docs/assets/swagger-ui-dist",
+    "SWAGGER_UI_FAVICON_HREF": "/api/docs/assets/swagger-ui-dist/favicon-32x32.png",
+    "REDOC_DIST": "/api/docs/assets/redoc",
+    "ENUM_NAME_OVERRIDES": {"SysbenchTestEnum": "campaigns.api.serializers.TEST_CHOICES"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "campaigns.api.schema.add_error_responses",
+    ],
 }
 
 LOGGING = {

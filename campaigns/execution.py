@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -99,18 +99,24 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
 
 def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
     """Distinct online hosts for the job's clients, the coordinator's own first; None if too few."""
-    if job.clients_needed <= 1:
+    needed = _client_count(job)
+    if needed <= 1:
         return [coordinator]
     online = list(ClientHost.objects.online().values_list("hostname", flat=True))
     online.sort(key=lambda name: (name != coordinator, name))
-    if len(online) < job.clients_needed:
+    if len(online) < needed:
         names = ", ".join(online) or "none"
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.WAITING, phase="", claimed_by="",
-            wait_reason=f"needs {job.clients_needed} client hosts online, {len(online)} are ({names})",
+            wait_reason=f"needs {needed} client hosts online, {len(online)} are ({names})",
         )
         return None
-    return online[: job.clients_needed]
+    return online[:needed]
+
+
+def _client_count(job: Job) -> int:
+    """Client processes the job runs: its client rule's count, but never more than its threads."""
+    return max(1, min(job.clients_needed, job.threads))
 
 
 def _job_coordinate(job: Job, host: str) -> bool:
@@ -167,7 +173,8 @@ def _job_coordinate(job: Job, host: str) -> bool:
 
 
 def _client_heartbeat(client_id: int) -> str:
-    """Marks the client alive and returns its job's status, in one statement."""
+    """Marks the client alive and returns its job's status, in one statement (plus, now and then,
+    a look for lost clients: see clients_sweep_lost)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE campaigns_jobclient c SET heartbeat_at = now() FROM campaigns_job j"
@@ -175,7 +182,68 @@ def _client_heartbeat(client_id: int) -> str:
             [client_id],
         )
         row = cursor.fetchone()
-    return row[0] if row else Job.Status.CANCELLED
+    if row is None:
+        return Job.Status.CANCELLED
+    if clients_sweep_lost():
+        # One of them may have been a peer of this client, which fails this job too.
+        return Job.objects.filter(clients__pk=client_id).values_list("status", flat=True).first() or row[0]
+    return row[0]
+
+
+_next_sweep_at = 0.0
+
+
+def clients_sweep_lost() -> int:
+    """Declares lost every started client, of any job, whose worker stopped beating.
+
+    Busy workers call this from their polling loops, at most every BENCHAPP_STALE_S / 3. The
+    reconciler is a task and needs a free worker: while every worker is busy with a long job (as
+    every host of a multi-client job is), a dead host's job would otherwise show as running until
+    one of them is free. Closing the job (snapshot, cleanup, next job) is left to its surviving
+    clients or to the reconciler: a measuring client must not stop reading its sysbench for that.
+    """
+    global _next_sweep_at
+    now = time.monotonic()
+    if now < _next_sweep_at:
+        return 0
+    stale_s = settings.BENCHAPP_STALE_S
+    _next_sweep_at = now + stale_s / 3
+    limit = timezone.now() - timedelta(seconds=stale_s)
+    lost = 0
+    for client in JobClient.objects.filter(
+        status__in=(JobClient.Status.READY, JobClient.Status.RUNNING), heartbeat_at__lt=limit
+    ):
+        cause = f"client lost: no heartbeat from {client.host_name} for {stale_s:.0f} s"
+        lost += jobclient_lose(client=client, heartbeat_before=limit, cause=cause)
+    return lost
+
+
+def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str) -> bool:
+    """Declares lost a client whose last heartbeat is older than heartbeat_before.
+
+    The client and its job fail with the cause, and its host is taken offline unless that host
+    still beats (a live worker with a stuck task), so the next job is not handed to a dead host.
+    False when the client beat meanwhile or had already ended.
+    """
+    now = timezone.now()
+    if not JobClient.objects.filter(
+        pk=client.pk, status__in=_CLIENT_ACTIVE, heartbeat_at__lt=heartbeat_before
+    ).update(status=JobClient.Status.FAILED, error=cause, finished_at=now):
+        return False
+    Job.objects.filter(pk=client.job_id).exclude(status__in=Job.FINISHED).update(
+        status=Job.Status.FAILED, error=cause
+    )
+    host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+    log.warning("job %s: %s", client.job_id, cause)
+    return True
+
+
+def host_mark_offline(*, hostname: str, heartbeat_before: datetime) -> None:
+    """Takes a host offline now rather than after BENCHAPP_HOST_OFFLINE_S, if it has stopped beating."""
+    offline_since = timezone.now() - timedelta(seconds=settings.BENCHAPP_HOST_OFFLINE_S + 1)
+    ClientHost.objects.filter(hostname=hostname, last_heartbeat__lt=heartbeat_before).update(
+        last_heartbeat=offline_since
+    )
 
 
 def _barrier_wait(client: JobClient, needed: int) -> float:
@@ -246,7 +314,7 @@ def _client_run(job: Job, client: JobClient) -> None:
         raise JobFailure(str(exc)) from None
     argv = _phase_argv(job=job, conn=conn, command="run", threads=client.threads)
     JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH))
-    release_at = _barrier_wait(client, job.clients_needed)
+    release_at = _barrier_wait(client, _client_count(job))
     delay = release_at - time.time()
     if delay > 0:
         time.sleep(delay)
@@ -326,8 +394,9 @@ def job_finalize(*, job_id: int) -> bool:
     """Merges the clients' figures into the job once all have finished; True if this call did it."""
     if JobClient.objects.filter(job_id=job_id, status__in=_CLIENT_ACTIVE).exists():
         return False
-    # Exactly one caller wins the move out of the "run" phase, whoever else arrives.
-    if not Job.objects.filter(pk=job_id, phase="run").update(phase="finalizing"):
+    # Exactly one caller wins the move out of the "run" phase, whoever else arrives. The heartbeat
+    # (kept up by the cleanup below) tells the reconciler this closer is alive.
+    if not Job.objects.filter(pk=job_id, phase="run").update(phase="finalizing", heartbeat_at=timezone.now()):
         return False
     job = _load(job_id)
     clients = list(job.clients.order_by("index"))

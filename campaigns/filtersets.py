@@ -8,10 +8,13 @@ comma-separated list (`?target=1,2`), which both the comparison links and script
 """
 from __future__ import annotations
 
+import datetime as dt
+
 from django import forms
 from django.db import models
 from django.db.models import Q, QuerySet
 from django_filters import rest_framework as filters
+from django_filters.fields import IsoDateTimeField
 
 from campaigns.models import (
     Campaign,
@@ -43,6 +46,23 @@ class IdListFilter(filters.BaseInFilter, IntegerFilter):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("lookup_expr", "in")
         super().__init__(*args, **kwargs)
+
+
+class UTCDateTimeField(IsoDateTimeField):
+    """An ISO 8601 date-time, moved to UTC: PostgreSQL refuses offsets beyond ±15:59 that ISO allows."""
+
+    def to_python(self, value: object) -> dt.datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None or parsed.tzinfo is None:
+            return parsed
+        try:
+            return parsed.astimezone(dt.UTC)
+        except OverflowError:
+            raise forms.ValidationError("the date is out of range", code="invalid") from None
+
+
+class DateTimeFilter(filters.IsoDateTimeFilter):
+    field_class = UTCDateTimeField
 
 
 def bounded(field_name: str, lookup_expr: str, *, whole: bool = True) -> filters.NumberFilter:
@@ -149,8 +169,8 @@ class CampaignFilterSet(SearchFilterSet):
     id = IdListFilter(field_name="id")
     target = IdListFilter(field_name="targets", distinct=True)
     scenario = IdListFilter(field_name="scenarios", distinct=True)
-    created_after = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = DateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = DateTimeFilter(field_name="created_at", lookup_expr="lt")
 
     class Meta:
         model = Campaign
@@ -164,8 +184,8 @@ class RunFilterSet(SearchFilterSet):
     campaign = IdListFilter(field_name="campaign_id")
     status = filters.MultipleChoiceFilter(choices=Run.Status.choices)
     trigger = filters.MultipleChoiceFilter(choices=Run.Trigger.choices)
-    created_after = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = DateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = DateTimeFilter(field_name="created_at", lookup_expr="lt")
 
     class Meta:
         model = Run
@@ -187,8 +207,8 @@ class JobFilterSet(SearchFilterSet):
     threads = IdListFilter(field_name="threads")
     threads_min = bounded("threads", "gte")
     threads_max = bounded("threads", "lte")
-    finished_after = filters.IsoDateTimeFilter(field_name="finished_at", lookup_expr="gte")
-    finished_before = filters.IsoDateTimeFilter(field_name="finished_at", lookup_expr="lt")
+    finished_after = DateTimeFilter(field_name="finished_at", lookup_expr="gte")
+    finished_before = DateTimeFilter(field_name="finished_at", lookup_expr="lt")
 
     class Meta:
         model = Job
@@ -213,8 +233,8 @@ class JobResultFilterSet(SearchFilterSet):
     source = filters.MultipleChoiceFilter(choices=JobResult.Source.choices)
     threads_min = bounded("job__threads", "gte")
     threads_max = bounded("job__threads", "lte")
-    created_after = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = DateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = DateTimeFilter(field_name="created_at", lookup_expr="lt")
 
     class Meta:
         model = JobResult

@@ -46,8 +46,6 @@ _SHAPE_OPTIONS = frozenset({
     "auto-inc", "secondary", "create-secondary", "mysql-storage-engine", "pgsql-variant",
     "oltp-secondary", "oltp-auto-inc", "mysql-table-engine",
 })
-STALE_JOB_S = 30.0
-REDISPATCH_AFTER_S = 30.0
 WAITING_RETRY_S = 5.0
 
 
@@ -267,12 +265,26 @@ def run_advance(*, run_id: int) -> None:
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "finished_at"])
         keep = run.campaign.keep_data
+        # Regression checks and notifications run as a task of their own: a slow webhook must
+        # never hold up the run's cleanup or the next run.
+        transaction.on_commit(lambda: _run_finished_dispatch(run.pk))
     if not keep:
         run_cleanup_data(run=run)
 
 
+def _run_finished_dispatch(run_id: int) -> None:
+    from campaigns.tasks import run_finished_task
+
+    run_finished_task.apply_async(args=[run_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
 def run_cancel(*, run: Run) -> Run:
-    """Cancels every unfinished job; running sysbench processes notice within a second."""
+    """Cancels every unfinished job; running sysbench processes notice within a second.
+
+    Each client polls its job's status every BENCHAPP_CANCEL_POLL_S and then kills its process
+    group (SIGTERM, SIGKILL a second later), keeps the samples stored so far, and the job's closer
+    still runs the scenario's cleanup. A job already past its measurement (closing) keeps its outcome.
+    """
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
         if locked.is_finished():
@@ -284,7 +296,9 @@ def run_cancel(*, run: Run) -> Run:
         )
         # Active jobs keep their process until the worker notices (within a poll interval); the
         # worker then records what was measured, runs cleanup and closes the run.
-        run.jobs.filter(status__in=Job.ACTIVE).update(status=Job.Status.CANCELLED, error="cancelled")
+        run.jobs.filter(status__in=Job.ACTIVE).exclude(phase="finalizing").update(
+            status=Job.Status.CANCELLED, error="cancelled"
+        )
         if not active:
             locked.status = Run.Status.CANCELLED
             locked.finished_at = now
@@ -319,12 +333,23 @@ def dataset_signature(*, scenario: Scenario, tables: int, table_size: int) -> st
 
 
 def dataset_drop(*, job: Job, signature: str) -> None:
+    """Drops a dataset's tables (sysbench cleanup), bounded by BENCHAPP_CLEANUP_TIMEOUT_S.
+
+    It runs even for a cancelled job, so it is never cancelled itself; it keeps the job's heartbeat
+    up meanwhile, so that the reconciler does not take a long cleanup for a dead worker.
+    """
     try:
         conn = target_connection(target=job.target)
     except DecryptionError:
         return
+
+    def keep_alive() -> bool:
+        _job_heartbeat(job.pk)
+        return False
+
     argv = _phase_argv(job=job, conn=conn, command="cleanup")
-    outcome = run_process(argv, timeout_s=settings.BENCHAPP_CLEANUP_TIMEOUT_S)
+    outcome = run_process(argv, should_cancel=keep_alive, timeout_s=settings.BENCHAPP_CLEANUP_TIMEOUT_S,
+                          poll_s=settings.BENCHAPP_CANCEL_POLL_S)
     if outcome.succeeded():
         PreparedDataset.objects.filter(target=job.target, signature=signature).update(
             status=PreparedDataset.Status.DROPPED
@@ -392,12 +417,20 @@ def _dataset_ensure(job: Job, conn: Connection) -> str | None:
     PreparedDataset.objects.filter(target=job.target).exclude(pk=prepared.pk).update(
         status=PreparedDataset.Status.DROPPED
     )
+    from campaigns.execution import clients_sweep_lost
+
+    is_cancelled = _cancel_check(job.pk)
+
+    def should_cancel() -> bool:
+        clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
+        return is_cancelled()
+
     outputs = []
     started = time.monotonic()
     for command in ("cleanup", "prepare"):
         argv = _phase_argv(job=job, conn=conn, command=command)
         outcome = run_process(
-            argv, should_cancel=_cancel_check(job.pk),
+            argv, should_cancel=should_cancel,
             timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, poll_s=settings.BENCHAPP_CANCEL_POLL_S,
         )
         output = redact_text(outcome.output, [conn.password])
@@ -410,6 +443,7 @@ def _dataset_ensure(job: Job, conn: Connection) -> str | None:
             if outcome.timed_out:
                 raise JobFailure(
                     f"sysbench {command} exceeded its time-out of {settings.BENCHAPP_PREPARE_TIMEOUT_S:.0f} s"
+                    " (BENCHAPP_PREPARE_TIMEOUT_S) and was stopped"
                 )
             raise JobFailure(explain_failure(output, outcome.exit_code, phase=command))
     PreparedDataset.objects.filter(pk=prepared.pk).update(
@@ -466,47 +500,86 @@ def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float 
 
 
 def host_queue(hostname: str) -> str:
-    return f"host.{hostname}"
+    """A client host's own queue, under the shared queue's name so that separate installations
+    (or test sessions) on one Redis never consume each other's client tasks."""
+    return f"{settings.CELERY_TASK_DEFAULT_QUEUE}.host.{hostname}"
 
 
-def jobs_reconcile(*, stale_after_s: float = STALE_JOB_S, redispatch_after_s: float = REDISPATCH_AFTER_S) -> dict[str, int]:
-    """Repairs what a lost worker or a lost broker message left behind.
+def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: float | None = None) -> dict[str, int]:
+    """Repairs what a lost worker or a lost broker message left behind; safe to run anywhere, any time.
 
-    Active jobs without a heartbeat are failed as "client lost"; a running run with no active
-    job and a queued job whose message is older than redispatch_after_s gets it sent again (the
-    atomic claim makes a duplicate harmless).
+    - A job preparing without a heartbeat, or a started client without one, lost its worker: it
+      fails as "client lost" (its host goes offline) and the run goes on with its next job.
+    - A running job that nobody is closing (its closer died, or its coordinator died before the
+      clients started) is closed here.
+    - A client whose task message was never picked up is sent again while its host is online, and
+      given up when its host is offline or its job has stopped.
+    - A running run with no active job gets its next queued job sent again once the last message
+      is older than redispatch_after_s: Redis may have lost it (restart, flush). The atomic claims
+      make duplicates harmless, so no job runs twice.
     """
-    lost = 0
+    from campaigns.execution import host_mark_offline, job_finalize, jobclient_lose
+    from campaigns.tasks import jobclient_execute_task
+
+    stale_after_s = settings.BENCHAPP_STALE_S if stale_after_s is None else stale_after_s
+    redispatch_after_s = settings.BENCHAPP_REDISPATCH_S if redispatch_after_s is None else redispatch_after_s
+    lost = closed = redispatched = 0
     now = timezone.now()
     limit_stale = now - timedelta(seconds=stale_after_s)
+    limit_redispatch = now - timedelta(seconds=redispatch_after_s)
     # A coordinator that died while preparing leaves a job whose own heartbeat stopped.
     for job in Job.objects.filter(status=Job.Status.PREPARING, heartbeat_at__lt=limit_stale):
-        updated = Job.objects.filter(pk=job.pk, status=Job.Status.PREPARING).update(
+        updated = Job.objects.filter(pk=job.pk, status=Job.Status.PREPARING, heartbeat_at__lt=limit_stale).update(
             status=Job.Status.FAILED, phase="done", finished_at=now,
             error=f"client lost: no heartbeat from {job.claimed_by or 'its worker'} for {stale_after_s:.0f} s",
         )
         lost += updated
         if updated:
+            host_mark_offline(hostname=job.claimed_by, heartbeat_before=limit_stale)
             run_advance(run_id=job.run_id)
-    # A client whose worker died stops beating; the job fails with that cause and is closed here.
-    stale_clients = JobClient.objects.filter(
-        status__in=(JobClient.Status.PENDING, JobClient.Status.READY, JobClient.Status.RUNNING),
-        heartbeat_at__lt=limit_stale,
-    ).select_related("job")
-    for client in stale_clients:
+    # A started client whose worker died stops beating; the job fails with that cause.
+    for client in JobClient.objects.filter(
+        status__in=(JobClient.Status.READY, JobClient.Status.RUNNING), heartbeat_at__lt=limit_stale,
+    ):
         cause = f"client lost: no heartbeat from {client.host_name} for {stale_after_s:.0f} s"
-        if JobClient.objects.filter(pk=client.pk, heartbeat_at__lt=limit_stale).update(
-            status=JobClient.Status.FAILED, error=cause, finished_at=now
-        ):
+        if jobclient_lose(client=client, heartbeat_before=limit_stale, cause=cause):
             lost += 1
-            Job.objects.filter(pk=client.job_id).exclude(status__in=Job.FINISHED).update(
-                status=Job.Status.FAILED, error=cause
-            )
-            from campaigns.execution import job_finalize
-
             job_finalize(job_id=client.job_id)
-    redispatched = 0
-    limit = timezone.now() - timedelta(seconds=redispatch_after_s)
+    # A client that was never picked up: its message may be gone, or its host may be.
+    for client in JobClient.objects.filter(
+        status=JobClient.Status.PENDING, heartbeat_at__lt=limit_redispatch,
+    ).select_related("job"):
+        host = ClientHost.objects.filter(hostname=client.host_name).first()
+        if client.job.status != Job.Status.RUNNING:
+            if JobClient.objects.filter(pk=client.pk, status=JobClient.Status.PENDING).update(
+                status=JobClient.Status.CANCELLED, finished_at=now, error="never started: the job had stopped"
+            ):
+                job_finalize(job_id=client.job_id)
+        elif host is None or not host.is_online():
+            cause = f"client lost: host {client.host_name} went offline before starting its client"
+            if jobclient_lose(client=client, heartbeat_before=limit_redispatch, cause=cause):
+                lost += 1
+                job_finalize(job_id=client.job_id)
+        elif JobClient.objects.filter(pk=client.pk, status=JobClient.Status.PENDING).update(heartbeat_at=now):
+            jobclient_execute_task.apply_async(args=[client.pk], queue=host_queue(client.host_name))
+            redispatched += 1
+    # A job past its start with no client left running and no live closer: close it. That covers a
+    # job whose lost client a busy worker declared (execution.clients_sweep_lost) and a closer that
+    # died mid-way ("finalizing" without heartbeat), which is started over: closing is idempotent.
+    for job in Job.objects.filter(
+        status__in=(Job.Status.RUNNING, Job.Status.FAILED, Job.Status.CANCELLED),
+        phase__in=("run", "finalizing"), heartbeat_at__lt=limit_stale,
+    ).exclude(clients__status__in=(JobClient.Status.PENDING, JobClient.Status.READY, JobClient.Status.RUNNING)):
+        if job.phase == "finalizing" and not Job.objects.filter(
+            pk=job.pk, phase="finalizing", heartbeat_at__lt=limit_stale
+        ).update(phase="run"):
+            continue
+        if not job.clients.exists():
+            Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
+                status=Job.Status.FAILED,
+                error=f"client lost: {job.claimed_by or 'its coordinator'} stopped before starting the clients",
+            )
+        closed += int(job_finalize(job_id=job.pk))
     for run in Run.objects.filter(status=Run.Status.RUNNING):
         if run.jobs.filter(status__in=Job.ACTIVE).exists():
             continue
@@ -516,10 +589,10 @@ def jobs_reconcile(*, stale_after_s: float = STALE_JOB_S, redispatch_after_s: fl
             continue
         waiting_retry = job.status == Job.Status.WAITING and (
             job.dispatched_at is None or job.dispatched_at < now - timedelta(seconds=WAITING_RETRY_S))
-        if waiting_retry or job.dispatched_at is None or job.dispatched_at < limit:
+        if waiting_retry or job.dispatched_at is None or job.dispatched_at < limit_redispatch:
             job_dispatch(job=job)
             redispatched += 1
-    return {"lost": lost, "redispatched": redispatched}
+    return {"lost": lost, "closed": closed, "redispatched": redispatched}
 
 
 def local_host_facts() -> dict[str, Any]:

@@ -1,9 +1,45 @@
+"""URLs of the web UI (the API's are in campaigns/api/urls.py)."""
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import URLPattern, path
 
-from campaigns import views
+from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios
+from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
+
+
+def catalogue_urls(cat: Catalogue, *, list_view: object = None, edit_view: object = None) -> list[URLPattern]:
+    """list, new, <pk>/edit, <pk>/delete for one catalogue, with the generic views unless given others."""
+    key = cat.key
+    lister = list_view or CatalogueList.as_view(catalogue=cat)
+    editor = edit_view or CatalogueEdit.as_view(catalogue=cat)
+    return [
+        path(f"{key}/", lister, name=f"{key}-list"),
+        path(f"{key}/new/", editor, name=f"{key}-new"),
+        path(f"{key}/<int:pk>/edit/", editor, name=f"{key}-edit"),
+        path(f"{key}/<int:pk>/delete/", CatalogueDelete.as_view(catalogue=cat), name=f"{key}-delete"),
+    ]
+
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
+    path("", dashboard.dashboard, name="dashboard"),
+    *catalogue_urls(catalogue.PRODUCTS),
+    *catalogue_urls(catalogue.SPECS),
+    *catalogue_urls(catalogue.DATASETS),
+    *catalogue_urls(catalogue.TARGETS),
+    path("targets/<int:pk>/", catalogue.target_detail, name="targets-detail"),
+    path("targets/<int:pk>/check/", catalogue.target_check, name="targets-check"),
+    *catalogue_urls(scenarios.SCENARIOS, list_view=scenarios.scenario_list, edit_view=scenarios.scenario_edit),
+    path("scenarios/<int:pk>/", scenarios.scenario_detail, name="scenarios-detail"),
+    *catalogue_urls(campaigns.CAMPAIGNS, list_view=campaigns.campaign_list, edit_view=campaigns.campaign_edit),
+    path("campaigns/<int:pk>/", campaigns.campaign_detail, name="campaigns-detail"),
+    path("campaigns/<int:pk>/launch/", campaigns.campaign_launch, name="campaigns-launch"),
+    path("runs/", runs.run_list, name="run-list"),
+    path("runs/<int:pk>/", runs.run_detail, name="run-detail"),
+    path("runs/<int:pk>/live/", runs.run_live, name="run-live"),
+    path("runs/<int:pk>/cancel/", runs.run_cancel, name="run-cancel"),
+    path("jobs/<int:pk>/", runs.job_detail, name="job-detail"),
+    path("compare/", compare.compare, name="compare"),
+    path("compare/comparison.csv", compare.compare_csv, name="compare-csv"),
+    path("compare/comparison.md", compare.compare_markdown, name="compare-md"),
+    path("compare/report/", compare.compare_report, name="compare-report"),
 ]

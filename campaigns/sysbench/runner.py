@@ -18,10 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 _PR_SET_PDEATHSIG = 1
+# Loaded once here: loading a library in the forked child of a multi-threaded worker could block
+# on a lock another thread held at fork time.
+_LIBC = ctypes.CDLL(None, use_errno=True)
 # The whole output is kept (a 1-hour run with 1 s reports is under 1 MB); past this bound only
 # the last part is kept, so a runaway process cannot exhaust the worker's memory.
 MAX_OUTPUT_CHARS = 32 * 1024 * 1024
 KILL_GRACE_S = 1.0
+VERSION_TIMEOUT_S = 5.0
 
 
 @dataclass(slots=True)
@@ -38,23 +42,36 @@ class ProcessOutcome:
         return self.exit_code == 0 and not self.cancelled and not self.timed_out and not self.start_error
 
 
-def _die_with_parent() -> None:
-    # Runs in the child between fork and exec: ask the kernel to SIGKILL us when the parent dies.
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _die_with(parent_pid: int) -> Callable[[], None]:
+    def preexec() -> None:
+        # Runs in the child between fork and exec: ask the kernel to SIGKILL us when the parent
+        # dies. If the parent died before that request, nobody would ever send the signal.
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return preexec
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=KILL_GRACE_S)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    """SIGTERM to the process group, then SIGKILL to whatever is left of it.
+
+    The SIGKILL goes to the group even when the leader obeyed SIGTERM: a wrapper script or a
+    child that ignores SIGTERM must not outlive the phase it belonged to.
+    """
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def run_process(
@@ -77,7 +94,7 @@ def run_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_die_with(os.getpid()),
             env=dict(env) if env is not None else None,
             cwd=cwd,
         )
@@ -86,8 +103,6 @@ def run_process(
             exit_code=None, output="", wall_time_s=0.0, pid=0,
             start_error=f"cannot start {argv[0]}: {exc.strerror or exc}",
         )
-    if on_start is not None:
-        on_start(proc.pid)
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -96,7 +111,7 @@ def run_process(
     chunks: list[str] = []
     size = 0
     pending = b""
-    cancelled = timed_out = False
+    cancelled = timed_out = finished = False
     next_cancel_check = started + poll_s
 
     def emit(raw: bytes) -> None:
@@ -110,27 +125,43 @@ def run_process(
         if on_line is not None:
             on_line(line)
 
+    def read_ready(wait_s: float) -> bool:
+        """Reads what is available within wait_s; True at end of output."""
+        nonlocal pending
+        for _key, _mask in selector.select(timeout=wait_s):
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not data:
+                return True
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                emit(raw)
+        return False
+
     try:
+        if on_start is not None:
+            on_start(proc.pid)
         eof = False
-        while not eof:
+        # The phase ends when the process has exited, not merely closed its output: the time-out
+        # and cancellation keep applying to a process that hangs after its last line.
+        while True:
             now = time.monotonic()
             wait = max(0.0, min(poll_s, next_cancel_check - now))
             if timeout_s is not None:
                 wait = min(wait, max(0.0, started + timeout_s - now))
-            for _key, _mask in selector.select(timeout=wait):
+            if not eof:
+                eof = read_ready(wait)
+            else:
                 try:
-                    data = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not data:
-                    eof = True
+                    proc.wait(timeout=wait)
                     break
-                pending += data
-                *lines, pending = pending.split(b"\n")
-                for raw in lines:
-                    emit(raw)
+                except subprocess.TimeoutExpired:
+                    pass
             now = time.monotonic()
-            if timeout_s is not None and now - started >= timeout_s and not eof:
+            if timeout_s is not None and now - started >= timeout_s and proc.poll() is None:
                 timed_out = True
                 break
             if now >= next_cancel_check:
@@ -138,10 +169,13 @@ def run_process(
                 if should_cancel is not None and should_cancel():
                     cancelled = True
                     break
+        finished = True
     finally:
-        selector.close()
-        if cancelled or timed_out:
+        # Cancelled, timed out, or a callback raised: nothing of the process group may survive.
+        if not finished or cancelled or timed_out:
             _kill_group(proc)
+            _drain(read_ready)
+        selector.close()
         if pending:
             emit(pending)
         proc.stdout.close()
@@ -156,8 +190,30 @@ def run_process(
     )
 
 
+def _drain(read_ready: Callable[[float], bool]) -> None:
+    """Keeps the last lines a killed process printed (its writers are dead, so EOF comes soon)."""
+    deadline = time.monotonic() + KILL_GRACE_S
+    try:
+        while time.monotonic() < deadline and not read_ready(max(0.0, deadline - time.monotonic())):
+            pass
+    except Exception:  # the output so far matters more than its last lines
+        pass
+
+
+_VERSIONS: dict[str, str] = {}
+
+
 def sysbench_version(sysbench: str = "sysbench") -> str:
-    """'1.0.20' for Debian's package; empty when sysbench is missing."""
-    outcome = run_process([sysbench, "--version"], timeout_s=10)
+    """'1.0.20' for Debian's package; empty when sysbench is missing or does not answer.
+
+    Asked once per binary and process: every job records it, and a stuck binary would otherwise
+    cost each job the whole time-out before its real work even starts.
+    """
+    if sysbench in _VERSIONS:
+        return _VERSIONS[sysbench]
+    outcome = run_process([sysbench, "--version"], timeout_s=VERSION_TIMEOUT_S)
     text = outcome.output.strip()
-    return text.split()[-1] if text.startswith("sysbench") else ""
+    version = text.split()[-1] if text.startswith("sysbench") and outcome.succeeded() else ""
+    if version:
+        _VERSIONS[sysbench] = version
+    return version

@@ -1,0 +1,1 @@
+"""benchapp's REST API (Django REST framework) under /api/v1/: viewsets, serializers, actions."""

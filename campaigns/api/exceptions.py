@@ -1,0 +1,112 @@
+"""The API's exception handler: every failure a client can cause becomes a 4xx, never a 500.
+
+DRF already answers its own exceptions (400 validation, 401, 403, 404, 405). On top of that:
+
+* Django's ValidationError (Model.clean(), full_clean()) → 400 with a message per field;
+* ProtectedError / RestrictedError (deleting a row that others still refer to) → 409 naming them;
+* IntegrityError (a unique value taken by a concurrent request) → 409;
+* DataError (a value PostgreSQL cannot store) → 400;
+* services.StateConflict → 409; services.ImportRejected and the command parser's CommandError → 400;
+* ProbeError (a target that cannot be reached) → 400 with code "target_unreachable";
+* SuspiciousOperation (too many files or fields in an upload, a body over the limit) → 400.
+
+Error bodies are DRF's: {"field": ["message", …]} for invalid input, {"detail": "…", "code": "…"}
+otherwise. Messages are built from our own text, never from the request body, so a password
+sent with an invalid request is never echoed back.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from django.core.exceptions import SuspiciousOperation
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError, IntegrityError
+from django.db.models import ProtectedError, RestrictedError
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from campaigns.probes import ProbeError
+from campaigns.services import ImportRejected, StateConflict
+from campaigns.sysbench.cmdline import CommandError
+
+log = logging.getLogger(__name__)
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "the request conflicts with the current state"
+    default_code = "conflict"
+
+
+class TargetUnreachable(exceptions.APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "the target cannot be reached"
+    default_code = "target_unreachable"
+
+
+class BadRequest(exceptions.APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "invalid request"
+    default_code = "invalid"
+
+
+def _protected_detail(exc: ProtectedError | RestrictedError) -> str:
+    objects = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
+    counts = Counter(str(obj._meta.verbose_name_plural) for obj in objects)
+    parts = [f"{n} {name}" for name, n in sorted(counts.items())]
+    return f"cannot delete it: it is still referenced by {', '.join(parts) or 'other rows'}; delete or change those first"
+
+
+def django_validation_detail(exc: DjangoValidationError) -> Any:
+    if hasattr(exc, "error_dict"):
+        return {("non_field_errors" if field == "__all__" else field): messages
+                for field, messages in exc.message_dict.items()}
+    return {"non_field_errors": exc.messages}
+
+
+def translate(exc: Exception) -> exceptions.APIException | None:
+    """The API exception a domain or database exception stands for, or None if it is not ours."""
+    if isinstance(exc, DjangoValidationError):
+        return exceptions.ValidationError(django_validation_detail(exc))
+    if isinstance(exc, ProtectedError | RestrictedError):
+        return Conflict(_protected_detail(exc), code="protected")
+    if isinstance(exc, IntegrityError | DataError):
+        # Validation should have caught it first; worth a line in the log when it did not.
+        log.warning("the database refused an API request: %s", str(exc).splitlines()[0] if str(exc) else exc)
+    if isinstance(exc, IntegrityError):
+        return Conflict("the change conflicts with existing data (a unique value is already taken, or a "
+                        "referenced row is gone); reload and try again", code="integrity")
+    if isinstance(exc, DataError):
+        return BadRequest("a value is out of the range the database can store", code="out_of_range")
+    if isinstance(exc, SuspiciousOperation):
+        # Too many fields or files in an upload, a body over the size limit: Django would answer with
+        # an HTML page.
+        return BadRequest(str(exc) or "the request was refused as malformed", code="malformed")
+    if isinstance(exc, StateConflict):
+        return Conflict(str(exc), code="state_conflict")
+    if isinstance(exc, ImportRejected):
+        return BadRequest(str(exc), code="import_rejected")
+    if isinstance(exc, CommandError):
+        return exceptions.ValidationError({"command": [str(exc)]})
+    if isinstance(exc, ProbeError):
+        return TargetUnreachable(str(exc))
+    return None
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    translated = translate(exc)
+    if translated is not None:
+        exc = translated
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(response.data, dict) and set(response.data) == {"detail"} and isinstance(exc, exceptions.APIException):
+        codes = exc.get_codes()
+        if isinstance(codes, str):
+            response.data["code"] = codes
+    set_rollback()
+    return response

@@ -1,0 +1,60 @@
+"""CSV output for `?format=csv` (results and comparisons).
+
+Views that offer CSV build the rows themselves (streamed, unpaginated); the renderer exists so
+content negotiation accepts `format=csv` and `Accept: text/csv`, and renders error bodies.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from rest_framework.renderers import BaseRenderer
+
+# A cell starting with one of these is a formula to a spreadsheet; a name such as "=cmd|…" must
+# stay text (OWASP "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class CSVRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        # Only error bodies get here ({"detail": …} or {field: [messages]}): one line per message.
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["field", "message"])
+        if isinstance(data, dict):
+            for key, value in data.items():
+                for message in value if isinstance(value, list) else [value]:
+                    writer.writerow([_safe(key), _safe(message)])
+        return buffer.getvalue().encode()
+
+
+def _safe(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_response(header: list[str], rows: Iterable[Iterable[Any]], *, filename: str) -> StreamingHttpResponse:
+    """A streamed CSV download: the header, then each row, with spreadsheet formulas neutralised."""
+    writer = csv.writer(_Echo())
+
+    def lines() -> Iterator[str]:
+        yield writer.writerow(header)
+        for row in rows:
+            yield writer.writerow([_safe(v) for v in row])
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

@@ -1,0 +1,704 @@
+"""Serializers: fields listed explicitly, secrets write-only, model invariants through Model.clean().
+
+ModelSerializer already bounds every integer by the column's range and refuses NaN/infinite
+floats; JSON columns get a typed field here (a dict of thread lists, not "any JSON"), so a wrong
+type is a 400 naming the field and the OpenAPI schema says what is expected.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.models import Group
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from campaigns import roles
+from campaigns.api.exceptions import django_validation_detail
+from campaigns.models import (
+    Campaign,
+    ClientHost,
+    Dataset,
+    InstanceSpec,
+    Job,
+    JobClient,
+    JobResult,
+    Product,
+    Run,
+    Scenario,
+    Target,
+)
+from campaigns.sysbench.catalogue import MAX_THREADS, TESTS
+from campaigns.sysbench.cmdline import MAX_COMMAND_CHARS
+
+MAX_THREAD_VALUES = 64
+TEST_CHOICES = sorted(TESTS)
+MAX_LABEL_CHARS = 200
+MAX_PASSWORD_CHARS = 1024
+
+
+# Fields whose representation is the attribute itself (already int, float, str, bool, list or dict
+# as the database driver returns it).
+_AS_IS = (serializers.CharField, serializers.IntegerField, serializers.FloatField, serializers.BooleanField,
+          serializers.ChoiceField, serializers.ListField, serializers.DictField, serializers.JSONField)
+_Getter = Callable[[Any, Any], Any]
+
+
+class FastReadMixin:
+    """Renders rows several times faster than DRF's generic Field.get_attribute/to_representation.
+
+    A list of 50 jobs spends most of its time in DRF's per-field machinery (and in building the
+    serializer's fields for every request). This builds, once per serializer class, a plan of one
+    getter per readable field: attribute chains, foreign keys read from their `_id` column,
+    nested serializers, method fields. A field it does not know falls back to DRF (and the plan is
+    then kept per instance, since such a field may depend on the request). Same output as DRF's.
+    """
+
+    _plans: dict[type, list[tuple[str, _Getter]]] = {}
+
+    def _fast_plan(self) -> list[tuple[str, _Getter]]:
+        plan = FastReadMixin._plans.get(type(self)) or self.__dict__.get("_plan")
+        if plan is None:
+            shareable = True
+            plan = []
+            for field in self._readable_fields:  # type: ignore[attr-defined]
+                getter, context_free = self._getter(field)
+                shareable &= context_free
+                plan.append((field.field_name, getter))
+            if shareable:
+                FastReadMixin._plans[type(self)] = plan
+            else:
+                self.__dict__["_plan"] = plan
+        return plan
+
+    def _getter(self, field: serializers.Field) -> tuple[_Getter, bool]:
+        if isinstance(field, serializers.SerializerMethodField):
+            name = field.method_name
+            return (lambda serializer, instance: getattr(serializer, name)(instance)), True
+        attrs = list(field.source_attrs)
+        if isinstance(field, serializers.PrimaryKeyRelatedField) and len(attrs) == 1:
+            attrs = [self.Meta.model._meta.get_field(attrs[0]).attname]  # type: ignore[attr-defined]
+            return _chain(attrs, None), True
+        if isinstance(field, serializers.ManyRelatedField) and isinstance(
+            field.child_relation, serializers.PrimaryKeyRelatedField
+        ):
+            return _chain(attrs, lambda manager: [obj.pk for obj in manager.all()]), True
+        if isinstance(field, serializers.SlugRelatedField):
+            return _chain([*attrs, field.slug_field], None), True
+        if isinstance(field, _AS_IS) and not isinstance(field, serializers.BaseSerializer):
+            return _chain(attrs, None), True
+        if isinstance(field, FastReadMixin | serializers.ListSerializer | serializers.DateTimeField
+                      | serializers.DecimalField):
+            return _chain(attrs, field.to_representation), True
+
+        def fallback(serializer: Any, instance: Any) -> Any:
+            value = field.get_attribute(instance)
+            return None if value is None else field.to_representation(value)
+
+        return fallback, False
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        return {name: getter(self, instance) for name, getter in self._fast_plan()}
+
+
+def _chain(attrs: list[str], convert: Callable[[Any], Any] | None) -> _Getter:
+    def get(serializer: Any, instance: Any) -> Any:
+        value = instance
+        for attr in attrs:
+            try:
+                value = getattr(value, attr)
+            except ObjectDoesNotExist:
+                return None
+            if value is None:
+                return None
+        if inspect.ismethod(value):
+            value = value()
+        if convert is None or value is None:
+            return value
+        return convert(value)
+
+    return get
+
+
+class ModelCleanMixin:
+    """Runs Model.clean() on the instance the request would produce, as a form would.
+
+    clean() sees the stored values overlaid with the request's, so a partial update is checked
+    in context (changing only `options` is validated against the stored `test`). Fields that
+    clean() normalises (Scenario.options becomes canonical) are carried back into the data.
+    """
+
+    clean_normalises: tuple[str, ...] = ()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)  # type: ignore[misc]
+        model = self.Meta.model  # type: ignore[attr-defined]
+        instance = copy.copy(self.instance) if self.instance is not None else model()  # type: ignore[attr-defined]
+        concrete = {f.name for f in model._meta.concrete_fields}
+        for name, value in attrs.items():
+            if name in concrete:
+                setattr(instance, name, value)
+        try:
+            instance.clean()
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(django_validation_detail(exc)) from None
+        for name in self.clean_normalises:
+            attrs[name] = getattr(instance, name)
+        return attrs
+
+
+def thread_list_field(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_THREADS),
+        max_length=MAX_THREAD_VALUES, **kwargs,
+    )
+
+
+class ThreadsByKeyField(serializers.DictField):
+    """{label: [threads, …]}, keyed by an instance spec label or a scenario name."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=thread_list_field(min_length=1), **kwargs)
+
+    def to_internal_value(self, data: Any) -> dict[str, list[int]]:
+        value = super().to_internal_value(data)
+        for key in value:
+            if not key or len(key) > MAX_LABEL_CHARS:
+                raise serializers.ValidationError(f"keys are labels of 1 to {MAX_LABEL_CHARS} characters")
+        if len(value) > 1000:
+            raise serializers.ValidationError("at most 1,000 entries")
+        return value
+
+
+class SizesBySpecField(serializers.DictField):
+    """{spec label: [tables, rows per table]}."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        child = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=10**12),
+                                      min_length=2, max_length=2)
+        super().__init__(child=child, **kwargs)
+
+    def to_internal_value(self, data: Any) -> dict[str, list[int]]:
+        value = super().to_internal_value(data)
+        for key, (tables, _rows) in value.items():
+            if not key or len(key) > MAX_LABEL_CHARS:
+                raise serializers.ValidationError(f"keys are spec labels of 1 to {MAX_LABEL_CHARS} characters")
+            if tables > 100_000:
+                raise serializers.ValidationError(f"{key[:60]}: at most 100,000 tables")
+        if len(value) > 1000:
+            raise serializers.ValidationError("at most 1,000 entries")
+        return value
+
+
+# ---------------------------------------------------------------- catalogue of systems
+
+
+class ProductSerializer(FastReadMixin, serializers.ModelSerializer):
+    class Meta:
+        model = Product
+        fields = ["id", "name", "engine", "version", "vendor", "notes", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class InstanceSpecSerializer(FastReadMixin, serializers.ModelSerializer):
+    class Meta:
+        model = InstanceSpec
+        fields = ["id", "label", "cpu_cores", "memory_gb", "storage_gb", "storage_type", "price_per_hour",
+                  "currency", "notes"]
+        extra_kwargs = {
+            "cpu_cores": {"max_value": 100_000},
+            "memory_gb": {"max_value": 10**9},
+            "storage_gb": {"max_value": 10**12},
+        }
+
+
+class TargetSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+    """A target; `password` is write-only: set it on create or update, it is never returned.
+
+    Sending `"password": ""` clears it; leaving the key out keeps the stored one.
+    """
+
+    password = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, trim_whitespace=False,
+        max_length=MAX_PASSWORD_CHARS, style={"input_type": "password"},
+        help_text="Write-only. Omit to keep the stored password; an empty string clears it.",
+    )
+    has_password = serializers.BooleanField(read_only=True)
+    product_name = serializers.CharField(source="product.name", read_only=True)
+    spec_label = serializers.CharField(source="spec.label", read_only=True, allow_null=True, default=None)
+    endpoint = serializers.CharField(source="endpoint_label", read_only=True)
+
+    class Meta:
+        model = Target
+        fields = ["id", "name", "product", "product_name", "spec", "spec_label", "driver", "host", "port",
+                  "database", "user", "password", "has_password", "endpoint", "is_demo", "created_at",
+                  "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def create(self, validated_data: dict[str, Any]) -> Target:
+        password = validated_data.pop("password", "")
+        target = Target(**validated_data)
+        target.set_password(password)
+        target.save()
+        return target
+
+    def update(self, instance: Target, validated_data: dict[str, Any]) -> Target:
+        password = validated_data.pop("password", None)
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        if password is not None:
+            instance.set_password(password)
+        instance.save()
+        return instance
+
+
+class TargetCheckSerializer(serializers.Serializer):
+    version = serializers.CharField()
+    settings = serializers.DictField(child=serializers.CharField())
+
+
+class DatasetSerializer(FastReadMixin, serializers.ModelSerializer):
+    sizes_by_spec = SizesBySpecField(
+        required=False, help_text="Per instance spec label: [tables, rows per table], overriding the default."
+    )
+
+    class Meta:
+        model = Dataset
+        fields = ["id", "name", "tables", "table_size", "sizes_by_spec", "description"]
+
+
+class ScenarioSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+    clean_normalises = ("options",)
+
+    test = serializers.ChoiceField(choices=TEST_CHOICES)
+    options = serializers.DictField(
+        required=False,
+        help_text="sysbench options of the test under their names (e.g. {\"skip-trx\": true, "
+                  "\"point-selects\": 1}); validated against the test's option catalogue.",
+    )
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+
+    class Meta:
+        model = Scenario
+        fields = ["id", "name", "test", "dataset", "dataset_name", "options", "time_s", "warmup_s",
+                  "report_interval_s", "percentile", "prepare_mode", "cleanup", "prepare_threads", "table_ddl",
+                  "preset", "description", "created_at"]
+        read_only_fields = ["created_at"]
+        extra_kwargs = {
+            "time_s": {"max_value": 30 * 86400},
+            "warmup_s": {"max_value": 86400},
+            "report_interval_s": {"max_value": 3600},
+            "prepare_threads": {"max_value": 1024},
+            "table_ddl": {"max_length": 100_000},
+        }
+
+
+class CampaignSerializer(FastReadMixin, serializers.ModelSerializer):
+    targets = serializers.PrimaryKeyRelatedField(many=True, queryset=Target.objects.all(), required=False)
+    scenarios = serializers.PrimaryKeyRelatedField(many=True, queryset=Scenario.objects.all(), required=False)
+    threads = thread_list_field(required=False, help_text="Thread counts to run, e.g. [8, 16, 32].")
+    threads_by_spec = ThreadsByKeyField(required=False, help_text="Per instance spec label: its thread counts.")
+    threads_by_scenario = ThreadsByKeyField(required=False, help_text="Per scenario name: its thread counts.")
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "name", "description", "targets", "scenarios", "threads", "threads_by_spec",
+                  "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
+                  "keep_data", "is_template", "template_key", "regression_threshold_pct", "noise_cv_pct",
+                  "baseline_run", "baseline_last_n", "webhook_url", "notify_emails", "created_by", "created_at",
+                  "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+        extra_kwargs = {
+            "clients_min": {"max_value": 1000},
+            "clients_per_threads": {"min_value": 1, "max_value": MAX_THREADS},
+            "regression_threshold_pct": {"max_value": 10**6},
+            "noise_cv_pct": {"max_value": 10**6},
+            "baseline_last_n": {"max_value": 1000},
+        }
+
+    def validate_notify_emails(self, value: str) -> str:
+        addresses = [a for a in re.split(r"[\s,;]+", value) if a]
+        for address in addresses:
+            try:
+                validate_email(address)
+            except DjangoValidationError:
+                raise serializers.ValidationError(f"{address[:80]!r} is not an e-mail address") from None
+        return "\n".join(addresses)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        baseline = attrs.get("baseline_run")
+        if baseline is not None and (self.instance is None or baseline.campaign_id != self.instance.pk):
+            raise serializers.ValidationError({"baseline_run": "the baseline must be a run of this campaign"})
+        return attrs
+
+
+# ---------------------------------------------------------------- runs, jobs, results
+
+
+class RunSerializer(FastReadMixin, serializers.ModelSerializer):
+    """A run with its jobs counted by state (annotated by the viewset's queryset)."""
+
+    campaign_name = serializers.CharField(source="campaign.name", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    jobs_total = serializers.IntegerField(read_only=True)
+    jobs_pending = serializers.IntegerField(read_only=True)
+    jobs_active = serializers.IntegerField(read_only=True)
+    jobs_succeeded = serializers.IntegerField(read_only=True)
+    jobs_failed = serializers.IntegerField(read_only=True)
+    jobs_cancelled = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Run
+        fields = ["id", "campaign", "campaign_name", "status", "trigger", "label", "idempotency_key", "error",
+                  "created_by", "created_at", "started_at", "finished_at", "jobs_total", "jobs_pending",
+                  "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled"]
+        read_only_fields = fields
+
+
+class LaunchSerializer(serializers.Serializer):
+    label = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+
+
+class ResultBriefSerializer(FastReadMixin, serializers.ModelSerializer):
+    class Meta:
+        model = JobResult
+        fields = ["id", "source", "tps", "qps", "latency_avg_ms", "latency_pct", "latency_pct_ms", "steady_tps",
+                  "steady_qps"]
+        read_only_fields = fields
+
+
+class JobSerializer(FastReadMixin, serializers.ModelSerializer):
+    campaign = serializers.IntegerField(source="run.campaign_id", read_only=True)
+    target_name = serializers.CharField(source="target.name", read_only=True)
+    product = serializers.IntegerField(source="target.product_id", read_only=True)
+    product_name = serializers.CharField(source="target.product.name", read_only=True)
+    spec = serializers.IntegerField(source="target.spec_id", read_only=True, allow_null=True)
+    spec_label = serializers.CharField(source="target.spec.label", read_only=True, allow_null=True, default=None)
+    scenario_name = serializers.CharField(source="scenario.name", read_only=True)
+    test = serializers.CharField(source="scenario.test", read_only=True)
+    result = ResultBriefSerializer(read_only=True, allow_null=True)
+
+    class Meta:
+        model = Job
+        fields = ["id", "run", "campaign", "target", "target_name", "product", "product_name", "spec", "spec_label",
+                  "scenario", "scenario_name", "test", "threads", "repetition", "position", "tables", "table_size",
+                  "clients_needed", "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms",
+                  "wall_time_s", "cache_hit_ratio", "cache_warning", "imported", "claimed_by", "queued_at",
+                  "started_at", "finished_at", "result"]
+        read_only_fields = fields
+
+
+class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
+    """One sysbench process of a job (its command line carries *** for the password)."""
+
+    class Meta:
+        model = JobClient
+        fields = ["index", "host_name", "threads", "status", "command_line", "exit_code", "sysbench_version",
+                  "error", "started_at", "finished_at", "wall_time_s"]
+        read_only_fields = fields
+
+
+class JobDetailSerializer(JobSerializer):
+    """A job with its server snapshots (settings and counters before and after) and its clients."""
+
+    clients = JobClientSerializer(many=True, read_only=True)
+
+    class Meta(JobSerializer.Meta):
+        fields = [*JobSerializer.Meta.fields, "server_snapshot", "clients"]
+        read_only_fields = fields
+
+
+class JobResultSerializer(FastReadMixin, serializers.ModelSerializer):
+    """A job's final figures with what they are figures of: target, product, spec, scenario, threads."""
+
+    run = serializers.IntegerField(source="job.run_id", read_only=True)
+    campaign = serializers.IntegerField(source="job.run.campaign_id", read_only=True)
+    job_status = serializers.CharField(source="job.status", read_only=True)
+    target = serializers.IntegerField(source="job.target_id", read_only=True)
+    target_name = serializers.CharField(source="job.target.name", read_only=True)
+    product = serializers.IntegerField(source="job.target.product_id", read_only=True)
+    product_name = serializers.CharField(source="job.target.product.name", read_only=True)
+    spec = serializers.IntegerField(source="job.target.spec_id", read_only=True, allow_null=True)
+    spec_label = serializers.CharField(source="job.target.spec.label", read_only=True, allow_null=True, default=None)
+    scenario = serializers.IntegerField(source="job.scenario_id", read_only=True)
+    scenario_name = serializers.CharField(source="job.scenario.name", read_only=True)
+    test = serializers.CharField(source="job.scenario.test", read_only=True)
+    dataset = serializers.IntegerField(source="job.scenario.dataset_id", read_only=True)
+    dataset_name = serializers.CharField(source="job.scenario.dataset.name", read_only=True)
+    threads = serializers.IntegerField(source="job.threads", read_only=True)
+    repetition = serializers.IntegerField(source="job.repetition", read_only=True)
+    tables = serializers.IntegerField(source="job.tables", read_only=True)
+    table_size = serializers.IntegerField(source="job.table_size", read_only=True)
+
+    class Meta:
+        model = JobResult
+        fields = ["id", "job", "job_status", "run", "campaign", "target", "target_name", "product", "product_name",
+                  "spec", "spec_label", "scenario", "scenario_name", "test", "dataset", "dataset_name", "threads",
+                  "repetition", "tables", "table_size", "source", "tps", "qps", "reads_per_s", "writes_per_s",
+                  "other_per_s", "transactions", "queries", "ignored_errors", "reconnects", "events", "duration_s",
+                  "latency_min_ms", "latency_avg_ms", "latency_max_ms", "latency_pct", "latency_pct_ms",
+                  "latency_sum_ms", "steady_tps", "steady_qps", "steady_latency_pct_ms", "created_at"]
+        read_only_fields = fields
+
+
+RESULT_CSV_COLUMNS = JobResultSerializer.Meta.fields
+
+
+class ResultsImportSerializer(serializers.Serializer):
+    files = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=False, max_length=255), min_length=1, max_length=100,
+        help_text="One or more sysbench log files (UTF-8 text), each becoming one job of an imported run.",
+    )
+    target = serializers.PrimaryKeyRelatedField(queryset=Target.objects.select_related("spec"))
+    scenario = serializers.PrimaryKeyRelatedField(queryset=Scenario.objects.select_related("dataset"))
+
+
+class ResultsImportResponseSerializer(serializers.Serializer):
+    run = RunSerializer()
+    results = JobResultSerializer(many=True)
+
+
+# ---------------------------------------------------------------- live samples and series
+
+SAMPLE_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s", "reconnects_per_s")
+SERIES_METRICS = (*SAMPLE_SUMMED, "latency_pct_ms", "threads")
+
+
+class SampleSerializer(serializers.Serializer):
+    """One second of a job: rates summed over its clients, latency the worst client's."""
+
+    t = serializers.FloatField()
+    clients = serializers.IntegerField(help_text="How many clients reported this second.")
+    threads = serializers.IntegerField()
+    tps = serializers.FloatField()
+    qps = serializers.FloatField()
+    reads_per_s = serializers.FloatField()
+    writes_per_s = serializers.FloatField()
+    other_per_s = serializers.FloatField()
+    errors_per_s = serializers.FloatField()
+    reconnects_per_s = serializers.FloatField()
+    latency_pct_ms = serializers.FloatField(allow_null=True)
+
+
+class SamplesQuerySerializer(serializers.Serializer):
+    since = serializers.FloatField(required=False, min_value=-1e12, max_value=1e12,
+                                   help_text="Only seconds with t greater than this.")
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=10_000, default=10_000)
+
+
+class LatencyMetaSerializer(serializers.Serializer):
+    pct = serializers.FloatField(allow_null=True, help_text="The percentile of latency_pct_ms, e.g. 95.0.")
+    aggregate = serializers.CharField(help_text="How clients' percentiles combine: max.")
+    label = serializers.CharField(help_text="worst client")
+
+
+class SamplesResponseSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    status = serializers.CharField()
+    phase = serializers.CharField()
+    finished = serializers.BooleanField()
+    clients = serializers.IntegerField()
+    summed = serializers.ListField(child=serializers.CharField())
+    latency = LatencyMetaSerializer()
+    last_t = serializers.FloatField(allow_null=True)
+    more = serializers.BooleanField()
+    samples = SampleSerializer(many=True)
+
+
+class SeriesQuerySerializer(serializers.Serializer):
+    full = serializers.BooleanField(required=False, default=False, help_text="The whole series, not downsampled.")
+    method = serializers.ChoiceField(choices=["minmax", "lttb"], required=False, default="minmax")
+    max_points = serializers.IntegerField(required=False, min_value=10, max_value=1000, default=1000)
+
+
+@extend_schema_field({"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 2,
+                                                 "items": {"type": "number", "nullable": True}}})
+class PointsField(serializers.ListField):
+    pass
+
+
+class SeriesResponseSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    status = serializers.CharField()
+    finished = serializers.BooleanField()
+    total_points = serializers.IntegerField()
+    downsampled = serializers.BooleanField()
+    method = serializers.CharField(allow_null=True)
+    max_points = serializers.IntegerField(allow_null=True)
+    latency = LatencyMetaSerializer()
+    series = serializers.DictField(child=PointsField(), help_text="Per metric: [[t, value], …] in time order.")
+
+
+# ---------------------------------------------------------------- scenarios from a pasted command
+
+
+class FromCommandSerializer(serializers.Serializer):
+    command = serializers.CharField(max_length=MAX_COMMAND_CHARS, trim_whitespace=False,
+                                    help_text="A sysbench command line as pasted (0.5 or 1.0 spelling).")
+    default_test = serializers.ChoiceField(choices=TEST_CHOICES, required=False,
+                                           help_text="Assumed when the command names no test.")
+    save = serializers.BooleanField(default=False, help_text="Also create the scenario (needs name and dataset).")
+    name = serializers.CharField(max_length=200, required=False)
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False)
+    description = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("save"):
+            missing = {f: "needed to save the scenario" for f in ("name", "dataset") if not attrs.get(f)}
+            if missing:
+                raise serializers.ValidationError(missing)
+            if Scenario.objects.filter(name=attrs["name"]).exists():
+                raise serializers.ValidationError({"name": "a scenario with this name already exists"})
+        return attrs
+
+
+class TargetHintSerializer(serializers.Serializer):
+    driver = serializers.CharField(required=False)
+    host = serializers.CharField(required=False)
+    port = serializers.JSONField(required=False, help_text="A port number, or a comma-separated list as written.")
+    socket = serializers.CharField(required=False)
+    user = serializers.CharField(required=False)
+    db = serializers.CharField(required=False)
+
+
+class ProposedScenarioSerializer(serializers.Serializer):
+    test = serializers.CharField()
+    options = serializers.DictField()
+    time_s = serializers.IntegerField()
+    report_interval_s = serializers.IntegerField()
+    percentile = serializers.FloatField()
+
+
+class FromCommandResponseSerializer(serializers.Serializer):
+    test = serializers.CharField()
+    command = serializers.CharField(allow_null=True)
+    tables = serializers.IntegerField(allow_null=True)
+    table_size = serializers.IntegerField(allow_null=True)
+    threads = serializers.ListField(child=serializers.IntegerField())
+    time_s = serializers.IntegerField(allow_null=True)
+    events = serializers.IntegerField(allow_null=True)
+    options = serializers.DictField()
+    target_hint = TargetHintSerializer()
+    warnings = serializers.ListField(child=serializers.CharField())
+    placeholders = serializers.ListField(child=serializers.CharField())
+    proposed = ProposedScenarioSerializer(help_text="The scenario fields this command maps to.")
+    scenario = ScenarioSerializer(allow_null=True, help_text="The created scenario when save was true.")
+
+
+# ---------------------------------------------------------------- hosts and users
+
+
+class ClientHostSerializer(FastReadMixin, serializers.ModelSerializer):
+    online = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ClientHost
+        fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "started_at",
+                  "last_heartbeat", "online"]
+        read_only_fields = ["started_at", "last_heartbeat"]
+        extra_kwargs = {"cores": {"max_value": 100_000}, "memory_gb": {"min_value": 0, "max_value": 10**9}}
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_online(self, host: ClientHost) -> bool:
+        return host.is_online()
+
+
+class UserSerializer(serializers.ModelSerializer):
+    """A login with its role; the password is write-only and checked by Django's validators."""
+
+    role = serializers.ChoiceField(choices=list(roles.ROLES), allow_null=True, required=False,
+                                   help_text="viewer, operator or admin; null for no role.")
+    password = serializers.CharField(write_only=True, required=False, max_length=MAX_PASSWORD_CHARS,
+                                     trim_whitespace=False, style={"input_type": "password"})
+
+    class Meta:
+        model = get_user_model()
+        fields = ["id", "username", "email", "first_name", "last_name", "is_active", "role", "password",
+                  "date_joined", "last_login"]
+        read_only_fields = ["date_joined", "last_login"]
+
+    def to_representation(self, user: Any) -> dict[str, Any]:
+        data = super().to_representation(user)
+        data["role"] = self._role(user)
+        return data
+
+    @staticmethod
+    def _role(user: Any) -> str | None:
+        if user.is_superuser:
+            return roles.ADMIN
+        # groups are prefetched by the viewset: no query per user.
+        names = {g.name for g in user.groups.all()}
+        best = None
+        for role in roles.ROLES:
+            if role in names:
+                best = role
+        return best
+
+    def validate_password(self, value: str) -> str:
+        try:
+            password_validation.validate_password(value, self.instance)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from None
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is None and not attrs.get("password"):
+            raise serializers.ValidationError({"password": "a new user needs a password"})
+        return attrs
+
+    @transaction.atomic
+    def create(self, validated_data: dict[str, Any]) -> Any:
+        role = validated_data.pop("role", None)
+        password = validated_data.pop("password")
+        user = get_user_model()(**validated_data)
+        user.set_password(password)
+        user.save()
+        self._set_role(user, role)
+        return user
+
+    @transaction.atomic
+    def update(self, instance: Any, validated_data: dict[str, Any]) -> Any:
+        has_role = "role" in validated_data
+        role = validated_data.pop("role", None)
+        password = validated_data.pop("password", None)
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        if password:
+            instance.set_password(password)
+        instance.save()
+        if has_role:
+            self._set_role(instance, role)
+        return instance
+
+    @staticmethod
+    def _set_role(user: Any, role: str | None) -> None:
+        role_groups = Group.objects.filter(name__in=roles.ROLES)
+        user.groups.remove(*role_groups)
+        if role:
+            group, _ = Group.objects.get_or_create(name=role)
+            user.groups.add(group)
+        # groups may be prefetched on this instance; drop the cache so the response shows the new role.
+        getattr(user, "_prefetched_objects_cache", {}).pop("groups", None)
+        user.__dict__.pop("_benchapp_groups", None)
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=MAX_PASSWORD_CHARS, trim_whitespace=False,
+                                     style={"input_type": "password"}, write_only=True)
+
+
+class TokenResponseSerializer(serializers.Serializer):
+    token = serializers.CharField()
+    username = serializers.CharField()
+    role = serializers.CharField(allow_null=True)

@@ -1,0 +1,45 @@
+"""URLs of the API (/api/v1/), its OpenAPI schema (/api/schema/) and docs (/api/docs/, /api/redoc/).
+
+Swagger UI and Redoc are served from the drf-spectacular-sidecar package's files (no CDN: the
+machines running benchapp may have no internet access).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import drf_spectacular_sidecar
+from django.urls import include, path, re_path
+from django.views.static import serve
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from campaigns.api import views
+
+SIDECAR_STATIC = Path(drf_spectacular_sidecar.__file__).resolve().parent / "static" / "drf_spectacular_sidecar"
+
+router = DefaultRouter()
+router.register("products", views.ProductViewSet, basename="product")
+router.register("specs", views.InstanceSpecViewSet, basename="spec")
+router.register("targets", views.TargetViewSet, basename="target")
+router.register("datasets", views.DatasetViewSet, basename="dataset")
+router.register("scenarios", views.ScenarioViewSet, basename="scenario")
+router.register("campaigns", views.CampaignViewSet, basename="campaign")
+router.register("runs", views.RunViewSet, basename="run")
+router.register("jobs", views.JobViewSet, basename="job")
+router.register("results", views.ResultViewSet, basename="result")
+router.register("client-hosts", views.ClientHostViewSet, basename="client-host")
+router.register("comparisons", views.ComparisonViewSet, basename="comparison")
+router.register("users", views.UserViewSet, basename="user")
+# "schedules" (nightly campaigns) registers here too.
+
+app_name = "api"
+urlpatterns = [
+    path("api/v1/auth/token/", views.TokenView.as_view(), name="token"),
+    path("api/v1/", include(router.urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    re_path(r"^api/docs/assets/(?P<path>[\w./-]+)$", serve, {"document_root": SIDECAR_STATIC}, name="docs-assets"),
+    # Anything else under /api/ (an id that is not a number, a typo) is a JSON 404, not an HTML page.
+    re_path(r"^api/", views.not_found),
+]

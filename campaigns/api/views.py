@@ -1,0 +1,622 @@
+"""API viewsets: queryset + serializer + FilterSet, and actions that call one service each.
+
+Every list is filtered (campaigns.filtersets), ordered (`?ordering=`, explicit fields) and
+paginated (`?limit=&offset=`), and its queryset joins or prefetches what the serializer reads, so
+the number of queries does not grow with the number of rows.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import authenticate, get_user_model
+from django.db import connections, transaction
+from django.db.models import Count, Max, OuterRef, Prefetch, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.authtoken.models import Token
+from rest_framework.decorators import action
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaigns import roles, services
+from campaigns.api import serializers as s
+from campaigns.api.comparison_query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
+from campaigns.api.exceptions import Conflict
+from campaigns.api.permissions import RolePermission
+from campaigns.api.renderers import CSVRenderer, csv_response
+from campaigns.downsample import downsample
+from campaigns.filtersets import (
+    CampaignFilterSet,
+    ClientHostFilterSet,
+    DatasetFilterSet,
+    InstanceSpecFilterSet,
+    JobFilterSet,
+    JobResultFilterSet,
+    ProductFilterSet,
+    RunFilterSet,
+    ScenarioFilterSet,
+    TargetFilterSet,
+)
+from campaigns.models import (
+    Campaign,
+    ClientHost,
+    Dataset,
+    InstanceSpec,
+    IntervalSample,
+    Job,
+    JobResult,
+    Product,
+    Run,
+    Scenario,
+    Target,
+)
+from campaigns.sysbench.cmdline import parse_command
+
+ID_PATTERN = r"[0-9]{1,19}"
+MAX_IDEMPOTENCY_KEY = 200
+MAX_UPLOAD_BYTES = 64 * 2**20
+
+
+class BaseViewSet(viewsets.GenericViewSet):
+    """Role permissions, numeric ids in URLs, and writes inside a savepoint.
+
+    The savepoint matters when a write fails in the database (a unique value taken between the
+    validator's check and the INSERT): the error becomes a 409 and the connection stays usable.
+    """
+
+    permission_classes = [RolePermission]
+    lookup_value_regex = ID_PATTERN
+
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
+        with transaction.atomic():
+            serializer.save()
+
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        with transaction.atomic():
+            serializer.save()
+
+    def perform_destroy(self, instance: Any) -> None:
+        with transaction.atomic():
+            instance.delete()
+
+
+class ModelViewSet(BaseViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+                   mixins.UpdateModelMixin, mixins.DestroyModelMixin):
+    pass
+
+
+class ReadOnlyViewSet(BaseViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+    pass
+
+
+# ---------------------------------------------------------------- catalogue of systems
+
+
+class ProductViewSet(ModelViewSet):
+    queryset = Product.objects.all()
+    serializer_class = s.ProductSerializer
+    filterset_class = ProductFilterSet
+    ordering_fields = ["id", "name", "engine", "vendor", "version", "created_at"]
+
+
+class InstanceSpecViewSet(ModelViewSet):
+    queryset = InstanceSpec.objects.all()
+    serializer_class = s.InstanceSpecSerializer
+    filterset_class = InstanceSpecFilterSet
+    ordering_fields = ["id", "label", "cpu_cores", "memory_gb", "storage_gb", "price_per_hour"]
+
+
+@extend_schema_view(
+    check=extend_schema(
+        request=None,
+        responses={200: s.TargetCheckSerializer, 400: OpenApiResponse(description="The target cannot be reached "
+                                                                              "(code target_unreachable).")},
+        description="Connects to the target (5 s connect timeout) and returns its server version and the "
+                    "settings that decide results.",
+    ),
+)
+class TargetViewSet(ModelViewSet):
+    queryset = Target.objects.select_related("product", "spec")
+    serializer_class = s.TargetSerializer
+    filterset_class = TargetFilterSet
+    ordering_fields = ["id", "name", "host", "port", "driver", "created_at", "updated_at"]
+
+    @action(detail=True, methods=["post"])
+    def check(self, request: Request, pk: str | None = None) -> Response:
+        target = self.get_object()
+        return Response(services.target_check(target=target))
+
+
+class DatasetViewSet(ModelViewSet):
+    queryset = Dataset.objects.all()
+    serializer_class = s.DatasetSerializer
+    filterset_class = DatasetFilterSet
+    ordering_fields = ["id", "name", "tables", "table_size"]
+
+
+def _proposed_scenario(parsed: Any) -> dict[str, Any]:
+    """The Scenario fields a parsed command maps to: timings and percentile leave `options`."""
+    options = dict(parsed.options)
+    percentile = options.pop("percentile", 95)
+    report_interval = options.pop("report-interval", 1) or 1
+    options.pop("histogram", None)  # benchapp always asks for the histogram
+    return {"test": parsed.test, "options": options, "time_s": parsed.time_s or 60,
+            "report_interval_s": report_interval, "percentile": float(percentile)}
+
+
+@extend_schema_view(
+    from_command=extend_schema(
+        request=s.FromCommandSerializer,
+        responses={200: s.FromCommandResponseSerializer, 201: s.FromCommandResponseSerializer},
+        description="Reads a pasted sysbench command (0.5 or 1.0 spelling) into a scenario: test, options, "
+                    "dataset size, threads, a hint of the target (never its password) and warnings for "
+                    "whatever it could not keep. With save=true, name and dataset, also creates the scenario.",
+    ),
+)
+class ScenarioViewSet(ModelViewSet):
+    queryset = Scenario.objects.select_related("dataset")
+    serializer_class = s.ScenarioSerializer
+    filterset_class = ScenarioFilterSet
+    ordering_fields = ["id", "name", "test", "time_s", "created_at"]
+
+    @action(detail=False, methods=["post"], url_path="from-command")
+    def from_command(self, request: Request) -> Response:
+        query = s.FromCommandSerializer(data=request.data)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        parsed = parse_command(data["command"], default_test=data.get("default_test"))
+        body: dict[str, Any] = parsed.to_dict()
+        body["proposed"] = _proposed_scenario(parsed)
+        body["scenario"] = None
+        dataset = data.get("dataset")
+        if dataset is not None and parsed.tables and parsed.table_size and (
+            (dataset.tables, dataset.table_size) != (parsed.tables, parsed.table_size)
+        ):
+            body["warnings"].append(
+                f"the command prepares {parsed.tables} × {parsed.table_size:,} rows; dataset '{dataset.name}' "
+                f"has {dataset.tables} × {dataset.table_size:,}"
+            )
+        if not data["save"]:
+            return Response(body)
+        scenario = s.ScenarioSerializer(data={
+            **body["proposed"], "name": data["name"], "dataset": dataset.pk, "description": data["description"],
+        })
+        scenario.is_valid(raise_exception=True)
+        self.perform_create(scenario)
+        body["scenario"] = scenario.data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+# ---------------------------------------------------------------- campaigns and runs
+
+
+def _job_count(**condition: Any) -> Coalesce:
+    jobs = Job.objects.filter(run=OuterRef("pk"), **condition).order_by().values("run")
+    return Coalesce(Subquery(jobs.annotate(n=Count("*")).values("n")), 0)
+
+
+def run_queryset() -> QuerySet[Run]:
+    """Runs with their jobs counted by state, in the same query.
+
+    Correlated subqueries rather than a join and GROUP BY: PostgreSQL evaluates them only for
+    the page of runs returned, so a list of 50 runs does not count the jobs of every run.
+    """
+    return Run.objects.select_related("campaign", "created_by").annotate(
+        jobs_total=_job_count(),
+        jobs_pending=_job_count(status__in=(Job.Status.QUEUED, Job.Status.WAITING)),
+        jobs_active=_job_count(status__in=Job.ACTIVE),
+        jobs_succeeded=_job_count(status=Job.Status.SUCCEEDED),
+        jobs_failed=_job_count(status=Job.Status.FAILED),
+        jobs_cancelled=_job_count(status=Job.Status.CANCELLED),
+    )
+
+
+@extend_schema_view(
+    plan=extend_schema(request=None, responses={200: OpenApiTypes.OBJECT},
+                       description="What a launch would do: jobs in order, exact commands (password as ***), "
+                                   "estimated duration and dataset size."),
+    launch=extend_schema(
+        request=s.LaunchSerializer,
+        parameters=[OpenApiParameter("Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER,
+                                     description="Retrying with the same key returns the run the first request "
+                                                 "created instead of starting another.")],
+        responses={202: s.RunSerializer, 409: OpenApiResponse(description="A run is already in progress, or the "
+                                                                          "campaign has no jobs.")},
+    ),
+)
+class CampaignViewSet(ModelViewSet):
+    queryset = Campaign.objects.select_related("created_by").prefetch_related(
+        Prefetch("targets", queryset=Target.objects.only("id")),
+        Prefetch("scenarios", queryset=Scenario.objects.only("id")),
+    )
+    serializer_class = s.CampaignSerializer
+    filterset_class = CampaignFilterSet
+    ordering_fields = ["id", "name", "created_at", "updated_at"]
+
+    def get_queryset(self) -> QuerySet[Campaign]:
+        if self.action in ("plan", "launch", "destroy"):
+            # Services query the campaign's targets and scenarios themselves, with their own joins.
+            return Campaign.objects.all()
+        return super().get_queryset()
+
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
+        with transaction.atomic():
+            serializer.save(created_by=self.request.user)
+
+    def perform_destroy(self, instance: Campaign) -> None:
+        if instance.runs.active().exists():
+            raise Conflict("the campaign has a run in progress: cancel it first", code="state_conflict")
+        super().perform_destroy(instance)
+
+    @action(detail=True, methods=["post"])
+    def plan(self, request: Request, pk: str | None = None) -> Response:
+        return Response(services.campaign_plan(campaign=self.get_object()))
+
+    @action(detail=True, methods=["post"])
+    def launch(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        body = s.LaunchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        key = request.headers.get("Idempotency-Key", "").strip() or None
+        if key is not None and (len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable()):
+            raise serializers.ValidationError(
+                {"Idempotency-Key": f"at most {MAX_IDEMPOTENCY_KEY} printable characters"})
+        run = services.campaign_launch(campaign=campaign, user=request.user, trigger=Run.Trigger.API,
+                                       idempotency_key=key, label=body.validated_data["label"])
+        data = s.RunSerializer(run_queryset().get(pk=run.pk), context=self.get_serializer_context()).data
+        return Response(data, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    cancel=extend_schema(request=None, responses={200: s.RunSerializer,
+                                                  409: OpenApiResponse(description="The run has already finished.")}),
+)
+class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
+    queryset = run_queryset()
+    serializer_class = s.RunSerializer
+    filterset_class = RunFilterSet
+    ordering_fields = ["id", "created_at", "started_at", "finished_at", "status"]
+    ordering = ["-id"]
+
+    def perform_destroy(self, instance: Run) -> None:
+        if not instance.is_finished():
+            raise Conflict("the run is still in progress: cancel it first", code="state_conflict")
+        super().perform_destroy(instance)
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        run = services.run_cancel(run=self.get_object())
+        return Response(self.get_serializer(run_queryset().get(pk=run.pk)).data)
+
+
+# ---------------------------------------------------------------- jobs, samples, series, results
+
+def _targets_prefetch(path: str) -> Prefetch:
+    return Prefetch(path, queryset=Target.objects.select_related("product", "spec"))
+
+
+def _scenarios_prefetch(path: str) -> Prefetch:
+    return Prefetch(path, queryset=Scenario.objects.select_related("dataset"))
+
+
+# Columns of one second of a job, in the order samples_per_second selects them.
+SECOND_COLUMNS = ("t", "clients", "threads", *s.SAMPLE_SUMMED, "latency_pct_ms")
+
+
+def samples_per_second(job: Job) -> QuerySet:
+    """The job's seconds in time order (SECOND_COLUMNS): rates summed over its clients, latency the
+    worst client's (percentiles cannot be summed)."""
+    summed = {f"sum_{name}": Sum(name) for name in s.SAMPLE_SUMMED}
+    return (
+        IntervalSample.objects.filter(job=job).values("t").order_by("t")
+        .annotate(n_clients=Count("id"), sum_threads=Sum("threads"), worst_latency=Max("latency_pct_ms"), **summed)
+        .values_list("t", "n_clients", "sum_threads", *summed, "worst_latency")
+    )
+
+
+def fetch_rows(queryset: QuerySet) -> list[tuple[Any, ...]]:
+    """The rows of a values_list() queryset as the driver returns them.
+
+    Django would pass every value of every row through its converters; for a day-long series
+    (86,400 seconds × 11 columns) that is most of the request's time, and the driver's ints and
+    floats are already what the JSON needs.
+    """
+    sql, params = queryset.query.sql_with_params()
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _latency_meta(job: Job) -> dict[str, Any]:
+    return {"pct": job.scenario.percentile, "aggregate": "max", "label": "worst client"}
+
+
+@extend_schema_view(
+    retrieve=extend_schema(responses={200: s.JobDetailSerializer}),
+    samples=extend_schema(
+        parameters=[s.SamplesQuerySerializer],
+        responses={200: s.SamplesResponseSerializer},
+        description="Live per-second figures for polling: seconds with t > since, rates summed over the job's "
+                    "clients, latency the worst client's; with the job's status.",
+    ),
+    series=extend_schema(
+        parameters=[s.SeriesQuerySerializer],
+        responses={200: s.SeriesResponseSerializer},
+        description="The job's whole series per metric, downsampled server-side to at most max_points points "
+                    "(min/max buckets keep every extreme; lttb keeps the shape); full=true for every point.",
+    ),
+)
+class JobViewSet(ReadOnlyViewSet):
+    # Targets and scenarios are few and shared by many jobs: prefetched (one small query each)
+    # rather than joined, which keeps the main query's plan cheap. server_snapshot can be large
+    # and is not part of the list.
+    queryset = (Job.objects.select_related("run", "result").defer("server_snapshot")
+                .prefetch_related(_targets_prefetch("target"), _scenarios_prefetch("scenario")))
+    serializer_class = s.JobSerializer
+    filterset_class = JobFilterSet
+    ordering_fields = ["id", "run", "position", "threads", "status", "queued_at", "started_at", "finished_at"]
+
+    def get_queryset(self) -> QuerySet[Job]:
+        if self.action in ("samples", "series"):
+            # Live polling: the job's state and its percentile label, in one small query.
+            return Job.objects.select_related("scenario").only(
+                "id", "status", "phase", "clients_needed", "scenario__percentile")
+        if self.action == "retrieve":
+            return Job.objects.select_related("run", "result").prefetch_related(
+                _targets_prefetch("target"), _scenarios_prefetch("scenario"), "clients")
+        return super().get_queryset()
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer]:
+        return s.JobDetailSerializer if self.action == "retrieve" else s.JobSerializer
+
+    # Newest first; `?run=…&ordering=position` lists one run's jobs in execution order.
+    ordering = ["-id"]
+
+    @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
+    def samples(self, request: Request, pk: str | None = None) -> Response:
+        job = self.get_object()
+        query = s.SamplesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        rows = samples_per_second(job)
+        since = query.validated_data.get("since")
+        if since is not None:
+            rows = rows.filter(t__gt=since)
+        limit = query.validated_data["limit"]
+        fetched = [dict(zip(SECOND_COLUMNS, row, strict=True)) for row in fetch_rows(rows[: limit + 1])]
+        more = len(fetched) > limit
+        fetched = fetched[:limit]
+        return Response({
+            "job": job.pk, "status": job.status, "phase": job.phase, "finished": job.is_finished(),
+            "clients": job.clients_needed, "summed": list(s.SAMPLE_SUMMED), "latency": _latency_meta(job),
+            "last_t": fetched[-1]["t"] if fetched else since, "more": more, "samples": fetched,
+        })
+
+    @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
+    def series(self, request: Request, pk: str | None = None) -> Response:
+        job = self.get_object()
+        query = s.SeriesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        rows = fetch_rows(samples_per_second(job))
+        columns = dict(zip(SECOND_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {}
+        ts = columns.get("t", ())
+        full = query.validated_data["full"]
+        max_points = query.validated_data["max_points"]
+        method = query.validated_data["method"]
+        series: dict[str, list[tuple[float, float | None]]] = {}
+        for metric in s.SERIES_METRICS:
+            values = columns.get(metric, ())
+            series[metric] = list(zip(ts, values, strict=True)) if full else downsample(
+                ts, values, max_points=max_points, method=method)
+        return Response({
+            "job": job.pk, "status": job.status, "finished": job.is_finished(), "total_points": len(rows),
+            "downsampled": not full and len(rows) > max_points,
+            "method": None if full else method, "max_points": None if full else max_points,
+            "latency": _latency_meta(job), "series": series,
+        })
+
+
+def result_queryset() -> QuerySet[JobResult]:
+    return (JobResult.objects.select_related("job__run").defer("job__server_snapshot")
+            .prefetch_related(_targets_prefetch("job__target"), _scenarios_prefetch("job__scenario")))
+
+
+def _format_parameter(description: str) -> OpenApiParameter:
+    return OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], description=description)
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=[_format_parameter("csv: every matching result as a CSV download "
+                                                     "(not paginated).")],
+                       responses={(200, "application/json"): s.JobResultSerializer(many=True),
+                                  (200, "text/csv"): OpenApiTypes.STR}),
+    import_logs=extend_schema(
+        request={"multipart/form-data": s.ResultsImportSerializer},
+        responses={201: s.ResultsImportResponseSerializer},
+        description="Stores sysbench logs made outside benchapp as an imported run, one job per file. Every "
+                    "file is checked first; if any is refused (400 naming the file), nothing is stored.",
+    ),
+)
+class ResultViewSet(ReadOnlyViewSet):
+    queryset = result_queryset()
+    serializer_class = s.JobResultSerializer
+    filterset_class = JobResultFilterSet
+    ordering_fields = ["id", "created_at", "qps", "tps", "latency_avg_ms", "latency_pct_ms", "job__threads"]
+    ordering = ["-id"]
+
+    def get_renderers(self) -> list[Any]:
+        # CSV only for the list: one result or an import response has no table shape.
+        renderers = [JSONRenderer(), BrowsableAPIRenderer()]
+        return [*renderers, CSVRenderer()] if self.action == "list" else renderers
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Any:
+        if request.accepted_renderer.format != "csv":
+            return super().list(request, *args, **kwargs)
+        queryset = self.filter_queryset(self.get_queryset())
+        columns = s.RESULT_CSV_COLUMNS
+        serializer = s.JobResultSerializer()
+
+        def rows() -> Any:
+            for result in queryset.iterator(chunk_size=2000):
+                data = serializer.to_representation(result)
+                yield [data[c] for c in columns]
+
+        return csv_response(columns, rows(), filename="results.csv")
+
+    @action(detail=False, methods=["post"], url_path="import")
+    def import_logs(self, request: Request) -> Response:
+        body = s.ResultsImportSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        files = []
+        for upload in body.validated_data["files"]:
+            name = (upload.name or "upload")[:255]
+            if upload.size > MAX_UPLOAD_BYTES:
+                raise serializers.ValidationError({"files": f"{name}: larger than {MAX_UPLOAD_BYTES // 2**20} MiB"})
+            try:
+                text = upload.read().decode("utf-8")
+            except UnicodeDecodeError:
+                raise serializers.ValidationError({"files": f"{name}: not UTF-8 text, so not sysbench output"}) from None
+            files.append((name, text))
+        run = services.results_import(files=files, target=body.validated_data["target"],
+                                      scenario=body.validated_data["scenario"], user=request.user)
+        results = result_queryset().filter(job__run=run).order_by("job__position")
+        return Response({
+            "run": s.RunSerializer(run_queryset().get(pk=run.pk)).data,
+            "results": s.JobResultSerializer(results, many=True).data,
+        }, status=status.HTTP_201_CREATED)
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+class IdListParam(serializers.CharField):
+    """`1,2,3` → [1, 2, 3]; at most 200 ids."""
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        text = super().to_internal_value(data)
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if len(items) > 200:
+            raise serializers.ValidationError("at most 200 ids")
+        try:
+            ids = [int(item) for item in items]
+        except ValueError:
+            raise serializers.ValidationError("a comma-separated list of ids") from None
+        if any(i < 1 or i > 2**63 - 1 for i in ids):
+            raise serializers.ValidationError("ids are positive integers")
+        return ids
+
+
+class ComparisonQuerySerializer(serializers.Serializer):
+    targets = IdListParam(required=False, max_length=4000)
+    products = IdListParam(required=False, max_length=4000)
+    runs = IdListParam(required=False, max_length=4000)
+    campaign = IdListParam(required=False, max_length=4000)
+    scenarios = IdListParam(required=False, max_length=4000)
+    specs = IdListParam(required=False, max_length=4000)
+    threads = IdListParam(required=False, max_length=4000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):
+            raise serializers.ValidationError(
+                {"non_field_errors": ["choose what to compare: targets, products, runs, campaign or scenarios"]})
+        return attrs
+
+
+def _id_list_parameter(name: str, description: str) -> OpenApiParameter:
+    return OpenApiParameter(name, {"type": "array", "items": {"type": "integer", "minimum": 1,
+                                                              "maximum": 2**53}},
+                            explode=False, style="form", description=description)
+
+
+class ComparisonViewSet(viewsets.ViewSet):
+    """GET comparisons/?targets=1,2 (or products=, runs=, campaign=, scenarios=): products side by side."""
+
+    permission_classes = [RolePermission]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            _id_list_parameter("targets", "Targets to compare (comma-separated ids)."),
+            _id_list_parameter("products", "Products to compare, the first being the baseline."),
+            _id_list_parameter("runs", "Only jobs of these runs."),
+            _id_list_parameter("campaign", "Only jobs of runs of these campaigns."),
+            _id_list_parameter("scenarios", "Only these scenarios."),
+            _id_list_parameter("specs", "Only targets on these instance specs."),
+            _id_list_parameter("threads", "Only these thread counts."),
+            _format_parameter("csv: one line per (dataset, scenario, spec, threads, product) cell."),
+        ],
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
+        description="For each (dataset × scenario), a table of rows (spec, threads, table size, tables) with, per "
+                    "product, the median over repetitions (and n, mean, stdev, CV) of QPS, TPS, average and "
+                    "percentile latency, and Δ% against the first product. Succeeded jobs only.",
+    )
+    def list(self, request: Request) -> Any:
+        query = ComparisonQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        comparison = comparison_build(
+            target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
+            campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
+            threads=data.get("threads"),
+        )
+        if request.accepted_renderer.format == "csv":
+            return csv_response(COMPARISON_CSV_COLUMNS, comparison_rows(comparison), filename="comparison.csv")
+        return Response(comparison)
+
+
+# ---------------------------------------------------------------- hosts, users, tokens
+
+
+class ClientHostViewSet(ModelViewSet):
+    """Client hosts register themselves (worker heartbeats); only admins change or remove them."""
+
+    queryset = ClientHost.objects.all()
+    serializer_class = s.ClientHostSerializer
+    filterset_class = ClientHostFilterSet
+    ordering_fields = ["id", "hostname", "cores", "memory_gb", "last_heartbeat"]
+    write_role = roles.ADMIN
+
+
+class UserViewSet(ModelViewSet):
+    """Logins and their roles: admins only."""
+
+    queryset = get_user_model().objects.prefetch_related("groups").order_by("username")
+    serializer_class = s.UserSerializer
+    ordering_fields = ["id", "username", "date_joined", "last_login"]
+    filterset_fields = ["is_active", "username"]
+    read_role = write_role = delete_role = roles.ADMIN
+
+    def perform_destroy(self, instance: Any) -> None:
+        if instance.pk == self.request.user.pk:
+            raise Conflict("you cannot delete your own login", code="state_conflict")
+        super().perform_destroy(instance)
+
+
+class TokenView(APIView):
+    """POST username and password → the user's API token (created on first use)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+
+    @extend_schema(request=s.TokenRequestSerializer, responses={200: s.TokenResponseSerializer}, auth=[])
+    def post(self, request: Request) -> Response:
+        body = s.TokenRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = authenticate(request._request, username=body.validated_data["username"],
+                            password=body.validated_data["password"])
+        if user is None or not user.is_active:
+            raise serializers.ValidationError({"non_field_errors": ["unknown username or wrong password"]})
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key, "username": user.get_username(), "role": roles.user_role(user)})
+
+
+@csrf_exempt
+def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Anything under /api/ that no route matches: a JSON 404 (whatever the method)."""
+    return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)

@@ -1,0 +1,479 @@
+"""HTML forms of the web UI.
+
+Model forms run the models' own clean() (Target, Scenario, Campaign), so the browser shows the same
+rules as the API. Two things are special:
+
+* A target's password is write-only: the field never renders a value, and leaving it blank on an
+  edit keeps the stored password.
+* A scenario form is built for one sysbench test: it has one field per option of that test (from
+  the catalogue), blank meaning "sysbench's default", so a scenario stores only what differs.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from django import forms
+from django.db import transaction
+
+from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Scenario, Target
+from campaigns.sysbench.catalogue import (
+    INT32_MAX,
+    MAX_THREADS,
+    TESTS,
+    OptionError,
+    OptionSpec,
+    format_value,
+    scenario_options,
+    validate_options,
+)
+from campaigns.sysbench.presets import PRESETS
+
+# Options a scenario never stores: the dataset (tables, rows), the campaign (threads) and the
+# scenario's own fields (time, report interval, percentile) set them; benchapp always asks for the
+# histogram and bounds the run itself with forced-shutdown.
+MANAGED_OPTIONS = frozenset({
+    "threads", "time", "report-interval", "percentile", "histogram", "forced-shutdown",
+    "tables", "table-size", "oltp-tables-count", "oltp-table-size",
+})
+OPTION_PREFIX = "opt__"
+MAX_THREAD_VALUES = 64
+
+
+def option_field_name(option: str) -> str:
+    return OPTION_PREFIX + option.replace("-", "_")
+
+
+class ProductForm(forms.ModelForm):
+    class Meta:
+        model = Product
+        fields = ["name", "engine", "version", "vendor", "notes"]
+        widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
+
+
+class InstanceSpecForm(forms.ModelForm):
+    class Meta:
+        model = InstanceSpec
+        fields = ["label", "cpu_cores", "memory_gb", "storage_gb", "storage_type", "price_per_hour", "currency",
+                  "notes"]
+        labels = {"memory_gb": "Memory (GB)", "storage_gb": "Storage (GB)", "cpu_cores": "CPU cores"}
+        help_texts = {"price_per_hour": "Optional: comparisons then show QPS per unit of price."}
+        widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
+
+
+class DatasetForm(forms.ModelForm):
+    sizes_by_spec = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        label="Sizes per spec",
+        help_text="Optional, one line per spec: <code>spec label = tables × rows</code>, e.g. "
+                  "<code>8-core 32 GB MEM = 300 × 5000000</code>.",
+    )
+
+    class Meta:
+        model = Dataset
+        fields = ["name", "tables", "table_size", "sizes_by_spec", "description"]
+        labels = {"table_size": "Rows per table"}
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not self.is_bound and self.instance.pk and self.instance.sizes_by_spec:
+            self.initial["sizes_by_spec"] = "\n".join(
+                f"{label} = {pair[0]} × {pair[1]}" for label, pair in self.instance.sizes_by_spec.items()
+            )
+
+    def clean_sizes_by_spec(self) -> dict[str, list[int]]:
+        result: dict[str, list[int]] = {}
+        for number, line in enumerate(self.cleaned_data["sizes_by_spec"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            match = re.fullmatch(r"\s*(.+?)\s*=\s*(\d{1,6})\s*[×xX*]\s*(\d{1,13})\s*", line)
+            if not match:
+                raise forms.ValidationError(f"line {number}: write 'spec label = tables × rows'")
+            tables, rows = int(match.group(2)), int(match.group(3))
+            if tables < 1 or rows < 1:
+                raise forms.ValidationError(f"line {number}: tables and rows must be at least 1")
+            result[match.group(1)] = [tables, rows]
+        return result
+
+
+class TargetForm(forms.ModelForm):
+    """The password is write-only: never rendered back; blank on an edit keeps the stored one."""
+
+    password = forms.CharField(
+        required=False, strip=False, max_length=500,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+    clear_password = forms.BooleanField(required=False, label="Remove the stored password")
+
+    class Meta:
+        model = Target
+        fields = ["name", "product", "spec", "driver", "host", "port", "database", "user"]
+        help_texts = {"driver": "mysql for MySQL and MariaDB, pgsql for PostgreSQL."}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["product"].queryset = Product.objects.order_by("name")
+        self.fields["spec"].queryset = InstanceSpec.objects.all()
+        if self.instance.pk and self.instance.has_password():
+            self.fields["password"].help_text = "A password is stored. Leave blank to keep it."
+        else:
+            self.fields["password"].help_text = "Leave blank for none."
+            del self.fields["clear_password"]
+
+    def save(self, commit: bool = True) -> Target:
+        target = super().save(commit=False)
+        if self.cleaned_data.get("password"):
+            target.set_password(self.cleaned_data["password"])
+        elif self.cleaned_data.get("clear_password"):
+            target.set_password("")
+        elif not target.pk:
+            target.set_password("")
+        if commit:
+            target.save()
+        return target
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def _option_field(spec: OptionSpec) -> forms.Field:
+    default = "none" if spec.default in (None, "") else format_value(spec.default)
+    limits = ""
+    if spec.type in ("int", "float"):
+        bounds = []
+        if spec.min is not None and spec.min != 0:
+            bounds.append(f"at least {format_value(spec.min)}")
+        if spec.max is not None and spec.max < INT32_MAX:
+            bounds.append(f"at most {format_value(spec.max)}")
+        if spec.min == 0 and spec.max is not None and spec.max < INT32_MAX:
+            bounds.insert(0, "at least 0")
+        limits = f" {', '.join(bounds).capitalize()}." if bounds else ""
+    help_text = f"{spec.help[:1].upper()}{spec.help[1:]}. Default: {default}.{limits}"
+    label = spec.name
+    attrs = {"placeholder": default}
+    if spec.type == "int":
+        return forms.IntegerField(required=False, label=label, help_text=help_text,
+                                  min_value=None if spec.min is None else int(spec.min),
+                                  max_value=None if spec.max is None else int(spec.max),
+                                  widget=forms.NumberInput(attrs=attrs))
+    if spec.type == "float":
+        return forms.FloatField(required=False, label=label, help_text=help_text, min_value=spec.min,
+                                max_value=spec.max, widget=forms.NumberInput(attrs={**attrs, "step": "any"}))
+    if spec.type == "bool":
+        return forms.ChoiceField(required=False, label=label, help_text=help_text,
+                                 choices=[("", f"default ({default})"), ("on", "on"), ("off", "off")])
+    if spec.type == "choice":
+        return forms.ChoiceField(required=False, label=label, help_text=help_text,
+                                 choices=[("", f"default ({default})")] + [(c, c) for c in spec.choices or ()])
+    return forms.CharField(required=False, label=label, help_text=help_text, max_length=200,
+                           widget=forms.TextInput(attrs=attrs))
+
+
+def test_choices() -> list[tuple[str, list[tuple[str, str]]]]:
+    builtin = [(name, name) for name, spec in TESTS.items() if not spec.legacy]
+    legacy = [(name, name) for name, spec in TESTS.items() if spec.legacy]
+    return [("sysbench 1.0 tests", builtin), ("sysbench 0.5 (legacy Lua)", legacy)]
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    return [("", "— none —")] + [(key, f"seed {p.seed}: {p.label}") for key, p in PRESETS.items()]
+
+
+class ScenarioForm(forms.ModelForm):
+    """A scenario of one test; `test` decides which option fields exist.
+
+    The dataset is either an existing one or a new one made from the three new_dataset_* fields.
+    """
+
+    test = forms.ChoiceField(choices=test_choices, label="sysbench test")
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), required=False,
+                                     empty_label="— a new dataset (below) —")
+    new_dataset_name = forms.CharField(required=False, max_length=200, label="New dataset: name")
+    new_dataset_tables = forms.IntegerField(required=False, min_value=1, max_value=100000, label="tables")
+    new_dataset_table_size = forms.IntegerField(required=False, min_value=1, max_value=10**12,
+                                                label="rows per table")
+    preset = forms.ChoiceField(choices=preset_choices, required=False, label="From a seed preset")
+
+    class Meta:
+        model = Scenario
+        fields = ["name", "test", "dataset", "time_s", "warmup_s", "report_interval_s", "percentile",
+                  "prepare_mode", "cleanup", "prepare_threads", "table_ddl", "preset", "description"]
+        labels = {"time_s": "Duration (s)", "warmup_s": "Warm-up (s)", "report_interval_s": "Report interval (s)",
+                  "percentile": "Latency percentile", "prepare_threads": "Prepare threads",
+                  "table_ddl": "Custom CREATE TABLE"}
+        widgets = {"description": forms.Textarea(attrs={"rows": 3}), "table_ddl": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args: Any, test: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if test is None:
+            test = (self.data.get("test") if self.is_bound else None) or self.initial.get("test") \
+                or self.instance.test or "oltp_read_write"
+        if test not in TESTS:
+            test = "oltp_read_write"
+        self.test = test
+        self.fields["test"].initial = test
+        self.test_option_names: list[str] = []
+        self.common_option_names: list[str] = []
+        own = TESTS[test].options
+        for name, spec in scenario_options(test).items():
+            if name in MANAGED_OPTIONS:
+                continue
+            field_name = option_field_name(name)
+            self.fields[field_name] = _option_field(spec)
+            (self.test_option_names if name in own else self.common_option_names).append(field_name)
+            if not self.is_bound and name in (self.instance.options or {}) and field_name not in self.initial:
+                self.initial[field_name] = format_value(self.instance.options[name])
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.test_option_names]
+
+    def common_option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.common_option_names]
+
+    def common_options_set(self) -> bool:
+        return any(self[name].value() not in (None, "") for name in self.common_option_names)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        options: dict[str, object] = {}
+        where: dict[str, str] = {}
+        for field_name in (*self.test_option_names, *self.common_option_names):
+            value = data.get(field_name)
+            if value in (None, ""):
+                continue
+            name = field_name[len(OPTION_PREFIX):].replace("_", "-")
+            options[name] = value
+            where[name] = field_name
+        try:
+            self.instance.options = validate_options(self.test, options)
+        except OptionError as exc:
+            self.instance.options = {}
+            field = where.get(exc.option.replace("_", "-"))
+            self.add_error(field, exc.message if field else str(exc))
+        if not data.get("dataset"):
+            missing = [f for f in ("new_dataset_name", "new_dataset_tables", "new_dataset_table_size")
+                       if data.get(f) in (None, "")]
+            for field in missing:
+                if field not in self.errors:
+                    self.add_error(field, "Required for a new dataset (or choose an existing dataset).")
+            name = data.get("new_dataset_name")
+            if name and Dataset.objects.filter(name=name).exists():
+                self.add_error("new_dataset_name", "A dataset with this name exists: choose it above instead.")
+        return data
+
+    def _get_validation_exclusions(self) -> set[str]:
+        exclude = set(super()._get_validation_exclusions())
+        exclude.add("dataset")
+        return exclude
+
+    @transaction.atomic
+    def save(self, commit: bool = True) -> Scenario:
+        scenario = super().save(commit=False)
+        if self.cleaned_data.get("dataset") is None:
+            dataset = Dataset(name=self.cleaned_data["new_dataset_name"],
+                              tables=self.cleaned_data["new_dataset_tables"],
+                              table_size=self.cleaned_data["new_dataset_table_size"])
+            dataset.full_clean()
+            dataset.save()
+            scenario.dataset = dataset
+        scenario.preset = self.cleaned_data.get("preset") or ""
+        if commit:
+            scenario.save()
+        return scenario
+
+
+class CommandPasteForm(forms.Form):
+    command = forms.CharField(
+        label="sysbench command", max_length=65_536, strip=False, required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false",
+                                     "placeholder": "sysbench --db-driver=mysql ... oltp_read_write run"}),
+    )
+
+    def clean_command(self) -> str:
+        command = self.cleaned_data["command"]
+        if not command.strip():
+            raise forms.ValidationError("Paste a sysbench command first.")
+        return command
+
+
+# ---------------------------------------------------------------- campaigns
+
+
+def _ladder(low: int, high: int) -> list[int]:
+    values = {low, high}
+    power = 1
+    while power < high:
+        if power > low:
+            values.add(power)
+        power *= 2
+    return sorted(values)
+
+
+def parse_threads(text: str) -> list[int]:
+    """"1, 2, 4" or "2~3000" (powers of two between the ends, plus both ends) → thread counts."""
+    values: set[int] = set()
+    for item in re.split(r"[,\s;]+", text.strip().strip("{}")):
+        if not item:
+            continue
+        match = re.fullmatch(r"(\d{1,7})(?:\s*(?:~|\.\.|-)\s*(\d{1,7}))?", item)
+        if not match:
+            raise forms.ValidationError(f"'{item[:20]}' is not a thread count: write 1, 2, 4 or 2~3000")
+        low = int(match.group(1))
+        high = int(match.group(2)) if match.group(2) else low
+        if low < 1 or high < low or high > MAX_THREADS:
+            raise forms.ValidationError(f"thread counts go from 1 to {MAX_THREADS:,}, low to high ('{item}')")
+        values.update(_ladder(low, high) if high != low else [low])
+    if len(values) > MAX_THREAD_VALUES:
+        raise forms.ValidationError(f"at most {MAX_THREAD_VALUES} thread counts")
+    return sorted(values)
+
+
+def format_threads(threads: list[int]) -> str:
+    return ", ".join(str(t) for t in threads)
+
+
+class ThreadsField(forms.CharField):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_length", 500)
+        kwargs.setdefault("help_text", "Comma-separated, e.g. <code>1, 8, 64</code>, or a ladder "
+                                       "<code>2~3000</code> (powers of two plus both ends).")
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        return format_threads(value) if isinstance(value, list) else value
+
+    def clean(self, value: Any) -> list[int]:
+        text = super().clean(value)
+        return parse_threads(text) if text else []
+
+
+class ThreadsMapField(forms.CharField):
+    """Lines of `name = 1, 2, 4` → {"name": [1, 2, 4]}."""
+
+    widget = forms.Textarea(attrs={"rows": 2})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return "\n".join(f"{k} = {format_threads(v)}" for k, v in value.items())
+        if isinstance(value, str) and value.startswith("{"):
+            try:
+                return self.prepare_value(json.loads(value))
+            except ValueError:
+                return value
+        return value
+
+    def clean(self, value: Any) -> dict[str, list[int]]:
+        text = super().clean(value)
+        result: dict[str, list[int]] = {}
+        for number, line in enumerate((text or "").splitlines(), start=1):
+            if not line.strip():
+                continue
+            name, sep, threads = line.rpartition("=")
+            if not sep or not name.strip():
+                raise forms.ValidationError(f"line {number}: write 'name = 1, 2, 4'")
+            try:
+                result[name.strip()] = parse_threads(threads)
+            except forms.ValidationError as exc:
+                raise forms.ValidationError(f"line {number}: {exc.messages[0]}") from None
+        return result
+
+
+class CampaignForm(forms.ModelForm):
+    threads = ThreadsField(label="Threads")
+    threads_by_spec = ThreadsMapField(
+        required=False, label="Threads per spec",
+        help_text="Optional, overrides Threads for targets on a spec: one line per spec, "
+                  "<code>spec label = 64, 128</code>.")
+    threads_by_scenario = ThreadsMapField(
+        required=False, label="Threads per scenario",
+        help_text="Optional, overrides both: <code>scenario name = 50, 100, 200</code>.")
+
+    class Meta:
+        model = Campaign
+        fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
+                  "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
+                  "keep_data"]
+        labels = {"clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
+                  "scale_factor": "Scale factor", "keep_data": "Keep the data after the run"}
+        help_texts = {
+            "clients_per_threads": "Optional: seed 001's rule is 2 clients, one more per 1,000 threads.",
+            "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
+            "repetitions": "Each cell runs this many times; comparisons show the median.",
+        }
+        widgets = {"targets": forms.CheckboxSelectMultiple, "scenarios": forms.CheckboxSelectMultiple,
+                   "description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["targets"].queryset = Target.objects.select_related("product", "spec").order_by("name")
+        self.fields["scenarios"].queryset = Scenario.objects.select_related("dataset").order_by("name")
+        self.fields["targets"].label_from_instance = lambda t: f"{t.name} ({t.product.name}"\
+            f"{', ' + t.spec.label if t.spec else ''})"
+        self.fields["scenarios"].label_from_instance = lambda s: f"{s.name} ({s.test}, {s.dataset})"
+
+    def clean_scale_factor(self) -> float:
+        value = self.cleaned_data["scale_factor"]
+        if value is not None and not math.isfinite(value):
+            raise forms.ValidationError("a number between 0 and 1")
+        return value
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+class IdListField(forms.Field):
+    """Ids from repeated parameters (`?targets=1&targets=2`) or comma-separated (`?targets=1,2`)."""
+
+    widget = forms.SelectMultiple
+
+    def __init__(self, *, choices: Any = (), **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+        self.choices = choices
+        self.widget.choices = choices
+
+    def to_python(self, value: Any) -> list[int]:
+        if value in (None, "", []):
+            return []
+        items = value if isinstance(value, (list, tuple)) else [value]
+        ids: list[int] = []
+        for item in items:
+            for part in str(item).split(","):
+                part = part.strip()
+                if not part:
+                    continue
+                if not part.isdigit() or len(part) > 18:
+                    raise forms.ValidationError(f"'{part[:20]}' is not an id")
+                ids.append(int(part))
+        if len(ids) > 200:
+            raise forms.ValidationError("at most 200 ids")
+        return list(dict.fromkeys(ids))
+
+
+class ComparisonForm(forms.Form):
+    """What to compare: any mix of targets, products, runs, campaigns and scenarios (at least one)."""
+
+    targets = IdListField(label="Targets")
+    products = IdListField(label="Products")
+    campaign = IdListField(label="Campaigns")
+    runs = IdListField(label="Runs")
+    scenarios = IdListField(label="Scenarios")
+    specs = IdListField(label="Only specs")
+    published = forms.MultipleChoiceField(required=False, label="Published figures (seed white papers)")
+
+    def __init__(self, *args: Any, choices: dict[str, list[tuple[int, str]]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, options in choices.items():
+            field = self.fields[name]
+            field.choices = options
+            field.widget = forms.SelectMultiple(choices=options, attrs={"size": min(8, max(3, len(options)))})
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not any(data.get(k) for k in ("targets", "products", "campaign", "runs", "scenarios", "published")):
+            raise forms.ValidationError("Choose what to compare: targets, products, a campaign, runs, scenarios "
+                                        "or published figures.")
+        return data

@@ -1,0 +1,88 @@
+"""Template filters for figures: QPS, milliseconds, Δ%, durations, sizes, and small lookups."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from campaigns import roles
+from campaigns.comparison import fmt_delta, fmt_ms, fmt_number, is_number
+from campaigns.services import format_duration
+
+register = template.Library()
+
+
+@register.filter
+def num(value: float | None) -> str:
+    return fmt_number(value)
+
+
+@register.filter
+def ms(value: float | None) -> str:
+    return fmt_ms(value)
+
+
+@register.filter
+def delta(value: float | None) -> str:
+    return fmt_delta(value)
+
+
+@register.filter
+def delta_class(value: float | None) -> str:
+    if not is_number(value):
+        return ""
+    return "up" if value > 0 else "down" if value < 0 else ""
+
+
+@register.filter
+def duration(seconds: float | None) -> str:
+    return format_duration(seconds) if is_number(seconds) else "—"
+
+
+@register.filter
+def bytes_(value: float | None) -> str:
+    if not is_number(value):
+        return "—"
+    size = float(value)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(size) < 1024 or unit == "TB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} PB"
+
+
+register.filter("bytes", bytes_)
+
+
+@register.filter
+def ratio(value: float | None) -> str:
+    return f"{value * 100:.2f}%" if is_number(value) else "—"
+
+
+@register.filter
+def index(sequence: Any, position: int) -> Any:
+    try:
+        return sequence[position]
+    except (IndexError, KeyError, TypeError):
+        return None
+
+
+@register.filter
+def get(mapping: Any, key: Any) -> Any:
+    try:
+        return mapping.get(key)
+    except AttributeError:
+        return None
+
+
+@register.filter
+def role_of(user: Any) -> str:
+    return roles.user_role(user) or "no role"
+
+
+@register.simple_tag
+def field_value(cell: dict[str, Any] | None, metric: str) -> Any:
+    """The median of a comparison cell's metric, or None."""
+    if cell is None:
+        return None
+    return (cell.get(metric) or {}).get("median")

@@ -1,0 +1,104 @@
+"""Campaigns: build the matrix, see the plan (jobs, commands, estimates) and launch it."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count, Max, Prefetch
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from campaigns import roles, services
+from campaigns.filtersets import CampaignFilterSet
+from campaigns.forms import CampaignForm
+from campaigns.models import Campaign, Run, Scenario, Target
+from campaigns.views.base import Catalogue, Column, paginate, require_editor
+
+PLAN_ROWS_SHOWN = 300
+
+CAMPAIGNS = Catalogue(
+    key="campaigns", singular="campaign", plural="campaigns", model=Campaign, form_class=CampaignForm,
+    filterset_class=CampaignFilterSet, detail=True,
+    columns=[Column("Name", lambda c: c.name), Column("Targets", lambda c: c.target_count, numeric=True),
+             Column("Scenarios", lambda c: c.scenario_count, numeric=True),
+             Column("Threads", lambda c: ", ".join(str(t) for t in c.threads)),
+             Column("Repetitions", lambda c: c.repetitions, numeric=True),
+             Column("Scale", lambda c: f"{c.scale_factor:g}", numeric=True),
+             Column("Runs", lambda c: c.run_count, numeric=True),
+             Column("Last run", lambda c: c.last_run_at or "never")],
+    queryset=lambda: Campaign.objects.annotate(
+        target_count=Count("targets", distinct=True), scenario_count=Count("scenarios", distinct=True),
+        run_count=Count("runs", distinct=True), last_run_at=Max("runs__created_at"),
+    ).order_by("-created_at"),
+)
+
+
+@login_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    base = CAMPAIGNS.get_queryset()
+    filterset = CampaignFilterSet(request.GET, queryset=base)
+    queryset = filterset.qs if filterset.is_valid() else base.none()
+    page = paginate(request, queryset)
+    rows = CAMPAIGNS.rows(page.object_list)
+    return render(request, "campaigns/catalogue_list.html", {
+        "catalogue": CAMPAIGNS, "page": page, "rows": rows, "filterset": filterset,
+        "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
+    })
+
+
+@login_required
+def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The campaign's matrix and its plan: every job, its exact commands, time and size, before launching."""
+    campaign = get_object_or_404(
+        Campaign.objects.prefetch_related(
+            Prefetch("targets", queryset=Target.objects.select_related("product", "spec")),
+            Prefetch("scenarios", queryset=Scenario.objects.select_related("dataset")),
+        ), pk=pk,
+    )
+    plan = services.campaign_plan(campaign=campaign)
+    runs = Run.objects.filter(campaign=campaign).order_by("-created_at")[:10]
+    active = any(not run.is_finished() for run in runs)
+    return render(request, "campaigns/campaign_detail.html", {
+        "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],
+        "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN), "runs": runs, "active": active,
+        "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
+    })
+
+
+@login_required
+def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    require_editor(request)
+    campaign = get_object_or_404(Campaign, pk=pk) if pk else None
+    if request.method == "POST":
+        form = CampaignForm(request.POST, instance=campaign)
+        if form.is_valid():
+            with transaction.atomic():
+                saved = form.save(commit=False)
+                if saved.created_by_id is None:
+                    saved.created_by = request.user
+                saved.save()
+                form.save_m2m()
+            messages.success(request, f"Campaign “{saved.name}” saved. Check its plan, then launch it.")
+            return HttpResponseRedirect(reverse("campaigns-detail", args=[saved.pk]))
+    else:
+        initial = {"threads": "1, 2"} if campaign is None else {}
+        form = CampaignForm(instance=campaign, initial=initial)
+    return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign,
+                                                              "catalogue": CAMPAIGNS})
+
+
+@login_required
+@require_POST
+def campaign_launch(request: HttpRequest, pk: int) -> HttpResponse:
+    require_editor(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        run = services.campaign_launch(campaign=campaign, user=request.user, trigger=Run.Trigger.MANUAL,
+                                       label=request.POST.get("label", "")[:200])
+    except services.StateConflict as exc:
+        messages.error(request, f"Not launched: {exc}.")
+        return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]))
+    messages.success(request, f"Run #{run.pk} launched.")
+    return HttpResponseRedirect(reverse("run-detail", args=[run.pk]))

@@ -1,0 +1,111 @@
+"""The comparison page, its CSV and Markdown exports, and the print-ready white-paper report."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from campaigns.comparison import Selection, comparison_layout, report_sections, table_header, to_csv, to_markdown
+from campaigns.forms import ComparisonForm
+from campaigns.models import Campaign, InstanceSpec, Product, PublishedResult, Run, Scenario, Target
+
+CHOICES_SHOWN = 300
+
+
+def _choices() -> dict[str, list[tuple[int, str]]]:
+    return {
+        "targets": [(t.pk, f"{t.name} ({t.product.name})") for t in
+                    Target.objects.select_related("product").order_by("name")[:CHOICES_SHOWN]],
+        "products": list(Product.objects.order_by("name").values_list("pk", "name")[:CHOICES_SHOWN]),
+        "campaign": list(Campaign.objects.filter(is_template=False).order_by("name")
+                         .values_list("pk", "name")[:CHOICES_SHOWN]),
+        "runs": [(r.pk, f"#{r.pk} {r.campaign.name} ({r.status}, {r.created_at:%Y-%m-%d %H:%M})") for r in
+                 Run.objects.select_related("campaign").order_by("-created_at")[:CHOICES_SHOWN]],
+        "scenarios": list(Scenario.objects.order_by("name").values_list("pk", "name")[:CHOICES_SHOWN]),
+        "specs": list(InstanceSpec.objects.values_list("pk", "label")[:CHOICES_SHOWN]),
+        "published": [(doc, f"seed {doc}: {title}"[:120]) for doc, title in
+                      PublishedResult.objects.order_by("document").values_list("document", "document_title")
+                      .distinct()],
+    }
+
+
+def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
+    data = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields if name in request.GET}
+    form = ComparisonForm(data or None, choices=_choices())
+    if not data or not form.is_valid():
+        return form, None
+    return form, Selection(**{name: form.cleaned_data[name] for name in ComparisonForm.base_fields})
+
+
+def _title(layout: dict[str, Any]) -> str:
+    names = layout["names"]
+    if not names:
+        return "Comparison"
+    if len(names) == 1:
+        return f"{names[0]}: results"
+    return f"{', '.join(names[:-1])} vs {names[-1]}"
+
+
+def _headers(layout: dict[str, Any]) -> None:
+    for table in layout["tables"]:
+        table["header"] = table_header(table, layout["names"])
+
+
+@login_required
+def compare(request: HttpRequest) -> HttpResponse:
+    form, selection = _selection(request)
+    layout = comparison_layout(selection) if selection is not None else None
+    charts = {}
+    if layout is not None:
+        charts = {t["id"]: t["charts"] for t in layout["tables"]}
+    return render(request, "campaigns/compare.html", {
+        "form": form, "layout": layout, "selection": selection, "charts": charts,
+        "query": selection.query_string() if selection else "", "title": _title(layout) if layout else "Compare",
+    })
+
+
+def _layout_or_error(request: HttpRequest) -> tuple[dict[str, Any] | None, HttpResponse | None]:
+    form, selection = _selection(request)
+    if selection is None:
+        errors = "; ".join(e for errs in form.errors.values() for e in errs) or "choose what to compare"
+        return None, HttpResponse(f"Nothing to export: {errors}\n", status=400, content_type="text/plain")
+    return comparison_layout(selection), None
+
+
+@login_required
+def compare_csv(request: HttpRequest) -> HttpResponse:
+    layout, error = _layout_or_error(request)
+    if error:
+        return error
+    response = HttpResponse(to_csv(layout), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="comparison.csv"'
+    return response
+
+
+@login_required
+def compare_markdown(request: HttpRequest) -> HttpResponse:
+    layout, error = _layout_or_error(request)
+    if error:
+        return error
+    text = to_markdown(layout, title=_title(layout), report=report_sections(layout))
+    response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="comparison.md"'
+    return response
+
+
+@login_required
+def compare_report(request: HttpRequest) -> HttpResponse:
+    """The print-ready page: environment, method, results and conclusions, like a white paper."""
+    form, selection = _selection(request)
+    if selection is None:
+        return render(request, "campaigns/compare.html", {"form": form, "layout": None, "title": "Compare"})
+    layout = comparison_layout(selection)
+    _headers(layout)
+    return render(request, "campaigns/compare_report.html", {
+        "layout": layout, "report": report_sections(layout), "title": _title(layout),
+        "charts": {t["id"]: t["charts"] for t in layout["tables"]}, "query": selection.query_string(),
+        "generated_at": timezone.now(),
+    })

@@ -1,0 +1,31 @@
+"""The dashboard: runs in progress with their progress, recent runs, client hosts, regressions."""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from campaigns import roles
+from campaigns.models import ClientHost, Run
+from campaigns.views.runs import progress, runs_with_progress
+
+ACTIVE_SHOWN = 20
+RECENT_SHOWN = 15
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
+    active = list(runs_with_progress().filter(status__in=(Run.Status.PENDING, Run.Status.RUNNING))
+                  .order_by("-created_at")[:ACTIVE_SHOWN])
+    recent = list(runs_with_progress().filter(status__in=(Run.Status.SUCCEEDED, Run.Status.FAILED,
+                                                          Run.Status.CANCELLED))
+                  .order_by("-finished_at", "-id")[:RECENT_SHOWN])
+    hosts = list(ClientHost.objects.all())
+    return render(request, "campaigns/dashboard.html", {
+        "active_runs": [(run, progress(run, now=now)) for run in active],
+        "recent_runs": [(run, progress(run, now=now)) for run in recent],
+        "hosts": hosts, "hosts_online": sum(1 for h in hosts if h.is_online()),
+        "can_edit": roles.can_edit(request.user),
+    })

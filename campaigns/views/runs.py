@@ -1,0 +1,199 @@
+"""Runs and jobs: status and progress, the live view of the running job, cancelling, a job's details."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, F, Prefetch, Q, QuerySet, Sum
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from campaigns import roles, services
+from campaigns.filtersets import RunFilterSet
+from campaigns.models import Job, JobClient, Run
+from campaigns.views.base import paginate, require_editor
+
+TAIL_LINES = 40
+JOB_OVERHEAD_S = services.JOB_OVERHEAD_S
+_PENDING = (Job.Status.QUEUED, Job.Status.WAITING)
+
+
+def runs_with_progress() -> QuerySet[Run]:
+    """Runs with their jobs counted and the seconds the unfinished ones still need, in one query."""
+    unfinished = Q(jobs__status__in=(*_PENDING, *Job.ACTIVE))
+    return Run.objects.select_related("campaign").annotate(
+        jobs_total=Count("jobs"),
+        jobs_done=Count("jobs", filter=Q(jobs__status__in=Job.FINISHED)),
+        jobs_failed=Count("jobs", filter=Q(jobs__status=Job.Status.FAILED)),
+        remaining_s=Sum(F("jobs__scenario__time_s") + F("jobs__scenario__warmup_s") + JOB_OVERHEAD_S,
+                        filter=unfinished),
+    )
+
+
+def progress(run: Run, *, now: datetime | None = None) -> dict[str, Any]:
+    """Jobs done of total, elapsed and an ETA: the pace so far when a job has finished, else the
+    scenarios' own durations."""
+    now = now or timezone.now()
+    total = getattr(run, "jobs_total", 0) or 0
+    done = getattr(run, "jobs_done", 0) or 0
+    end = run.finished_at or now
+    elapsed_s = (end - run.started_at).total_seconds() if run.started_at else 0.0
+    eta_s = None
+    if not run.is_finished():
+        if done and done < total:
+            eta_s = elapsed_s / done * (total - done)
+        else:
+            eta_s = float(getattr(run, "remaining_s", 0) or 0)
+    return {"done": done, "total": total, "pct": round(done * 100 / total) if total else 0,
+            "elapsed_s": elapsed_s, "eta_s": eta_s, "failed": getattr(run, "jobs_failed", 0) or 0}
+
+
+def job_progress_pct(job: Job, now: datetime) -> int:
+    if job.is_finished():
+        return 100
+    if job.status == Job.Status.RUNNING and job.started_at:
+        total = job.scenario.time_s or 1
+        return max(0, min(99, round((now - job.started_at).total_seconds() * 100 / total)))
+    return 0
+
+
+def _result_row(job: Job) -> dict[str, Any] | None:
+    result = getattr(job, "result", None) if job.status == Job.Status.SUCCEEDED or job.imported else None
+    if result is None:
+        return None
+    return {"qps": result.qps, "tps": result.tps, "latency_avg_ms": result.latency_avg_ms,
+            "latency_pct": result.latency_pct, "latency_pct_ms": result.latency_pct_ms,
+            "source": result.source}
+
+
+def _run_jobs(run: Run) -> list[Job]:
+    clients = JobClient.objects.only("id", "job_id", "index", "host_name", "status").order_by("index")
+    return list(
+        run.jobs.select_related("target__product", "target__spec", "scenario__dataset", "result")
+        .prefetch_related(Prefetch("clients", queryset=clients))
+        .order_by("position", "id")
+    )
+
+
+def _tail(job: Job | None) -> str:
+    """The last lines sysbench printed for the running job: its run output once the worker has saved
+    some (every few seconds), else what its prepare and warm-up printed."""
+    if job is None:
+        return ""
+    client = JobClient.objects.filter(job=job).order_by("index").only("raw_output", "prepare_output").first()
+    if client is None:
+        return ""
+    text = client.raw_output or client.prepare_output
+    return "\n".join(text.splitlines()[-TAIL_LINES:])
+
+
+def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
+    """The run as the live page needs it: statuses, progress, results and the running job."""
+    now = timezone.now()
+    current = next((j for j in jobs if j.status in Job.ACTIVE), None)
+    rows = []
+    for job in jobs:
+        rows.append({
+            "id": job.pk, "status": job.status, "phase": job.phase, "progress_pct": job_progress_pct(job, now),
+            "error": job.error[:500], "wait_reason": job.wait_reason, "result": _result_row(job),
+            "cache_hit_ratio": job.cache_hit_ratio, "cache_warning": job.cache_warning,
+        })
+    running = None
+    if current is not None:
+        running = {
+            "id": current.pk, "label": f"{current.scenario.name} × {current.threads} thread{'s' if current.threads != 1 else ''} "
+                     f"on {current.target.name}",
+            "status": current.status, "phase": current.phase, "time_s": current.scenario.time_s,
+            "elapsed_s": (now - current.started_at).total_seconds() if current.started_at else None,
+            "latency_pct": current.scenario.percentile,
+            "samples_url": reverse("api:job-samples", args=[current.pk]),
+        }
+    done = sum(1 for j in jobs if j.is_finished())
+    return {
+        "run": {"id": run.pk, "status": run.status, "finished": run.is_finished(), "done": done, "total": len(jobs),
+                "error": run.error},
+        "jobs": rows, "running": running, "tail": _tail(current),
+    }
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    base = runs_with_progress().order_by("-created_at")
+    filterset = RunFilterSet(request.GET, queryset=base)
+    queryset = filterset.qs if filterset.is_valid() else base.none()
+    page = paginate(request, queryset)
+    runs = [(run, progress(run)) for run in page.object_list]
+    return render(request, "campaigns/run_list.html", {"page": page, "runs": runs, "filterset": filterset})
+
+
+@login_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(runs_with_progress(), pk=pk)
+    jobs = _run_jobs(run)
+    state = run_state(run, jobs)
+    return render(request, "campaigns/run_detail.html", {
+        "run": run, "jobs": jobs, "state": state, "progress": progress(run),
+        "running": state["running"], "can_edit": roles.can_edit(request.user),
+        "live_url": reverse("run-live", args=[run.pk]),
+    })
+
+
+@login_required
+def run_live(request: HttpRequest, pk: int) -> JsonResponse:
+    run = get_object_or_404(Run, pk=pk)
+    return JsonResponse(run_state(run, _run_jobs(run)))
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    require_editor(request)
+    run = get_object_or_404(Run, pk=pk)
+    try:
+        services.run_cancel(run=run)
+    except services.StateConflict as exc:
+        messages.error(request, f"Not cancelled: {exc}.")
+    else:
+        messages.success(request, f"Run #{run.pk} is being cancelled; a running sysbench stops within a second.")
+    return HttpResponseRedirect(reverse("run-detail", args=[run.pk]))
+
+
+def _snapshot_settings(snapshot: dict[str, Any]) -> list[tuple[str, str, str]]:
+    before = (snapshot.get("before") or {}).get("settings") or {}
+    after = (snapshot.get("after") or {}).get("settings") or {}
+    names = sorted(set(before) | set(after))
+    return [(n, before.get(n, ""), after.get(n, "")) for n in names]
+
+
+def _snapshot_status(snapshot: dict[str, Any]) -> list[tuple[str, Any, Any, Any]]:
+    before = (snapshot.get("before") or {}).get("status") or {}
+    after = (snapshot.get("after") or {}).get("status") or {}
+    rows = []
+    for name in sorted(set(before) | set(after)):
+        b, a = before.get(name), after.get(name)
+        rows.append((name, b, a, a - b if isinstance(a, int) and isinstance(b, int) else None))
+    return rows
+
+
+@login_required
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(
+        Job.objects.select_related("run__campaign", "target__product", "target__spec", "scenario__dataset", "result"),
+        pk=pk,
+    )
+    clients = list(job.clients.order_by("index"))
+    snapshot = job.server_snapshot or {}
+    return render(request, "campaigns/job_detail.html", {
+        "job": job, "result": getattr(job, "result", None), "clients": clients,
+        "settings_rows": _snapshot_settings(snapshot), "status_rows": _snapshot_status(snapshot),
+        "version": (snapshot.get("before") or {}).get("version") or (snapshot.get("after") or {}).get("version"),
+        "after_error": (snapshot.get("after") or {}).get("error"),
+        "dataset_bytes": (snapshot.get("after") or snapshot.get("before") or {}).get("dataset_bytes"),
+        "samples_url": reverse("api:job-samples", args=[job.pk]),
+        "can_edit": roles.can_edit(request.user),
+    })

@@ -1,0 +1,209 @@
+"""Scenarios: a form per sysbench test, seed presets, and "Paste a sysbench command" that fills the form."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+
+from campaigns import roles
+from campaigns.filtersets import ScenarioFilterSet
+from campaigns.forms import (
+    MANAGED_OPTIONS,
+    OPTION_PREFIX,
+    CommandPasteForm,
+    ScenarioForm,
+    option_field_name,
+)
+from campaigns.models import Dataset, Scenario
+from campaigns.sysbench.catalogue import TESTS, format_value
+from campaigns.sysbench.cmdline import CommandError, ParsedCommand, parse_command
+from campaigns.sysbench.presets import PRESETS, Preset
+from campaigns.views.base import Catalogue, Column, paginate, require_editor
+
+SCENARIOS = Catalogue(
+    key="scenarios", singular="scenario", plural="scenarios", model=Scenario, form_class=ScenarioForm,
+    filterset_class=ScenarioFilterSet, detail=True,
+    queryset=lambda: Scenario.objects.select_related("dataset"),
+    columns=[Column("Name", lambda s: s.name), Column("Test", lambda s: s.test),
+             Column("Dataset", lambda s: str(s.dataset)), Column("Duration", lambda s: f"{s.time_s} s", numeric=True),
+             Column("Options", lambda s: " ".join(f"--{k}={format_value(v)}" for k, v in sorted(s.options.items()))
+                    or "defaults")],
+)
+
+_CONNECTION_OPTION = re.compile(r"(mysql|pgsql)-(host|port|socket|user|password|db)\b|db-driver\b")
+_CONNECTION_WARNING = re.compile(r"--(mysql|pgsql)-(host|port|socket|user|password|db)\b|--db-driver\b")
+
+# Fields of the page that are not the scenario's: the buttons and the paste box.
+_NOT_INITIAL = {"csrfmiddlewaretoken", "action", "command"}
+
+
+@login_required
+def scenario_list(request: HttpRequest) -> HttpResponse:
+    filterset = ScenarioFilterSet(request.GET, queryset=SCENARIOS.get_queryset())
+    queryset = filterset.qs if filterset.is_valid() else SCENARIOS.get_queryset().none()
+    page = paginate(request, queryset)
+    rows = SCENARIOS.rows(page.object_list)
+    return render(request, "campaigns/catalogue_list.html", {
+        "catalogue": SCENARIOS, "page": page, "rows": rows, "filterset": filterset,
+        "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
+    })
+
+
+@login_required
+def scenario_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    scenario = get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk)
+    options = sorted(scenario.options.items())
+    return render(request, "campaigns/scenario_detail.html", {
+        "scenario": scenario, "options": [(k, format_value(v)) for k, v in options],
+        "test": TESTS.get(scenario.test), "preset": PRESETS.get(scenario.preset),
+        "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
+    })
+
+
+def _posted_initial(request: HttpRequest) -> dict[str, Any]:
+    return {k: v for k, v in request.POST.items() if k not in _NOT_INITIAL}
+
+
+def _dataset_initial(initial: dict[str, Any], tables: int | None, table_size: int | None) -> None:
+    if not tables or not table_size:
+        return
+    existing = Dataset.objects.filter(tables=tables, table_size=table_size, sizes_by_spec={}).order_by("name").first()
+    if existing is not None:
+        initial["dataset"] = str(existing.pk)
+        return
+    initial["dataset"] = ""
+    initial["new_dataset_name"] = f"{tables} × {table_size:,} rows"
+    initial["new_dataset_tables"] = tables
+    initial["new_dataset_table_size"] = table_size
+
+
+def _apply_options(initial: dict[str, Any], options: dict[str, object]) -> list[str]:
+    """Moves options into the form's fields; returns notes on those the scenario keeps elsewhere."""
+    notes: list[str] = []
+    for key in [k for k in initial if k.startswith(OPTION_PREFIX)]:
+        del initial[key]
+    options = dict(options)
+    if "percentile" in options:
+        initial["percentile"] = options.pop("percentile")
+    if "report-interval" in options:
+        initial["report_interval_s"] = options.pop("report-interval") or 1
+    if options.pop("histogram", None) is not None:
+        notes.append("--histogram: dropped, benchapp always records the latency histogram.")
+    if (value := options.pop("forced-shutdown", None)) is not None:
+        notes.append(f"--forced-shutdown={format_value(value)}: dropped, benchapp bounds each run itself.")
+    for name, value in options.items():
+        if name in MANAGED_OPTIONS:
+            continue
+        initial[option_field_name(name)] = format_value(value)
+    return notes
+
+
+def _apply_parsed(initial: dict[str, Any], parsed: ParsedCommand) -> list[str]:
+    initial["test"] = parsed.test
+    notes = _apply_options(initial, parsed.options)
+    if parsed.time_s:
+        initial["time_s"] = parsed.time_s
+    _dataset_initial(initial, parsed.tables, parsed.table_size)
+    if parsed.tables and parsed.table_size:
+        notes.append(f"Dataset: {parsed.tables} × {parsed.table_size:,} rows.")
+    if parsed.threads:
+        shown = ", ".join(str(t) for t in parsed.threads[:16]) + (" …" if len(parsed.threads) > 16 else "")
+        notes.append(f"Threads {shown}: a campaign sets the thread counts, not the scenario.")
+    if parsed.events:
+        notes.append(f"--events={parsed.events}: dropped, benchapp runs scenarios for a duration.")
+    hint = {k: v for k, v in parsed.target_hint.items() if v not in (None, "")}
+    if hint or any(_CONNECTION_WARNING.match(w) for w in parsed.warnings):
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(hint.items()) if "XXX" not in str(v).upper())
+        notes.append(f"Connection options{f' ({shown})' if shown else ''}: dropped, with any password: "
+                     "a target holds where to connect.")
+    if parsed.command and parsed.command != "run":
+        notes.append(f"The command was '{parsed.command}': benchapp prepares and cleans up by itself.")
+    if not initial.get("name"):
+        initial["name"] = f"{parsed.test} (pasted)"
+    return notes
+
+
+def _apply_preset(initial: dict[str, Any], preset: Preset) -> list[str]:
+    initial["test"] = preset.test
+    initial["preset"] = preset.key
+    notes = _apply_options(initial, preset.options)
+    if preset.time_s:
+        initial["time_s"] = preset.time_s
+    _dataset_initial(initial, preset.tables, preset.table_size)
+    if not initial.get("name"):
+        initial["name"] = f"seed {preset.seed}: {preset.label}"
+    if not initial.get("description"):
+        initial["description"] = preset.notes
+    if preset.threads:
+        notes.append(f"Seed {preset.seed} ran it at {', '.join(str(t) for t in preset.threads)} threads: "
+                     "set them on the campaign.")
+    return notes
+
+
+@login_required
+def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """Create or edit a scenario. Besides saving, the page posts back to itself to switch the test,
+    load a preset or read a pasted command; each re-renders the form with what was typed kept."""
+    require_editor(request)
+    scenario = get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk) if pk else None
+    paste = CommandPasteForm()
+    parse_report: dict[str, Any] | None = None
+    if request.method != "POST":
+        initial: dict[str, Any] = {}
+        preset = PRESETS.get(request.GET.get("preset", ""))
+        notes = _apply_preset(initial, preset) if preset else []
+        if request.GET.get("test") in TESTS and not preset:
+            initial["test"] = request.GET["test"]
+        form = ScenarioForm(instance=scenario, initial=initial)
+        if notes:
+            parse_report = {"title": f"Preset “{preset.label}” loaded", "warnings": [], "notes": notes}
+        return _render(request, form, paste, scenario, parse_report)
+
+    action = request.POST.get("action", "save")
+    initial = _posted_initial(request)
+    if action == "parse":
+        paste = CommandPasteForm(request.POST)
+        if paste.is_valid():
+            try:
+                parsed = parse_command(paste.cleaned_data["command"])
+            except CommandError as exc:
+                paste.add_error("command", str(exc))
+            else:
+                notes = _apply_parsed(initial, parsed)
+                # Connection options are dropped whole (a target holds them): their placeholders and
+                # password warnings are summed up in the notes instead of asking to fill them in.
+                warnings = [w for w in parsed.warnings if not _CONNECTION_WARNING.match(w)]
+                placeholders = [p for p in parsed.placeholders if not _CONNECTION_OPTION.match(p)]
+                parse_report = {"title": f"Read a {parsed.test} command", "warnings": warnings,
+                                "notes": notes, "placeholders": placeholders}
+        return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, parse_report)
+    if action == "preset":
+        preset = PRESETS.get(request.POST.get("preset", ""))
+        if preset is not None:
+            notes = _apply_preset(initial, preset)
+            parse_report = {"title": f"Preset “{preset.label}” loaded", "warnings": [], "notes": notes}
+        return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, parse_report)
+    if action == "switch":
+        return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, None)
+
+    form = ScenarioForm(request.POST, instance=scenario)
+    if form.is_valid():
+        with transaction.atomic():
+            saved = form.save()
+        messages.success(request, f"Scenario “{saved.name}” saved.")
+        return HttpResponseRedirect(reverse("scenarios-detail", args=[saved.pk]))
+    return _render(request, form, paste, scenario, None)
+
+
+def _render(request: HttpRequest, form: ScenarioForm, paste: CommandPasteForm, scenario: Scenario | None,
+            parse_report: dict[str, Any] | None) -> HttpResponse:
+    return render(request, "campaigns/scenario_form.html", {
+        "form": form, "paste": paste, "scenario": scenario, "parse_report": parse_report,
+        "test": TESTS[form.test], "catalogue": SCENARIOS,
+    })

@@ -1,0 +1,256 @@
+"""The web UI in a real browser: Debian's Chromium through Playwright, against the live server, a real Celery
+worker, sysbench and the local MariaDB and PostgreSQL.
+
+One user story end to end: log in, register the two local databases as targets (testing each connection),
+paste a seed 003 command into a scenario, build a campaign of two thread counts, launch it, watch the live
+chart gain points, then compare MariaDB with PostgreSQL and check the table against the stored results.
+Every step leaves a screenshot in test-output/screenshots/ (desktop width, and phone width for the pages
+that matter there). Any console error, page error, failed request or 4xx/5xx static file fails the test.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from campaigns.comparison import fmt_number
+from campaigns.models import InstanceSpec, Job, JobResult, Run, Scenario, Target
+from tests.conftest import OUTPUT_DIR, record_measurement
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SHOTS = OUTPUT_DIR / "screenshots"
+SEED_003_READ_ONLY = """sysbench --db-driver=mysql --mysql-host=XXX --mysql-port=XXX
+--mysql-user=XXX --mysql-password=XXX --mysql-db=sbtest --table_size=10000000
+--tables=10 --events=0 --time=300 --threads={2~3000} --percentile=95 --skip-trx=1 --report-interval=1
+oltp_read_only
+run"""
+USER, PASSWORD = "browser-admin", "browser-pass-123"
+
+
+class BrowserProblems:
+    """Collects what must never happen on a page: console errors, uncaught errors, failed requests."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def watch(self, page: Any) -> None:
+        page.on("console", lambda m: self.items.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.items.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: self.items.append(
+            f"request failed: {r.url} {r.failure}") if not _aborted_by_navigation(r) else None)
+        page.on("response", lambda r: self.items.append(f"HTTP {r.status}: {r.url}")
+                if r.status >= 400 else None)
+
+
+def _aborted_by_navigation(request: Any) -> bool:
+    # A poll in flight when the page reloads or navigates is aborted by the browser: not an error.
+    return "ERR_ABORTED" in (request.failure or "") and ("/api/v1/" in request.url or "/live/" in request.url)
+
+
+@pytest.fixture
+def browser_page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, BrowserProblems]]:
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        old.unlink()
+    problems = BrowserProblems()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        problems.watch(page)
+        try:
+            yield browser, page, problems
+        finally:
+            context.close()
+            browser.close()
+
+
+def shot(page: Any, name: str, *, full: bool = True) -> Path:
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full)
+    return path
+
+
+def phone_shots(browser: Any, live_server: Any, problems: BrowserProblems, pages: dict[str, str]) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=live_server.url,
+                                  is_mobile=True, has_touch=True)
+    page = context.new_page()
+    problems.watch(page)
+    _login(page)
+    for name, url in pages.items():
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{url} is {width} px wide on a phone: only tables may scroll sideways"
+        shot(page, name, full=False)
+    context.close()
+
+
+def _login(page: Any) -> None:
+    page.goto("/accounts/login/")
+    page.locator("#id_username").fill(USER)
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/$"))
+
+
+def _create_product(page: Any, name: str, engine: str) -> None:
+    page.goto("/products/new/")
+    page.locator("#id_name").fill(name)
+    page.locator("#id_engine").select_option(engine)
+    page.get_by_role("button", name="Save").click()
+    page.wait_for_url("**/products/")
+
+
+def _create_target(page: Any, *, name: str, product: str, spec: str, driver: str, port: int, user: str,
+                   database: str) -> Target:
+    page.goto("/targets/new/")
+    page.locator("#id_name").fill(name)
+    page.locator("#id_product").select_option(label=product)
+    page.get_by_label("Spec").select_option(label=spec)
+    page.locator("#id_driver").select_option(driver)
+    page.locator("#id_host").fill("127.0.0.1")
+    page.locator("#id_port").fill(str(port))
+    page.locator("#id_database").fill(database)
+    page.locator("#id_user").fill(user)
+    page.get_by_role("button", name="Save").click()
+    page.wait_for_url(re.compile(r"/targets/\d+/$"))
+    page.get_by_role("button", name="Test connection").click()
+    page.wait_for_selector("#check-result")
+    assert page.locator("[data-testid=server-version]").inner_text().strip()
+    return Target.objects.get(name=name)
+
+
+def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
+        browser_page, live_server, celery_worker_process, target_databases):
+    browser, page, problems = browser_page
+    get_user_model().objects.create_superuser(USER, "admin@example.com", PASSWORD)
+    InstanceSpec.objects.create(label="local 2-core", cpu_cores=2, memory_gb=4, price_per_hour="0.10")
+    database = os.environ["BENCHAPP_TEST_TARGET_DB"]
+
+    page.goto("/")
+    assert "/accounts/login/" in page.url
+    shot(page, "01-login")
+    _login(page)
+    shot(page, "02-dashboard")
+
+    # Targets for the local MariaDB and PostgreSQL, each with "Test connection".
+    _create_product(page, "MariaDB (browser test)", "mariadb")
+    _create_product(page, "PostgreSQL (browser test)", "postgresql")
+    maria = _create_target(page, name="browser-mariadb", product="MariaDB (browser test)", spec="local 2-core",
+                           driver="mysql", port=3306, user="root", database=database)
+    assert "MariaDB" in page.locator("[data-testid=server-version]").inner_text()
+    shot(page, "03-target-mariadb-connection")
+    pg = _create_target(page, name="browser-postgresql", product="PostgreSQL (browser test)", spec="local 2-core",
+                        driver="pgsql", port=5432, user="postgres", database=database)
+    assert "PostgreSQL" in page.locator("[data-testid=server-version]").inner_text()
+    shot(page, "04-target-postgresql-connection")
+
+    # A scenario from a pasted seed 003 command, made tiny and short.
+    page.goto("/scenarios/new/")
+    page.locator("#id_command").fill(SEED_003_READ_ONLY)
+    page.get_by_role("button", name="Fill the form from the command").click()
+    page.wait_for_selector("#parse-report")
+    assert page.locator("#id_test").input_value() == "oltp_read_only"
+    assert page.locator("#id_opt__skip_trx").input_value() == "on"
+    assert page.locator("#id_new_dataset_table_size").input_value() == "10000000"
+    assert "a campaign sets the thread counts" in page.locator("#parse-report").inner_text()
+    shot(page, "05-scenario-pasted-command")
+    page.locator("#id_name").fill("seed 003 read-only (browser)")
+    page.get_by_label("New dataset: name").fill("browser tiny")
+    page.get_by_label("tables", exact=True).fill("2")
+    page.get_by_label("rows per table").fill("1000")
+    page.locator("#id_time_s").fill("3")
+    page.get_by_role("button", name="Save scenario").click()
+    page.wait_for_url(re.compile(r"/scenarios/\d+/$"))
+    scenario = Scenario.objects.get(name="seed 003 read-only (browser)")
+    assert scenario.options == {"skip-trx": True} and scenario.time_s == 3
+    shot(page, "06-scenario-saved")
+
+    # A campaign over both targets at two thread counts: the plan first, then launch.
+    page.goto("/campaigns/new/")
+    page.locator("#id_name").fill("browser campaign")
+    page.get_by_label(re.compile(r"browser-mariadb \(")).check()
+    page.get_by_label(re.compile(r"browser-postgresql \(")).check()
+    page.get_by_label(re.compile(r"seed 003 read-only \(browser\) \(")).check()
+    page.locator("#id_threads").fill("1, 2")
+    page.get_by_role("button", name="Save and see the plan").click()
+    page.wait_for_url(re.compile(r"/campaigns/\d+/$"))
+    assert page.locator("[data-testid=plan-jobs]").inner_text() == "4"
+    shot(page, "07-campaign-plan")
+    page.get_by_role("button", name=re.compile(r"^Launch 4 jobs")).click()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    run = Run.objects.get(campaign__name="browser campaign")
+
+    # The live chart gains points while a job runs, without reloading the page.
+    page.wait_for_selector("#live:not([hidden])", timeout=60_000)
+    page.wait_for_function("Number(document.getElementById('sample-count').textContent) >= 1", timeout=60_000)
+    first = int(page.locator("#sample-count").inner_text())
+    page.wait_for_function(f"Number(document.getElementById('sample-count').textContent) > {first}",
+                           timeout=10_000)
+    points = page.evaluate("Chart.getChart('chart-throughput').data.datasets[0].data.length")
+    assert points > first >= 1
+    # sysbench's output arrives too: the prepare output first, then the run's tail (saved every 2 s).
+    page.wait_for_function("document.getElementById('live-tail').textContent.includes('sysbench')", timeout=60_000)
+    shot(page, "08-run-live-chart")
+    page.wait_for_function("document.getElementById('run-status').textContent.trim() === 'succeeded'",
+                           timeout=120_000)
+    page.wait_for_timeout(1000)  # the page reloads itself once the run has finished; let it, then settle
+    page.reload()
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED, list(run.jobs.values_list("status", "error"))
+    shot(page, "09-run-finished")
+    record_measurement(f"ui browser: run #{run.pk} took {(run.finished_at - run.started_at).total_seconds():.1f} s")
+
+    # The comparison of MariaDB and PostgreSQL: the table's cells are the stored results.
+    page.goto("/compare/")
+    page.get_by_label("Targets").select_option([str(maria.pk), str(pg.pk)])
+    page.get_by_label("Campaigns").select_option(label="browser campaign")
+    page.get_by_role("button", name="Compare").click()
+    page.wait_for_selector("table.comparison")
+    page.wait_for_function("document.querySelectorAll('.charts canvas').length > 0 && "
+                           "[...document.querySelectorAll('.charts canvas')].every(c => Chart.getChart(c))")
+    table = page.locator(f"#table-t{scenario.dataset_id}-{scenario.pk}")
+    header = table.locator("thead").inner_text()
+    assert header.index("MariaDB (browser test)") < header.index("PostgreSQL (browser test)")
+    for product_target in (maria, pg):
+        for threads in (1, 2):
+            job = Job.objects.get(run=run, target=product_target, threads=threads)
+            result = JobResult.objects.get(job=job)
+            cell = table.locator(f"tr[data-threads='{threads}'] td[data-metric=qps]"
+                                 f"[data-product='{product_target.product_id}']")
+            assert float(cell.get_attribute("data-value")) == pytest.approx(result.qps)
+            assert cell.inner_text().strip() == fmt_number(result.qps)
+            tps = table.locator(f"tr[data-threads='{threads}'] td[data-metric=tps]").nth(
+                0 if product_target == maria else 1)
+            assert float(tps.get_attribute("data-value")) == pytest.approx(result.tps)
+    conclusion = page.locator("[data-testid=conclusion]").first.inner_text()
+    assert "faster than" in conclusion or "within noise" in conclusion
+    shot(page, "10-comparison")
+
+    page.get_by_role("link", name="Print-ready report").click()
+    page.wait_for_selector("article.whitepaper")
+    assert "Test environment" in page.inner_text("article.whitepaper")
+    page.emulate_media(media="print")
+    shot(page, "11-report-print")
+    page.emulate_media(media="screen")
+    compare_url = page.url.replace("/compare/report/", "/compare/")
+
+    phone_shots(browser, live_server, problems, {
+        "12-phone-dashboard": "/", "13-phone-run": f"/runs/{run.pk}/", "14-phone-comparison": compare_url,
+    })
+    assert not problems.items, "\n".join(problems.items)

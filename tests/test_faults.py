@@ -1,0 +1,527 @@
+"""Faults a campaign must survive, each caused for real: a worker killed with SIGKILL, Redis flushed
+or restarted under queued jobs, a run cancelled mid-measurement, a target server killed mid-run,
+and phases that overrun their time-outs.
+
+Where a test needs to decide which worker gets a job (or must not share its broker with the
+session's worker), it starts a Redis server of its own on a spare port and launches the campaign
+from a `manage.py shell` subprocess that publishes there; the machine's shared Redis, MariaDB and
+PostgreSQL are never stopped or flushed. Detection and recovery times go to
+test-output/measurements.txt.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+from django.utils import timezone
+
+from campaigns import services
+from campaigns.models import ClientHost, Job, JobClient, Run, Scenario, Target
+from tests.conftest import (
+    MYSQL_DB,
+    ROOT,
+    SESSION_QUEUE,
+    WorkerProcess,
+    record_measurement,
+    wait_for,
+)
+from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+HANGING_SYSBENCH = ROOT / "tests" / "data" / "hanging_sysbench.sh"
+# Host names carry the session's id so that two test sessions never share a worker log or beat file.
+SESSION_ID = SESSION_QUEUE.removeprefix("test-")
+
+
+def _host(name: str) -> str:
+    return f"{name}-{SESSION_ID}"
+
+
+# ---------------------------------------------------------------- processes
+
+
+def _alive(pid: int) -> bool:
+    """True while pid is a live process (a zombie has already died; only its parent has not looked)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _sysbench_pids(marker: str) -> list[int]:
+    """Live sysbench processes whose arguments include marker (e.g. --mysql-db=<a test's own database>)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0].endswith(b"sysbench") and marker.encode() in argv and _alive(int(entry.name)):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_status(obj: Job | Run, statuses: tuple[str, ...], *, timeout_s: float) -> None:
+    def reached() -> bool:
+        obj.refresh_from_db()
+        return obj.status in statuses
+
+    wait_for(reached, timeout_s=timeout_s, what=f"{type(obj).__name__} {obj.pk} to become {'/'.join(statuses)}")
+
+
+def _wait_closed(job: Job, *, timeout_s: float) -> None:
+    """Waits until the job's closer is done (a failing client marks the job failed before that)."""
+    def closed() -> bool:
+        job.refresh_from_db()
+        return job.is_finished() and job.phase == "done"
+
+    wait_for(closed, timeout_s=timeout_s, what=f"job {job.pk} to be closed")
+
+
+def _wait_measuring(job: Job, *, clients: int = 1, samples: int = 2, timeout_s: float = 60) -> list[JobClient]:
+    """Waits until every client's sysbench is running and has reported `samples` seconds."""
+    def measuring() -> list[JobClient] | None:
+        running = list(JobClient.objects.filter(job=job, status=JobClient.Status.RUNNING, pid__isnull=False))
+        if len(running) == clients and job.samples.filter(client_index=0).count() >= samples:
+            return running
+        job.refresh_from_db()
+        assert not job.is_finished(), f"job ended before measuring: {job.status} {job.error}"
+        return None
+
+    return wait_for(measuring, timeout_s=timeout_s, interval_s=0.1, what=f"job {job.pk} to be measuring")
+
+
+# ---------------------------------------------------------------- servers of the tests' own
+
+
+class RedisServer:
+    """A throw-away redis-server on a spare port (no persistence): ours to flush and restart."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--daemonize", "no", "--protected-mode", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for(self._pong, timeout_s=10, interval_s=0.05, what=f"redis-server on port {self.port}")
+
+    def _pong(self) -> bool:
+        try:
+            return bool(self.client.ping())
+        except redis.ConnectionError:
+            return False
+
+    def queued_jobs(self, queue: str) -> list[int]:
+        """Job ids of the job_execute_task messages waiting in a queue."""
+        ids = []
+        for raw in self.client.lrange(queue, 0, -1):
+            headers = json.loads(raw).get("headers") or {}
+            if headers.get("task") == "campaigns.tasks.job_execute_task":
+                ids.extend(ast.literal_eval(headers["argsrepr"]))
+        return ids
+
+    def flush(self) -> None:
+        self.client.flushall()
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+class MariaDBServer:
+    """A MariaDB server of the test's own: fresh datadir, spare port, root with an empty password."""
+
+    def __init__(self, base: Path, port: int) -> None:
+        self.port = port
+        self.datadir = base / "data"
+        self.log = base / "mariadbd.log"
+        subprocess.run(
+            ["mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}", "--user=root",
+             "--auth-root-authentication-method=normal", "--skip-test-db"],
+            check=True, capture_output=True, timeout=120,
+        )
+        self.proc = subprocess.Popen(
+            ["mariadbd", "--no-defaults", f"--datadir={self.datadir}", f"--port={port}", "--bind-address=127.0.0.1",
+             f"--socket={base / 'mariadbd.sock'}", f"--pid-file={base / 'mariadbd.pid'}", "--user=root",
+             "--skip-log-bin", "--innodb-buffer-pool-size=64M", f"--log-error={self.log}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: self.sql("SELECT 1").returncode == 0 or self.proc.poll() is not None,
+                 timeout_s=60, what=f"mariadbd on port {port}")
+        assert self.proc.poll() is None, self.log.read_text()[-2000:]
+
+    def sql(self, statement: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-e", statement],
+                              capture_output=True, text=True, timeout=30)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    server = RedisServer(_free_port())
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+def own_mariadb(tmp_path: Path) -> Iterator[MariaDBServer]:
+    server = MariaDBServer(tmp_path, _free_port())
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def _shared_mysql(statement: str) -> str:
+    return subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-N", "-e", statement],
+                          check=True, capture_output=True, text=True, timeout=30).stdout
+
+
+@pytest.fixture
+def fault_db() -> Iterator[str]:
+    """A database of this test's own on the shared MariaDB: its sysbench processes are recognisable
+    by --mysql-db=<name>, and its tables tell whether cleanup ran."""
+    name = f"{MYSQL_DB}_f{uuid.uuid4().hex[:6]}"
+    _shared_mysql(f"CREATE DATABASE {name}")
+    try:
+        yield name
+    finally:
+        _shared_mysql(f"DROP DATABASE IF EXISTS {name}")
+
+
+def _tables(database: str) -> list[str]:
+    return _shared_mysql(f"SHOW TABLES FROM {database}").split()
+
+
+def _launch_through(broker: RedisServer, campaign_id: int, test_db_name: str) -> Run:
+    """Launches the campaign from a separate process whose Celery publishes to `broker`."""
+    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}",
+           "REDIS_URL": broker.url, "BENCHAPP_QUEUE": SESSION_QUEUE, "DB_CONN_MAX_AGE": "0"}
+    code = ("from campaigns import services; from campaigns.models import Campaign; "
+            f"print('RUN', services.campaign_launch(campaign=Campaign.objects.get(pk={campaign_id})).pk)")
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    match = re.search(r"^RUN (\d+)$", done.stdout, re.M)
+    assert done.returncode == 0 and match, done.stdout + done.stderr
+    return Run.objects.get(pk=int(match.group(1)))
+
+
+def _two_scenarios(prefix: str, dataset: str, *, long_s: int, short_s: int = 2, **kwargs: object) -> list[Scenario]:
+    """A long scenario to break, then a short one on the same dataset that shows the run going on
+    (scenarios run in name order)."""
+    data = DatasetFactory(name=dataset, tables=1, table_size=2000)
+    return [ScenarioFactory(name=f"{prefix}-1-long", time_s=long_s, dataset=data, **kwargs),
+            ScenarioFactory(name=f"{prefix}-2-next", time_s=short_s, dataset=data, **kwargs)]
+
+
+# ---------------------------------------------------------------- 1. a worker killed with SIGKILL
+
+
+def test_a_worker_killed_mid_job_takes_its_sysbench_along_and_the_reconciler_moves_the_run_on(
+        own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db):
+    # The job's only consumer is client-k: it coordinates and runs the single sysbench client.
+    victim = make_worker(_host("client-k"), extra_env={"REDIS_URL": own_redis.url})
+    target = TargetFactory(database=fault_db)
+    campaign = CampaignFactory(targets=[target], scenarios=_two_scenarios("kill", "kill-data", long_s=20), threads=[2])
+    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    first, second = run.jobs.order_by("position")
+    (client,) = _wait_measuring(first)
+    assert client.host_name == victim.hostname
+    assert _sysbench_pids(f"--mysql-db={fault_db}") == [client.pid]
+    # A second host, whose embedded beat runs the reconciler with a short staleness limit.
+    make_worker(_host("client-w"), beat=True,
+                extra_env={"REDIS_URL": own_redis.url, "BENCHAPP_STALE_S": "5", "BENCHAPP_REDISPATCH_S": "5"})
+
+    killed_at = time.monotonic()
+    victim.stop(signal.SIGKILL)  # the worker's whole process group; sysbench has a session of its own
+    wait_for(lambda: not _alive(client.pid) and not _sysbench_pids(f"--mysql-db={fault_db}"),
+             timeout_s=5, interval_s=0.05, what="the killed worker's sysbench to die with it")
+    orphan_s = time.monotonic() - killed_at
+
+    _wait_status(first, (Job.Status.FAILED,), timeout_s=60)
+    detected_s = time.monotonic() - killed_at
+    assert first.error.startswith(f"client lost: no heartbeat from {victim.hostname}"), first.error
+    assert first.samples.count() >= 2, "samples stored before the kill are kept"
+    assert not ClientHost.objects.get(hostname=victim.hostname).is_online()
+
+    _wait_status(second, Job.FINISHED, timeout_s=60)
+    assert second.status == Job.Status.SUCCEEDED, second.error
+    assert second.clients.get().host_name == _host("client-w")
+    _wait_status(run, (Run.Status.FAILED,), timeout_s=20)
+    record_measurement(f"worker SIGKILL mid-job (1 client): sysbench gone after {orphan_s:.2f} s; job failed as "
+                       f"'client lost' after {detected_s:.1f} s (reconciler, BENCHAPP_STALE_S=5, every 2 s)")
+
+
+def test_a_killed_host_of_a_multi_client_job_is_declared_lost_by_its_peers(
+        celery_worker_process, make_worker: Callable[..., WorkerProcess], fault_db):
+    victim = make_worker(_host("client-k"))
+    make_worker(_host("client-w"), extra_env={"BENCHAPP_STALE_S": "5"})
+    hosts = {celery_worker_process.hostname, victim.hostname, _host("client-w")}
+    wait_for(lambda: set(ClientHost.objects.online().values_list("hostname", flat=True)) == hosts,
+             timeout_s=20, what="exactly the three client hosts online")
+    target = TargetFactory(database=fault_db)
+    scenarios = _two_scenarios("peers", "peers-data", long_s=20)
+    # Three threads on three hosts, then a one-thread, one-client job.
+    campaign = CampaignFactory(targets=[target], scenarios=scenarios, clients_min=1, clients_per_threads=1,
+                               threads_by_scenario={scenarios[0].name: [3], scenarios[1].name: [1]})
+    run = services.campaign_launch(campaign=campaign)
+    first, second = run.jobs.order_by("position")
+    clients = _wait_measuring(first, clients=3)
+    assert {c.host_name for c in clients} == hosts
+    victim_client = next(c for c in clients if c.host_name == victim.hostname)
+
+    killed_at = time.monotonic()
+    victim.stop(signal.SIGKILL)
+    wait_for(lambda: not _alive(victim_client.pid), timeout_s=5, interval_s=0.05, what="the victim's sysbench to die")
+    # Every host is busy with this job, so no reconciler can run: the surviving clients notice.
+    _wait_status(first, (Job.Status.FAILED,), timeout_s=60)
+    detected_s = time.monotonic() - killed_at
+    assert first.error.startswith(f"client lost: no heartbeat from {victim.hostname}"), first.error
+    wait_for(lambda: not _sysbench_pids(f"--mysql-db={fault_db}"), timeout_s=5,
+             what="the surviving clients' sysbench to stop")
+    assert not ClientHost.objects.get(hostname=victim.hostname).is_online()
+
+    _wait_status(second, Job.FINISHED, timeout_s=60)
+    assert second.status == Job.Status.SUCCEEDED, second.error
+    record_measurement(f"worker SIGKILL mid-job (3 clients): job failed as 'client lost' after {detected_s:.1f} s "
+                       f"(every host busy: noticed by a surviving client's sweep, BENCHAPP_STALE_S=5)")
+
+
+# ---------------------------------------------------------------- 2. Redis flushed or restarted
+
+
+@pytest.mark.parametrize("fault", ["flush", "restart"])
+def test_no_queued_job_is_lost_when_redis_is_flushed_or_restarted(
+        fault, own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db):
+    make_worker(_host("client-r"), beat=True,
+                extra_env={"REDIS_URL": own_redis.url, "BENCHAPP_REDISPATCH_S": "3", "BENCHAPP_STALE_S": "10"})
+    target = TargetFactory(database=fault_db)
+    data = DatasetFactory(name="redis-data", tables=1, table_size=1000)
+    busy = CampaignFactory(targets=[target], threads=[1],
+                           scenarios=[ScenarioFactory(name="redis-busy", time_s=8, dataset=data)])
+    queued = CampaignFactory(targets=[target], threads=[1, 2],
+                             scenarios=[ScenarioFactory(name="redis-queued", time_s=1, dataset=data)])
+    busy_run = _launch_through(own_redis, busy.pk, test_db_name)
+    busy_job = busy_run.jobs.get()
+    _wait_measuring(busy_job, samples=1)
+    # The only worker is busy, so the other run's first job waits in Redis.
+    queued_run = _launch_through(own_redis, queued.pk, test_db_name)
+    waiting = queued_run.jobs.order_by("position").first()
+    assert own_redis.queued_jobs(SESSION_QUEUE) == [waiting.pk]
+
+    faulted_at = time.monotonic()
+    if fault == "flush":
+        own_redis.flush()
+    else:
+        own_redis.kill()
+        own_redis.start()
+    assert own_redis.queued_jobs(SESSION_QUEUE) == []
+
+    jobs = list(Job.objects.filter(run__in=[busy_run, queued_run]).order_by("run_id", "position"))
+    _wait_status(waiting, tuple(s for s in Job.Status.values if s != Job.Status.QUEUED), timeout_s=60)
+    recovered_s = time.monotonic() - faulted_at
+    for job in jobs:
+        _wait_status(job, Job.FINISHED, timeout_s=60)
+        assert job.status == Job.Status.SUCCEEDED, f"job {job.pk}: {job.status} {job.error}"
+        assert job.clients.count() == 1, "each job ran exactly once"
+    waiting.refresh_from_db()
+    busy_job.refresh_from_db()
+    assert waiting.dispatch_count >= 2, "the lost message was sent again"
+    resent_s = (waiting.claimed_at - busy_job.finished_at).total_seconds()
+    for run in (busy_run, queued_run):
+        _wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=20)
+    record_measurement(f"Redis {fault} with a job queued behind a busy worker: the lost job was claimed "
+                       f"{recovered_s:.1f} s after the {fault}, {resent_s:.1f} s after the worker became free "
+                       f"(dispatched {waiting.dispatch_count}x, BENCHAPP_REDISPATCH_S=3); all {len(jobs)} jobs ran once")
+
+
+# ---------------------------------------------------------------- 3. cancelling a run
+
+
+@pytest.mark.parametrize("clients", [1, 2])
+def test_cancelling_a_run_stops_every_sysbench_within_5_s_keeps_samples_and_still_cleans_up(
+        clients, celery_worker_process, make_worker: Callable[..., WorkerProcess], fault_db):
+    if clients == 2:
+        make_worker(_host("client-b"))
+        wait_for(lambda: ClientHost.objects.online().count() >= 2, timeout_s=20, what="two client hosts online")
+    target = TargetFactory(database=fault_db)
+    scenario = ScenarioFactory(time_s=30, cleanup=Scenario.Cleanup.AFTER_JOB,
+                               dataset=DatasetFactory(name="cancel-data", tables=2, table_size=1000))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[4, 2], clients_min=clients)
+    run = services.campaign_launch(campaign=campaign)
+    first, second = run.jobs.order_by("position")
+    running = _wait_measuring(first, clients=clients, samples=3)
+    assert sorted(_tables(fault_db)) == ["sbtest1", "sbtest2"]
+    samples_before = first.samples.count()
+
+    cancelled_at = time.monotonic()
+    services.run_cancel(run=run)
+    wait_for(lambda: not any(_alive(c.pid) for c in running) and not _sysbench_pids(f"--mysql-db={fault_db}"),
+             timeout_s=5, interval_s=0.05, what="every sysbench of the job to stop")
+    stopped_s = time.monotonic() - cancelled_at
+
+    _wait_status(run, (Run.Status.CANCELLED,), timeout_s=30)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == (Job.Status.CANCELLED, Job.Status.CANCELLED)
+    assert second.error == "cancelled before it started" and not second.clients.exists()
+    assert all(c.status == JobClient.Status.CANCELLED for c in first.clients.all())
+    assert first.samples.count() >= samples_before, "samples stored before the cancel are kept"
+    assert all("[ 1s ]" in c.raw_output for c in first.clients.all()), "each client's output so far is kept"
+    wait_for(lambda: _tables(fault_db) == [], timeout_s=20, what="cleanup to drop the sbtest tables")
+    record_measurement(f"cancel ({clients} client(s)): every sysbench stopped {stopped_s:.2f} s after run_cancel")
+
+
+# ---------------------------------------------------------------- 4. the target dies mid-run
+
+
+def test_a_target_killed_mid_run_fails_the_job_with_the_cause_and_the_next_job_starts(
+        celery_worker_process, own_mariadb: MariaDBServer):
+    own_mariadb.sql("CREATE DATABASE sbfault")
+    target = TargetFactory(port=own_mariadb.port, database="sbfault")
+    campaign = CampaignFactory(targets=[target], threads=[2],
+                               scenarios=_two_scenarios("die", "die-data", long_s=20))
+    run = services.campaign_launch(campaign=campaign)
+    first, second = run.jobs.order_by("position")
+    _wait_measuring(first, samples=3)
+
+    killed_at = time.monotonic()
+    own_mariadb.kill()
+    _wait_status(first, Job.FINISHED, timeout_s=30)
+    detected_s = time.monotonic() - killed_at
+    assert first.status == Job.Status.FAILED
+    assert "lost the connection to the server mid-run" in first.error, first.error
+    client = first.clients.get()
+    printed = re.findall(r"^\[ \d+s \] thds:", client.raw_output, re.M)
+    assert first.samples.count() == len(printed) >= 3, "every interval printed before the crash is stored"
+    _wait_closed(first, timeout_s=30)
+    assert "error" in first.server_snapshot["after"]
+
+    _wait_closed(second, timeout_s=30)
+    assert second.status == Job.Status.FAILED
+    assert f"connection refused to 127.0.0.1:{own_mariadb.port}" in second.error, second.error
+    assert second.claimed_at is not None and second.claimed_at >= first.finished_at
+    _wait_status(run, (Run.Status.FAILED,), timeout_s=20)
+    record_measurement(f"target mariadbd SIGKILL mid-run: job failed with the cause after {detected_s:.2f} s; "
+                       f"next job failed fast ({(second.finished_at - second.claimed_at).total_seconds():.2f} s)")
+
+
+# ---------------------------------------------------------------- 5. time-outs
+
+
+@pytest.mark.parametrize("phase", ["prepare", "run"])
+def test_a_phase_that_overruns_its_time_out_is_stopped_with_everything_it_started(
+        phase, own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db, tmp_path):
+    pids_file = tmp_path / "hanging-pids"
+    make_worker(_host("client-t"), extra_env={
+        "REDIS_URL": own_redis.url, "BENCHAPP_SYSBENCH": str(HANGING_SYSBENCH), "FAKE_SYSBENCH_HANG": phase,
+        "FAKE_SYSBENCH_PIDS": str(pids_file), "BENCHAPP_PREPARE_TIMEOUT_S": "3", "BENCHAPP_RUN_SLACK_S": "3",
+    })
+    target = TargetFactory(database=fault_db)
+    scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="timeout-data", tables=1, table_size=500))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1])
+    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    job = run.jobs.get()
+    wait_for(pids_file.exists, timeout_s=30, what=f"sysbench to hang in {phase}")
+    hung_at = time.monotonic()
+
+    _wait_status(job, Job.FINISHED, timeout_s=30)
+    stopped_s = time.monotonic() - hung_at
+    assert job.status == Job.Status.FAILED
+    limit_s = 3 if phase == "prepare" else scenario.time_s + 3
+    assert f"sysbench {phase} exceeded its time-out of {limit_s} s" in job.error, job.error
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert len(pids) == 2
+    wait_for(lambda: not any(_alive(p) for p in pids), timeout_s=2, interval_s=0.05,
+             what="the hanging process and its child to be gone")
+    _wait_status(run, (Run.Status.FAILED,), timeout_s=20)
+    record_measurement(f"{phase} time-out ({limit_s} s): job failed {stopped_s:.1f} s after sysbench hung "
+                       f"(SIGTERM ignored, SIGKILL to the group)")
+
+
+# ---------------------------------------------------------------- what the reconciler repairs
+
+
+def _stranded_job(target: Target, *, host: str | None) -> Job:
+    """A running job as a coordinator leaves it just before starting its clients (host=None) or
+    just after creating its client row for `host` — a minute ago, with nothing heard since."""
+    scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="stranded-data", tables=1, table_size=500))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1])
+    long_ago = timezone.now() - timedelta(seconds=60)
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, started_at=long_ago)
+    job = Job.objects.create(
+        run=run, target=target, scenario=scenario, threads=1, tables=1, table_size=500, status=Job.Status.RUNNING,
+        phase="run", claimed_by="client-gone", started_at=long_ago, heartbeat_at=long_ago, dispatch_count=1,
+        dispatched_at=long_ago,
+    )
+    if host is not None:
+        JobClient.objects.create(job=job, index=0, host_name=host, threads=1, heartbeat_at=long_ago)
+    return job
+
+
+@pytest.mark.parametrize("left_behind", ["no clients started", "client on a dead host"])
+def test_the_reconciler_fails_a_job_stranded_by_a_dead_coordinator_or_host(left_behind, target_databases):
+    host = None
+    if left_behind == "client on a dead host":
+        host = "client-gone"
+        ClientHost.objects.create(hostname=host, queue="none", last_heartbeat=timezone.now() - timedelta(hours=1))
+    job = _stranded_job(TargetFactory(), host=host)
+    outcome = services.jobs_reconcile(stale_after_s=30, redispatch_after_s=30)
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.phase == "done"
+    assert job.error.startswith("client lost:"), job.error
+    assert outcome["lost" if host else "closed"] == 1
+    assert Run.objects.get(pk=job.run_id).status == Run.Status.FAILED
+
+
+def test_a_client_task_lost_with_redis_is_sent_again_to_its_host_and_runs_once(celery_worker_process, fault_db):
+    subprocess.run(["sysbench", "oltp_point_select", "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-user=root",
+                    f"--mysql-db={fault_db}", "--tables=1", "--table-size=500", "prepare"],
+                   check=True, capture_output=True, timeout=60)
+    # The test database was just flushed: wait for the worker's next heartbeat to register it again.
+    wait_for(lambda: ClientHost.objects.online().filter(hostname=celery_worker_process.hostname).exists(),
+             timeout_s=15, what="the session worker to be online")
+    job = _stranded_job(TargetFactory(database=fault_db), host=celery_worker_process.hostname)
+    # The session worker's own reconciler may get there first; either way the client runs once.
+    services.jobs_reconcile(stale_after_s=30, redispatch_after_s=30)
+    _wait_status(job, Job.FINISHED, timeout_s=30)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    client = job.clients.get()
+    assert client.exit_code == 0 and job.samples.filter(client_index=0).count() >= 1
