@@ -348,7 +348,7 @@ class _AlreadyRecorded(JobFailure):
 
 
 def _run_timeout_s(job: Job) -> float:
-    return job.scenario.time_s + job.scenario.warmup_s + settings.BENCHAPP_RUN_SLACK_S
+    return job.run_time_s() + job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S
 
 
 def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection) -> ProcessOutcome:

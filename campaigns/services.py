@@ -89,6 +89,8 @@ class PlannedJob:
     tables: int
     table_size: int
     clients: int
+    time_s: int
+    warmup_s: int
 
 
 def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
@@ -108,6 +110,8 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
                         position=len(planned), target=target, scenario=scenario, threads=threads,
                         repetition=repetition, tables=tables, table_size=table_size,
                         clients=campaign.clients_for(threads),
+                        time_s=campaign.run_time_s or scenario.time_s,
+                        warmup_s=scenario.warmup_s if campaign.warmup_override_s is None else campaign.warmup_override_s,
                     ))
     return planned
 
@@ -135,7 +139,8 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
     datasets: dict[tuple[int, str], int] = {}
     for p in campaign_expand(campaign=campaign):
         scenario = p.scenario
-        shell_job = Job(target=p.target, scenario=scenario, threads=p.threads, tables=p.tables, table_size=p.table_size)
+        shell_job = Job(target=p.target, scenario=scenario, threads=p.threads, tables=p.tables, table_size=p.table_size,
+                        time_s=p.time_s, warmup_s=p.warmup_s)
         conn = Connection(driver=p.target.driver, host=p.target.host, port=p.target.port,
                           database=p.target.database, user=p.target.user,
                           password="***" if p.target.has_password() else "")
@@ -149,7 +154,7 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
             prepare_s = rows / PREPARE_ROWS_PER_S
             prepared.add(key)
         datasets[key] = rows * BYTES_PER_ROW
-        duration_s = prepare_s + scenario.warmup_s + scenario.time_s + JOB_OVERHEAD_S
+        duration_s = prepare_s + p.warmup_s + p.time_s + JOB_OVERHEAD_S
         total_s += duration_s
         shares = split_threads(p.threads, p.clients)
         jobs.append({
@@ -217,7 +222,7 @@ def campaign_launch(
             Job.objects.bulk_create([
                 Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads,
                     repetition=p.repetition, position=p.position, tables=p.tables,
-                    table_size=p.table_size, clients_needed=p.clients)
+                    table_size=p.table_size, clients_needed=p.clients, time_s=p.time_s, warmup_s=p.warmup_s)
                 for p in planned
             ])
             transaction.on_commit(lambda: run_advance(run_id=run.pk))
@@ -373,7 +378,7 @@ def _phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None
         table_size=job.table_size,
         options=scenario.options,
         threads=threads if threads is not None else (job.threads if command == "run" else scenario.prepare_threads),
-        time_s=scenario.time_s,
+        time_s=job.run_time_s(),
         report_interval_s=scenario.report_interval_s,
         percentile=scenario.percentile,
         histogram=True,
@@ -737,16 +742,16 @@ def job_warmup(*, job: Job, conn: Connection) -> str:
     sysbench 1.0.20 has no --warmup-time, so the warm-up is a run of its own whose figures are
     kept only as text; it fills the buffer pool so the measured run starts on a warm cache.
     """
-    if job.scenario.warmup_s <= 0:
+    if job.warmup_time_s() <= 0:
         return ""
     argv = build_argv(
         sysbench=settings.BENCHAPP_SYSBENCH, test=job.scenario.test, command="run", connection=conn,
         tables=job.tables, table_size=job.table_size, options=job.scenario.options, threads=job.threads,
-        time_s=job.scenario.warmup_s, percentile=job.scenario.percentile,
+        time_s=job.warmup_time_s(), percentile=job.scenario.percentile,
         forced_shutdown_s=max(5, int(settings.BENCHAPP_RUN_SLACK_S // 2)),
     )
     outcome = run_process(argv, should_cancel=_cancel_check(job.pk),
-                          timeout_s=job.scenario.warmup_s + settings.BENCHAPP_RUN_SLACK_S,
+                          timeout_s=job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S,
                           poll_s=settings.BENCHAPP_CANCEL_POLL_S)
     output = redact_text(outcome.output, [conn.password])
     if outcome.cancelled:

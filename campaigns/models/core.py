@@ -240,6 +240,13 @@ class Campaign(models.Model):
         default=1.0, validators=[MinValueValidator(1e-9), MaxValueValidator(1.0)]
     )
     keep_data = models.BooleanField(default=False)
+    run_time_s = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="Measured seconds per job for every scenario (a smoke run); empty keeps each scenario's time.",
+    )
+    warmup_override_s = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Warm-up seconds for every scenario; empty keeps each scenario's warm-up.",
+    )
     is_template = models.BooleanField(default=False)
     template_key = models.CharField(max_length=100, blank=True)
     regression_threshold_pct = models.FloatField(default=5.0, validators=[MinValueValidator(0.0)])
@@ -356,6 +363,8 @@ class Job(models.Model):
     position = models.PositiveIntegerField(default=0)
     tables = models.PositiveIntegerField(default=1)
     table_size = models.BigIntegerField(default=1)
+    time_s = models.PositiveIntegerField(null=True, blank=True, help_text="measured seconds (the scenario's unless the campaign overrides it)")
+    warmup_s = models.PositiveIntegerField(null=True, blank=True)
     clients_needed = models.PositiveIntegerField(default=1)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     phase = models.CharField(max_length=20, blank=True)
@@ -389,6 +398,12 @@ class Job(models.Model):
 
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    def run_time_s(self) -> int:
+        return self.time_s if self.time_s is not None else self.scenario.time_s
+
+    def warmup_time_s(self) -> int:
+        return self.warmup_s if self.warmup_s is not None else self.scenario.warmup_s
 
     def duration_s(self) -> float | None:
         if self.started_at is None:

@@ -126,7 +126,8 @@ def _instance_name(template: Campaign, scale_factor: float) -> str:
 
 
 def template_instantiate(
-    *, template: Campaign, targets: list[Target], scale_factor: float, name: str | None = None
+    *, template: Campaign, targets: list[Target], scale_factor: float, name: str | None = None,
+    run_time_s: int | None = None, warmup_s: int | None = None,
 ) -> Campaign:
     """A runnable copy of a template: these targets, this scale, the template's scenarios and client rule.
 
@@ -161,6 +162,8 @@ def template_instantiate(
         clients_min=template.clients_min,
         clients_per_threads=template.clients_per_threads,
         scale_factor=scale_factor,
+        run_time_s=run_time_s,
+        warmup_override_s=warmup_s,
         keep_data=template.keep_data,
         is_template=False,
         template_key=template.template_key,

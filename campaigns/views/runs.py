@@ -57,7 +57,7 @@ def job_progress_pct(job: Job, now: datetime) -> int:
     if job.is_finished():
         return 100
     if job.status == Job.Status.RUNNING and job.started_at:
-        total = job.scenario.time_s or 1
+        total = job.run_time_s() or 1
         return max(0, min(99, round((now - job.started_at).total_seconds() * 100 / total)))
     return 0
 
@@ -108,7 +108,7 @@ def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
         running = {
             "id": current.pk, "label": f"{current.scenario.name} × {current.threads} thread{'s' if current.threads != 1 else ''} "
                      f"on {current.target.name}",
-            "status": current.status, "phase": current.phase, "time_s": current.scenario.time_s,
+            "status": current.status, "phase": current.phase, "time_s": current.run_time_s(),
             "elapsed_s": (now - current.started_at).total_seconds() if current.started_at else None,
             "latency_pct": current.scenario.percentile,
             "samples_url": reverse("api:job-samples", args=[current.pk]),
