@@ -228,3 +228,14 @@ def test_celery_beat_fires_a_schedule_that_runs_a_real_campaign(celery_worker_pr
     firing = ScheduleFiring.objects.get(schedule=schedule, run=run)
     assert firing.outcome == ScheduleFiring.Outcome.LAUNCHED
     assert run.label == "scheduled: every minute"
+
+
+@pytest.mark.django_db
+def test_the_dashboard_lists_a_regression(admin_client):
+    target, scenario = TargetFactory(), ScenarioFactory(name="write nightly")
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+    _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+    (current,) = _history(campaign, target, scenario, [9000])
+    monitoring.run_evaluate(run=current)
+    page = admin_client.get("/").content.decode()
+    assert "write nightly" in page and "-10.0%" in page

@@ -6,12 +6,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from campaigns import roles
+from campaigns import monitoring, roles
 from campaigns.models import ClientHost, Run
 from campaigns.views.runs import progress, runs_with_progress
 
 ACTIVE_SHOWN = 20
 RECENT_SHOWN = 15
+REGRESSIONS_SHOWN = 20
 
 
 @login_required
@@ -23,9 +24,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                                                           Run.Status.CANCELLED))
                   .order_by("-finished_at", "-id")[:RECENT_SHOWN])
     hosts = list(ClientHost.objects.all())
+    regressions = list(monitoring.recent_regressions()[:REGRESSIONS_SHOWN])
     return render(request, "campaigns/dashboard.html", {
         "active_runs": [(run, progress(run, now=now)) for run in active],
         "recent_runs": [(run, progress(run, now=now)) for run in recent],
         "hosts": hosts, "hosts_online": sum(1 for h in hosts if h.is_online()),
         "can_edit": roles.can_edit(request.user),
+        "regressions": regressions,
     })
