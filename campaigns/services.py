@@ -433,7 +433,11 @@ def _dataset_ensure(job: Job, conn: Connection) -> str | None:
     outputs = []
     started = time.monotonic()
     for command in ("cleanup", "prepare"):
-        argv = _phase_argv(job=job, conn=conn, command=command)
+        if command == "prepare" and scenario.table_ddl:
+            outputs.append(_tables_create(job, conn))
+            argv = _custom_ddl_prepare_argv(job=job, conn=conn)
+        else:
+            argv = _phase_argv(job=job, conn=conn, command=command)
         outcome = run_process(
             argv, should_cancel=should_cancel,
             timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, poll_s=settings.BENCHAPP_CANCEL_POLL_S,
@@ -456,6 +460,47 @@ def _dataset_ensure(job: Job, conn: Connection) -> str | None:
         prepare_s=time.monotonic() - started,
     )
     return "\n".join(outputs)
+
+
+def table_ddl_statements(*, ddl: str, tables: int) -> list[str]:
+    """The scenario's own CREATE TABLE for each sbtest table: "{table}" stands for the name."""
+    if "{table}" not in ddl and tables > 1:
+        raise JobFailure("the scenario's table DDL must contain {table} when the dataset has several tables")
+    statements = []
+    for i in range(1, tables + 1):
+        text = ddl.replace("{table}", f"sbtest{i}")
+        statements.extend(part.strip() for part in text.split(";") if part.strip())
+    return statements
+
+
+def _tables_create(job: Job, conn: Connection) -> str:
+    """Creates the tables with the scenario's DDL (seed 002's sharded table, say) before loading rows."""
+    from campaigns.probes import execute_ddl
+
+    statements = table_ddl_statements(ddl=job.scenario.table_ddl, tables=job.tables)
+    try:
+        execute_ddl(conn, statements)
+    except ProbeError as exc:
+        raise JobFailure(f"the scenario's table DDL failed: {exc}") from None
+    return "-- tables created with the scenario's DDL:\n" + ";\n".join(statements) + ";"
+
+
+def _custom_ddl_prepare_argv(*, job: Job, conn: Connection) -> list[str]:
+    """Loads rows into tables that already exist.
+
+    The legacy scripts can skip their CREATE TABLE; the 1.0 scripts cannot, so for them our legacy
+    oltp.lua loads the rows: both use the same sbtest columns (id, k, c, pad) and id sequence.
+    The secondary index is left to the DDL.
+    """
+    scenario = job.scenario
+    legacy = TESTS[scenario.test].legacy
+    test = scenario.test if legacy else "oltp_legacy/oltp.lua"
+    options: dict[str, object] = dict(scenario.options) if legacy else {}
+    options.update({"skip-create-table": True, "oltp-create-secondary": False})
+    return build_argv(
+        sysbench=settings.BENCHAPP_SYSBENCH, test=test, command="prepare", connection=conn,
+        tables=job.tables, table_size=job.table_size, options=options, threads=scenario.prepare_threads,
+    )
 
 
 def _result_store(job: Job, parsed: parser.ParsedOutput, *, source: str) -> JobResult | None:
