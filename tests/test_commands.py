@@ -92,3 +92,12 @@ def test_import_sysbench_log_names_an_unknown_target():
     with pytest.raises(CommandError, match="--target"):
         _run("import_sysbench_log", str(DATA / "mysql_oltp_point_select.txt"), "--target", "nope",
              "--scenario", scenario.name)
+
+
+def test_a_seed_001_command_cut_off_before_its_test_parses_with_an_assumed_test():
+    text = "sysbench --db-driver=mysql --mysql-host=XXX --mysql-port=XXX --mysql-user=XXX --mys"
+    with pytest.raises(CommandError, match="cut off"):
+        _run("parse_sysbench_command", text)
+    parsed = json.loads(_run("parse_sysbench_command", text, "--test", "oltp_write_only"))
+    assert parsed["test"] == "oltp_write_only"
+    assert any("assum" in w for w in parsed["warnings"])
