@@ -395,13 +395,20 @@ class CampaignForm(forms.ModelForm):
         model = Campaign
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
-                  "keep_data"]
+                  "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
+                  "baseline_last_n", "webhook_url", "notify_emails"]
         labels = {"clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
-                  "scale_factor": "Scale factor", "keep_data": "Keep the data after the run"}
+                  "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
+                  "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
+                  "regression_threshold_pct": "Regression threshold (%)", "noise_cv_pct": "Noisy above CV (%)",
+                  "baseline_last_n": "Baseline: last N scheduled runs", "webhook_url": "Webhook (Slack-compatible)",
+                  "notify_emails": "E-mail recipients"}
         help_texts = {
             "clients_per_threads": "Optional: seed 001's rule is 2 clients, one more per 1,000 threads.",
             "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
             "repetitions": "Each cell runs this many times; comparisons show the median.",
+            "run_time_s": "Optional: every job measures this long, whatever its scenario says (smoke runs).",
+            "notify_emails": "Comma-separated; regressions and improvements are sent here.",
         }
         widgets = {"targets": forms.CheckboxSelectMultiple, "scenarios": forms.CheckboxSelectMultiple,
                    "description": forms.Textarea(attrs={"rows": 2})}
@@ -413,6 +420,18 @@ class CampaignForm(forms.ModelForm):
         self.fields["targets"].label_from_instance = lambda t: f"{t.name} ({t.product.name}"\
             f"{', ' + t.spec.label if t.spec else ''})"
         self.fields["scenarios"].label_from_instance = lambda s: f"{s.name} ({s.test}, {s.dataset})"
+        # Regression settings have sensible defaults: a form that leaves them out keeps those.
+        for name in self.DEFAULTED:
+            self.fields[name].required = False
+
+    DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name in self.DEFAULTED:
+            if cleaned.get(name) is None:
+                cleaned[name] = getattr(self.instance, name, None) or Campaign._meta.get_field(name).default
+        return cleaned
 
     def clean_scale_factor(self) -> float:
         value = self.cleaned_data["scale_factor"]
@@ -477,3 +496,16 @@ class ComparisonForm(forms.Form):
             raise forms.ValidationError("Choose what to compare: targets, products, a campaign, runs, scenarios "
                                         "or published figures.")
         return data
+
+
+class ScheduleForm(forms.ModelForm):
+    """A nightly (or any cron) launch of a campaign."""
+
+    class Meta:
+        from campaigns.models import CampaignSchedule
+
+        model = CampaignSchedule
+        fields = ["label", "cron", "timezone", "enabled"]
+        labels = {"cron": "Cron expression", "timezone": "Time zone"}
+        help_texts = {"cron": "minute hour day month weekday, e.g. <code>0 2 * * *</code> for 02:00 every night.",
+                      "timezone": "An IANA name such as UTC or Europe/Paris."}

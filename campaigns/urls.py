@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios
+from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios, schedules
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
 
@@ -33,6 +33,9 @@ urlpatterns = [
     *catalogue_urls(campaigns.CAMPAIGNS, list_view=campaigns.campaign_list, edit_view=campaigns.campaign_edit),
     path("campaigns/<int:pk>/", campaigns.campaign_detail, name="campaigns-detail"),
     path("campaigns/<int:pk>/launch/", campaigns.campaign_launch, name="campaigns-launch"),
+    path("campaigns/<int:pk>/schedules/", schedules.schedule_add, name="schedule-add"),
+    path("schedules/<int:pk>/toggle/", schedules.schedule_toggle, name="schedule-toggle"),
+    path("schedules/<int:pk>/delete/", schedules.schedule_delete, name="schedule-delete"),
     path("runs/", runs.run_list, name="run-list"),
     path("runs/<int:pk>/", runs.run_detail, name="run-detail"),
     path("runs/<int:pk>/live/", runs.run_live, name="run-live"),

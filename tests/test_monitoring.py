@@ -239,3 +239,35 @@ def test_the_dashboard_lists_a_regression(admin_client):
     monitoring.run_evaluate(run=current)
     page = admin_client.get("/").content.decode()
     assert "write nightly" in page and "-10.0%" in page
+
+
+@pytest.mark.django_db
+def test_an_operator_adds_pauses_and_deletes_a_schedule_from_the_campaign_page(admin_client):
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[ScenarioFactory()])
+    response = admin_client.post(f"/campaigns/{campaign.pk}/schedules/",
+                                 {"label": "nightly", "cron": "0 2 * * *", "timezone": "Europe/Paris", "enabled": "on"})
+    assert response.status_code == 302
+    schedule = CampaignSchedule.objects.get(campaign=campaign)
+    assert schedule.periodic_task.crontab.timezone.key == "Europe/Paris"
+    page = admin_client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "0 2 * * *" in page and "nightly" in page
+    admin_client.post(f"/schedules/{schedule.pk}/toggle/")
+    schedule.refresh_from_db()
+    assert not schedule.enabled and not schedule.periodic_task.enabled
+    bad = admin_client.post(f"/campaigns/{campaign.pk}/schedules/", {"cron": "every night", "timezone": "UTC"},
+                            follow=True)
+    assert "cron" in bad.content.decode() and CampaignSchedule.objects.count() == 1
+    admin_client.post(f"/schedules/{schedule.pk}/delete/")
+    assert not CampaignSchedule.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_viewer_cannot_add_a_schedule(client):
+    from django.contrib.auth.models import Group, User
+
+    viewer = User.objects.create_user("v", password="pw-123456")
+    viewer.groups.add(Group.objects.get(name="viewer"))
+    client.force_login(viewer)
+    campaign = CampaignFactory()
+    response = client.post(f"/campaigns/{campaign.pk}/schedules/", {"cron": "0 2 * * *", "timezone": "UTC"})
+    assert response.status_code == 403 and not CampaignSchedule.objects.exists()

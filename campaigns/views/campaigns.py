@@ -12,8 +12,8 @@ from django.views.decorators.http import require_POST
 
 from campaigns import roles, services
 from campaigns.filtersets import CampaignFilterSet
-from campaigns.forms import CampaignForm
-from campaigns.models import Campaign, Run, Scenario, Target
+from campaigns.forms import CampaignForm, ScheduleForm
+from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
 from campaigns.views.base import Catalogue, Column, paginate, require_editor
 
 PLAN_ROWS_SHOWN = 300
@@ -59,10 +59,14 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     plan = services.campaign_plan(campaign=campaign)
     runs = Run.objects.filter(campaign=campaign).order_by("-created_at")[:10]
+    schedules = list(campaign.schedules.all())
+    firings = {f.schedule_id: f for f in ScheduleFiring.objects.filter(schedule__campaign=campaign)
+               .order_by("schedule_id", "-fired_at").distinct("schedule_id")}
     active = any(not run.is_finished() for run in runs)
     return render(request, "campaigns/campaign_detail.html", {
         "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],
         "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN), "runs": runs, "active": active,
+        "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": ScheduleForm(),
         "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
     })
 

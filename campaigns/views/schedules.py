@@ -1,0 +1,57 @@
+"""Schedules of a campaign: add, enable or pause, delete (Nightly campaigns)."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from campaigns import monitoring
+from campaigns.forms import ScheduleForm
+from campaigns.models import Campaign, CampaignSchedule
+from campaigns.views.base import require_editor
+
+
+@login_required
+@require_POST
+def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
+    require_editor(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    form = ScheduleForm(request.POST, instance=CampaignSchedule(campaign=campaign))
+    if form.is_valid():
+        try:
+            schedule = monitoring.schedule_save(schedule=form.instance)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items():
+                messages.error(request, f"{field}: {' '.join(errors)}")
+        else:
+            messages.success(request, f"Schedule “{schedule.cron} {schedule.timezone}” saved.")
+    else:
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(errors)}")
+    return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#schedules")
+
+
+@login_required
+@require_POST
+def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
+    require_editor(request)
+    schedule = get_object_or_404(CampaignSchedule, pk=pk)
+    schedule.enabled = not schedule.enabled
+    monitoring.schedule_save(schedule=schedule)
+    messages.success(request, f"Schedule {'enabled' if schedule.enabled else 'paused'}.")
+    return HttpResponseRedirect(reverse("campaigns-detail", args=[schedule.campaign_id]) + "#schedules")
+
+
+@login_required
+@require_POST
+def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    require_editor(request)
+    schedule = get_object_or_404(CampaignSchedule, pk=pk)
+    campaign_id = schedule.campaign_id
+    monitoring.schedule_delete(schedule=schedule)
+    messages.success(request, "Schedule deleted.")
+    return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign_id]) + "#schedules")
