@@ -192,7 +192,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "/api/docs/assets/swagger-ui-dist",
     "SWAGGER_UI_FAVICON_HREF": "/api/docs/assets/swagger-ui-dist/favicon-32x32.png",
     "REDOC_DIST": "/api/docs/assets/redoc",
-    "ENUM_NAME_OVERRIDES": {"SysbenchTestEnum": "campaigns.api.serializers.TEST_CHOICES"},
+    "ENUM_NAME_OVERRIDES": {
+        "SysbenchTestEnum": "campaigns.api.serializers.TEST_CHOICES",
+        "RunStatusEnum": "campaigns.models.Run.Status",
+        "JobStatusEnum": "campaigns.models.Job.Status",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "campaigns.api.schema.add_error_responses",

@@ -6,15 +6,11 @@ type is a 400 naming the field and the OpenAPI schema says what is expected.
 """
 from __future__ import annotations
 
-import copy
-import inspect
 import re
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
-from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.db import transaction
@@ -23,7 +19,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns import roles
-from campaigns.api.exceptions import django_validation_detail
+from campaigns.api.fields import (
+    FastReadMixin,
+    ModelCleanMixin,
+    SizesBySpecField,
+    ThreadsByKeyField,
+    thread_list_field,
+)
 from campaigns.models import (
     Campaign,
     ClientHost,
@@ -40,163 +42,8 @@ from campaigns.models import (
 from campaigns.sysbench.catalogue import MAX_THREADS, TESTS
 from campaigns.sysbench.cmdline import MAX_COMMAND_CHARS
 
-MAX_THREAD_VALUES = 64
 TEST_CHOICES = sorted(TESTS)
-MAX_LABEL_CHARS = 200
 MAX_PASSWORD_CHARS = 1024
-
-
-# Fields whose representation is the attribute itself (already int, float, str, bool, list or dict
-# as the database driver returns it).
-_AS_IS = (serializers.CharField, serializers.IntegerField, serializers.FloatField, serializers.BooleanField,
-          serializers.ChoiceField, serializers.ListField, serializers.DictField, serializers.JSONField)
-_Getter = Callable[[Any, Any], Any]
-
-
-class FastReadMixin:
-    """Renders rows several times faster than DRF's generic Field.get_attribute/to_representation.
-
-    A list of 50 jobs spends most of its time in DRF's per-field machinery (and in building the
-    serializer's fields for every request). This builds, once per serializer class, a plan of one
-    getter per readable field: attribute chains, foreign keys read from their `_id` column,
-    nested serializers, method fields. A field it does not know falls back to DRF (and the plan is
-    then kept per instance, since such a field may depend on the request). Same output as DRF's.
-    """
-
-    _plans: dict[type, list[tuple[str, _Getter]]] = {}
-
-    def _fast_plan(self) -> list[tuple[str, _Getter]]:
-        plan = FastReadMixin._plans.get(type(self)) or self.__dict__.get("_plan")
-        if plan is None:
-            shareable = True
-            plan = []
-            for field in self._readable_fields:  # type: ignore[attr-defined]
-                getter, context_free = self._getter(field)
-                shareable &= context_free
-                plan.append((field.field_name, getter))
-            if shareable:
-                FastReadMixin._plans[type(self)] = plan
-            else:
-                self.__dict__["_plan"] = plan
-        return plan
-
-    def _getter(self, field: serializers.Field) -> tuple[_Getter, bool]:
-        if isinstance(field, serializers.SerializerMethodField):
-            name = field.method_name
-            return (lambda serializer, instance: getattr(serializer, name)(instance)), True
-        attrs = list(field.source_attrs)
-        if isinstance(field, serializers.PrimaryKeyRelatedField) and len(attrs) == 1:
-            attrs = [self.Meta.model._meta.get_field(attrs[0]).attname]  # type: ignore[attr-defined]
-            return _chain(attrs, None), True
-        if isinstance(field, serializers.ManyRelatedField) and isinstance(
-            field.child_relation, serializers.PrimaryKeyRelatedField
-        ):
-            return _chain(attrs, lambda manager: [obj.pk for obj in manager.all()]), True
-        if isinstance(field, serializers.SlugRelatedField):
-            return _chain([*attrs, field.slug_field], None), True
-        if isinstance(field, _AS_IS) and not isinstance(field, serializers.BaseSerializer):
-            return _chain(attrs, None), True
-        if isinstance(field, FastReadMixin | serializers.ListSerializer | serializers.DateTimeField
-                      | serializers.DecimalField):
-            return _chain(attrs, field.to_representation), True
-
-        def fallback(serializer: Any, instance: Any) -> Any:
-            value = field.get_attribute(instance)
-            return None if value is None else field.to_representation(value)
-
-        return fallback, False
-
-    def to_representation(self, instance: Any) -> dict[str, Any]:
-        return {name: getter(self, instance) for name, getter in self._fast_plan()}
-
-
-def _chain(attrs: list[str], convert: Callable[[Any], Any] | None) -> _Getter:
-    def get(serializer: Any, instance: Any) -> Any:
-        value = instance
-        for attr in attrs:
-            try:
-                value = getattr(value, attr)
-            except ObjectDoesNotExist:
-                return None
-            if value is None:
-                return None
-        if inspect.ismethod(value):
-            value = value()
-        if convert is None or value is None:
-            return value
-        return convert(value)
-
-    return get
-
-
-class ModelCleanMixin:
-    """Runs Model.clean() on the instance the request would produce, as a form would.
-
-    clean() sees the stored values overlaid with the request's, so a partial update is checked
-    in context (changing only `options` is validated against the stored `test`). Fields that
-    clean() normalises (Scenario.options becomes canonical) are carried back into the data.
-    """
-
-    clean_normalises: tuple[str, ...] = ()
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        attrs = super().validate(attrs)  # type: ignore[misc]
-        model = self.Meta.model  # type: ignore[attr-defined]
-        instance = copy.copy(self.instance) if self.instance is not None else model()  # type: ignore[attr-defined]
-        concrete = {f.name for f in model._meta.concrete_fields}
-        for name, value in attrs.items():
-            if name in concrete:
-                setattr(instance, name, value)
-        try:
-            instance.clean()
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(django_validation_detail(exc)) from None
-        for name in self.clean_normalises:
-            attrs[name] = getattr(instance, name)
-        return attrs
-
-
-def thread_list_field(**kwargs: Any) -> serializers.ListField:
-    return serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=MAX_THREADS),
-        max_length=MAX_THREAD_VALUES, **kwargs,
-    )
-
-
-class ThreadsByKeyField(serializers.DictField):
-    """{label: [threads, …]}, keyed by an instance spec label or a scenario name."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(child=thread_list_field(min_length=1), **kwargs)
-
-    def to_internal_value(self, data: Any) -> dict[str, list[int]]:
-        value = super().to_internal_value(data)
-        for key in value:
-            if not key or len(key) > MAX_LABEL_CHARS:
-                raise serializers.ValidationError(f"keys are labels of 1 to {MAX_LABEL_CHARS} characters")
-        if len(value) > 1000:
-            raise serializers.ValidationError("at most 1,000 entries")
-        return value
-
-
-class SizesBySpecField(serializers.DictField):
-    """{spec label: [tables, rows per table]}."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        child = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=10**12),
-                                      min_length=2, max_length=2)
-        super().__init__(child=child, **kwargs)
-
-    def to_internal_value(self, data: Any) -> dict[str, list[int]]:
-        value = super().to_internal_value(data)
-        for key, (tables, _rows) in value.items():
-            if not key or len(key) > MAX_LABEL_CHARS:
-                raise serializers.ValidationError(f"keys are spec labels of 1 to {MAX_LABEL_CHARS} characters")
-            if tables > 100_000:
-                raise serializers.ValidationError(f"{key[:60]}: at most 100,000 tables")
-        if len(value) > 1000:
-            raise serializers.ValidationError("at most 1,000 entries")
-        return value
 
 
 # ---------------------------------------------------------------- catalogue of systems
@@ -314,7 +161,7 @@ class CampaignSerializer(FastReadMixin, serializers.ModelSerializer):
         model = Campaign
         fields = ["id", "name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
-                  "keep_data", "is_template", "template_key", "regression_threshold_pct", "noise_cv_pct",
+                  "keep_data", "run_time_s", "warmup_override_s", "is_template", "template_key", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_run", "baseline_last_n", "webhook_url", "notify_emails", "created_by", "created_at",
                   "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
@@ -324,6 +171,8 @@ class CampaignSerializer(FastReadMixin, serializers.ModelSerializer):
             "regression_threshold_pct": {"max_value": 10**6},
             "noise_cv_pct": {"max_value": 10**6},
             "baseline_last_n": {"max_value": 1000},
+            "run_time_s": {"max_value": 30 * 86400},
+            "warmup_override_s": {"max_value": 86400},
         }
 
     def validate_notify_emails(self, value: str) -> str:
@@ -392,7 +241,7 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
         model = Job
         fields = ["id", "run", "campaign", "target", "target_name", "product", "product_name", "spec", "spec_label",
                   "scenario", "scenario_name", "test", "threads", "repetition", "position", "tables", "table_size",
-                  "clients_needed", "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms",
+                  "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "imported", "claimed_by", "queued_at",
                   "started_at", "finished_at", "result"]
         read_only_fields = fields
@@ -470,9 +319,6 @@ class ResultsImportResponseSerializer(serializers.Serializer):
 
 # ---------------------------------------------------------------- live samples and series
 
-SAMPLE_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s", "reconnects_per_s")
-SERIES_METRICS = (*SAMPLE_SUMMED, "latency_pct_ms", "threads")
-
 
 class SampleSerializer(serializers.Serializer):
     """One second of a job: rates summed over its clients, latency the worst client's."""
@@ -537,6 +383,42 @@ class SeriesResponseSerializer(serializers.Serializer):
     max_points = serializers.IntegerField(allow_null=True)
     latency = LatencyMetaSerializer()
     series = serializers.DictField(child=PointsField(), help_text="Per metric: [[t, value], …] in time order.")
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+class IdListParam(serializers.CharField):
+    """`1,2,3` → [1, 2, 3]; at most 200 ids."""
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        text = super().to_internal_value(data)
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if len(items) > 200:
+            raise serializers.ValidationError("at most 200 ids")
+        try:
+            ids = [int(item) for item in items]
+        except ValueError:
+            raise serializers.ValidationError("a comma-separated list of ids") from None
+        if any(i < 1 or i > 2**63 - 1 for i in ids):
+            raise serializers.ValidationError("ids are positive integers")
+        return ids
+
+
+class ComparisonQuerySerializer(serializers.Serializer):
+    targets = IdListParam(required=False, max_length=4000)
+    products = IdListParam(required=False, max_length=4000)
+    runs = IdListParam(required=False, max_length=4000)
+    campaign = IdListParam(required=False, max_length=4000)
+    scenarios = IdListParam(required=False, max_length=4000)
+    specs = IdListParam(required=False, max_length=4000)
+    threads = IdListParam(required=False, max_length=4000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):
+            raise serializers.ValidationError(
+                {"non_field_errors": ["choose what to compare: targets, products, runs, campaign or scenarios"]})
+        return attrs
 
 
 # ---------------------------------------------------------------- scenarios from a pasted command

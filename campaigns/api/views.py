@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import authenticate, get_user_model
-from django.db import connections, transaction
-from django.db.models import Count, Max, OuterRef, Prefetch, QuerySet, Subquery, Sum
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -31,6 +32,7 @@ from campaigns.api.comparison_query import COMPARISON_CSV_COLUMNS, comparison_bu
 from campaigns.api.exceptions import Conflict
 from campaigns.api.permissions import RolePermission
 from campaigns.api.renderers import CSVRenderer, csv_response
+from campaigns.api.samples_query import SAMPLE_SUMMED, SECOND_COLUMNS, SERIES_METRICS, fetch_rows, samples_per_second
 from campaigns.downsample import downsample
 from campaigns.filtersets import (
     CampaignFilterSet,
@@ -49,7 +51,6 @@ from campaigns.models import (
     ClientHost,
     Dataset,
     InstanceSpec,
-    IntervalSample,
     Job,
     JobResult,
     Product,
@@ -62,6 +63,7 @@ from campaigns.sysbench.cmdline import parse_command
 ID_PATTERN = r"[0-9]{1,19}"
 MAX_IDEMPOTENCY_KEY = 200
 MAX_UPLOAD_BYTES = 64 * 2**20
+SERIES_CACHE_S = 600
 
 
 class BaseViewSet(viewsets.GenericViewSet):
@@ -306,34 +308,6 @@ def _scenarios_prefetch(path: str) -> Prefetch:
     return Prefetch(path, queryset=Scenario.objects.select_related("dataset"))
 
 
-# Columns of one second of a job, in the order samples_per_second selects them.
-SECOND_COLUMNS = ("t", "clients", "threads", *s.SAMPLE_SUMMED, "latency_pct_ms")
-
-
-def samples_per_second(job: Job) -> QuerySet:
-    """The job's seconds in time order (SECOND_COLUMNS): rates summed over its clients, latency the
-    worst client's (percentiles cannot be summed)."""
-    summed = {f"sum_{name}": Sum(name) for name in s.SAMPLE_SUMMED}
-    return (
-        IntervalSample.objects.filter(job=job).values("t").order_by("t")
-        .annotate(n_clients=Count("id"), sum_threads=Sum("threads"), worst_latency=Max("latency_pct_ms"), **summed)
-        .values_list("t", "n_clients", "sum_threads", *summed, "worst_latency")
-    )
-
-
-def fetch_rows(queryset: QuerySet) -> list[tuple[Any, ...]]:
-    """The rows of a values_list() queryset as the driver returns them.
-
-    Django would pass every value of every row through its converters; for a day-long series
-    (86,400 seconds × 11 columns) that is most of the request's time, and the driver's ints and
-    floats are already what the JSON needs.
-    """
-    sql, params = queryset.query.sql_with_params()
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
 def _latency_meta(job: Job) -> dict[str, Any]:
     return {"pct": job.scenario.percentile, "aggregate": "max", "label": "worst client"}
 
@@ -394,7 +368,7 @@ class JobViewSet(ReadOnlyViewSet):
         fetched = fetched[:limit]
         return Response({
             "job": job.pk, "status": job.status, "phase": job.phase, "finished": job.is_finished(),
-            "clients": job.clients_needed, "summed": list(s.SAMPLE_SUMMED), "latency": _latency_meta(job),
+            "clients": job.clients_needed, "summed": list(SAMPLE_SUMMED), "latency": _latency_meta(job),
             "last_t": fetched[-1]["t"] if fetched else since, "more": more, "samples": fetched,
         })
 
@@ -403,23 +377,31 @@ class JobViewSet(ReadOnlyViewSet):
         job = self.get_object()
         query = s.SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
+        # A finished job's series never changes: charts of past jobs are served from the cache.
+        params = query.validated_data
+        key = f"api:series:{job.pk}:{int(params['full'])}:{params['max_points']}:{params['method']}"
+        if job.is_finished() and (cached := cache.get(key)) is not None:
+            return Response(cached)
+        body = self._series(job, **params)
+        if job.is_finished():
+            cache.set(key, body, SERIES_CACHE_S)
+        return Response(body)
+
+    def _series(self, job: Job, *, full: bool, max_points: int, method: str) -> dict[str, Any]:
         rows = fetch_rows(samples_per_second(job))
         columns = dict(zip(SECOND_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {}
         ts = columns.get("t", ())
-        full = query.validated_data["full"]
-        max_points = query.validated_data["max_points"]
-        method = query.validated_data["method"]
         series: dict[str, list[tuple[float, float | None]]] = {}
-        for metric in s.SERIES_METRICS:
+        for metric in SERIES_METRICS:
             values = columns.get(metric, ())
             series[metric] = list(zip(ts, values, strict=True)) if full else downsample(
                 ts, values, max_points=max_points, method=method)
-        return Response({
+        return {
             "job": job.pk, "status": job.status, "finished": job.is_finished(), "total_points": len(rows),
             "downsampled": not full and len(rows) > max_points,
             "method": None if full else method, "max_points": None if full else max_points,
             "latency": _latency_meta(job), "series": series,
-        })
+        }
 
 
 def result_queryset() -> QuerySet[JobResult]:
@@ -495,39 +477,6 @@ class ResultViewSet(ReadOnlyViewSet):
 # ---------------------------------------------------------------- comparisons
 
 
-class IdListParam(serializers.CharField):
-    """`1,2,3` → [1, 2, 3]; at most 200 ids."""
-
-    def to_internal_value(self, data: Any) -> list[int]:
-        text = super().to_internal_value(data)
-        items = [item.strip() for item in text.split(",") if item.strip()]
-        if len(items) > 200:
-            raise serializers.ValidationError("at most 200 ids")
-        try:
-            ids = [int(item) for item in items]
-        except ValueError:
-            raise serializers.ValidationError("a comma-separated list of ids") from None
-        if any(i < 1 or i > 2**63 - 1 for i in ids):
-            raise serializers.ValidationError("ids are positive integers")
-        return ids
-
-
-class ComparisonQuerySerializer(serializers.Serializer):
-    targets = IdListParam(required=False, max_length=4000)
-    products = IdListParam(required=False, max_length=4000)
-    runs = IdListParam(required=False, max_length=4000)
-    campaign = IdListParam(required=False, max_length=4000)
-    scenarios = IdListParam(required=False, max_length=4000)
-    specs = IdListParam(required=False, max_length=4000)
-    threads = IdListParam(required=False, max_length=4000)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):
-            raise serializers.ValidationError(
-                {"non_field_errors": ["choose what to compare: targets, products, runs, campaign or scenarios"]})
-        return attrs
-
-
 def _id_list_parameter(name: str, description: str) -> OpenApiParameter:
     return OpenApiParameter(name, {"type": "array", "items": {"type": "integer", "minimum": 1,
                                                               "maximum": 2**53}},
@@ -557,7 +506,7 @@ class ComparisonViewSet(viewsets.ViewSet):
                     "percentile latency, and Δ% against the first product. Succeeded jobs only.",
     )
     def list(self, request: Request) -> Any:
-        query = ComparisonQuerySerializer(data=request.query_params)
+        query = s.ComparisonQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = query.validated_data
         comparison = comparison_build(
