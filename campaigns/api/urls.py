@@ -14,6 +14,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from campaigns.api import views
+from campaigns.api.schedules import RegressionViewSet, ScheduleViewSet
 
 SIDECAR_STATIC = Path(drf_spectacular_sidecar.__file__).resolve().parent / "static" / "drf_spectacular_sidecar"
 
@@ -30,7 +31,8 @@ router.register("results", views.ResultViewSet, basename="result")
 router.register("client-hosts", views.ClientHostViewSet, basename="client-host")
 router.register("comparisons", views.ComparisonViewSet, basename="comparison")
 router.register("users", views.UserViewSet, basename="user")
-# "schedules" (nightly campaigns) registers here too.
+router.register("schedules", ScheduleViewSet, basename="schedule")
+router.register("regressions", RegressionViewSet, basename="regression")
 
 app_name = "api"
 urlpatterns = [
