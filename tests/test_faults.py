@@ -507,7 +507,9 @@ def test_the_reconciler_fails_a_job_stranded_by_a_dead_coordinator_or_host(left_
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and job.phase == "done"
     assert job.error.startswith("client lost:"), job.error
-    assert outcome["lost" if host else "closed"] == 1
+    # The session worker's own reconciler (beat, every 2 s) may have repaired it first: then this
+    # call found nothing left to do. Either way the job and run end failed, once.
+    assert outcome["lost" if host else "closed"] in (0, 1)
     assert Run.objects.get(pk=job.run_id).status == Run.Status.FAILED
 
 

@@ -44,9 +44,11 @@ def test_a_two_client_job_runs_on_two_hosts_and_sums_their_figures(celery_worker
     assert min(own) - 0.01 <= result.latency_pct_ms <= max(own) + 0.01
     assert job.start_skew_ms is not None and 0 <= job.start_skew_ms < 1000
     record_measurement(f"2-client start skew: {job.start_skew_ms:.1f} ms")
-    # Per-second samples are kept per client; both clients reported the same seconds.
+    # Per-second samples are kept per client; both clients reported the same seconds (whether the
+    # last interval gets printed depends on timing, see SYSBENCH-NOTES, so one may have one more).
     by_client = {c.index: sorted(job.samples.filter(client_index=c.index).values_list("t", flat=True)) for c in clients}
-    assert len(by_client[0]) >= 2 and by_client[0] == by_client[1]
+    shorter, longer = sorted(by_client.values(), key=len)
+    assert len(shorter) >= 2 and longer[: len(shorter)] == shorter and len(longer) - len(shorter) <= 1
 
 
 def test_a_job_waits_with_a_reason_when_too_few_hosts_are_online(celery_worker_process, target_databases):
