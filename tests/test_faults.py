@@ -283,7 +283,10 @@ def test_a_worker_killed_mid_job_takes_its_sysbench_along_and_the_reconciler_mov
 
     _wait_status(second, Job.FINISHED, timeout_s=60)
     assert second.status == Job.Status.SUCCEEDED, second.error
-    assert second.clients.get().host_name == _host("client-w")
+    # client-w normally takes it; the session worker's reconciler (same test database, another Redis)
+    # may re-send it first, and then the session worker runs it — either way it runs once, elsewhere.
+    assert second.clients.get().host_name in (_host("client-w"), "client-a")
+    assert second.clients.count() == 1
     _wait_status(run, (Run.Status.FAILED,), timeout_s=20)
     record_measurement(f"worker SIGKILL mid-job (1 client): sysbench gone after {orphan_s:.2f} s; job failed as "
                        f"'client lost' after {detected_s:.1f} s (reconciler, BENCHAPP_STALE_S=5, every 2 s)")
