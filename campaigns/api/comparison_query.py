@@ -47,6 +47,23 @@ def _ids(values: Iterable[int] | None) -> list[int]:
     return [int(v) for v in values or () if v is not None]
 
 
+def succeeded_jobs_condition(
+    *, prefix: str = "", target_ids: Sequence[int] = (), product_ids: Sequence[int] = (),
+    run_ids: Sequence[int] = (), campaign_ids: Sequence[int] = (), scenario_ids: Sequence[int] = (),
+    spec_ids: Sequence[int] = (), threads: Sequence[int] = (),
+) -> Q:
+    """The succeeded jobs a comparison covers, as a condition on Job (or, with prefix "job__", on a row that
+    points at one); an empty list sets no condition. comparison_build and the UI's Selection share it."""
+    condition = Q(**{f"{prefix}status": Job.Status.SUCCEEDED})
+    for ids, lookup in ((target_ids, "target_id__in"), (product_ids, "target__product_id__in"),
+                        (run_ids, "run_id__in"), (campaign_ids, "run__campaign_id__in"),
+                        (scenario_ids, "scenario_id__in"), (spec_ids, "target__spec_id__in"),
+                        (threads, "threads__in")):
+        if ids:
+            condition &= Q(**{f"{prefix}{lookup}": list(ids)})
+    return condition
+
+
 def _round(value: float | None, digits: int = 4) -> float | None:
     if value is None or not math.isfinite(value):
         return None
@@ -91,21 +108,10 @@ def comparison_build(
     if not (target_ids or product_ids or run_ids or campaign_ids or scenario_ids):
         raise ValueError("choose what to compare: targets, products, runs, campaign or scenarios")
 
-    condition = Q(job__status=Job.Status.SUCCEEDED)
-    if target_ids:
-        condition &= Q(job__target_id__in=target_ids)
-    if product_ids:
-        condition &= Q(job__target__product_id__in=product_ids)
-    if run_ids:
-        condition &= Q(job__run_id__in=run_ids)
-    if campaign_ids:
-        condition &= Q(job__run__campaign_id__in=campaign_ids)
-    if scenario_ids:
-        condition &= Q(job__scenario_id__in=scenario_ids)
-    if spec_ids:
-        condition &= Q(job__target__spec_id__in=spec_ids)
-    if threads:
-        condition &= Q(job__threads__in=threads)
+    condition = succeeded_jobs_condition(
+        prefix="job__", target_ids=target_ids, product_ids=product_ids, run_ids=run_ids,
+        campaign_ids=campaign_ids, scenario_ids=scenario_ids, spec_ids=spec_ids, threads=threads,
+    )
 
     # Grouped by integer ids only: sorting 10,000 rows on text keys (names, labels) costs PostgreSQL
     # several times more than on integers. Names come along as per-group aggregates.

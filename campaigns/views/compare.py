@@ -8,14 +8,44 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from campaigns.comparison import Selection, comparison_layout, report_sections, table_header, to_csv, to_markdown
+from campaigns.comparison import (
+    SIGNIFICANCE_NOTE,
+    Selection,
+    comparison_layout,
+    report_sections,
+    table_header,
+    to_csv,
+    to_markdown,
+)
 from campaigns.forms import ComparisonForm
 from campaigns.models import Campaign, InstanceSpec, Product, PublishedResult, Run, Scenario, Target
 
 CHOICES_SHOWN = 300
 
 
-def _choices() -> dict[str, list[tuple[int, str]]]:
+def _published_choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
+    """Documents, products and their specs that have published figures, from one query."""
+    documents: dict[str, str] = {}
+    products: dict[int, str] = {}
+    specs: dict[int, dict[int, str]] = {}
+    for doc, title, product_id, product, spec_id, spec in (
+            PublishedResult.objects.order_by("document", "product__name", "spec__cpu_cores", "spec__memory_gb")
+            .values_list("document", "document_title", "product_id", "product__name", "spec_id", "spec__label")
+            .distinct()):
+        documents.setdefault(doc, f"seed {doc}: {title}"[:120])
+        products.setdefault(product_id, f"{product} — seed {doc}")
+        specs.setdefault(product_id, {})[spec_id] = spec
+    choices: dict[str, list[Any]] = {
+        "published": list(documents.items()),
+        "published_product": list(products.items()),
+        # Grouped by product, so the list says which spec belongs to which product (compare.js hides the others).
+        "published_spec": [(products[p], list(by_id.items())) for p, by_id in specs.items()],
+    }
+    return choices, {p: set(by_id) for p, by_id in specs.items()}
+
+
+def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
+    published, published_specs = _published_choices()
     return {
         "targets": [(t.pk, f"{t.name} ({t.product.name})") for t in
                     Target.objects.select_related("product").order_by("name")[:CHOICES_SHOWN]],
@@ -26,15 +56,14 @@ def _choices() -> dict[str, list[tuple[int, str]]]:
                  Run.objects.select_related("campaign").order_by("-created_at")[:CHOICES_SHOWN]],
         "scenarios": list(Scenario.objects.order_by("name").values_list("pk", "name")[:CHOICES_SHOWN]),
         "specs": list(InstanceSpec.objects.values_list("pk", "label")[:CHOICES_SHOWN]),
-        "published": [(doc, f"seed {doc}: {title}"[:120]) for doc, title in
-                      PublishedResult.objects.order_by("document").values_list("document", "document_title")
-                      .distinct()],
-    }
+        **published,
+    }, published_specs
 
 
 def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
     data = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields if name in request.GET}
-    form = ComparisonForm(data or None, choices=_choices())
+    choices, published_specs = _choices()
+    form = ComparisonForm(data or None, choices=choices, published_specs=published_specs)
     if not data or not form.is_valid():
         return form, None
     return form, Selection(**{name: form.cleaned_data[name] for name in ComparisonForm.base_fields})
@@ -64,6 +93,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "campaigns/compare.html", {
         "form": form, "layout": layout, "selection": selection, "charts": charts,
         "query": selection.query_string() if selection else "", "title": _title(layout) if layout else "Compare",
+        "significance_note": SIGNIFICANCE_NOTE,
     })
 
 
@@ -107,5 +137,5 @@ def compare_report(request: HttpRequest) -> HttpResponse:
     return render(request, "campaigns/compare_report.html", {
         "layout": layout, "report": report_sections(layout), "title": _title(layout),
         "charts": {t["id"]: t["charts"] for t in layout["tables"]}, "query": selection.query_string(),
-        "generated_at": timezone.now(),
+        "generated_at": timezone.now(), "significance_note": SIGNIFICANCE_NOTE,
     })

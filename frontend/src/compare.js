@@ -1,9 +1,31 @@
-// Comparison charts: QPS vs threads (a line per product), best QPS per spec (grouped bars), latency vs threads.
+// Comparison charts: QPS vs threads (a line per product), best QPS per spec (grouped bars), latency vs threads;
+// and the choice form's published spec list, narrowed to the chosen published product.
 (function () {
   "use strict";
   const dataEl = document.getElementById("compare-charts");
   const printButton = document.getElementById("print-report");
   if (printButton) printButton.addEventListener("click", function () { window.print(); });
+
+  // The published spec list is grouped by product (optgroup labels are the product choices' labels): show only
+  // the chosen product's specs, and clear a spec that belongs to another product.
+  const publishedProduct = document.getElementById("id_published_product");
+  const publishedSpec = document.getElementById("id_published_spec");
+  function filterPublishedSpecs() {
+    const chosen = publishedProduct.selectedIndex > 0 ? publishedProduct.options[publishedProduct.selectedIndex].text : "";
+    for (const group of publishedSpec.querySelectorAll("optgroup")) {
+      const hide = chosen !== "" && group.label !== chosen;
+      group.hidden = hide;
+      group.disabled = chosen === "" || hide;
+    }
+    const selected = publishedSpec.options[publishedSpec.selectedIndex];
+    if (selected && selected.parentElement.tagName === "OPTGROUP" && selected.parentElement.disabled) {
+      publishedSpec.value = "";
+    }
+  }
+  if (publishedProduct && publishedSpec) {
+    publishedProduct.addEventListener("change", filterPublishedSpecs);
+    filterPublishedSpecs();
+  }
   if (!dataEl || typeof Chart === "undefined") return;
   const charts = JSON.parse(dataEl.textContent);
   const palette = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f"];

@@ -1,0 +1,29 @@
+"""The comparison page laid out as the seed white papers do, with conclusions written from the numbers.
+
+One module per concern, built on campaigns.api.comparison_query.comparison_build (the median over repetitions
+of each cell, from one grouped query): selection, formatting, significance, conclusions, published, layout,
+html, exports and report. Every part runs a constant number of queries, whatever the number of jobs. The names
+the views, template tags and tests use are re-exported here.
+"""
+from __future__ import annotations
+
+from campaigns.comparison.exports import table_header, to_csv, to_markdown
+from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, is_number
+from campaigns.comparison.layout import comparison_layout
+from campaigns.comparison.report import report_sections
+from campaigns.comparison.selection import Selection
+from campaigns.comparison.significance import SIGNIFICANCE_NOTE
+
+__all__ = [
+    "SIGNIFICANCE_NOTE",
+    "Selection",
+    "comparison_layout",
+    "fmt_delta",
+    "fmt_ms",
+    "fmt_number",
+    "is_number",
+    "report_sections",
+    "table_header",
+    "to_csv",
+    "to_markdown",
+]

@@ -1,0 +1,173 @@
+"""The comparison as files: CSV lines with their column list, and Markdown tables with the conclusions and,
+for the white paper, its environment and method."""
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio
+from campaigns.comparison.significance import SIGNIFICANCE_NOTE
+
+# New columns go at the end, so readers that index columns by position keep working.
+CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size", "tables", "product", "source",
+               "n", "qps", "qps_delta_pct", "tps", "latency_avg_ms", "latency_pct", "latency_pct_ms", "qps_cv_pct",
+               "qps_delta_significance", "qps_delta_p_value",
+               "published_product", "published_spec", "published_concurrency", "published_qps", "qps_per_core",
+               "published_qps_per_core", "ratio_to_published", "ratio_basis", "hardware"]
+
+
+def _beside_csv(table: dict[str, Any], row: dict[str, Any], index: int) -> list[Any]:
+    beside = row.get("beside")
+    entry = beside["by_column"].get(index) if beside else None
+    if entry is None:
+        return [None] * 9
+    return [table["beside"]["product"], beside["published_spec"], beside["published_threads"], beside["published_qps"],
+            entry["per_core"], beside["published_per_core"], entry["ratio"], beside["basis"], beside["hardware"]]
+
+
+def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
+    for table in layout["tables"]:
+        for row in table["rows"]:
+            marks = [None, *row["marks"]]
+            for index, (product, cell) in enumerate(zip(layout["names"], row["cells"], strict=True)):
+                if cell is None:
+                    continue
+                source = "published" if cell.get("published") else "imported" if cell["imported"] else "measured"
+                mark = marks[index]
+                yield [table["dataset"]["name"], table["scenario"]["name"], table["scenario"]["test"], row["spec"],
+                       row["threads"], row["table_size"], row["tables"], product, source, cell["n"], cell["qps"]["median"],
+                       cell["delta_pct"]["qps"], cell["tps"]["median"], cell["latency_avg_ms"]["median"],
+                       cell["latency_pct"], cell["latency_pct_ms"]["median"], cell["qps"]["cv_pct"],
+                       mark["text"] if mark else None, mark["p_value"] if mark else None,
+                       *_beside_csv(table, row, index)]
+
+
+def to_csv(layout: dict[str, Any]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for line in csv_lines(layout):
+        writer.writerow(["" if v is None else v for v in line])
+    return out.getvalue()
+
+
+def table_header(table: dict[str, Any], names: Sequence[str]) -> list[str]:
+    header = ["Specification", "Concurrency", "Table size", "Tables"]
+    header += [f"QPS {n}" for n in names]
+    header += [f"Δ% {n}" for n in names[1:]]
+    if table["has_tps"]:
+        header += [f"TPS {n}" for n in names]
+    if table["has_avg"]:
+        header += [f"Avg ms {n}" for n in names]
+    if table["has_pct"]:
+        header += [f"{table['pct_label']} ms {n}" for n in names]
+    return header
+
+
+def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
+    lines = []
+    for row in table["rows"]:
+        cells = row["cells"]
+
+        def metric(cell: dict[str, Any] | None, name: str, fmt: Any = fmt_number) -> str:
+            if cell is None:
+                return "—"
+            text = fmt(cell[name]["median"])
+            if name == "qps" and (cell["imported"] or cell.get("published")):
+                return f"{text} ({'published' if cell.get('published') else 'imported'})"
+            return text
+
+        line = [row["spec"] or "—", f"{row['threads']:,}", f"{row['table_size']:,}" if row["table_size"] else "—",
+                str(row["tables"] or "—")]
+        line += [metric(c, "qps") for c in cells]
+        line += [fmt_delta(d) if mark is None or d is None else f"{fmt_delta(d)} ({mark['text']})"
+                 for d, mark in zip(row["deltas"], row["marks"], strict=True)]
+        if table["has_tps"]:
+            line += [metric(c, "tps") for c in cells]
+        if table["has_avg"]:
+            line += [metric(c, "latency_avg_ms", fmt_ms) for c in cells]
+        if table["has_pct"]:
+            line += [metric(c, "latency_pct_ms", fmt_ms) for c in cells]
+        lines.append(line)
+    return lines
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def beside_header(beside: dict[str, Any]) -> list[str]:
+    per_core = beside.get("has_per_core", False)
+    header = ["Specification", "Concurrency", "Published spec", "Published concurrency"]
+    for name in [*beside["columns"], f"{beside['product']} (published)"]:
+        header.append(f"QPS {name}")
+        if per_core:
+            header.append(f"QPS per core {name}")
+    header += [f"Ratio {name} / published" for name in beside["columns"]]
+    return header
+
+
+def beside_markdown(beside: dict[str, Any]) -> list[str]:
+    """A measured table's published counterpart: the hardware labels, then the figures side by side."""
+    out = [f"#### Beside the published {_md_escape(beside['product'])} ({_md_escape(beside['key'] or 'no match')})",
+           ""]
+    if not beside["rows"]:
+        return [*out, beside["note"], ""]
+    out += [f"- {_md_escape(note)}" for note in beside["notes"]] + [""]
+    if beside["summary"]:
+        out += [f"**Beside the published figures.** {beside['summary']}", ""]
+    header = beside_header(beside)
+    out.append("| " + " | ".join(_md_escape(h) for h in header) + " |")
+    out.append("|" + "|".join(["---", "---:", "---"] + ["---:"] * (len(header) - 3)) + "|")
+    per_core = beside.get("has_per_core", False)
+    for row in beside["rows"]:
+        threads = f"{row['published_threads']:,}" + (f" (nearest to {row['threads']:,})" if row["nearest"] else "")
+        line = [row["spec"] or "—", f"{row['threads']:,}", row["published_spec"], threads]
+        for qps, core in [*((c["qps"], c["per_core"]) for c in row["cells"]),
+                          (row["published_qps"], row["published_per_core"])]:
+            line.append(fmt_number(qps))
+            if per_core:
+                line.append(fmt_number(core))
+        line += [f"{fmt_ratio(c['ratio'])} {row['basis']}" if c["ratio"] is not None else "—" for c in row["cells"]]
+        out.append("| " + " | ".join(_md_escape(v) for v in line) + " |")
+    return [*out, ""]
+
+
+def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | None = None) -> str:
+    names = layout["names"]
+    out = [f"# {title}", ""]
+    if names:
+        out += [f"Products: {', '.join(names)} (Δ% against {names[0]}). Medians over repetitions.", ""]
+    if layout.get("has_marks"):
+        out += [SIGNIFICANCE_NOTE, ""]
+    if report:
+        out += ["## Environment", ""]
+        for env in report["environment"]:
+            out.append(f"- **{_md_escape(env['target'])}** ({_md_escape(env['product'])}, "
+                       f"{_md_escape(env['spec'] or 'no spec')}): {_md_escape(env['version'] or 'version unknown')}")
+            for name, value in env["settings"]:
+                out.append(f"  - {name} = {_md_escape(value)}")
+        for host in report["hosts"]:
+            out.append(f"- client host {_md_escape(host['hostname'])}: {host['cores'] or '?'} cores, "
+                       f"{host['memory_gb'] or '?'} GB, sysbench {host['sysbench'] or '?'} ({host['jobs']} jobs)")
+        out += ["", "## Method", ""]
+        for method in report["method"]:
+            out += [f"**{_md_escape(method['scenario'])}** on {_md_escape(method['product'])} "
+                    f"(threads: {method['threads']}):", "", "```", method["command"], "```", ""]
+        out += ["## Results", ""]
+    for table in layout["tables"]:
+        out += [f"### {_md_escape(table['title'])}", ""]
+        header = table_header(table, names)
+        out.append("| " + " | ".join(_md_escape(h) for h in header) + " |")
+        out.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
+        for line in table_lines(table, names):
+            out.append("| " + " | ".join(_md_escape(v) for v in line) + " |")
+        out += ["", f"**Conclusion.** {table['conclusion']}", ""]
+        if table.get("beside"):
+            out += beside_markdown(table["beside"])
+    if report:
+        out += ["## Conclusions", ""] + [f"- {t['scenario']['name']}: {t['conclusion']}" for t in layout["tables"]]
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,97 @@
+"""The table rows of the comparison page as HTML, measured and beside-published, escaped here."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio, is_number
+
+# A comparison can have thousands of cells; the rows are written here rather than by the template
+# engine, which would take most of the page's time budget on them.
+
+
+def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None) -> str:
+    attrs = f' data-metric="{metric}"'
+    if product_id is not None:
+        attrs += f' data-product="{product_id}"'
+    if cell is None or cell[metric]["median"] is None:
+        return f'<td class="num"{attrs}>—</td>'
+    stats = cell[metric]
+    extra = ""
+    if metric == "qps":
+        if stats["n"] > 1:
+            cv = "" if stats["cv_pct"] is None else f", CV {stats['cv_pct']:.1f}%"
+            attrs += f' title="median of {stats["n"]} runs{cv}"'
+            extra += f'<sup class="muted">n={stats["n"]}</sup>'
+        if cell.get("imported"):
+            extra = ' <span class="badge imported" title="from an imported sysbench log">imported</span>' + extra
+        if cell.get("published"):
+            note = f' title="{escape(cell["correction"])}"' if cell.get("correction") else ""
+            mark = "published, corrected" if cell.get("correction") else "published"
+            extra = f' <span class="badge published"{note}>{mark}</span>' + extra
+    return f'<td class="num"{attrs} data-value="{stats["median"]!r}">{fmt(stats["median"])}{extra}</td>'
+
+
+def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> SafeString:
+    ids = [p["id"] for p in products]
+    out = []
+    for row in table["rows"]:
+        spec = escape(row["spec"] or "—")
+        size = f'{row["table_size"]:,}' if row["table_size"] else "—"
+        parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}">',
+                 f'<th scope="row">{spec}</th><td class="num">{row["threads"]:,}</td>'
+                 f'<td class="num">{size}</td><td class="num">{row["tables"] or "—"}</td>']
+        cells = row["cells"]
+        parts += [_value_cell(c, "qps", fmt_number, pid) for c, pid in zip(cells, ids, strict=True)]
+        for d, mark in zip(row["deltas"], row["marks"], strict=True):
+            css = "" if d is None else " up" if d > 0 else " down" if d < 0 else ""
+            if mark is None or d is None:
+                parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}</td>')
+                continue
+            parts.append(f'<td class="num delta{css}" data-metric="delta" data-significance="{mark["verdict"]}" '
+                         f'title="{escape(mark["title"])}">{fmt_delta(d)}<br>'
+                         f'<span class="muted small">{escape(mark["text"])}</span></td>')
+        if table["has_tps"]:
+            parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
+        if table["has_avg"]:
+            parts += [_value_cell(c, "latency_avg_ms", fmt_ms, None) for c in cells]
+        if table["has_pct"]:
+            parts += [_value_cell(c, "latency_pct_ms", fmt_ms, None) for c in cells]
+        parts.append("</tr>")
+        out.append("".join(parts))
+    return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
+
+
+def _beside_qps(value: float | None, per_core: float | None, shown: bool, extra: str = "") -> str:
+    text = (f'<td class="num" data-value="{value!r}">{fmt_number(value)}{extra}</td>' if is_number(value)
+            else f'<td class="num">—{extra}</td>')
+    if shown:
+        text += f'<td class="num">{fmt_number(per_core)}</td>'
+    return text
+
+
+def beside_body_html(beside: dict[str, Any]) -> SafeString:
+    """The rows of a published product set beside a measured table (columns as _compare_table.html heads them)."""
+    out = []
+    per_core = beside.get("has_per_core", False)
+    for row in beside["rows"]:
+        threads = f'{row["published_threads"]:,}'
+        if row["nearest"]:
+            threads += f'<br><span class="muted small">nearest to {row["threads"]:,}</span>'
+        correction = (f' <span class="badge published" title="{escape(row["correction"])}">corrected</span>'
+                      if row["correction"] else "")
+        parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}">',
+                 f'<th scope="row">{escape(row["spec"] or "—")}</th><td class="num">{row["threads"]:,}</td>',
+                 f'<td>{escape(row["published_spec"])}</td><td class="num">{threads}</td>']
+        parts += [_beside_qps(c["qps"], c["per_core"], per_core) for c in row["cells"]]
+        parts.append(_beside_qps(row["published_qps"], row["published_per_core"], per_core, correction))
+        for cell in row["cells"]:
+            basis = "" if cell["ratio"] is None else f' <span class="muted small">{row["basis"]}</span>'
+            parts.append(f'<td class="num" data-metric="ratio" title="{escape(row["hardware"])}">'
+                         f'{fmt_ratio(cell["ratio"])}{basis}</td>')
+        parts.append("</tr>")
+        out.append("".join(parts))
+    return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped

@@ -1,0 +1,163 @@
+"""The comparison page's data in one call, comparison_layout: per dataset × scenario table its metrics, Δ% and
+significance marks, conclusion, chart series, price-performance rows and, on request, the published product
+beside it."""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from campaigns.api.comparison_query import comparison_build
+from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
+from campaigns.comparison.formatting import pct_label
+from campaigns.comparison.html import beside_body_html, table_body_html
+from campaigns.comparison.published import _merge_published, beside_rows, beside_table, published_groups
+from campaigns.comparison.selection import Selection
+from campaigns.comparison.significance import _row_marks, repetition_values
+from campaigns.models import InstanceSpec, JobResult
+
+
+def _has(rows: list[dict[str, Any]], metric: str) -> bool:
+    return any(c is not None and c[metric]["median"] is not None for row in rows for c in row["cells"])
+
+
+def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    specs = table["spec_order"]
+    lines_qps, lines_latency = [], []
+    latency_metric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
+    if len(specs) <= MAX_LINE_SPECS:
+        for index, name in enumerate(names):
+            for spec in specs:
+                label = name if len(specs) == 1 else f"{name} — {spec}"
+                rows = [r for r in table["rows"] if r["spec"] == spec and r["cells"][index] is not None]
+                qps = [{"x": r["threads"], "y": r["cells"][index]["qps"]["median"]} for r in rows
+                       if r["cells"][index]["qps"]["median"] is not None]
+                lat = [{"x": r["threads"], "y": r["cells"][index][latency_metric]["median"]} for r in rows
+                       if r["cells"][index][latency_metric]["median"] is not None]
+                if qps:
+                    lines_qps.append({"label": label, "data": qps})
+                if lat:
+                    lines_latency.append({"label": label, "data": lat})
+    bars = None
+    if len(specs) > 1:
+        bars = {"labels": [s or "—" for s in specs], "datasets": []}
+        for index, name in enumerate(names):
+            values = []
+            for spec in specs:
+                medians = [r["cells"][index]["qps"]["median"] for r in table["rows"]
+                           if r["spec"] == spec and r["cells"][index] is not None
+                           and r["cells"][index]["qps"]["median"] is not None]
+                values.append(max(medians) if medians else None)
+            if any(v is not None for v in values):
+                bars["datasets"].append({"label": name, "data": values})
+    threads = sorted({r["threads"] for r in table["rows"]})
+    return {
+        "qps_lines": lines_qps, "latency_lines": lines_latency, "spec_bars": bars,
+        "latency_label": f"{table['pct_label']} latency (ms)" if table["has_pct"] else "average latency (ms)",
+        "threads": threads,
+    }
+
+
+def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec]) -> list[dict[str, Any]]:
+    """Per spec: each product's best QPS, per core and per unit of price where a price is set."""
+    rows = []
+    for spec_id in dict.fromkeys(r["spec_id"] for r in table["rows"]):
+        spec = specs.get(spec_id) if spec_id is not None else None
+        cells = []
+        for index in range(len(names)):
+            medians = [r["cells"][index]["qps"]["median"] for r in table["rows"] if r["spec_id"] == spec_id
+                       and r["cells"][index] is not None and r["cells"][index]["qps"]["median"] is not None]
+            best = max(medians) if medians else None
+            per_core = best / spec.cpu_cores if best is not None and spec and spec.cpu_cores else None
+            price = spec.price_per_hour if spec is not None else None
+            per_price = best / float(price) if best is not None and price not in (None, Decimal(0)) else None
+            cells.append({"best": best, "per_core": per_core, "per_price": per_price})
+        rows.append({"spec": spec.label if spec else "—", "cores": spec.cpu_cores if spec else None,
+                     "price": spec.price_per_hour if spec else None, "currency": spec.currency if spec else "",
+                     "cells": cells})
+    return rows
+
+
+def table_title(dataset: str, scenario: str) -> str:
+    """A table's heading: "<dataset> × <scenario>", shortened where the seed names repeat each other
+    ("seed 001 · full cache" and "seed 001 · full cache · write" → the scenario's name alone)."""
+    prefix, _, tail = dataset.rpartition(" · ")
+    if prefix and tail in scenario:
+        return scenario
+    if prefix and scenario.startswith(f"{prefix} · "):
+        return f"{scenario}, {tail}"
+    return f"{dataset} × {scenario}"
+
+
+def comparison_layout(selection: Selection) -> dict[str, Any]:
+    """The whole comparison page's data: products, one table per dataset × scenario, conclusions, charts."""
+    if selection.measured():
+        data = comparison_build(
+            target_ids=selection.targets, product_ids=selection.products, run_ids=selection.runs,
+            campaign_ids=selection.campaign, scenario_ids=selection.scenarios, spec_ids=selection.specs,
+        )
+    else:
+        data = {"products": [], "groups": [], "job_count": 0}
+    measured_groups = len(data["groups"])
+    values = repetition_values(selection, data["groups"]) if measured_groups else {}
+    if selection.published:
+        _merge_published(data, *published_groups(selection.published, selection.specs))
+    products = data["products"]
+    names = [p["name"] for p in products]
+    # Which cells hold imported results: one query over the same jobs, keyed like the rows.
+    imported = set(
+        selection.jobs().filter(result__source=JobResult.Source.IMPORTED)
+        .values_list("scenario_id", "target__spec_id", "threads", "table_size", "tables", "target__product_id")
+        .distinct()
+    ) if measured_groups else set()
+    spec_ids = {r["spec_id"] for g in data["groups"] for r in g["rows"] if r["spec_id"] is not None}
+    specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
+    published_beside = beside_rows(selection) if measured_groups else []
+    tables = []
+    for group in data["groups"]:
+        rows = group["rows"]
+        for row in rows:
+            for cell in row["cells"]:
+                if cell is not None:
+                    cell["imported"] = not group.get("published") and (
+                        group["scenario"]["id"], row["spec_id"], row["threads"], row["table_size"], row["tables"],
+                        cell["product_id"]) in imported
+            row["deltas"] = [
+                (row["cells"][i]["delta_pct"]["qps"] if row["cells"][i] is not None and row["cells"][0] is not None
+                 else None)
+                for i in range(1, len(products))
+            ]
+            row["marks"] = _row_marks(group, row, values)
+            row["beside"] = None
+        pcts = [c["latency_pct"] for r in rows for c in r["cells"] if c is not None and c["latency_pct"] is not None]
+        pct = statistics.mode(pcts) if pcts else None
+        table = {
+            "dataset": group["dataset"], "scenario": group["scenario"], "rows": rows,
+            "spec_order": list(dict.fromkeys(r["spec"] for r in rows)),
+            "many_sizes": len({(r["tables"], r["table_size"]) for r in rows}) > 1,
+            "has_tps": _has(rows, "tps"), "has_avg": _has(rows, "latency_avg_ms"),
+            "has_pct": _has(rows, "latency_pct_ms"), "pct": pct, "pct_label": pct_label(pct),
+            "has_imported": any(c is not None and c["imported"] for r in rows for c in r["cells"]),
+            "published": bool(group.get("published")),
+        }
+        table["many_specs"] = len(table["spec_order"]) > 1
+        table["conclusion"] = conclusion(table, names)
+        table["charts"] = _chart_series(table, names)
+        table["price_rows"] = _price_rows(table, names, specs)
+        table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
+        table["id"] = f"t{group['dataset']['id']}-{group['scenario']['id']}"
+        table["title"] = table_title(group["dataset"]["name"], group["scenario"]["name"])
+        table["body_html"] = table_body_html(table, products)
+        table["beside"] = None
+        if selection.published_product and not table["published"]:
+            table["beside"] = beside_table(
+                table, names, specs, published_beside, spec_chosen=bool(selection.published_spec),
+                product_name=published_beside[0].product.name if published_beside else "The published product")
+            table["beside"]["body_html"] = beside_body_html(table["beside"])
+        tables.append(table)
+    return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,
+            "job_count": data["job_count"], "selection": selection, "has_imported": bool(imported),
+            "has_published": any(t["published"] for t in tables),
+            "has_beside": any(t["beside"] and t["beside"]["rows"] for t in tables),
+            "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"])}

@@ -1,0 +1,212 @@
+"""Published figures from the seed documents: as extra columns and tables shaped like the measured ones, and
+one published product set beside each measured table, per core where the hardware allows, with its ratios."""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from campaigns.comparison.formatting import fmt_ratio, is_number
+from campaigns.comparison.selection import Selection
+from campaigns.models import InstanceSpec, PublishedResult
+from campaigns.seeds.matching import (
+    PublishedKey,
+    SpecShape,
+    hardware_comparison,
+    nearest_spec,
+    nearest_threads,
+    published_cores,
+    published_key,
+)
+
+
+def _stat(value: float | None) -> dict[str, Any]:
+    return {"median": value, "n": 0 if value is None else 1, "mean": value, "stdev": None, "cv_pct": None}
+
+
+def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple[list[dict[str, Any]],
+                                                                                   list[dict[str, Any]]]:
+    """The published figures of seed documents, shaped like comparison_build's groups (one query)."""
+    rows = PublishedResult.objects.filter(document__in=documents).select_related("product", "spec")
+    if spec_ids:
+        rows = rows.filter(spec_id__in=spec_ids)
+    products: dict[int, dict[str, Any]] = {}
+    raw: list[PublishedResult] = list(rows.order_by("document", "id"))
+    for r in raw:
+        products.setdefault(r.product_id, {"id": r.product_id, "name": r.product.name})
+    column = {pid: i for i, pid in enumerate(products)}
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    table_rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in raw:
+        key = (r.document, r.table_ref, r.dataset_label, r.scenario_label)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {
+                "dataset": {"id": f"p{r.document}", "name": r.dataset_label or r.table_ref},
+                "scenario": {"id": len(groups), "name": r.scenario_label,
+                             "test": f"published in seed {r.document}: {r.table_ref}"},
+                "rows": [], "published": True,
+            }
+        row_key = (*key, r.spec_id, r.threads, r.table_size, r.tables)
+        row = table_rows.get(row_key)
+        if row is None:
+            row = table_rows[row_key] = {
+                "spec": r.spec.label, "spec_id": r.spec_id, "threads": r.threads, "concurrency": r.threads,
+                "table_size": r.table_size, "tables": r.tables, "cells": [None] * len(products),
+                "_sort": (r.spec.cpu_cores, r.spec.memory_gb, r.spec.label, r.threads),
+            }
+            group["rows"].append(row)
+        row["cells"][column[r.product_id]] = {
+            "product_id": r.product_id, "n": 1, "latency_pct": r.latency_pct, "published": True,
+            "correction": r.correction, "qps": _stat(r.qps), "tps": _stat(r.tps),
+            "latency_avg_ms": _stat(r.latency_avg_ms), "latency_pct_ms": _stat(r.latency_pct_ms),
+        }
+    for group in groups.values():
+        group["rows"].sort(key=lambda row: row.pop("_sort"))
+    return list(products.values()), list(groups.values())
+
+
+def _merge_published(data: dict[str, Any], products: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
+    """Adds published products as further columns and published tables after the measured ones."""
+    known = {p["id"]: i for i, p in enumerate(data["products"])}
+    extra = [p for p in products if p["id"] not in known]
+    width = len(data["products"]) + len(extra)
+    for group in data["groups"]:
+        for row in group["rows"]:
+            row["cells"] += [None] * len(extra)
+    data["products"] = data["products"] + extra
+    order = {p["id"]: i for i, p in enumerate(data["products"])}
+    for group in groups:
+        for row in group["rows"]:
+            cells: list[Any] = [None] * width
+            for cell in row["cells"]:
+                if cell is not None:
+                    cells[order[cell["product_id"]]] = cell
+            row["cells"] = cells
+            base = cells[0]
+            for cell in cells:
+                if cell is not None:
+                    cell["delta_pct"] = {m: None if cell is base or base is None or not base[m]["median"]
+                                         or cell[m]["median"] is None
+                                         else round((cell[m]["median"] - base[m]["median"]) / base[m]["median"] * 100, 2)
+                                         for m in ("qps", "tps", "latency_avg_ms", "latency_pct_ms")}
+    data["groups"] = data["groups"] + groups
+
+
+# ---------------------------------------------------------------- a published product beside the measured tables
+
+
+def beside_rows(selection: Selection) -> list[PublishedResult]:
+    """The chosen published product's figures (on the chosen spec, if any): one query, none when not asked."""
+    if not selection.published_product:
+        return []
+    rows = PublishedResult.objects.filter(product_id=selection.published_product[0]).select_related("product", "spec")
+    if selection.published_spec:
+        rows = rows.filter(spec_id=selection.published_spec[0])
+    return list(rows.order_by("document", "id"))
+
+
+def _spec_shape(spec: InstanceSpec | None) -> SpecShape | None:
+    if spec is None:
+        return None
+    return SpecShape(spec.pk, spec.label, spec.cpu_cores, spec.memory_gb)
+
+
+def _per_core(qps: float | None, cores: int | None) -> float | None:
+    return qps / cores if is_number(qps) and cores else None
+
+
+def _ratio(value: float | None, reference: float | None) -> float | None:
+    return value / reference if is_number(value) and is_number(reference) and reference else None
+
+
+def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec],
+                 published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> dict[str, Any]:
+    """A measured table's rows set beside the matching published table of one published product.
+
+    Per row: the published figure on the spec nearest the measured one (or the chosen spec) at the same
+    concurrency, else the nearest the document has; per core where both core counts are known; and the ratio of
+    each measured product to it. `note` says why nothing is shown where nothing matches.
+    """
+    scenario = table["scenario"]["name"]
+    key: PublishedKey | None = published_key(scenario)
+    beside: dict[str, Any] = {"product": product_name, "key": key.describe() if key else "", "rows": [],
+                              "notes": [], "columns": [], "note": ""}
+    if key is None:
+        beside["note"] = (f"{scenario} is not a scenario of a seed template, so no published table matches it; "
+                          f"{product_name}'s figures are not shown here.")
+        return beside
+    matching = [r for r in published if key.matches(document=r.document, dataset_label=r.dataset_label,
+                                                    scenario_label=r.scenario_label)]
+    if not matching:
+        on = f" on {published[0].spec.label}" if spec_chosen and published else ""
+        beside["note"] = f"{product_name} has no published figures{on} for {key.describe()}."
+        return beside
+    figures: dict[int, dict[int, PublishedResult]] = defaultdict(dict)
+    shapes: dict[int, SpecShape] = {}
+    for r in matching:
+        figures[r.spec_id].setdefault(r.threads, r)
+        shapes.setdefault(r.spec_id, SpecShape(r.spec_id, r.spec.label, r.spec.cpu_cores, r.spec.memory_gb))
+    beside["table_ref"] = matching[0].table_ref
+    # The measured products of this table; published columns merged in by `published=` are not measured.
+    columns = [i for i in range(len(names)) if any(
+        row["cells"][i] is not None and not row["cells"][i].get("published") for row in table["rows"])]
+    beside["columns"] = [names[i] for i in columns]
+    notes: dict[str, None] = {}
+    for row in table["rows"]:
+        if not any(row["cells"][i] is not None for i in columns):
+            continue
+        measured_spec = specs.get(row["spec_id"]) if row["spec_id"] is not None else None
+        shape = nearest_spec(_spec_shape(measured_spec), list(shapes.values()))
+        assert shape is not None  # `matching` is not empty
+        threads = nearest_threads(row["threads"], figures[shape.id])
+        figure = figures[shape.id][threads]
+        cores = published_cores(shape.label, shape.cpu_cores)
+        measured_cores = measured_spec.cpu_cores if measured_spec is not None else None
+        hardware = hardware_comparison(measured_label=row["spec"], measured_cores=measured_cores,
+                                       published_label=shape.label, published_cores=cores)
+        notes[hardware.note] = None
+        published_per_core = _per_core(figure.qps, cores) if hardware.per_core else None
+        by_column: dict[int, dict[str, Any]] = {}
+        for i in columns:
+            cell = row["cells"][i]
+            qps = cell["qps"]["median"] if cell is not None else None
+            per_core = _per_core(qps, measured_cores) if hardware.per_core else None
+            ratio = _ratio(per_core, published_per_core) if hardware.per_core else _ratio(qps, figure.qps)
+            by_column[i] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),
+                            "ratio": None if ratio is None else round(ratio, 4)}
+        entry = {
+            "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
+            "published_threads": threads, "nearest": threads != row["threads"],
+            "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
+            "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
+            "correction": figure.correction, "cells": [by_column[i] for i in columns], "by_column": by_column,
+        }
+        row["beside"] = entry
+        beside["rows"].append(entry)
+    beside["notes"] = list(notes)
+    beside["has_per_core"] = any(r["per_core"] for r in beside["rows"])
+    beside["has_nearest"] = any(r["nearest"] for r in beside["rows"])
+    beside["summary"] = _beside_summary(beside)
+    return beside
+
+
+def _beside_summary(beside: dict[str, Any]) -> str:
+    """Each measured product's ratio to the published figures, on average (geometric mean) and at the extremes."""
+    clauses = []
+    for index, name in enumerate(beside["columns"]):
+        ratios = [(row["cells"][index]["ratio"], row) for row in beside["rows"] if row["cells"][index]["ratio"]]
+        if not ratios:
+            continue
+        bases = {row["basis"] for _, row in ratios}
+        basis = "per core" if bases == {"per core"} else "raw" if bases == {"raw"} else "per core or raw"
+        mean = math.exp(statistics.fmean(math.log(r) for r, _ in ratios))
+        text = f"{name} reaches {fmt_ratio(mean)} the published {beside['product']}'s QPS ({basis})"
+        if len(ratios) > 1:
+            low, high = min(ratios, key=lambda item: item[0]), max(ratios, key=lambda item: item[0])
+            text += (f" on average, from {fmt_ratio(low[0])} at {low[1]['threads']:,} threads to "
+                     f"{fmt_ratio(high[0])} at {high[1]['threads']:,}")
+        clauses.append(text)
+    return ("; ".join(clauses) + ", on different hardware.") if clauses else ""

@@ -1,0 +1,41 @@
+"""What the user chose to compare: the Selection of targets, products, runs, scenarios, specs and published
+figures, and the succeeded jobs it stands for."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from django.db.models import QuerySet
+
+from campaigns.api.comparison_query import succeeded_jobs_condition
+from campaigns.models import Job
+
+
+@dataclass
+class Selection:
+    """What the user chose to compare (ids); empty lists mean "no condition"."""
+
+    targets: list[int] = field(default_factory=list)
+    products: list[int] = field(default_factory=list)
+    campaign: list[int] = field(default_factory=list)
+    runs: list[int] = field(default_factory=list)
+    scenarios: list[int] = field(default_factory=list)
+    specs: list[int] = field(default_factory=list)
+    published: list[str] = field(default_factory=list)  # seed documents whose published figures to show
+    published_product: list[int] = field(default_factory=list)  # at most one: set beside the measured tables
+    published_spec: list[int] = field(default_factory=list)  # at most one of that product's published specs
+
+    def measured(self) -> bool:
+        return bool(self.targets or self.products or self.campaign or self.runs or self.scenarios)
+
+    def jobs(self) -> QuerySet[Job]:
+        """The succeeded jobs with results that comparison_build aggregates, under the same conditions."""
+        condition = succeeded_jobs_condition(
+            target_ids=self.targets, product_ids=self.products, run_ids=self.runs, campaign_ids=self.campaign,
+            scenario_ids=self.scenarios, spec_ids=self.specs,
+        )
+        return Job.objects.filter(condition, result__isnull=False)
+
+    def query_string(self) -> str:
+        parts = [f"{name}={quote(str(i))}" for name, ids in self.__dict__.items() for i in ids]
+        return "&".join(parts)
