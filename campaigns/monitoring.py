@@ -14,14 +14,14 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
-from campaigns.statistics import compare
+from campaigns.statistics import cell_stats, compare
 
 log = logging.getLogger(__name__)
 
@@ -106,11 +106,14 @@ def schedule_fire(*, schedule_id: int) -> ScheduleFiring | None:
 # ---------------------------------------------------------------- baselines and regressions
 
 
-def _cell_values(run_ids: list[int]) -> dict[int, dict[Cell, dict[str, list[float]]]]:
-    """Per run, per cell: the QPS and latency-percentile values of its succeeded repetitions."""
+def _cell_values(run_ids: list[int], *, only: Cell | None = None) -> dict[int, dict[Cell, dict[str, list[float]]]]:
+    """Per run, per cell: the QPS and latency-percentile values of its succeeded repetitions
+    (of every cell, or of the `only` one)."""
     out: dict[int, dict[Cell, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: {"qps": [], "lat": []}))
-    rows = (Job.objects.filter(run_id__in=run_ids, status=Job.Status.SUCCEEDED, result__isnull=False)
-            .values_list("run_id", "target_id", "scenario_id", "threads", "result__qps", "result__latency_pct_ms"))
+    jobs = Job.objects.filter(run_id__in=run_ids, status=Job.Status.SUCCEEDED, result__isnull=False)
+    if only is not None:
+        jobs = jobs.filter(target_id=only[0], scenario_id=only[1], threads=only[2])
+    rows = jobs.values_list("run_id", "target_id", "scenario_id", "threads", "result__qps", "result__latency_pct_ms")
     for run_id, target_id, scenario_id, threads, qps, lat in rows:
         cell = out[run_id][(target_id, scenario_id, threads)]
         if qps is not None:
@@ -143,6 +146,14 @@ def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
     )
 
 
+def _baseline_values(values: dict[int, dict[Cell, dict[str, list[float]]]], ids: list[int], cell: Cell,
+                     key: str) -> list[float]:
+    """One value per baseline run (its median), or the single (pinned) run's repetitions as they are."""
+    if len(ids) == 1:
+        return list(values.get(ids[0], {}).get(cell, {}).get(key, []))
+    return [pystats.median(v[cell][key]) for r in ids if (v := values.get(r)) and v.get(cell) and v[cell][key]]
+
+
 def run_evaluate(*, run: Run) -> list[Regression]:
     """Compares each cell of a finished run with its baseline and stores regressions/improvements."""
     campaign = run.campaign
@@ -154,13 +165,8 @@ def run_evaluate(*, run: Run) -> list[Regression]:
     threshold = campaign.regression_threshold_pct
     found: list[Regression] = []
     for cell, now_values in current.items():
-        # One value per baseline run (its median), or the pinned run's repetitions as they are.
-        if len(ids) == 1:
-            base_qps = values.get(ids[0], {}).get(cell, {}).get("qps", [])
-            base_lat = values.get(ids[0], {}).get(cell, {}).get("lat", [])
-        else:
-            base_qps = [pystats.median(v[cell]["qps"]) for r in ids if (v := values.get(r)) and v.get(cell) and v[cell]["qps"]]
-            base_lat = [pystats.median(v[cell]["lat"]) for r in ids if (v := values.get(r)) and v.get(cell) and v[cell]["lat"]]
+        base_qps = _baseline_values(values, ids, cell, "qps")
+        base_lat = _baseline_values(values, ids, cell, "lat")
         for metric, base, cur, worse_when_lower in (
             (Regression.Metric.QPS, base_qps, now_values["qps"], True),
             (Regression.Metric.LATENCY, base_lat, now_values["lat"], False),
@@ -190,27 +196,65 @@ def run_evaluate(*, run: Run) -> list[Regression]:
 
 def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, threads: int,
                  limit: int = 60) -> dict[str, Any]:
-    """QPS over the campaign's runs for one cell, with the baseline band and regressions marked."""
-    runs = list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED).order_by("-created_at")[:limit])
-    runs.reverse()
-    values = _cell_values([r.pk for r in runs])
-    flagged = set(Regression.objects.filter(campaign=campaign, target_id=target_id, scenario_id=scenario_id,
-                                            threads=threads, kind=Regression.Kind.REGRESSION)
-                  .values_list("run_id", flat=True))
-    points = []
+    """One cell's QPS over the last `limit` succeeded runs of the campaign that measured it, with the
+    baseline band and the regressions and improvements found in the cell.
+
+    A point is a run: the median QPS and percentile latency of its repetitions, and whether they are
+    noisy (CV above the campaign's noise_cv_pct). The band is what the newest point is judged against
+    (the pinned run, or the last N scheduled runs before it, as run_evaluate does): the baseline median
+    ± the campaign's regression threshold. Four queries whatever the number of runs.
+    """
     cell = (target_id, scenario_id, threads)
+    measured = Job.objects.filter(run=OuterRef("pk"), target_id=target_id, scenario_id=scenario_id,
+                                  threads=threads, status=Job.Status.SUCCEEDED, result__isnull=False)
+    runs = list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED).filter(Exists(measured))
+                .order_by("-created_at", "-id")[:limit])
+    runs.reverse()
+    base_ids, base_label = baseline_runs(campaign=campaign, before=runs[-1]) if runs else ([], "none")
+    values = _cell_values(list({r.pk for r in runs} | set(base_ids)), only=cell)
+    changes = list(Regression.objects.filter(campaign=campaign, target_id=target_id, scenario_id=scenario_id,
+                                             threads=threads).order_by("run_id", "metric"))
+    kinds: dict[int, set[str]] = defaultdict(set)
+    for change in changes:
+        kinds[change.run_id].add(change.kind)
+    points = []
     for run in runs:
-        qps = values.get(run.pk, {}).get(cell, {}).get("qps")
-        if qps:
-            points.append({"run_id": run.pk, "created_at": run.created_at.isoformat(), "trigger": run.trigger,
-                           "qps": pystats.median(qps), "regression": run.pk in flagged})
-    base = [p["qps"] for p in points if p["trigger"] == Run.Trigger.SCHEDULED][-campaign.baseline_last_n:]
+        cell_values = values.get(run.pk, {}).get(cell, {})
+        qps, lat = cell_values.get("qps", []), cell_values.get("lat", [])
+        if not qps:
+            continue
+        stats = cell_stats(qps, noise_cv_pct=campaign.noise_cv_pct)
+        points.append({
+            "run_id": run.pk, "label": run.label, "trigger": run.trigger,
+            "created_at": run.created_at, "started_at": run.started_at,
+            "qps": stats.median, "repetitions": stats.n, "cv_pct": stats.cv_pct, "noisy": stats.noisy,
+            "latency_pct_ms": pystats.median(lat) if lat else None,
+            "regression": Regression.Kind.REGRESSION in kinds[run.pk],
+            "improvement": Regression.Kind.IMPROVEMENT in kinds[run.pk],
+        })
     band = None
+    base = _baseline_values(values, base_ids, cell, "qps")
     if base:
-        med = pystats.median(base)
-        band = {"median": med, "low": med * (1 - campaign.regression_threshold_pct / 100),
-                "high": med * (1 + campaign.regression_threshold_pct / 100)}
-    return {"points": points, "baseline": band}
+        median = pystats.median(base)
+        threshold = campaign.regression_threshold_pct
+        band = {"median": median, "low": median * (1 - threshold / 100), "high": median * (1 + threshold / 100),
+                "threshold_pct": threshold, "run_ids": base_ids, "label": base_label}
+    return {
+        "points": points, "baseline": band,
+        "changes": [{"id": c.pk, "run_id": c.run_id, "kind": c.kind, "metric": c.metric,
+                     "baseline_value": c.baseline_value, "current_value": c.current_value,
+                     "change_pct": c.change_pct, "p_value": c.p_value, "method": c.method} for c in changes],
+    }
+
+
+def history_cells(*, campaign: Campaign) -> list[dict[str, Any]]:
+    """The cells (target × scenario × threads) with at least one succeeded result in the campaign's runs,
+    with the names a picker shows, in one query."""
+    rows = (Job.objects.filter(run__campaign=campaign, status=Job.Status.SUCCEEDED, result__isnull=False)
+            .values("target_id", "target__name", "scenario_id", "scenario__name", "threads")
+            .order_by("target__name", "scenario__name", "threads", "target_id", "scenario_id").distinct())
+    return [{"target_id": r["target_id"], "target": r["target__name"], "scenario_id": r["scenario_id"],
+             "scenario": r["scenario__name"], "threads": r["threads"]} for r in rows]
 
 
 # ---------------------------------------------------------------- notifications

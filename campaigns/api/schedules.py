@@ -5,12 +5,20 @@ from typing import Any
 
 from django.db import transaction
 from django_filters import rest_framework as filters
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from campaigns import monitoring, roles
 from campaigns.api.views import BaseViewSet, ModelViewSet
 from campaigns.filtersets import IdListFilter
-from campaigns.models import CampaignSchedule, Regression, ScheduleFiring
+from campaigns.models import Campaign, CampaignSchedule, Regression, Scenario, ScheduleFiring, Target
+from campaigns.sysbench.catalogue import MAX_THREADS
+
+MAX_ID = 2**63 - 1
+HISTORY_MAX_RUNS = 500
 
 
 class ScheduleFiringSerializer(serializers.ModelSerializer):
@@ -95,6 +103,96 @@ class RegressionFilterSet(filters.FilterSet):
         fields = ["id", "campaign", "run", "kind", "metric"]
 
 
+# ---------------------------------------------------------------- history of one cell
+
+
+class HistoryQuerySerializer(serializers.Serializer):
+    """The cell whose history is asked for; unknown ids are a 400 naming the parameter."""
+
+    campaign = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    target = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    scenario = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    threads = serializers.IntegerField(min_value=1, max_value=MAX_THREADS)
+    limit = serializers.IntegerField(min_value=1, max_value=HISTORY_MAX_RUNS, required=False, default=60)
+
+    def _existing(self, model: type[Any], pk: int, noun: str) -> Any:
+        found = model.objects.filter(pk=pk).first()
+        if found is None:
+            raise serializers.ValidationError(f"no {noun} with id {pk}")
+        return found
+
+    def validate_campaign(self, value: int) -> Campaign:
+        return self._existing(Campaign, value, "campaign")
+
+    def validate_target(self, value: int) -> Target:
+        return self._existing(Target, value, "target")
+
+    def validate_scenario(self, value: int) -> Scenario:
+        return self._existing(Scenario, value, "scenario")
+
+
+class HistoryNamedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class HistoryCellSerializer(serializers.Serializer):
+    campaign = HistoryNamedSerializer()
+    target = HistoryNamedSerializer()
+    scenario = HistoryNamedSerializer()
+    threads = serializers.IntegerField()
+    latency_pct = serializers.FloatField(help_text="The percentile of latency_pct_ms, e.g. 95.0.")
+
+
+class HistoryPointSerializer(serializers.Serializer):
+    run_id = serializers.IntegerField()
+    label = serializers.CharField(allow_blank=True)
+    trigger = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    qps = serializers.FloatField(help_text="Median QPS of the run's repetitions of the cell.")
+    repetitions = serializers.IntegerField()
+    cv_pct = serializers.FloatField(allow_null=True, help_text="Coefficient of variation of the repetitions.")
+    noisy = serializers.BooleanField(help_text="CV above the campaign's noise threshold.")
+    latency_pct_ms = serializers.FloatField(allow_null=True, help_text="Median percentile latency.")
+    regression = serializers.BooleanField()
+    improvement = serializers.BooleanField()
+
+
+class HistoryBandSerializer(serializers.Serializer):
+    median = serializers.FloatField(help_text="Baseline median QPS.")
+    low = serializers.FloatField(help_text="median × (1 − threshold).")
+    high = serializers.FloatField(help_text="median × (1 + threshold).")
+    threshold_pct = serializers.FloatField()
+    run_ids = serializers.ListField(child=serializers.IntegerField())
+    label = serializers.CharField()
+
+
+class HistoryChangeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    run_id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=Regression.Kind.choices)
+    metric = serializers.ChoiceField(choices=Regression.Metric.choices)
+    baseline_value = serializers.FloatField()
+    current_value = serializers.FloatField()
+    change_pct = serializers.FloatField()
+    p_value = serializers.FloatField(allow_null=True)
+    method = serializers.CharField()
+
+
+class HistoryResponseSerializer(serializers.Serializer):
+    cell = HistoryCellSerializer()
+    points = HistoryPointSerializer(many=True, help_text="One per succeeded run that measured the cell, oldest first.")
+    baseline = HistoryBandSerializer(allow_null=True, help_text="What the newest point is judged against; null "
+                                                                "when there is no baseline yet.")
+    changes = HistoryChangeSerializer(many=True, help_text="Regressions and improvements stored for the cell.")
+
+
+def _id_parameter(name: str, description: str, maximum: int = MAX_ID) -> OpenApiParameter:
+    return OpenApiParameter(name, {"type": "integer", "minimum": 1, "maximum": maximum}, OpenApiParameter.QUERY,
+                            required=True, description=description)
+
+
 class RegressionViewSet(BaseViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
     """Regressions and improvements found by comparing runs with their campaign's baseline."""
 
@@ -102,3 +200,31 @@ class RegressionViewSet(BaseViewSet, mixins.ListModelMixin, mixins.RetrieveModel
     serializer_class = RegressionSerializer
     filterset_class = RegressionFilterSet
     ordering_fields = ["id", "created_at", "change_pct"]
+
+    @extend_schema(
+        parameters=[
+            _id_parameter("campaign", "The campaign's id."),
+            _id_parameter("target", "The cell's target id."),
+            _id_parameter("scenario", "The cell's scenario id."),
+            _id_parameter("threads", "The cell's thread count.", MAX_THREADS),
+            OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": HISTORY_MAX_RUNS},
+                             OpenApiParameter.QUERY, description="At most this many runs, the newest (default 60)."),
+        ],
+        responses={200: HistoryResponseSerializer},
+        description="One cell's QPS over the campaign's succeeded runs (median of repetitions, percentile "
+                    "latency, noisy flag), the baseline band the newest run is judged against (median ± the "
+                    "campaign's regression threshold) and the regressions and improvements of the cell.",
+    )
+    @action(detail=False, methods=["get"], url_path="history", pagination_class=None, filterset_class=None,
+            filter_backends=[])
+    def history(self, request: Request) -> Response:
+        query = HistoryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        campaign, target, scenario = data["campaign"], data["target"], data["scenario"]
+        history = monitoring.cell_history(campaign=campaign, target_id=target.pk, scenario_id=scenario.pk,
+                                          threads=data["threads"], limit=data["limit"])
+        cell = {"campaign": {"id": campaign.pk, "name": campaign.name}, "target": {"id": target.pk, "name": target.name},
+                "scenario": {"id": scenario.pk, "name": scenario.name}, "threads": data["threads"],
+                "latency_pct": scenario.percentile}
+        return Response(HistoryResponseSerializer({"cell": cell, **history}).data)

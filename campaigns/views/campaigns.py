@@ -1,6 +1,8 @@
 """Campaigns: build the matrix, see the plan (jobs, commands, estimates) and launch it."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -10,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from campaigns import roles, services
+from campaigns import monitoring, roles, services
 from campaigns.filtersets import CampaignFilterSet
 from campaigns.forms import CampaignForm, ScheduleForm
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
@@ -63,12 +65,34 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     firings = {f.schedule_id: f for f in ScheduleFiring.objects.filter(schedule__campaign=campaign)
                .order_by("schedule_id", "-fired_at").distinct("schedule_id")}
     active = any(not run.is_finished() for run in runs)
+    cells = monitoring.history_cells(campaign=campaign)
+    selected = _selected_cell(request, cells)
+    history = None
+    if selected is not None:
+        history = {"target_id": selected["target_id"], "scenario_id": selected["scenario_id"],
+                   "threads": selected["threads"],
+                   **monitoring.cell_history(campaign=campaign, target_id=selected["target_id"],
+                                             scenario_id=selected["scenario_id"], threads=selected["threads"])}
     return render(request, "campaigns/campaign_detail.html", {
         "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],
         "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN), "runs": runs, "active": active,
         "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": ScheduleForm(),
         "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
+        "history_cells": cells, "history_selected": selected, "history": history,
+        "history_api_url": reverse("api:regression-history"),
     })
+
+
+def _selected_cell(request: HttpRequest, cells: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cell named by ?target=&scenario=&threads= (a link from a run's regression), else the first one."""
+    wanted = []
+    for name in ("target", "scenario", "threads"):
+        value = request.GET.get(name, "")
+        wanted.append(int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None)
+    for cell in cells:
+        if [cell["target_id"], cell["scenario_id"], cell["threads"]] == wanted:
+            return cell
+    return cells[0] if cells else None
 
 
 @login_required

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -15,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from campaigns import roles, services
 from campaigns.filtersets import RunFilterSet
-from campaigns.models import Job, JobClient, Run
+from campaigns.models import Job, JobClient, Regression, Run
 from campaigns.views.base import paginate, require_editor
 
 TAIL_LINES = 40
@@ -131,6 +132,21 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "campaigns/run_list.html", {"page": page, "runs": runs, "filterset": filterset})
 
 
+def run_changes(run: Run, jobs: list[Job]) -> list[dict[str, Any]]:
+    """The run's regressions and improvements, each with its cell's dataset size (from the run's own jobs,
+    so scaled as it ran) and a link to the cell's history on the campaign page. One query."""
+    sizes = {(j.target_id, j.scenario_id, j.threads): (j.tables, j.table_size) for j in jobs}
+    history_url = reverse("campaigns-detail", args=[run.campaign_id])
+    rows = []
+    for change in (Regression.objects.filter(run=run).select_related("target__product", "scenario")
+                   .order_by("kind", "target__name", "scenario__name", "threads", "metric")):
+        tables, table_size = sizes.get((change.target_id, change.scenario_id, change.threads), (None, None))
+        query = urlencode({"target": change.target_id, "scenario": change.scenario_id, "threads": change.threads})
+        rows.append({"change": change, "tables": tables, "table_size": table_size,
+                     "history_url": f"{history_url}?{query}#history"})
+    return rows
+
+
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(runs_with_progress(), pk=pk)
@@ -139,7 +155,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "campaigns/run_detail.html", {
         "run": run, "jobs": jobs, "state": state, "progress": progress(run),
         "running": state["running"], "can_edit": roles.can_edit(request.user),
-        "live_url": reverse("run-live", args=[run.pk]),
+        "live_url": reverse("run-live", args=[run.pk]), "changes": run_changes(run, jobs),
     })
 
 
