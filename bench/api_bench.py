@@ -1,15 +1,27 @@
 """How fast is the REST API on a realistic history?
 
 Fills a PostgreSQL database of its own (benchapp_bench: migrated here, never the development
-one) with 10,000 jobs and 5,000,000 interval samples (COPY), then starts gunicorn on 127.0.0.1
-(a spare port, the production settings of scripts/web.sh: 3 workers × 4 threads) and loads it
+one) with 10,000 jobs and 5,000,000 interval samples (COPY; about 45 s on a 2-core machine), then
+starts gunicorn on 127.0.0.1 (a spare port; --workers × --threads, default 2 × 8) and loads it
 from an asyncio HTTP/1.1 client with 16 keep-alive connections, 30 s per endpoint group:
 
     lists        every list endpoint in turn (default page of 50)          goal p95 < 50 ms
-    series       a 1-hour job's series downsampled to ≤ 1,000 points       goal p95 < 100 ms
-                 (series_uncached: the same with a max_points of its own, so never from the cache)
+    series       1-hour jobs' series downsampled to ≤ 1,000 points         goal p95 < 100 ms
+                 (100 jobs × minmax and lttb: 200 distinct answers; series_uncached: a
+                 max_points of its own per request, so never from the cache: the work itself)
     samples      a job's live samples ?since= (polling)                    goal p95 < 100 ms
     comparison   2 products × 5 scenarios × 11 specs (990 cells of 10 reps) goal p95 < 200 ms
+                 (in turn with 38 narrower comparisons of the same products: either product
+                 as the baseline, one scenario, one spec, a thread range; 40 distinct answers)
+
+Comparisons and finished jobs' series are cached in Redis (campaigns/cache.py); the server gets
+a cache key prefix of its own per bench run, so each run starts cold (its entries are dropped
+at the end). For those groups the bench first prints the cold figures (every distinct request
+once, one connection, empty cache), then the warm ones under load.
+
+With 2 or more CPUs the load client is pinned to CPU 0 and gunicorn to CPU 1 (taskset;
+PostgreSQL and Redis are not pinned), so that the client's own work is not counted as the
+server's; --no-pin leaves both to the scheduler.
 
 and prints p50/p95/p99, requests per second and error counts. Each group runs twice: saturated
 (16 connections sending back-to-back, as wrk does: the goals above) and paced (the same 16
@@ -18,6 +30,7 @@ and server the saturated p95 is mostly time spent queueing behind the other 15 c
 (closed loop: p95 ≈ 16 × service time / 2 cores).
 
 Usage: .venv/bin/python bench/api_bench.py [--duration 30] [--connections 16] [--refill] [--groups lists,series]
+                                           [--workers 2] [--threads 8] [--no-pin]
 """
 from __future__ import annotations
 
@@ -45,6 +58,7 @@ SPECS = 11
 SCENARIOS = ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_update_index")
 THREADS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 GOALS_MS = {"lists": 50, "series": 100, "series_uncached": 100, "samples": 100, "comparison": 200}
+CACHED_GROUPS = ("series", "comparison")
 # Requests per second of the paced runs: a busy team's dashboards and CI scripts, not a flood.
 PACED_RATES = {"lists": 40.0, "series": 20.0, "series_uncached": 10.0, "samples": 40.0, "comparison": 5.0}
 
@@ -58,6 +72,8 @@ def setup_django() -> None:
     if _psql(f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'") != "1":
         subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB_NAME], check=True)
     os.environ["DATABASE_URL"] = DB_URL
+    # The server (started with this environment) and this process share a cache prefix of this run.
+    os.environ["BENCHAPP_CACHE_PREFIX"] = f"api-bench-{os.getpid()}-{time.time_ns()}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchapp.settings")
     sys.path.insert(0, str(ROOT))
     import django
@@ -226,7 +242,7 @@ class Client:
 
 
 async def load(port: int, token: str, paths: list[str], *, duration_s: float, connections: int,
-               rate: float | None) -> dict[str, object]:
+               rate: float | None, max_requests: int | None = None) -> dict[str, object]:
     """Runs the paths round-robin from `connections` connections; rate=None means back to back."""
     latencies: list[float] = []
     errors: dict[str, int] = {}
@@ -245,7 +261,10 @@ async def load(port: int, token: str, paths: list[str], *, duration_s: float, co
                 next_at += interval
             if time.monotonic() >= deadline:
                 break
-            path = paths[next(counter) % len(paths)]
+            index = next(counter)
+            if max_requests is not None and index >= max_requests:
+                break
+            path = paths[index % len(paths)]
             started = time.perf_counter()
             try:
                 status, _ = await client.get(path)
@@ -269,17 +288,29 @@ async def load(port: int, token: str, paths: list[str], *, duration_s: float, co
             "p99": pct(0.99), "max": latencies[-1] if latencies else float("nan"), "errors": errors}
 
 
+def cache_forget() -> None:
+    """Drops this run's cache entries (their prefix is this run's): hundreds of MB otherwise."""
+    import redis
+    from django.conf import settings
+
+    client = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+    keys = list(client.scan_iter(match=f"{settings.CACHES['default']['KEY_PREFIX']}:*", count=1000))
+    for start in range(0, len(keys), 1000):
+        client.unlink(*keys[start:start + 1000])
+
+
 def spare_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def start_gunicorn(port: int) -> subprocess.Popen[bytes]:
+def start_gunicorn(port: int, *, workers: int, threads: int, cpu: int | None) -> subprocess.Popen[bytes]:
     env = dict(os.environ, DATABASE_URL=DB_URL, DEBUG="false", DB_CONN_MAX_AGE="600", LOG_LEVEL="ERROR")
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
     proc = subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "benchapp.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", "3", "--threads", "4", "--timeout", "60", "--log-level", "warning"],
+        [*pin, str(ROOT / ".venv/bin/gunicorn"), "benchapp.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(workers), "--threads", str(threads), "--timeout", "60", "--log-level", "warning"],
         cwd=ROOT, env=env, start_new_session=True,
     )
     deadline = time.monotonic() + 30
@@ -299,6 +330,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--refill", action="store_true", help="rebuild the history even if it is there")
     parser.add_argument("--groups", default="lists,series,series_uncached,samples,comparison")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin the client and the server to CPUs")
     opts = parser.parse_args()
 
     setup_django()
@@ -307,33 +341,60 @@ def main() -> None:
     from django.contrib.auth.models import Group
     from rest_framework.authtoken.models import Token
 
-    from campaigns.models import Job, Product
+    from campaigns.models import InstanceSpec, Job, Product, Scenario
 
     user, _ = get_user_model().objects.get_or_create(username="bench-viewer")
     user.groups.add(Group.objects.get(name="viewer"))
     token = Token.objects.get_or_create(user=user)[0].key
     long_ids = list(Job.objects.order_by("pk").values_list("pk", flat=True)[:LONG_JOBS])
     short_ids = list(Job.objects.order_by("-pk").values_list("pk", flat=True)[:200])
-    product_ids = ",".join(str(p) for p in Product.objects.filter(name__in=PRODUCTS).values_list("pk", flat=True))
+    products = [str(p) for p in Product.objects.filter(name__in=PRODUCTS).order_by("pk").values_list("pk", flat=True)]
+    product_ids = ",".join(products)
+    reversed_ids = ",".join(reversed(products))
+    scenario_ids = list(Scenario.objects.filter(test__in=SCENARIOS, name__startswith="bench ").values_list("pk", flat=True))
+    spec_ids = list(InstanceSpec.objects.filter(label__contains=" GB #").values_list("pk", flat=True))
+    comparisons = [f"/api/v1/comparisons/?products={product_ids}", f"/api/v1/comparisons/?products={reversed_ids}"]
+    for ids in (product_ids, reversed_ids):
+        comparisons += [f"/api/v1/comparisons/?products={ids}&scenarios={pk}" for pk in scenario_ids]
+        comparisons += [f"/api/v1/comparisons/?products={ids}&specs={pk}" for pk in spec_ids]
+        comparisons += [f"/api/v1/comparisons/?products={ids}&threads={','.join(map(str, THREADS[i:i + 3]))}"
+                        for i in range(0, len(THREADS), 3)]
+    # The full comparison (the goal's) as often as all the narrower ones together.
+    comparison_paths = [path for i, narrow in enumerate(comparisons[2:]) for path in (comparisons[i % 2], narrow)]
     lists = ["products", "specs", "targets", "datasets", "scenarios", "campaigns", "runs", "jobs", "results",
              "client-hosts"]
     groups = {
         "lists": [f"/api/v1/{name}/" for name in lists],
-        "series": [f"/api/v1/jobs/{pk}/series/" for pk in long_ids],
+        "series": [f"/api/v1/jobs/{pk}/series/{query}" for query in ("", "?method=lttb") for pk in long_ids],
         # Finished jobs' series are cached; a max_points of its own per request measures the work itself.
         "series_uncached": [f"/api/v1/jobs/{pk}/series/?max_points={random.Random(pk * 7 + i).randint(500, 1000)}"
                             for i in range(20) for pk in long_ids],
         "samples": [f"/api/v1/jobs/{pk}/samples/?since={random.Random(pk).randint(0, 150)}" for pk in short_ids],
-        "comparison": [f"/api/v1/comparisons/?products={product_ids}"],
+        "comparison": comparison_paths,
     }
     port = spare_port()
-    server = start_gunicorn(port)
-    print(f"gunicorn on 127.0.0.1:{port} (3 workers × 4 threads); {opts.connections} connections, "
-          f"{opts.duration:.0f} s per run")
+    pin = not opts.no_pin and len(os.sched_getaffinity(0)) >= 2
+    cpus = sorted(os.sched_getaffinity(0))
+    server = start_gunicorn(port, workers=opts.workers, threads=opts.threads, cpu=cpus[1] if pin else None)
+    if pin:
+        os.sched_setaffinity(0, {cpus[0]})
+    placement = (f"client pinned to CPU {cpus[0]}, gunicorn to CPU {cpus[1]}, PostgreSQL and Redis unpinned"
+                 if pin else "nothing pinned")
+    print(f"gunicorn on 127.0.0.1:{port} ({opts.workers} workers × {opts.threads} threads); {placement}; "
+          f"{os.cpu_count()} CPUs; {opts.connections} connections, {opts.duration:.0f} s per run; "
+          f"load average {os.getloadavg()[0]:.1f} (other work on the machine skews every figure)")
     failed = []
     try:
         for name in opts.groups.split(","):
             paths = groups[name]
+            if name in CACHED_GROUPS:
+                # Cold: every distinct request once, one at a time, before anything is cached.
+                distinct = list(dict.fromkeys(paths))
+                result = asyncio.run(load(port, token, distinct, duration_s=3600, connections=1, rate=None,
+                                          max_requests=len(distinct)))
+                print(f"{name:<15} {'cold':<11} n={result['n']:>6} (each distinct request once, empty cache)  "
+                      f"p50 {result['p50']:6.1f} ms  p95 {result['p95']:6.1f} ms  max {result['max']:7.1f} ms  "
+                      f"errors {sum(result['errors'].values())} {result['errors'] or ''}")
             # Warm the workers (imports, connections) before measuring.
             asyncio.run(load(port, token, paths, duration_s=2, connections=opts.connections, rate=None))
             for mode, rate in (("saturated", None), (f"paced {PACED_RATES[name]:.0f}/s", PACED_RATES[name])):
@@ -359,6 +420,8 @@ def main() -> None:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+        cache_forget()
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
     print("all goals met" if not failed else f"goals missed: {', '.join(failed)}")
 
 

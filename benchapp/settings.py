@@ -130,6 +130,33 @@ STORAGES = {
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
+
+def redis_url_next_db(url: str) -> str:
+    """The same Redis server as `url`, the next database number (redis://host:port/0 -> /1)."""
+    head, _, db = url.rpartition("/")
+    if "://" not in head or not db.isdigit():
+        return url.rstrip("/") + "/1"
+    return f"{head}/{(int(db) + 1) % 16}"
+
+
+# The cache holds API answers that are expensive to build and safe to reuse (comparisons keyed by
+# a results version, finished jobs' series; campaigns/cache.py). A database of its own by default
+# (the broker's + 1), so that clearing the cache can never drop queued Celery messages, and keys
+# prefixed with the PostgreSQL database's name, so that two installations sharing a Redis never
+# see each other's answers. Entries expire (TIMEOUT, and shorter for series); a deployment that
+# wants a hard memory bound points BENCHAPP_CACHE_URL at a Redis of its own with maxmemory and
+# allkeys-lru (the broker's must keep noeviction).
+BENCHAPP_CACHE_URL = os.environ.get("BENCHAPP_CACHE_URL") or redis_url_next_db(REDIS_URL)
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": BENCHAPP_CACHE_URL,
+        "KEY_PREFIX": os.environ.get("BENCHAPP_CACHE_PREFIX") or f"benchapp-{DATABASES['default']['NAME']}",
+        "TIMEOUT": envint("BENCHAPP_CACHE_TIMEOUT_S", "3600"),
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+    }
+}
+
 # Celery: Redis is only the nudge; PostgreSQL holds every job's state, so a lost message is
 # re-sent by the reconciler rather than lost work.
 CELERY_BROKER_URL = REDIS_URL
@@ -150,8 +177,13 @@ CELERY_TIMEZONE = TIME_ZONE
 BENCHAPP_SYSBENCH = os.environ.get("BENCHAPP_SYSBENCH", "sysbench")
 BENCHAPP_HOSTNAME = os.environ.get("BENCHAPP_HOSTNAME", socket.gethostname())
 BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
+# Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
+# reconcile task waits for a free pool slot, and during long jobs every slot may be busy.
+BENCHAPP_RECONCILE_IN_WORKER = envbool("BENCHAPP_RECONCILE_IN_WORKER", "true")
+BENCHAPP_RECONCILE_S = envfloat("BENCHAPP_RECONCILE_S", "10")
 BENCHAPP_HOST_OFFLINE_S = envfloat("BENCHAPP_HOST_OFFLINE_S", "60")
 BENCHAPP_PREPARE_TIMEOUT_S = envfloat("BENCHAPP_PREPARE_TIMEOUT_S", str(6 * 3600))
+BENCHAPP_PROBE_TIMEOUT_S = envfloat("BENCHAPP_PROBE_TIMEOUT_S", "60")  # probe queries and scenario DDL on a target
 BENCHAPP_CLEANUP_TIMEOUT_S = envfloat("BENCHAPP_CLEANUP_TIMEOUT_S", "600")
 # A run may overrun --time (see SYSBENCH-NOTES): the timeout is --time plus this slack.
 BENCHAPP_RUN_SLACK_S = envfloat("BENCHAPP_RUN_SLACK_S", "60")
@@ -217,6 +249,6 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "benchapp@localhost")
 CELERY_BEAT_SCHEDULE = {
     "benchapp-reconcile-jobs": {
         "task": "campaigns.tasks.jobs_reconcile_task",
-        "schedule": envfloat("BENCHAPP_RECONCILE_S", "10"),
+        "schedule": BENCHAPP_RECONCILE_S,
     },
 }

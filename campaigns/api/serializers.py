@@ -149,7 +149,7 @@ class ScenarioSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerial
         }
 
 
-class CampaignSerializer(FastReadMixin, serializers.ModelSerializer):
+class CampaignSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
     targets = serializers.PrimaryKeyRelatedField(many=True, queryset=Target.objects.all(), required=False)
     scenarios = serializers.PrimaryKeyRelatedField(many=True, queryset=Scenario.objects.all(), required=False)
     threads = thread_list_field(required=False, help_text="Thread counts to run, e.g. [8, 16, 32].")
@@ -161,7 +161,7 @@ class CampaignSerializer(FastReadMixin, serializers.ModelSerializer):
         model = Campaign
         fields = ["id", "name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
-                  "keep_data", "run_time_s", "warmup_override_s", "is_template", "template_key", "regression_threshold_pct", "noise_cv_pct",
+                  "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template", "template_key", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_run", "baseline_last_n", "webhook_url", "notify_emails", "created_by", "created_at",
                   "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
@@ -173,6 +173,8 @@ class CampaignSerializer(FastReadMixin, serializers.ModelSerializer):
             "baseline_last_n": {"max_value": 1000},
             "run_time_s": {"max_value": 30 * 86400},
             "warmup_override_s": {"max_value": 86400},
+            "table_rows_min": {"max_value": 10**12},
+            "table_rows_max": {"max_value": 10**12},
         }
 
     def validate_notify_emails(self, value: str) -> str:
@@ -188,7 +190,7 @@ class CampaignSerializer(FastReadMixin, serializers.ModelSerializer):
         baseline = attrs.get("baseline_run")
         if baseline is not None and (self.instance is None or baseline.campaign_id != self.instance.pk):
             raise serializers.ValidationError({"baseline_run": "the baseline must be a run of this campaign"})
-        return attrs
+        return super().validate(attrs)  # Campaign.clean(): the rows window
 
 
 # ---------------------------------------------------------------- runs, jobs, results
@@ -209,7 +211,7 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = ["id", "campaign", "campaign_name", "status", "trigger", "label", "idempotency_key", "error",
-                  "created_by", "created_at", "started_at", "finished_at", "jobs_total", "jobs_pending",
+                  "created_by", "created_at", "started_at", "finished_at", "waits_for", "jobs_total", "jobs_pending",
                   "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled"]
         read_only_fields = fields
 

@@ -6,14 +6,14 @@ the number of queries does not grow with the number of rows.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import authenticate, get_user_model
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -33,6 +33,7 @@ from campaigns.api.exceptions import Conflict
 from campaigns.api.permissions import RolePermission
 from campaigns.api.renderers import CSVRenderer, csv_response
 from campaigns.api.samples_query import SAMPLE_SUMMED, SECOND_COLUMNS, SERIES_METRICS, fetch_rows, samples_per_second
+from campaigns.cache import SECONDS_TIMEOUT_S, SERIES_TIMEOUT_S, cached_value, query_key, results_version
 from campaigns.downsample import downsample
 from campaigns.filtersets import (
     CampaignFilterSet,
@@ -63,7 +64,19 @@ from campaigns.sysbench.cmdline import parse_command
 ID_PATTERN = r"[0-9]{1,19}"
 MAX_IDEMPOTENCY_KEY = 200
 MAX_UPLOAD_BYTES = 64 * 2**20
-SERIES_CACHE_S = 600
+
+
+def cached_json(request: Request, view: APIView, key: str | None, build: Callable[[], Any], *,
+                timeout: int | None = None) -> Response | HttpResponse:
+    """build()'s answer. Plain JSON (nearly every request) is served as the exact bytes
+    JSONRenderer made of it, from the cache under `key` when there (key None: never cached); other
+    renderings (browsable API, indented JSON, CSV) are built each time."""
+    renderer = request.accepted_renderer
+    if key is None or type(renderer) is not JSONRenderer or request.accepted_media_type != renderer.media_type:
+        return Response(build())
+    context = view.get_renderer_context()
+    body = cached_value(key, lambda: renderer.render(build(), renderer.media_type, context), timeout=timeout)
+    return HttpResponse(body, content_type=renderer.media_type)
 
 
 class BaseViewSet(viewsets.GenericViewSet):
@@ -308,6 +321,20 @@ def _scenarios_prefetch(path: str) -> Prefetch:
     return Prefetch(path, queryset=Scenario.objects.select_related("dataset"))
 
 
+def _serialized_columns(serializer: type[serializers.ModelSerializer]) -> list[str]:
+    """The model fields a serializer lists by name: the columns worth loading for it."""
+    model = serializer.Meta.model
+    concrete = {f.name for f in model._meta.concrete_fields}
+    return [name for name in serializer.Meta.fields if name in concrete]
+
+
+def _job_list_columns() -> list[str]:
+    # Lists load only what they show: a job row has a dozen timestamps, a run and a result a dozen
+    # columns more, and building those values is most of a list's time in the database driver.
+    return [*_serialized_columns(s.JobSerializer), "run__campaign",
+            *(f"result__{name}" for name in _serialized_columns(s.ResultBriefSerializer))]
+
+
 def _latency_meta(job: Job) -> dict[str, Any]:
     return {"pct": job.scenario.percentile, "aggregate": "max", "label": "worst client"}
 
@@ -331,7 +358,7 @@ class JobViewSet(ReadOnlyViewSet):
     # Targets and scenarios are few and shared by many jobs: prefetched (one small query each)
     # rather than joined, which keeps the main query's plan cheap. server_snapshot can be large
     # and is not part of the list.
-    queryset = (Job.objects.select_related("run", "result").defer("server_snapshot")
+    queryset = (Job.objects.select_related("run", "result").only(*_job_list_columns())
                 .prefetch_related(_targets_prefetch("target"), _scenarios_prefetch("scenario")))
     serializer_class = s.JobSerializer
     filterset_class = JobFilterSet
@@ -341,7 +368,7 @@ class JobViewSet(ReadOnlyViewSet):
         if self.action in ("samples", "series"):
             # Live polling: the job's state and its percentile label, in one small query.
             return Job.objects.select_related("scenario").only(
-                "id", "status", "phase", "clients_needed", "scenario__percentile")
+                "id", "status", "phase", "clients_needed", "finished_at", "scenario__percentile")
         if self.action == "retrieve":
             return Job.objects.select_related("run", "result").prefetch_related(
                 _targets_prefetch("target"), _scenarios_prefetch("scenario"), "clients")
@@ -377,19 +404,25 @@ class JobViewSet(ReadOnlyViewSet):
         job = self.get_object()
         query = s.SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        # A finished job's series never changes: charts of past jobs are served from the cache.
+        # A closed job's samples never change: charts of past jobs come from the cache. A job failed
+        # while its clients still run ("run" phase) may get a few more seconds: not cached yet.
+        # Two entries: the answer itself, and the job's seconds (the costly GROUP BY), which serve
+        # any other max_points or method of the same job.
         params = query.validated_data
-        key = f"api:series:{job.pk}:{int(params['full'])}:{params['max_points']}:{params['method']}"
-        if job.is_finished() and (cached := cache.get(key)) is not None:
-            return Response(cached)
-        body = self._series(job, **params)
-        if job.is_finished():
-            cache.set(key, body, SERIES_CACHE_S)
-        return Response(body)
+        job_key = None
+        if job.is_finished() and job.phase not in ("prepare", "run", "finalizing"):
+            job_key = f"api:series:{job.pk}:{job.finished_at.timestamp() if job.finished_at else None}"
+        key = job_key and f"{job_key}:{int(params['full'])}:{params['max_points']}:{params['method']}"
 
-    def _series(self, job: Job, *, full: bool, max_points: int, method: str) -> dict[str, Any]:
-        rows = fetch_rows(samples_per_second(job))
-        columns = dict(zip(SECOND_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {}
+        def build() -> dict[str, Any]:
+            columns = cached_value(job_key and f"{job_key}:seconds", lambda: _second_columns(job),
+                                   timeout=SECONDS_TIMEOUT_S)
+            return self._series(job, columns, **params)
+
+        return cached_json(request, self, key, build, timeout=SERIES_TIMEOUT_S)
+
+    def _series(self, job: Job, columns: dict[str, tuple[Any, ...]], *, full: bool, max_points: int,
+                method: str) -> dict[str, Any]:
         ts = columns.get("t", ())
         series: dict[str, list[tuple[float, float | None]]] = {}
         for metric in SERIES_METRICS:
@@ -397,15 +430,24 @@ class JobViewSet(ReadOnlyViewSet):
             series[metric] = list(zip(ts, values, strict=True)) if full else downsample(
                 ts, values, max_points=max_points, method=method)
         return {
-            "job": job.pk, "status": job.status, "finished": job.is_finished(), "total_points": len(rows),
-            "downsampled": not full and len(rows) > max_points,
+            "job": job.pk, "status": job.status, "finished": job.is_finished(), "total_points": len(ts),
+            "downsampled": not full and len(ts) > max_points,
             "method": None if full else method, "max_points": None if full else max_points,
             "latency": _latency_meta(job), "series": series,
         }
 
 
+def _second_columns(job: Job) -> dict[str, tuple[Any, ...]]:
+    """The job's seconds as columns (SECOND_COLUMNS), empty if it has none."""
+    rows = fetch_rows(samples_per_second(job))
+    return dict(zip(SECOND_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {}
+
+
 def result_queryset() -> QuerySet[JobResult]:
-    return (JobResult.objects.select_related("job__run").defer("job__server_snapshot")
+    job_columns = ("run", "status", "target", "scenario", "threads", "repetition", "tables", "table_size")
+    return (JobResult.objects.select_related("job__run")
+            .only(*_serialized_columns(s.JobResultSerializer), *(f"job__{name}" for name in job_columns),
+                  "job__run__campaign")
             .prefetch_related(_targets_prefetch("job__target"), _scenarios_prefetch("job__scenario")))
 
 
@@ -509,14 +551,22 @@ class ComparisonViewSet(viewsets.ViewSet):
         query = s.ComparisonQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         data = query.validated_data
-        comparison = comparison_build(
-            target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
-            campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
-            threads=data.get("threads"),
-        )
+
+        def build() -> dict[str, Any]:
+            return comparison_build(
+                target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
+                campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
+                threads=data.get("threads"),
+            )
+
         if request.accepted_renderer.format == "csv":
-            return csv_response(COMPARISON_CSV_COLUMNS, comparison_rows(comparison), filename="comparison.csv")
-        return Response(comparison)
+            return csv_response(COMPARISON_CSV_COLUMNS, comparison_rows(build()), filename="comparison.csv")
+        # Keyed by the results version: any new result, closed job or renamed product changes the
+        # version (campaigns/cache.py), so a cached comparison is always the current one.
+        version = results_version()
+        key = None if version is None else (
+            f"api:comparison:{version}:{query_key(sorted((k, tuple(v)) for k, v in data.items() if v))}")
+        return cached_json(request, self, key, build)
 
 
 # ---------------------------------------------------------------- hosts, users, tokens

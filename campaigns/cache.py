@@ -1,0 +1,115 @@
+"""Cached API answers in Redis (settings.CACHES), keyed so that a stale answer is never served.
+
+Two kinds of answers are cached, as the exact bytes of their JSON (campaigns.api.views):
+
+* comparisons, keyed by the query and the results version: a counter bumped after every commit
+  that can change a comparison: a result saved or deleted, a job closed (it may have just
+  succeeded) or deleted, a product, spec, target, scenario or dataset saved or deleted (their names
+  and the target's product and spec are part of the output). A new result is therefore in the
+  very next comparison; nothing waits for an expiry.
+* a finished job's series, keyed by job id, finished_at and the query: once a job is closed its
+  samples no longer change, so the entry needs no version at all. The job's per-second table
+  (the costly GROUP BY) is cached beside it and serves its other queries (max_points, method).
+
+The version starts from the clock, not from 1: if Redis evicted the counter but kept older
+entries, a restart at 1 could meet an answer stored under an earlier 1.
+
+The cache is an optimisation only: when Redis cannot be reached, answers are built as if it were
+empty, and a version bump that cannot be recorded is logged (the entries it should have outdated
+expire with CACHES' TIMEOUT). Signals are used here and only here (STYLE: signals only for caches);
+execution and services import this module, so every process that writes results connects them.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models.signals import post_delete, post_save
+from redis.exceptions import RedisError
+
+from campaigns.models import Dataset, InstanceSpec, Job, JobResult, Product, Scenario, Target
+
+log = logging.getLogger(__name__)
+
+RESULTS_VERSION_KEY = "results-version"
+# A finished job's series is immutable; the timeouts only bound Redis' memory. Answers (one per
+# max_points and method) are cheap to rebuild from the job's seconds, which are kept longer.
+SERIES_TIMEOUT_S = 3600
+SECONDS_TIMEOUT_S = 86400
+
+
+def results_version() -> int | None:
+    """The current results version; None if Redis cannot be reached (then nothing is cached)."""
+    try:
+        version = cache.get(RESULTS_VERSION_KEY)
+        if version is None:
+            cache.add(RESULTS_VERSION_KEY, time.time_ns(), timeout=None)
+            version = cache.get(RESULTS_VERSION_KEY)
+    except RedisError:
+        log.warning("cache unreachable: comparisons are built without it", exc_info=True)
+        return None
+    return version
+
+
+def _results_version_bump() -> None:
+    try:
+        try:
+            cache.incr(RESULTS_VERSION_KEY)
+        except ValueError:  # no counter yet (or evicted): a new epoch from the clock
+            cache.add(RESULTS_VERSION_KEY, time.time_ns(), timeout=None)
+    except RedisError:
+        log.error("cache unreachable: cached comparisons are not outdated until they expire", exc_info=True)
+
+
+def results_changed() -> None:
+    """Outdates every cached comparison, now and again once the current transaction commits.
+
+    The bump after the commit is the one that matters: a request between a bump and the commit
+    still reads the old figures and may store them under the new version, which the second bump
+    leaves behind. The bump now covers a transaction whose commit never runs its callbacks (a test
+    inside an atomic block) and costs one Redis INCR.
+    """
+    _results_version_bump()
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(_results_version_bump)
+
+
+def query_key(*parts: Any) -> str:
+    """A short cache key for a query of any length (Redis keys are cheaper short)."""
+    return hashlib.sha1(repr(parts).encode()).hexdigest()
+
+
+def cached_value(key: str | None, build: Callable[[], Any], *, timeout: int | None = None) -> Any:
+    """The value cached under `key`, else build() (stored for next time; never None); key None:
+    never cached."""
+    if key is None:
+        return build()
+    try:
+        body = cache.get(key)
+    except RedisError:
+        log.warning("cache unreachable: answer built without it", exc_info=True)
+        return build()
+    if body is None:
+        body = build()
+        try:
+            cache.set(key, body, timeout=timeout if timeout is not None else cache.default_timeout)
+        except RedisError:
+            log.warning("cache unreachable: answer not stored", exc_info=True)
+    return body
+
+
+def _on_change(sender: Any, **kwargs: Any) -> None:
+    results_changed()
+
+
+# What a comparison shows: results, succeeded jobs (closing is bumped by execution._job_close,
+# an UPDATE without signals), and the names, products and specs of what was measured.
+for _model in (JobResult, Product, InstanceSpec, Target, Scenario, Dataset):
+    post_save.connect(_on_change, sender=_model, dispatch_uid=f"benchapp-cache-save-{_model.__name__}")
+for _model in (JobResult, Job, Product, InstanceSpec, Target, Scenario, Dataset):
+    post_delete.connect(_on_change, sender=_model, dispatch_uid=f"benchapp-cache-delete-{_model.__name__}")

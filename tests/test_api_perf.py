@@ -1,0 +1,167 @@
+"""What keeps the API fast stays correct: cached comparisons and series are never stale, and the
+read paths' query counts do not grow with the rows they read (bench/api_bench.py measures speed).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import override_settings
+
+from campaigns import execution
+from campaigns.models import Job, Run
+from tests.factories import InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
+from tests.test_api import API, JobFactory, JobResultFactory, RunFactory, add_samples, client_for, make_user
+
+UNREACHABLE_CACHE = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                 "LOCATION": "redis://127.0.0.1:1/0",
+                                 "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2}}}
+
+
+@pytest.fixture
+def viewer():
+    return client_for(make_user("viewer"))
+
+
+@pytest.fixture
+def two_products():
+    spec = InstanceSpecFactory(label="4-core 16 GB")
+    first = TargetFactory(product=ProductFactory(name="Alpha DB"), spec=spec)
+    second = TargetFactory(product=ProductFactory(name="Beta DB"), spec=spec)
+    scenario = ScenarioFactory(name="point selects", test="oltp_point_select")
+    run = RunFactory()
+    for target, qps in ((first, 1000.0), (second, 1500.0)):
+        JobResultFactory(job=JobFactory(run=run, target=target, scenario=scenario, threads=8), qps=qps)
+    return {"first": first, "second": second, "scenario": scenario, "run": run, "spec": spec,
+            "url": f"{API}/comparisons/?products={first.product_id},{second.product_id}"}
+
+
+def _qps_medians(body: dict) -> list[float | None]:
+    return [cell and cell["qps"]["median"] for group in body["groups"] for row in group["rows"]
+            for cell in row["cells"]]
+
+
+# ---------------------------------------------------------------- cached comparisons are never stale
+
+
+@pytest.mark.django_db
+def test_a_repeated_comparison_is_the_same_answer_byte_for_byte(viewer, two_products):
+    first = viewer.get(two_products["url"])
+    again = viewer.get(two_products["url"])
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content and again["Content-Type"] == first["Content-Type"] == "application/json"
+    assert _qps_medians(again.json()) == [1000.0, 1500.0]
+
+
+@pytest.mark.django_db
+def test_a_new_result_is_in_the_very_next_comparison(viewer, two_products):
+    assert viewer.get(two_products["url"]).json()["job_count"] == 2
+    JobResultFactory(job=JobFactory(run=two_products["run"], target=two_products["first"],
+                                    scenario=two_products["scenario"], threads=8, repetition=2), qps=3000.0)
+    body = viewer.get(two_products["url"]).json()
+    assert body["job_count"] == 3 and _qps_medians(body) == [2000.0, 1500.0]
+
+
+@pytest.mark.django_db
+def test_a_job_that_closes_as_succeeded_joins_the_comparison_at_once(viewer, two_products):
+    # The result is stored while the job is still finalizing; the job then succeeds by an UPDATE,
+    # which sends no signal: execution._job_close outdates the cached comparisons itself.
+    job = JobFactory(run=two_products["run"], target=two_products["second"], scenario=two_products["scenario"],
+                     threads=8, repetition=2, status=Job.Status.RUNNING, phase="finalizing")
+    JobResultFactory(job=job, qps=2500.0)
+    assert viewer.get(two_products["url"]).json()["job_count"] == 2
+    execution._job_close(job, status=Job.Status.SUCCEEDED)
+    body = viewer.get(two_products["url"]).json()
+    assert body["job_count"] == 3 and _qps_medians(body) == [1000.0, 2000.0]
+
+
+@pytest.mark.django_db
+def test_renamed_products_and_deleted_runs_change_the_comparison_at_once(viewer, two_products):
+    assert [p["name"] for p in viewer.get(two_products["url"]).json()["products"]] == ["Alpha DB", "Beta DB"]
+    product = two_products["first"].product
+    product.name = "Alpha DB 2"
+    product.save()
+    assert [p["name"] for p in viewer.get(two_products["url"]).json()["products"]] == ["Alpha DB 2", "Beta DB"]
+    spec = two_products["spec"]
+    spec.label = "4-core 16 GB (new)"
+    spec.save()
+    assert viewer.get(two_products["url"]).json()["groups"][0]["rows"][0]["spec"] == "4-core 16 GB (new)"
+    Run.objects.filter(pk=two_products["run"].pk).delete()
+    body = viewer.get(two_products["url"]).json()
+    assert body["job_count"] == 0 and body["groups"] == []
+
+
+@pytest.mark.django_db
+def test_other_renderings_of_a_comparison_are_not_served_from_the_json_cache(viewer, two_products):
+    compact = viewer.get(two_products["url"]).content
+    indented = viewer.get(two_products["url"], HTTP_ACCEPT="application/json; indent=2")
+    assert indented.content != compact and json.loads(indented.content) == json.loads(compact)
+    assert viewer.get(two_products["url"] + "&format=csv")["Content-Type"].startswith("text/csv")
+
+
+@pytest.mark.django_db
+def test_comparisons_and_series_are_answered_when_the_cache_is_unreachable(viewer, two_products):
+    job = JobFactory()
+    add_samples(job, 0, [1.0, 2.0, 3.0])
+    expected = viewer.get(two_products["url"]).json()
+    with override_settings(CACHES=UNREACHABLE_CACHE):
+        assert viewer.get(two_products["url"]).json() == expected
+        series = viewer.get(f"{API}/jobs/{job.pk}/series/")
+        assert series.status_code == 200 and series.json()["total_points"] == 3
+
+
+# ---------------------------------------------------------------- cached series
+
+
+@pytest.mark.django_db
+def test_a_finished_jobs_series_comes_from_the_cache_without_reading_samples(
+        viewer, django_assert_num_queries):
+    job = JobFactory(status=Job.Status.SUCCEEDED, phase="done")
+    add_samples(job, 0, [float(t) for t in range(1, 2001)], qps=lambda t: 100 + t % 7)
+    url = f"{API}/jobs/{job.pk}/series/?max_points=100"
+    with django_assert_num_queries(4):  # token + user, roles, the job, its seconds
+        first = viewer.get(url)
+    with django_assert_num_queries(3):
+        again = viewer.get(url)
+    assert again.content == first.content and first.json()["total_points"] == 2000
+    assert len(first.json()["series"]["qps"]) == 100
+    # Another query of the same job is an answer of its own, made from the job's cached seconds.
+    with django_assert_num_queries(3):
+        other = viewer.get(f"{API}/jobs/{job.pk}/series/?max_points=50&method=lttb").json()
+    assert len(other["series"]["qps"]) == 50 and other["total_points"] == 2000 and other["method"] == "lttb"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("status", "phase"), [(Job.Status.RUNNING, "run"), (Job.Status.FAILED, "run")])
+def test_a_series_that_may_still_grow_is_never_cached(viewer, status, phase):
+    # A failed job whose clients have not all stopped ("run" phase) may still get a few seconds.
+    job = JobFactory(status=status, phase=phase)
+    add_samples(job, 0, [1.0, 2.0])
+    assert viewer.get(f"{API}/jobs/{job.pk}/series/").json()["total_points"] == 2
+    add_samples(job, 0, [3.0])
+    assert viewer.get(f"{API}/jobs/{job.pk}/series/").json()["total_points"] == 3
+
+
+# ---------------------------------------------------------------- query counts of the other read paths
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["samples/", "samples/?since=10", "series/", "series/?full=1", ""])
+def test_job_read_paths_query_count_does_not_grow_with_samples(viewer, path, django_assert_max_num_queries):
+    # Token + user, roles, the job, its seconds (the detail: its target, scenario and clients).
+    for seconds in (20, 2000):
+        job = JobFactory(status=Job.Status.RUNNING, phase="run", clients_needed=2)
+        for client in (0, 1):
+            add_samples(job, client, [float(t) for t in range(1, seconds + 1)])
+        with django_assert_max_num_queries(6):
+            assert viewer.get(f"{API}/jobs/{job.pk}/{path}").status_code == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", ["runs", "results", "targets", "scenarios", "campaigns"])
+def test_detail_query_count_is_constant(viewer, endpoint, two_products, django_assert_max_num_queries):
+    run = two_products["run"]
+    ids = {"runs": run.pk, "results": run.jobs.first().result.pk, "targets": two_products["first"].pk,
+           "scenarios": two_products["scenario"].pk, "campaigns": run.campaign_id}
+    with django_assert_max_num_queries(6):
+        assert viewer.get(f"{API}/{endpoint}/{ids[endpoint]}/").status_code == 200
