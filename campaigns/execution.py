@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from campaigns.cache import results_changed
 from campaigns.crypto import DecryptionError
 from campaigns.models import ClientHost, IntervalSample, Job, JobClient, JobResult, Scenario
 from campaigns.probes import ProbeError, cache_hit_ratio, server_info
@@ -67,6 +68,7 @@ def _job_close(job: Job, *, status: str, error: str = "") -> None:
     now = timezone.now()
     Job.objects.filter(pk=job.pk).exclude(status__in=Job.FINISHED).update(status=status, error=error[:5000])
     Job.objects.filter(pk=job.pk).update(phase="done", finished_at=now)
+    results_changed()  # a job that just succeeded joins the comparisons
 
 
 # ---------------------------------------------------------------- coordinator
@@ -97,6 +99,11 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
         run_advance(run_id=job.run_id)
 
 
+def _job_wait(job: Job, reason: str) -> None:
+    """Hands a claimed job back as waiting, with the reason shown; the reconciler sends it again later."""
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.WAITING, phase="", claimed_by="", wait_reason=reason)
+
+
 def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
     """Distinct online hosts for the job's clients, the coordinator's own first; None if too few."""
     needed = _client_count(job)
@@ -106,10 +113,7 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
     online.sort(key=lambda name: (name != coordinator, name))
     if len(online) < needed:
         names = ", ".join(online) or "none"
-        Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.WAITING, phase="", claimed_by="",
-            wait_reason=f"needs {needed} client hosts online, {len(online)} are ({names})",
-        )
+        _job_wait(job, f"needs {needed} client hosts online, {len(online)} are ({names})")
         return None
     return online[:needed]
 
@@ -119,8 +123,32 @@ def _client_count(job: Job) -> int:
     return max(1, min(job.clients_needed, job.threads))
 
 
+def _target_busy(job: Job) -> Job | None:
+    """Another run's job measuring the same database (same driver, host, port and database) that holds it.
+
+    Two runs on one database would measure each other and drop each other's sbtest tables (two nightly
+    schedules at 02:00, say). Among active jobs, the one claimed first keeps the database (ties by id), so
+    of two jobs claimed at the same moment exactly one goes on; the other waits, and the reconciler sends
+    it again every few seconds until the database is free.
+    """
+    target = job.target
+    active = (Job.objects.filter(status__in=Job.ACTIVE, target__driver=target.driver, target__host=target.host,
+                                 target__port=target.port, target__database=target.database)
+              .exclude(run_id=job.run_id).select_related("run__campaign"))
+    def order(j: Job) -> tuple[datetime, int]:
+        return (j.claimed_at or datetime.min.replace(tzinfo=UTC), j.pk)
+
+    earlier = [other for other in active if order(other) < order(job)]
+    return min(earlier, key=order) if earlier else None
+
+
 def _job_coordinate(job: Job, host: str) -> bool:
     scenario = job.scenario
+    busy = _target_busy(job)
+    if busy is not None:
+        _job_wait(job, f"the database is busy with run #{busy.run_id} ({busy.run.campaign.name}); "
+                       "starts when that job has finished")
+        return True  # waiting, not finished: the reconciler sends it again later
     hosts = _pick_hosts(job, host)
     if hosts is None:
         return True  # waiting, not finished: the reconciler sends it again later
@@ -476,12 +504,20 @@ def merge_summaries(summaries: list[dict[str, Any]], histograms: list[list[list[
     return merged
 
 
-def result_store_merged(*, job: Job, clients: list[JobClient], source: str) -> JobResult | None:
+def result_store_merged(*, job: Job, clients: list[JobClient], source: str,
+                        steady: dict[str, float | None] | None = None) -> JobResult | None:
+    """The job's JobResult from its clients' summaries (one client's comes back unchanged).
+
+    Steady-state figures are the stored samples' unless given: an imported log passes the parser's,
+    which knows where that log's own warm-up ends. Without summaries or steady figures, no result.
+    """
     summary = merge_summaries([c.summary for c in clients], [c.histogram for c in clients])
-    if not summary:
+    if not summary and steady is None:
         return None
+    summary = summary or {}
     latency = summary.get("latency_ms") or {}
-    steady = _steady_from_samples(job)
+    if steady is None:
+        steady = _steady_from_samples(job)
     fields = {key: summary.get(key) for key in _SUMMED}
     fields.update({
         "source": source, "duration_s": summary.get("duration_s"),

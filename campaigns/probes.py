@@ -11,6 +11,7 @@ from typing import Any
 
 import MySQLdb
 import psycopg
+from django.conf import settings
 
 from campaigns.sysbench.command import Connection, redact_text
 
@@ -80,10 +81,16 @@ def _pg_error(exc: Exception, conn: Connection) -> ProbeError:
     return ProbeError(redact_text(msg, [conn.password]))
 
 
+def _statement_timeout_s() -> int:
+    """The longest a probe query or a scenario's DDL may run or wait on a lock (BENCHAPP_PROBE_TIMEOUT_S)."""
+    return max(1, int(settings.BENCHAPP_PROBE_TIMEOUT_S))
+
+
 def _mysql_connect(conn: Connection, *, database: bool = True) -> Any:
     kwargs: dict[str, Any] = {
         "host": conn.host, "port": conn.port, "user": conn.user, "password": conn.password,
-        "connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": 60, "write_timeout": 60,
+        "connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": _statement_timeout_s(),
+        "write_timeout": _statement_timeout_s(),
     }
     if database:
         kwargs["database"] = conn.database
@@ -94,6 +101,9 @@ def _pg_connect(conn: Connection) -> psycopg.Connection[Any]:
     return psycopg.connect(
         host=conn.host, port=conn.port, user=conn.user, password=conn.password or None,
         dbname=conn.database, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
+        # The server ends a probe or a DDL statement that runs or waits on a lock too long (a table
+        # another session keeps locked), as read_timeout does for MySQL targets.
+        options=f"-c statement_timeout={_statement_timeout_s() * 1000} -c lock_timeout={_statement_timeout_s() * 1000}",
     )
 
 

@@ -17,8 +17,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from campaigns import cache as _cache  # noqa: F401 - connects the signals that outdate cached comparisons
 from campaigns.crypto import DecryptionError
 from campaigns.models import (
     Campaign,
@@ -103,7 +105,7 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
     scenarios = list(campaign.scenarios.select_related("dataset").order_by("name"))
     for target in targets:
         for scenario in scenarios:
-            tables, table_size = scenario.dataset.size_for(target.spec, scale=campaign.scale_factor)
+            tables, table_size = campaign.dataset_size(scenario.dataset, target.spec)
             for threads in campaign.threads_for(target, scenario):
                 for repetition in range(1, campaign.repetitions + 1):
                     planned.append(PlannedJob(
@@ -118,10 +120,12 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
 
 # Rough costs for the plan's estimates, from runs on a 2-core machine (SYSBENCH-NOTES.md):
 # prepare loads about 100,000 rows/s; an InnoDB sbtest row with its secondary index takes about
-# 230 bytes on disk; each job spends a few seconds on snapshots and process start.
+# 230 bytes on disk; each job spends about a second on snapshots, process start and closing
+# (seed 001's quick run: 4 s measured + 1 s warm-up took 4-6 s per job, 1 client, quiet machine);
+# 2 s leaves room for the client barrier of multi-client jobs.
 PREPARE_ROWS_PER_S = 100_000
 BYTES_PER_ROW = 230
-JOB_OVERHEAD_S = 5
+JOB_OVERHEAD_S = 2
 
 
 def split_threads(threads: int, clients: int) -> list[int]:
@@ -198,10 +202,12 @@ def campaign_launch(
     trigger: str = Run.Trigger.MANUAL,
     idempotency_key: str | None = None,
     label: str = "",
+    after: Run | None = None,
 ) -> Run:
     """Creates a run with all its jobs and dispatches the first one after commit.
 
-    The same idempotency key returns the run it created the first time.
+    The same idempotency key returns the run it created the first time. With `after`, a run that
+    has not finished yet, the new run stays pending (its jobs queued) and starts when that one ends.
     """
     if idempotency_key:
         existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()
@@ -214,10 +220,12 @@ def campaign_launch(
         raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
     try:
         with transaction.atomic():
+            waits = after is not None and not Run.objects.get(pk=after.pk).is_finished()
             run = Run.objects.create(
                 campaign=campaign, trigger=trigger, idempotency_key=idempotency_key or None,
                 label=label, created_by=user if getattr(user, "is_authenticated", False) else None,
-                status=Run.Status.RUNNING, started_at=timezone.now(),
+                status=Run.Status.PENDING if waits else Run.Status.RUNNING,
+                started_at=None if waits else timezone.now(), waits_for=after if waits else None,
             )
             Job.objects.bulk_create([
                 Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads,
@@ -251,12 +259,30 @@ def run_advance(*, run_id: int) -> None:
         run = Run.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.is_finished():
             return
+        if run.status == Run.Status.PENDING:
+            if run.waits_for is not None and not run.waits_for.is_finished():
+                return
+            run.status, run.started_at = Run.Status.RUNNING, timezone.now()
+            run.save(update_fields=["status", "started_at"])
         jobs = run.jobs.all()
         if jobs.filter(status__in=Job.ACTIVE).exists():
             return
         next_job = jobs.filter(status__in=(Job.Status.QUEUED, Job.Status.WAITING)).order_by("position").first()
         if next_job is not None:
             transaction.on_commit(lambda: job_dispatch(job=next_job))
+            return
+        keep = run.campaign.keep_data
+    # Every job is done. The data goes before the run is marked finished: a run queued behind this
+    # one starts then, on the same targets, and must not find its tables dropped under it. Dropping
+    # twice (the reconciler may get here too meanwhile) is harmless.
+    if not keep:
+        run_cleanup_data(run=run)
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.is_finished():
+            return
+        jobs = run.jobs.all()
+        if jobs.filter(status__in=(*Job.ACTIVE, Job.Status.QUEUED, Job.Status.WAITING)).exists():
             return
         failed = jobs.filter(status=Job.Status.FAILED).count()
         cancelled = jobs.filter(status=Job.Status.CANCELLED).count()
@@ -269,12 +295,16 @@ def run_advance(*, run_id: int) -> None:
             run.status = Run.Status.SUCCEEDED
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "finished_at"])
-        keep = run.campaign.keep_data
         # Regression checks and notifications run as a task of their own: a slow webhook must
-        # never hold up the run's cleanup or the next run.
+        # never hold up the next run.
         transaction.on_commit(lambda: _run_finished_dispatch(run.pk))
-    if not keep:
-        run_cleanup_data(run=run)
+        transaction.on_commit(lambda: _followers_start(run.pk))
+
+
+def _followers_start(run_id: int) -> None:
+    """Starts the runs that were queued behind this one (it has just finished)."""
+    for follower_id in Run.objects.filter(waits_for_id=run_id, status=Run.Status.PENDING).values_list("pk", flat=True):
+        run_advance(run_id=follower_id)
 
 
 def _run_finished_dispatch(run_id: int) -> None:
@@ -308,6 +338,7 @@ def run_cancel(*, run: Run) -> Run:
             locked.status = Run.Status.CANCELLED
             locked.finished_at = now
             locked.save(update_fields=["status", "finished_at"])
+            transaction.on_commit(lambda: _followers_start(run.pk))
     run.refresh_from_db()
     return run
 
@@ -353,15 +384,36 @@ def dataset_drop(*, job: Job, signature: str) -> None:
         return False
 
     argv = _phase_argv(job=job, conn=conn, command="cleanup")
-    outcome = run_process(argv, should_cancel=keep_alive, timeout_s=settings.BENCHAPP_CLEANUP_TIMEOUT_S,
+    try:
+        _sysbench_phase(argv=argv, conn=conn, phase="cleanup", should_cancel=keep_alive,
+                        timeout_s=settings.BENCHAPP_CLEANUP_TIMEOUT_S, timeout_setting="BENCHAPP_CLEANUP_TIMEOUT_S")
+    except JobFailure as exc:
+        log.warning("cleanup of %s on %s failed: %s", signature, job.target, exc)
+        return
+    PreparedDataset.objects.filter(target=job.target, signature=signature).update(
+        status=PreparedDataset.Status.DROPPED
+    )
+
+
+def _sysbench_phase(*, argv: list[str], conn: Connection, phase: str, should_cancel: Callable[[], bool],
+                    timeout_s: float, timeout_setting: str = "") -> tuple[str, bool]:
+    """Runs one unmeasured sysbench phase (prepare, cleanup, warm-up) to its end.
+
+    Returns the transcript ("$ <command>" and the output, the password redacted; the bare output when
+    cancelled) and whether it was cancelled. Raises JobFailure with the cause when sysbench fails, or
+    when it overran `timeout_s` and the setting `timeout_setting` bounds that phase.
+    """
+    outcome = run_process(argv, should_cancel=should_cancel, timeout_s=timeout_s,
                           poll_s=settings.BENCHAPP_CANCEL_POLL_S)
-    if outcome.succeeded():
-        PreparedDataset.objects.filter(target=job.target, signature=signature).update(
-            status=PreparedDataset.Status.DROPPED
-        )
-    else:
-        log.warning("cleanup of %s on %s failed: %s", signature, job.target,
-                    explain_failure(outcome.output, outcome.exit_code, phase="cleanup"))
+    output = redact_text(outcome.output, [conn.password])
+    if outcome.cancelled:
+        return output, True
+    if not outcome.succeeded():
+        if outcome.timed_out and timeout_setting:
+            raise JobFailure(f"sysbench {phase} exceeded its time-out of {timeout_s:.0f} s ({timeout_setting})"
+                             " and was stopped")
+        raise JobFailure(explain_failure(output, outcome.exit_code, phase=phase))
+    return f"$ {format_command(argv)}\n{output}", False
 
 
 # ---------------------------------------------------------------- executing a job
@@ -438,23 +490,18 @@ def _dataset_ensure(job: Job, conn: Connection) -> str | None:
             argv = _custom_ddl_prepare_argv(job=job, conn=conn)
         else:
             argv = _phase_argv(job=job, conn=conn, command=command)
-        outcome = run_process(
-            argv, should_cancel=should_cancel,
-            timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, poll_s=settings.BENCHAPP_CANCEL_POLL_S,
-        )
-        output = redact_text(outcome.output, [conn.password])
-        outputs.append(f"$ {format_command(argv)}\n{output}")
-        if outcome.cancelled:
+        try:
+            transcript, cancelled = _sysbench_phase(
+                argv=argv, conn=conn, phase=command, should_cancel=should_cancel,
+                timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, timeout_setting="BENCHAPP_PREPARE_TIMEOUT_S",
+            )
+        except JobFailure:
+            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            raise
+        if cancelled:
             PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
             return None
-        if not outcome.succeeded():
-            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
-            if outcome.timed_out:
-                raise JobFailure(
-                    f"sysbench {command} exceeded its time-out of {settings.BENCHAPP_PREPARE_TIMEOUT_S:.0f} s"
-                    " (BENCHAPP_PREPARE_TIMEOUT_S) and was stopped"
-                )
-            raise JobFailure(explain_failure(output, outcome.exit_code, phase=command))
+        outputs.append(transcript)
     PreparedDataset.objects.filter(pk=prepared.pk).update(
         status=PreparedDataset.Status.READY, prepared_at=timezone.now(),
         prepare_s=time.monotonic() - started,
@@ -501,39 +548,6 @@ def _custom_ddl_prepare_argv(*, job: Job, conn: Connection) -> list[str]:
         sysbench=settings.BENCHAPP_SYSBENCH, test=test, command="prepare", connection=conn,
         tables=job.tables, table_size=job.table_size, options=options, threads=scenario.prepare_threads,
     )
-
-
-def _result_store(job: Job, parsed: parser.ParsedOutput, *, source: str) -> JobResult | None:
-    summary = parsed.summary
-    if summary is None and not parsed.intervals:
-        return None
-    steady = parsed.steady
-    latency = summary.latency if summary is not None else None
-    fields = {
-        "source": source,
-        "tps": summary.tps if summary else None,
-        "qps": summary.qps if summary else None,
-        "reads_per_s": summary.reads_per_s if summary else None,
-        "writes_per_s": summary.writes_per_s if summary else None,
-        "other_per_s": summary.other_per_s if summary else None,
-        "transactions": summary.transactions if summary else None,
-        "queries": summary.queries if summary else None,
-        "ignored_errors": summary.ignored_errors if summary else None,
-        "reconnects": summary.reconnects if summary else None,
-        "events": summary.events if summary else None,
-        "duration_s": summary.duration_s if summary else None,
-        "latency_min_ms": latency.min if latency else None,
-        "latency_avg_ms": latency.avg if latency else None,
-        "latency_max_ms": latency.max if latency else None,
-        "latency_pct": latency.pct if latency else None,
-        "latency_pct_ms": latency.percentile if latency else None,
-        "latency_sum_ms": latency.sum if latency else None,
-        "steady_tps": getattr(steady, "tps", None),
-        "steady_qps": getattr(steady, "qps", None),
-        "steady_latency_pct_ms": getattr(steady, "latency_pct_ms", None),
-    }
-    result, _ = JobResult.objects.update_or_create(job=job, defaults=fields)
-    return result
 
 
 # ---------------------------------------------------------------- hosts and reconciliation
@@ -630,6 +644,11 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
                 error=f"client lost: {job.claimed_by or 'its coordinator'} stopped before starting the clients",
             )
         closed += int(job_finalize(job_id=job.pk))
+    # A pending run whose predecessor finished (or was deleted) while nobody started it: a lost message.
+    for run_id in Run.objects.filter(
+        Q(waits_for__isnull=True) | Q(waits_for__in=Run.objects.finished()), status=Run.Status.PENDING,
+    ).values_list("pk", flat=True):
+        run_advance(run_id=run_id)
     for run in Run.objects.filter(status=Run.Status.RUNNING):
         if run.jobs.filter(status__in=Job.ACTIVE).exists():
             continue
@@ -639,7 +658,10 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
             continue
         waiting_retry = job.status == Job.Status.WAITING and (
             job.dispatched_at is None or job.dispatched_at < now - timedelta(seconds=WAITING_RETRY_S))
-        if waiting_retry or job.dispatched_at is None or job.dispatched_at < limit_redispatch:
+        # A job never sent counts from its run's start: the launch sends it just after its commit, and
+        # sending it from here in that moment would put a second message on the queue for nothing.
+        last_sent = job.dispatched_at or run.started_at
+        if waiting_retry or last_sent is None or last_sent < limit_redispatch:
             job_dispatch(job=job)
             redispatched += 1
     return {"lost": lost, "closed": closed, "redispatched": redispatched}
@@ -655,6 +677,10 @@ def local_host_facts() -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- demo data
+
+
+# The targets demo_load() creates for this machine's own MariaDB and PostgreSQL.
+DEMO_TARGET_NAMES = ("demo-mariadb", "demo-postgresql")
 
 
 def demo_load() -> list[str]:
@@ -721,6 +747,8 @@ def results_import(*, files: list[tuple[str, str]], target: Target, scenario: Sc
 
     Every file is checked first; if any is refused, nothing at all is stored.
     """
+    from campaigns.execution import result_store_merged
+
     parsed_files = []
     for name, text in files:
         if "\x00" in text:
@@ -754,7 +782,7 @@ def results_import(*, files: list[tuple[str, str]], target: Target, scenario: Sc
                 error="" if parsed.complete else "; ".join(parsed.errors)[:2000] or "the log ends before the final statistics",
                 started_at=now, finished_at=now,
             )
-            JobClient.objects.create(
+            client = JobClient.objects.create(
                 job=job, index=0, host_name="imported", threads=job.threads, raw_output=text,
                 status=JobClient.Status.SUCCEEDED if parsed.complete else JobClient.Status.FAILED,
                 sysbench_version=parsed.sysbench_version or "", summary=parsed.to_dict()["summary"] or {},
@@ -762,7 +790,11 @@ def results_import(*, files: list[tuple[str, str]], target: Target, scenario: Sc
                 command_line=f"(imported from {name})",
             )
             samples_bulk_store(job_id=job.pk, client_index=0, intervals=parsed.intervals)
-            _result_store(job, parsed, source=JobResult.Source.IMPORTED)
+            steady = parsed.steady
+            result_store_merged(job=job, clients=[client], source=JobResult.Source.IMPORTED, steady={
+                "steady_tps": getattr(steady, "tps", None), "steady_qps": getattr(steady, "qps", None),
+                "steady_latency_pct_ms": getattr(steady, "latency_pct_ms", None),
+            } if parsed.summary is not None or parsed.intervals else None)
     return run
 
 
@@ -795,12 +827,6 @@ def job_warmup(*, job: Job, conn: Connection) -> str:
         time_s=job.warmup_time_s(), percentile=job.scenario.percentile,
         forced_shutdown_s=max(5, int(settings.BENCHAPP_RUN_SLACK_S // 2)),
     )
-    outcome = run_process(argv, should_cancel=_cancel_check(job.pk),
-                          timeout_s=job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S,
-                          poll_s=settings.BENCHAPP_CANCEL_POLL_S)
-    output = redact_text(outcome.output, [conn.password])
-    if outcome.cancelled:
-        return output
-    if not outcome.succeeded():
-        raise JobFailure(explain_failure(output, outcome.exit_code, phase="warm-up"))
-    return f"$ {format_command(argv)}\n{output}"
+    transcript, _ = _sysbench_phase(argv=argv, conn=conn, phase="warm-up", should_cancel=_cancel_check(job.pk),
+                                    timeout_s=job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S)
+    return transcript

@@ -32,6 +32,18 @@ def _beat_forever(interval_s: float) -> None:
             log.exception("heartbeat failed")
 
 
+def _reconcile_forever(interval_s: float) -> None:
+    """jobs_reconcile from the worker's main process, whatever its pool is doing (safe to run anywhere)."""
+    from campaigns.services import jobs_reconcile
+
+    while not _stop.wait(interval_s):
+        try:
+            close_old_connections()
+            jobs_reconcile()
+        except Exception:  # one failed pass (database restarting, say) must not end the loop
+            log.exception("reconcile pass failed")
+
+
 @worker_ready.connect
 def _register_host(**kwargs: Any) -> None:
     from campaigns.services import host_heartbeat, local_host_facts
@@ -41,9 +53,23 @@ def _register_host(**kwargs: Any) -> None:
                    memory_gb=facts["memory_gb"], version=facts["version"])
     threading.Thread(target=_beat_forever, args=(settings.BENCHAPP_HEARTBEAT_S,), daemon=True,
                      name="benchapp-heartbeat").start()
+    if settings.BENCHAPP_RECONCILE_IN_WORKER:
+        threading.Thread(target=_reconcile_forever, args=(settings.BENCHAPP_RECONCILE_S,), daemon=True,
+                         name="benchapp-reconcile").start()
     log.info("client host %s registered", settings.BENCHAPP_HOSTNAME)
 
 
 @worker_shutdown.connect
 def _stop_heartbeat(**kwargs: Any) -> None:
+    """A worker that stops cleanly takes its host offline at once: a job planned in the next minute
+    must not count it (a killed worker is noticed by its silence instead)."""
+    from django.utils import timezone
+
+    from campaigns.execution import host_mark_offline
+
     _stop.set()
+    try:
+        close_old_connections()
+        host_mark_offline(hostname=settings.BENCHAPP_HOSTNAME, heartbeat_before=timezone.now())
+    except Exception:  # shutting down with the database gone: its silence will say the same later
+        log.exception("could not mark host %s offline", settings.BENCHAPP_HOSTNAME)

@@ -192,6 +192,16 @@ if [[ -z $(mariadb_tcp -N -B -e "show databases like 'sbtest'") ]]; then
 fi
 log "databases: PostgreSQL benchapp + sbtest, MariaDB sbtest${created[*]:+ (created: ${created[*]})}"
 
+# A test session that was killed leaves its databases behind (test_benchapp_<id>, and bench_<id> as a PostgreSQL
+# target). Those older than 2 hours with nobody connected are dropped; a live session's are never that old.
+stale=$(pg_sql -c "select datname from pg_database d
+    where (datname like 'test\_benchapp\_%' or datname like 'bench\_%')
+      and not exists (select 1 from pg_stat_activity a where a.datname = d.datname)
+      and (pg_stat_file('base/' || d.oid || '/PG_VERSION')).modification < now() - interval '2 hours'" 2>/dev/null || true)
+for db in $stale; do
+    pg_sql -c "drop database if exists \"$db\"" >/dev/null 2>&1 && log "dropped $db, left by a killed test session" || true
+done
+
 # ---------------------------------------------------------------------------------------------------------------
 # 4. Python
 # ---------------------------------------------------------------------------------------------------------------

@@ -126,10 +126,40 @@ class WorkerProcess:
 
 
 @pytest.fixture(scope="session")
+def screenshots_dir() -> Path:
+    """test-output/screenshots/, emptied once per session: every browser test's shots of this run stay."""
+    shots = OUTPUT_DIR / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    for old in shots.glob("*.png"):
+        old.unlink()
+    return shots
+
+
+@pytest.fixture(scope="session")
 def test_db_name(django_db_setup: Any) -> str:
     from django.db import connection
 
     return connection.settings_dict["NAME"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_db_dropped_at_the_end(django_db_setup: Any) -> Iterator[None]:
+    """pytest-django drops the test database after this fixture ends; a connection some worker or live-server
+    thread left open would make that DROP fail and leave the database behind, so they are ended first."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    name = db["NAME"]
+    yield
+    import psycopg
+
+    try:
+        with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
+                             password=db["PASSWORD"] or None, dbname="postgres", autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND "
+                          "pid <> pg_backend_pid()", [name])
+    except psycopg.Error:
+        pass  # the drop then fails as before, and scripts/setup.sh removes the database hours later
 
 
 @pytest.fixture(scope="session")

@@ -462,7 +462,14 @@ def test_a_phase_that_overruns_its_time_out_is_stopped_with_everything_it_starte
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1])
     run = _launch_through(own_redis, campaign.pk, test_db_name)
     job = run.jobs.get()
-    wait_for(pids_file.exists, timeout_s=30, what=f"sysbench to hang in {phase}")
+
+    def hung_or_finished() -> bool:
+        job.refresh_from_db()
+        return pids_file.exists() or job.status in Job.FINISHED
+
+    wait_for(hung_or_finished, timeout_s=30, what=f"sysbench to hang in {phase}")
+    assert pids_file.exists(), (f"the job ended before sysbench hung: {job.status} on {job.claimed_by!r}, "
+                                f"dispatched {job.dispatch_count}x: {job.error}")
     hung_at = time.monotonic()
 
     _wait_status(job, Job.FINISHED, timeout_s=30)

@@ -239,6 +239,17 @@ class Campaign(models.Model):
     scale_factor = models.FloatField(
         default=1.0, validators=[MinValueValidator(1e-9), MaxValueValidator(1.0)]
     )
+    # A window for rows per table after the scale factor. A reduced run of a document whose datasets
+    # differ by orders of magnitude (seed 001: 25,000 rows per table beside 4,000,000,000) needs both:
+    # a few dozen rows turn a write test into a lock-contention test, billions spend the run preparing.
+    table_rows_min = models.PositiveBigIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="After scaling, tables get at least this many rows (never more than the dataset's own size).",
+    )
+    table_rows_max = models.PositiveBigIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="After scaling, tables get at most this many rows.",
+    )
     keep_data = models.BooleanField(default=False)
     run_time_s = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1)],
@@ -268,6 +279,21 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        if (self.table_rows_min is not None and self.table_rows_max is not None
+                and self.table_rows_min > self.table_rows_max):
+            raise ValidationError({"table_rows_min": "must not be more than table_rows_max"})
+
+    def dataset_size(self, dataset: Dataset, spec: InstanceSpec | None) -> tuple[int, int]:
+        """Tables and rows per table of a dataset in this campaign: scaled, then kept in the rows window."""
+        tables, rows = dataset.size_for(spec, scale=self.scale_factor)
+        if self.table_rows_min is not None:
+            full_rows = dataset.size_for(spec)[1]
+            rows = max(rows, min(self.table_rows_min, full_rows))
+        if self.table_rows_max is not None:
+            rows = min(rows, self.table_rows_max)
+        return tables, rows
 
     def clients_for(self, threads: int) -> int:
         """Client hosts one job needs: seed 001's "2 clients, one more per 1,000 threads"."""
@@ -318,6 +344,13 @@ class Run(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A run queued behind another (a suite of campaigns on the same targets) stays pending until
+    # that run has finished, whatever its outcome: two runs on one target would measure each other
+    # and overwrite each other's sbtest tables.
+    waits_for = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="followers",
+        help_text="This run starts when that run has finished.",
+    )
 
     objects = RunQuerySet.as_manager()
 

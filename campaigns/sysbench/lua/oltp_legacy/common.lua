@@ -322,6 +322,16 @@ function legacy_connect()
    return legacy_con
 end
 
+-- Each thread gets the options (legacy_thread_cfg) and one connection (legacy_con). An entry script
+-- that needs more per thread defines legacy_thread_init(), which runs after both are set.
+function thread_init()
+   legacy_thread_cfg = legacy_cfg()
+   legacy_connect()
+   if legacy_thread_init ~= nil then
+      legacy_thread_init()
+   end
+end
+
 function thread_done()
    if legacy_con ~= nil then
       legacy_con:disconnect()

@@ -29,11 +29,10 @@ local function script_dir()
 end
 dofile(script_dir() .. "common.lua")
 
-local cfg, con, begin_sql, commit_sql
+local begin_sql, commit_sql
 
-function thread_init()
-   cfg = legacy_cfg()
-   con = legacy_connect()
+function legacy_thread_init()
+   local cfg = legacy_thread_cfg
    if legacy_kind == "mysql" and string.lower(cfg.engine) == "myisam" then
       local locks = {}
       for n = 1, cfg.tables_count do
@@ -54,7 +53,7 @@ local function range_where(c)
 end
 
 function event()
-   local c = cfg
+   local c, con = legacy_thread_cfg, legacy_con
    local t = legacy_table_name(c)
 
    if not c.skip_trx then
@@ -112,7 +111,8 @@ end
 -- An event restarted after an ignored error (--mysql-ignore-errors) must not
 -- carry on inside a half-done (PostgreSQL: aborted) transaction.
 function sysbench.hooks.before_restart_event(err)
-   if con ~= nil and not cfg.skip_trx then
+   local con = legacy_con
+   if con ~= nil and not legacy_thread_cfg.skip_trx then
       pcall(function() con:query(commit_sql == "COMMIT" and "ROLLBACK"
                                     or commit_sql) end)
    end

@@ -12,14 +12,8 @@ local function script_dir()
 end
 dofile(script_dir() .. "common.lua")
 
-local cfg, con
-
-function thread_init()
-   cfg = legacy_cfg()
-   con = legacy_connect()
-end
-
 function event()
+   local cfg, con = legacy_thread_cfg, legacy_con
    con:query(string.format("SELECT pad FROM %s WHERE id=%d",
                            legacy_table_name(cfg), legacy_rand_id(cfg)))
 end
