@@ -395,11 +395,12 @@ class CampaignForm(forms.ModelForm):
         model = Campaign
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
-                  "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
+                  "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "webhook_url", "notify_emails"]
         labels = {"clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
+                  "table_rows_min": "Rows per table, at least", "table_rows_max": "Rows per table, at most",
                   "regression_threshold_pct": "Regression threshold (%)", "noise_cv_pct": "Noisy above CV (%)",
                   "baseline_last_n": "Baseline: last N scheduled runs", "webhook_url": "Webhook (Slack-compatible)",
                   "notify_emails": "E-mail recipients"}
@@ -473,7 +474,8 @@ class IdListField(forms.Field):
 
 
 class ComparisonForm(forms.Form):
-    """What to compare: any mix of targets, products, runs, campaigns and scenarios (at least one)."""
+    """What to compare: any mix of targets, products, runs, campaigns and scenarios (at least one), optionally with
+    a published product (and one of its published specs) set beside the measured tables of seed scenarios."""
 
     targets = IdListField(label="Targets")
     products = IdListField(label="Products")
@@ -482,19 +484,46 @@ class ComparisonForm(forms.Form):
     scenarios = IdListField(label="Scenarios")
     specs = IdListField(label="Only specs")
     published = forms.MultipleChoiceField(required=False, label="Published figures (seed white papers)")
+    published_product = IdListField(
+        label="Beside a published product",
+        help_text="Its published figures go beside the measured tables of seed scenarios, per core where the "
+                  "specs differ.")
+    published_spec = IdListField(
+        label="…on its published spec",
+        help_text="Leave blank for the published spec nearest to each measured one.")
 
-    def __init__(self, *args: Any, choices: dict[str, list[tuple[int, str]]], **kwargs: Any) -> None:
+    # Fields that take one id at most: a plain select with an empty choice.
+    SINGLE = ("published_product", "published_spec")
+
+    def __init__(self, *args: Any, choices: dict[str, list[Any]],
+                 published_specs: dict[int, set[int]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # The specs each published product has figures on, to refuse a spec of another product.
+        self.published_specs = published_specs or {}
         for name, options in choices.items():
             field = self.fields[name]
             field.choices = options
-            field.widget = forms.SelectMultiple(choices=options, attrs={"size": min(8, max(3, len(options)))})
+            if name in self.SINGLE:
+                field.widget = forms.Select(choices=[("", "—"), *options])
+            else:
+                field.widget = forms.SelectMultiple(choices=options, attrs={"size": min(8, max(3, len(options)))})
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if not any(data.get(k) for k in ("targets", "products", "campaign", "runs", "scenarios", "published")):
             raise forms.ValidationError("Choose what to compare: targets, products, a campaign, runs, scenarios "
                                         "or published figures.")
+        product, spec = data.get("published_product") or [], data.get("published_spec") or []
+        if len(product) > 1:
+            self.add_error("published_product", "Choose one published product.")
+        elif product and product[0] not in self.published_specs:
+            self.add_error("published_product", "No published figures for this product.")
+        if len(spec) > 1:
+            self.add_error("published_spec", "Choose one published spec.")
+        elif spec and not product:
+            self.add_error("published_spec", "Choose the published product first.")
+        elif spec and len(product) == 1 and spec[0] not in self.published_specs.get(product[0], set()):
+            self.add_error("published_spec", "The product has no published figures on this spec.")
         return data
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios, schedules
+from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios, schedules, seeds
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
 
@@ -41,6 +41,9 @@ urlpatterns = [
     path("runs/<int:pk>/live/", runs.run_live, name="run-live"),
     path("runs/<int:pk>/cancel/", runs.run_cancel, name="run-cancel"),
     path("jobs/<int:pk>/", runs.job_detail, name="job-detail"),
+    path("seeds/", seeds.seed_list, name="seeds"),
+    path("seeds/quick-run/", seeds.seed_quick_run, name="seeds-quick-run"),
+    path("seeds/<slug:key>/instantiate/", seeds.seed_instantiate, name="seeds-instantiate"),
     path("compare/", compare.compare, name="compare"),
     path("compare/comparison.csv", compare.compare_csv, name="compare-csv"),
     path("compare/comparison.md", compare.compare_markdown, name="compare-md"),

@@ -57,14 +57,12 @@ def _aborted_by_navigation(request: Any) -> bool:
 
 
 @pytest.fixture
-def browser_page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any, BrowserProblems]]:
+def browser_page(live_server: Any, monkeypatch: pytest.MonkeyPatch,
+                 screenshots_dir: Path) -> Iterator[tuple[Any, Any, BrowserProblems]]:
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SHOTS.glob("*.png"):
-        old.unlink()
     problems = BrowserProblems()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

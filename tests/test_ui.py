@@ -303,6 +303,17 @@ def test_a_campaign_is_built_planned_and_launched(role_client):
     assert "already has a run in progress" in _text(response)
 
 
+def test_the_campaign_form_renders_every_field_it_saves(role_client):
+    # A field the form saves but the page leaves out would be cleared by every edit.
+    from campaigns.forms import CampaignForm
+
+    TargetFactory()
+    ScenarioFactory()
+    html = _text(role_client("operator").get("/campaigns/new/"))
+    missing = [name for name in CampaignForm.base_fields if f'name="{name}"' not in html]
+    assert not missing
+
+
 def test_a_campaign_form_shows_field_errors_and_keeps_the_choices(role_client):
     target = TargetFactory()
     response = role_client("operator").post("/campaigns/new/", {

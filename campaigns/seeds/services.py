@@ -19,6 +19,9 @@ lists. That is exact when the targets share one spec, as when two products are c
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from django.db import transaction
 
 from campaigns.models import Campaign, Dataset, Scenario, Target
@@ -125,20 +128,81 @@ def _instance_name(template: Campaign, scale_factor: float) -> str:
     return name
 
 
+# A clipped thread list keeping fewer points than this is scaled down instead, so the curve keeps its shape.
+MIN_CURVE_POINTS = 3
+
+
+def threads_fitted(threads: Iterable[int], cap: int | None) -> list[int]:
+    """A thread list under a ceiling, for a reduced run on a small server (MariaDB's default max_connections
+    is 151, PostgreSQL's 100).
+
+    Counts above `cap` give way to the cap itself, once, and the document's low end stays as it is
+    (seed 003's 2 … 3,000 → 2 … 64). When that would leave fewer than MIN_CURVE_POINTS points of a longer list,
+    the whole list is scaled by cap / its largest count instead (seed 004's 50 … 1,000 → 3, 6, 13, 32, 64), so a
+    curve is still a curve. A single count above the cap becomes the cap.
+    """
+    values = sorted({int(t) for t in threads})
+    if cap is None or not values or values[-1] <= cap:
+        return values
+    kept = [t for t in values if t <= cap]
+    if cap not in kept:
+        kept.append(cap)
+    if len(kept) >= MIN_CURVE_POINTS or len(kept) >= len(values):
+        return kept
+    factor = cap / values[-1]
+    return sorted({max(1, round(t * factor)) for t in values})
+
+
+# DDM's partitioning clauses, which a plain MySQL or MariaDB server refuses.
+_DDM_CLAUSE = re.compile(r"\s*\b(?:dbpartition|tbpartition)\s+by\s+\w+\s*\([^)]*\)(?:\s+tbpartitions\s+\d+)?",
+                         re.IGNORECASE)
+
+
+def _plain_ddl(ddl: str) -> str:
+    """The seed 002 DDL without what only the DDM middleware understands (its partitioning clause)."""
+    return _DDM_CLAUSE.sub("", ddl).rstrip()
+
+
+def _scenario_plain_ddl(scenario: Scenario) -> Scenario:
+    """A copy of a custom-DDL scenario whose table DDL a plain MySQL/MariaDB server accepts (kept in step)."""
+    plain = _plain_ddl(scenario.table_ddl)
+    if plain == scenario.table_ddl:
+        return scenario
+    name = f"{scenario.name} · plain DDL"
+    copy = Scenario.objects.filter(name=name).first() or Scenario(name=name)
+    for model_field in Scenario._meta.concrete_fields:
+        if not model_field.primary_key and model_field.name not in ("name", "created_at"):
+            setattr(copy, model_field.attname, getattr(scenario, model_field.attname))
+    copy.table_ddl = plain
+    copy.description = (f"{scenario.description} Here with the document's table structure minus its DDM "
+                        "partitioning clause, which only the middleware understands.")
+    copy.full_clean()
+    copy.save()
+    return copy
+
+
 def template_instantiate(
     *, template: Campaign, targets: list[Target], scale_factor: float, name: str | None = None,
-    run_time_s: int | None = None, warmup_s: int | None = None,
+    run_time_s: int | None = None, warmup_s: int | None = None, max_threads: int | None = None,
+    clients_max: int | None = None, plain_ddl: bool = False, table_rows_min: int | None = None,
+    table_rows_max: int | None = None,
 ) -> Campaign:
     """A runnable copy of a template: these targets, this scale, the template's scenarios and client rule.
 
     The instance keeps the template's key (with is_template=False) so that its results can be set beside the
-    document's published figures. Raises ValueError for a campaign that is not a template or for no targets,
-    and ValidationError for a bad scale or a name already taken.
+    document's published figures. A reduced run can cap every thread list (`max_threads`, see
+    threads_fitted), keep rows per table in a window (`table_rows_min`/`table_rows_max`, see
+    Campaign.dataset_size), cap the client count (`clients_max`, e.g. the client hosts online here) and, with
+    `plain_ddl`, use the custom table DDL without its middleware-only clauses. Raises ValueError for a
+    campaign that is not a template or for no targets, and ValidationError for a bad scale or a name already
+    taken.
     """
     if not template.is_template:
         raise ValueError(f"campaign '{template.name}' is not a template")
     if not targets:
         raise ValueError("an instance needs at least one target")
+    if max_threads is not None and max_threads < 1:
+        raise ValueError("max_threads must be at least 1")
     scenarios = list(template.scenarios.order_by("name"))
     labels = sorted({t.spec.label if t.spec is not None else "" for t in targets})
     paired = {key.split(PAIR_SEPARATOR, 1)[0] for key in template.threads_by_scenario if PAIR_SEPARATOR in key}
@@ -152,16 +216,38 @@ def template_instantiate(
                 union.update(template_threads_for(template=template, spec_label=label or None,
                                                   scenario_name=scenario.name))
             threads_by_scenario[scenario.name] = sorted(union)
+    notes = [f"Instance of the template '{template.name}' at scale {scale_factor:g}."]
+    if max_threads is not None:
+        threads_by_scenario = {key: threads_fitted(value, max_threads) for key, value in threads_by_scenario.items()}
+        notes.append(f"Thread counts fitted under {max_threads}: counts above it run at it, or a list mostly above "
+                     "it is scaled down whole to keep its curve.")
+    if table_rows_min is not None or table_rows_max is not None:
+        notes.append(f"Rows per table kept between {table_rows_min or 1:,} and "
+                     f"{'no limit' if table_rows_max is None else f'{table_rows_max:,}'} after scaling.")
+    clients_min = template.clients_min
+    if clients_max is not None and clients_max < clients_min:
+        clients_min = max(1, clients_max)
+        notes.append(f"The document uses {template.clients_min} client machines; this instance uses {clients_min}.")
+    if plain_ddl:
+        plain = [_scenario_plain_ddl(scenario) for scenario in scenarios]
+        for old_scenario, new_scenario in zip(scenarios, plain, strict=True):
+            if new_scenario is not old_scenario:
+                notes.append(f"'{new_scenario.name}' creates its table with plain DDL (no DDM partitioning clause).")
+                if old_scenario.name in threads_by_scenario:
+                    threads_by_scenario[new_scenario.name] = threads_by_scenario.pop(old_scenario.name)
+        scenarios = plain
     instance = Campaign(
         name=name or _instance_name(template, scale_factor),
-        description=f"Instance of the template '{template.name}' at scale {scale_factor:g}.\n\n{template.description}",
-        threads=list(template.threads),
-        threads_by_spec=dict(template.threads_by_spec),
+        description=" ".join(notes) + f"\n\n{template.description}",
+        threads=threads_fitted(template.threads, max_threads),
+        threads_by_spec={label: threads_fitted(value, max_threads) for label, value in template.threads_by_spec.items()},
         threads_by_scenario=threads_by_scenario,
         repetitions=template.repetitions,
-        clients_min=template.clients_min,
+        clients_min=clients_min,
         clients_per_threads=template.clients_per_threads,
         scale_factor=scale_factor,
+        table_rows_min=table_rows_min,
+        table_rows_max=table_rows_max,
         run_time_s=run_time_s,
         warmup_override_s=warmup_s,
         keep_data=template.keep_data,
