@@ -7,6 +7,12 @@ Two kinds of answers are cached, as the exact bytes of their JSON (campaigns.api
   succeeded) or deleted, a product, spec, target, scenario or dataset saved or deleted (their names
   and the target's product and spec are part of the output). A new result is therefore in the
   very next comparison; nothing waits for an expiry.
+* list pages, keyed by the URL, the caller's role and the database snapshot (`database_snapshot`):
+  PostgreSQL's snapshot text (xmin:xmax:running xids) changes with every commit of a transaction
+  that wrote anything, so two requests with the same snapshot read the same rows. The snapshot
+  is taken before the list's own queries, which therefore read rows at least as new as the key
+  says; nothing stale is ever stored under a key a later request can have. While anything writes
+  (a run stores its samples every second) the key changes each time and the cache simply misses.
 * a finished job's series, keyed by job id, finished_at and the query: once a job is closed its
   samples no longer change, so the entry needs no version at all. The job's per-second table
   (the costly GROUP BY) is cached beside it and serves its other queries (max_points, method).
@@ -28,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models.signals import post_delete, post_save
 from redis.exceptions import RedisError
 
@@ -77,6 +83,17 @@ def results_changed() -> None:
     _results_version_bump()
     if transaction.get_connection().in_atomic_block:
         transaction.on_commit(_results_version_bump)
+
+
+def database_snapshot() -> str | None:
+    """PostgreSQL's current snapshot as text, the version of everything in the database; None where
+    it is no version: inside a transaction (its own uncommitted writes are visible to it but not
+    part of the text, and may be rolled back) or on another database engine."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_snapshot()::text")
+        return cursor.fetchone()[0]
 
 
 def query_key(*parts: Any) -> str:

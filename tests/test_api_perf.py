@@ -132,6 +132,26 @@ def test_a_finished_jobs_series_comes_from_the_cache_without_reading_samples(
 
 
 @pytest.mark.django_db
+def test_a_finished_jobs_samples_are_polled_from_its_cached_seconds_with_the_same_answer(
+        viewer, django_assert_num_queries):
+    job = JobFactory(status=Job.Status.RUNNING, phase="run", clients_needed=2)
+    for client in (0, 1):
+        add_samples(job, client, [float(t) for t in range(1, 301)], qps=lambda t: 100 + t % 7)
+    queries = ["", "?since=0", "?since=120", "?since=299.5", "?since=300", "?since=10&limit=20"]
+    live = {q: viewer.get(f"{API}/jobs/{job.pk}/samples/{q}").json() for q in queries}
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.SUCCEEDED, phase="done")
+    for q in queries:
+        answer = viewer.get(f"{API}/jobs/{job.pk}/samples/{q}").json()
+        assert answer["finished"] is True and answer["status"] == "succeeded"
+        for field in ("samples", "last_t", "more", "clients"):
+            assert answer[field] == live[q][field], (q, field)
+    assert live["?since=120"]["samples"][0]["t"] == 121 and live["?since=300"]["samples"] == []
+    assert live["?since=10&limit=20"]["more"] is True and len(live["?since=10&limit=20"]["samples"]) == 20
+    with django_assert_num_queries(3):  # token + user, roles, the job: the seconds come from the cache
+        viewer.get(f"{API}/jobs/{job.pk}/samples/?since=42")
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(("status", "phase"), [(Job.Status.RUNNING, "run"), (Job.Status.FAILED, "run")])
 def test_a_series_that_may_still_grow_is_never_cached(viewer, status, phase):
     # A failed job whose clients have not all stopped ("run" phase) may still get a few seconds.
@@ -165,3 +185,80 @@ def test_detail_query_count_is_constant(viewer, endpoint, two_products, django_a
            "scenarios": two_products["scenario"].pk, "campaigns": run.campaign_id}
     with django_assert_max_num_queries(6):
         assert viewer.get(f"{API}/{endpoint}/{ids[endpoint]}/").status_code == 200
+
+
+# ---------------------------------------------------------------- cached lists are never stale
+
+
+def _table_queries(captured, table: str) -> int:
+    return sum(f'"{table}"' in q["sql"] for q in captured.captured_queries)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_repeated_list_comes_from_the_cache_and_the_next_commit_outdates_it():
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    admin = client_for(get_user_model().objects.create_superuser("list-admin", password="pw-12345678"))
+    ProductFactory(name="Alpha DB")
+    url = f"{API}/products/?ordering=name"
+    # Anything committed anywhere in the cluster between two requests (the session worker's
+    # heartbeat, every second) moves the snapshot on; a few tries find two requests without one.
+    cached_pairs = 0
+    for attempt in range(5):
+        with CaptureQueriesContext(connection) as first_queries:
+            first = admin.get(f"{url}&try={attempt}")
+        with CaptureQueriesContext(connection) as again_queries:
+            again = admin.get(f"{url}&try={attempt}")
+        assert first.status_code == again.status_code == 200
+        assert again.content == first.content and again["Content-Type"] == "application/json"
+        assert _table_queries(first_queries, "campaigns_product") >= 1
+        cached_pairs += _table_queries(again_queries, "campaigns_product") == 0
+    assert cached_pairs >= 1, "the same list under the same snapshot is served from the cache"
+
+    ProductFactory(name="Beta DB")  # committed at once: the snapshot moves on
+    assert [p["name"] for p in admin.get(url).json()["results"]] == ["Alpha DB", "Beta DB"]
+    patched = admin.patch(f"{API}/products/{first.json()['results'][0]['id']}/", {"name": "Alpha DB 2"}, format="json")
+    assert patched.status_code == 200
+    assert [p["name"] for p in admin.get(url).json()["results"]] == ["Alpha DB 2", "Beta DB"]
+    # Another page, ordering or rendering is an answer of its own.
+    assert [p["name"] for p in admin.get(f"{API}/products/?ordering=-name").json()["results"]] == ["Beta DB", "Alpha DB 2"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_client_hosts_are_listed_fresh_each_time_because_online_follows_the_clock():
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from campaigns.models import ClientHost
+
+    admin = client_for(get_user_model().objects.create_superuser("hosts-admin", password="pw-12345678"))
+    ClientHost.objects.create(hostname="client-x", queue="q", last_heartbeat=timezone.now())
+    admin.get(f"{API}/client-hosts/?limit=1000")
+    with CaptureQueriesContext(connection) as again_queries:
+        hosts = {h["hostname"]: h for h in admin.get(f"{API}/client-hosts/?limit=1000").json()["results"]}
+    assert hosts["client-x"]["online"] is True
+    assert _table_queries(again_queries, "campaigns_clienthost") >= 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_lists_are_answered_when_the_cache_is_unreachable():
+    from django.contrib.auth import get_user_model
+
+    admin = client_for(get_user_model().objects.create_superuser("nocache-admin", password="pw-12345678"))
+    ProductFactory(name="Gamma DB")
+    with override_settings(CACHES=UNREACHABLE_CACHE):
+        for _ in range(2):
+            response = admin.get(f"{API}/products/")
+            assert response.status_code == 200 and response.json()["results"][0]["name"] == "Gamma DB"
+
+
+@pytest.mark.django_db
+def test_lists_inside_a_transaction_are_never_cached(viewer):
+    ProductFactory(name="Delta DB")
+    assert [p["name"] for p in viewer.get(f"{API}/products/").json()["results"]] == ["Delta DB"]
+    ProductFactory(name="Epsilon DB")  # same transaction: the snapshot text would not change
+    assert sorted(p["name"] for p in viewer.get(f"{API}/products/").json()["results"]) == ["Delta DB", "Epsilon DB"]

@@ -6,13 +6,13 @@ from typing import Any
 from django.db import transaction
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, serializers
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from campaigns import monitoring, roles
-from campaigns.api.views import BaseViewSet, ModelViewSet
+from campaigns.api.views import ModelViewSet, ReadOnlyViewSet
 from campaigns.filtersets import IdListFilter
 from campaigns.models import Campaign, CampaignSchedule, Regression, Scenario, ScheduleFiring, Target
 from campaigns.sysbench.catalogue import MAX_THREADS
@@ -193,7 +193,7 @@ def _id_parameter(name: str, description: str, maximum: int = MAX_ID) -> OpenApi
                             required=True, description=description)
 
 
-class RegressionViewSet(BaseViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+class RegressionViewSet(ReadOnlyViewSet):
     """Regressions and improvements found by comparing runs with their campaign's baseline."""
 
     queryset = Regression.objects.order_by("-created_at", "-id")

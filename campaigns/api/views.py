@@ -33,7 +33,14 @@ from campaigns.api.exceptions import Conflict
 from campaigns.api.permissions import RolePermission
 from campaigns.api.renderers import CSVRenderer, csv_response
 from campaigns.api.samples_query import SAMPLE_SUMMED, SECOND_COLUMNS, SERIES_METRICS, fetch_rows, samples_per_second
-from campaigns.cache import SECONDS_TIMEOUT_S, SERIES_TIMEOUT_S, cached_value, query_key, results_version
+from campaigns.cache import (
+    SECONDS_TIMEOUT_S,
+    SERIES_TIMEOUT_S,
+    cached_value,
+    database_snapshot,
+    query_key,
+    results_version,
+)
 from campaigns.downsample import downsample
 from campaigns.filtersets import (
     CampaignFilterSet,
@@ -64,6 +71,9 @@ from campaigns.sysbench.cmdline import parse_command
 ID_PATTERN = r"[0-9]{1,19}"
 MAX_IDEMPOTENCY_KEY = 200
 MAX_UPLOAD_BYTES = 64 * 2**20
+# A list page's entry is only ever read under the same database snapshot; while anything writes,
+# entries are outdated within a second, so they need not be kept long.
+LIST_TIMEOUT_S = 60
 
 
 def cached_json(request: Request, view: APIView, key: str | None, build: Callable[[], Any], *,
@@ -102,12 +112,29 @@ class BaseViewSet(viewsets.GenericViewSet):
             instance.delete()
 
 
-class ModelViewSet(BaseViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+class CachedListMixin(mixins.ListModelMixin):
+    """Lists served from the cache while the database has not changed (campaigns.cache: keyed by
+    the database snapshot, the URL and the caller's role). A viewset whose rows depend on the clock
+    as well (a host's "online") sets `list_cached = False`."""
+
+    list_cached = True
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response | HttpResponse:
+        key = None
+        if self.list_cached:
+            snapshot = database_snapshot()
+            if snapshot is not None:
+                key = query_key("list", roles.user_role(request.user), request.build_absolute_uri(), snapshot)
+        return cached_json(request, self, key, lambda: super(CachedListMixin, self).list(request, *args, **kwargs).data,
+                           timeout=LIST_TIMEOUT_S)
+
+
+class ModelViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
                    mixins.UpdateModelMixin, mixins.DestroyModelMixin):
     pass
 
 
-class ReadOnlyViewSet(BaseViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin):
+class ReadOnlyViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
     pass
 
 
@@ -385,12 +412,20 @@ class JobViewSet(ReadOnlyViewSet):
         job = self.get_object()
         query = s.SamplesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        rows = samples_per_second(job)
         since = query.validated_data.get("since")
-        if since is not None:
-            rows = rows.filter(t__gt=since)
         limit = query.validated_data["limit"]
-        fetched = [dict(zip(SECOND_COLUMNS, row, strict=True)) for row in fetch_rows(rows[: limit + 1])]
+        job_key = _closed_job_key(job)
+        if job_key is not None:
+            # A closed job's seconds never change: polled from the seconds cached for its series.
+            columns = cached_value(f"{job_key}:seconds", lambda: _second_columns(job), timeout=SECONDS_TIMEOUT_S)
+            rows = [row for row in zip(*(columns.get(c, ()) for c in SECOND_COLUMNS), strict=True)
+                    if since is None or row[0] > since][: limit + 1]
+        else:
+            queryset = samples_per_second(job)
+            if since is not None:
+                queryset = queryset.filter(t__gt=since)
+            rows = fetch_rows(queryset[: limit + 1])
+        fetched = [dict(zip(SECOND_COLUMNS, row, strict=True)) for row in rows]
         more = len(fetched) > limit
         fetched = fetched[:limit]
         return Response({
@@ -409,9 +444,7 @@ class JobViewSet(ReadOnlyViewSet):
         # Two entries: the answer itself, and the job's seconds (the costly GROUP BY), which serve
         # any other max_points or method of the same job.
         params = query.validated_data
-        job_key = None
-        if job.is_finished() and job.phase not in ("prepare", "run", "finalizing"):
-            job_key = f"api:series:{job.pk}:{job.finished_at.timestamp() if job.finished_at else None}"
+        job_key = _closed_job_key(job)
         key = job_key and f"{job_key}:{int(params['full'])}:{params['max_points']}:{params['method']}"
 
         def build() -> dict[str, Any]:
@@ -435,6 +468,14 @@ class JobViewSet(ReadOnlyViewSet):
             "method": None if full else method, "max_points": None if full else max_points,
             "latency": _latency_meta(job), "series": series,
         }
+
+
+def _closed_job_key(job: Job) -> str | None:
+    """The cache key of a closed job's samples, None while they may still change: a job failed while
+    its clients still run ("run" phase) may get a few more seconds."""
+    if job.is_finished() and job.phase not in ("prepare", "run", "finalizing"):
+        return f"api:series:{job.pk}:{job.finished_at.timestamp() if job.finished_at else None}"
+    return None
 
 
 def _second_columns(job: Job) -> dict[str, tuple[Any, ...]]:
@@ -580,6 +621,7 @@ class ClientHostViewSet(ModelViewSet):
     filterset_class = ClientHostFilterSet
     ordering_fields = ["id", "hostname", "cores", "memory_gb", "last_heartbeat"]
     write_role = roles.ADMIN
+    list_cached = False  # "online" follows the clock: a silent host goes offline with no write
 
 
 class UserViewSet(ModelViewSet):
