@@ -5,16 +5,18 @@ one) with 10,000 jobs and 5,000,000 interval samples (COPY; about 45 s on a 2-co
 starts gunicorn on 127.0.0.1 (a spare port; --workers × --threads, default 2 × 8) and loads it
 from an asyncio HTTP/1.1 client with 16 keep-alive connections, 30 s per endpoint group:
 
-    lists        every list endpoint in turn (default page of 50)          goal p95 < 50 ms
+    lists        every list endpoint in turn (default page of 50), and 11    goal p95 < 50 ms
+                 filtered, ordered or deeper pages (one run's jobs, ?offset=5000, ...)
     series       1-hour jobs' series downsampled to ≤ 1,000 points         goal p95 < 100 ms
                  (100 jobs × minmax and lttb: 200 distinct answers; series_uncached: a
                  max_points of its own per request, so never from the cache: the work itself)
-    samples      a job's live samples ?since= (polling)                    goal p95 < 100 ms
+    samples      finished jobs' samples ?since= (polling a past job)       goal p95 < 100 ms
     comparison   2 products × 5 scenarios × 11 specs (990 cells of 10 reps) goal p95 < 200 ms
                  (in turn with 38 narrower comparisons of the same products: either product
                  as the baseline, one scenario, one spec, a thread range; 40 distinct answers)
 
-Comparisons and finished jobs' series are cached in Redis (campaigns/cache.py); the server gets
+Comparisons, list pages (keyed by PostgreSQL's snapshot: nothing writes during the bench) and
+finished jobs' series and samples are cached in Redis (campaigns/cache.py); the server gets
 a cache key prefix of its own per bench run, so each run starts cold (its entries are dropped
 at the end). For those groups the bench first prints the cold figures (every distinct request
 once, one connection, empty cache), then the warm ones under load.
@@ -58,7 +60,7 @@ SPECS = 11
 SCENARIOS = ("oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_update_index")
 THREADS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 GOALS_MS = {"lists": 50, "series": 100, "series_uncached": 100, "samples": 100, "comparison": 200}
-CACHED_GROUPS = ("series", "comparison")
+CACHED_GROUPS = ("lists", "series", "samples", "comparison")
 # Requests per second of the paced runs: a busy team's dashboards and CI scripts, not a flood.
 PACED_RATES = {"lists": 40.0, "series": 20.0, "series_uncached": 10.0, "samples": 40.0, "comparison": 5.0}
 
@@ -341,13 +343,14 @@ def main() -> None:
     from django.contrib.auth.models import Group
     from rest_framework.authtoken.models import Token
 
-    from campaigns.models import InstanceSpec, Job, Product, Scenario
+    from campaigns.models import InstanceSpec, Job, Product, Run, Scenario
 
     user, _ = get_user_model().objects.get_or_create(username="bench-viewer")
     user.groups.add(Group.objects.get(name="viewer"))
     token = Token.objects.get_or_create(user=user)[0].key
     long_ids = list(Job.objects.order_by("pk").values_list("pk", flat=True)[:LONG_JOBS])
     short_ids = list(Job.objects.order_by("-pk").values_list("pk", flat=True)[:200])
+    run_ids = list(Run.objects.order_by("pk").values_list("pk", flat=True)[:5])
     products = [str(p) for p in Product.objects.filter(name__in=PRODUCTS).order_by("pk").values_list("pk", flat=True)]
     product_ids = ",".join(products)
     reversed_ids = ",".join(reversed(products))
@@ -364,7 +367,12 @@ def main() -> None:
     lists = ["products", "specs", "targets", "datasets", "scenarios", "campaigns", "runs", "jobs", "results",
              "client-hosts"]
     groups = {
-        "lists": [f"/api/v1/{name}/" for name in lists],
+        # Every list's first page, and the filtered, ordered and deeper pages scripts ask for.
+        "lists": [f"/api/v1/{name}/" for name in lists] + [
+            f"/api/v1/jobs/?run={run_id}&ordering=position" for run_id in run_ids[:5]] + [
+            "/api/v1/jobs/?status=succeeded&ordering=-threads", "/api/v1/jobs/?offset=5000",
+            "/api/v1/results/?ordering=-qps", "/api/v1/results/?offset=2000&limit=100",
+            "/api/v1/runs/?status=succeeded&ordering=-started_at", "/api/v1/targets/?ordering=name"],
         "series": [f"/api/v1/jobs/{pk}/series/{query}" for query in ("", "?method=lttb") for pk in long_ids],
         # Finished jobs' series are cached; a max_points of its own per request measures the work itself.
         "series_uncached": [f"/api/v1/jobs/{pk}/series/?max_points={random.Random(pk * 7 + i).randint(500, 1000)}"

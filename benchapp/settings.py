@@ -149,7 +149,7 @@ def redis_url_next_db(url: str) -> str:
 BENCHAPP_CACHE_URL = os.environ.get("BENCHAPP_CACHE_URL") or redis_url_next_db(REDIS_URL)
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "campaigns.cache_backend.RedisCache",
         "LOCATION": BENCHAPP_CACHE_URL,
         "KEY_PREFIX": os.environ.get("BENCHAPP_CACHE_PREFIX") or f"benchapp-{DATABASES['default']['NAME']}",
         "TIMEOUT": envint("BENCHAPP_CACHE_TIMEOUT_S", "3600"),
@@ -198,7 +198,7 @@ BENCHAPP_REDISPATCH_S = envfloat("BENCHAPP_REDISPATCH_S", "30")
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header is what makes DRF answer anonymous requests with 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "campaigns.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -119,14 +119,14 @@ def test_a_finished_jobs_series_comes_from_the_cache_without_reading_samples(
     job = JobFactory(status=Job.Status.SUCCEEDED, phase="done")
     add_samples(job, 0, [float(t) for t in range(1, 2001)], qps=lambda t: 100 + t % 7)
     url = f"{API}/jobs/{job.pk}/series/?max_points=100"
-    with django_assert_num_queries(4):  # token + user, roles, the job, its seconds
+    with django_assert_num_queries(3):  # token + user + roles, the job, its seconds
         first = viewer.get(url)
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         again = viewer.get(url)
     assert again.content == first.content and first.json()["total_points"] == 2000
     assert len(first.json()["series"]["qps"]) == 100
     # Another query of the same job is an answer of its own, made from the job's cached seconds.
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         other = viewer.get(f"{API}/jobs/{job.pk}/series/?max_points=50&method=lttb").json()
     assert len(other["series"]["qps"]) == 50 and other["total_points"] == 2000 and other["method"] == "lttb"
 
@@ -147,7 +147,7 @@ def test_a_finished_jobs_samples_are_polled_from_its_cached_seconds_with_the_sam
             assert answer[field] == live[q][field], (q, field)
     assert live["?since=120"]["samples"][0]["t"] == 121 and live["?since=300"]["samples"] == []
     assert live["?since=10&limit=20"]["more"] is True and len(live["?since=10&limit=20"]["samples"]) == 20
-    with django_assert_num_queries(3):  # token + user, roles, the job: the seconds come from the cache
+    with django_assert_num_queries(2):  # token + user + roles, the job: the seconds come from the cache
         viewer.get(f"{API}/jobs/{job.pk}/samples/?since=42")
 
 
@@ -168,7 +168,7 @@ def test_a_series_that_may_still_grow_is_never_cached(viewer, status, phase):
 @pytest.mark.django_db
 @pytest.mark.parametrize("path", ["samples/", "samples/?since=10", "series/", "series/?full=1", ""])
 def test_job_read_paths_query_count_does_not_grow_with_samples(viewer, path, django_assert_max_num_queries):
-    # Token + user, roles, the job, its seconds (the detail: its target, scenario and clients).
+    # Token + user + roles, the job, its seconds (the detail: its target, scenario and clients).
     for seconds in (20, 2000):
         job = JobFactory(status=Job.Status.RUNNING, phase="run", clients_needed=2)
         for client in (0, 1):
@@ -262,3 +262,23 @@ def test_lists_inside_a_transaction_are_never_cached(viewer):
     assert [p["name"] for p in viewer.get(f"{API}/products/").json()["results"]] == ["Delta DB"]
     ProductFactory(name="Epsilon DB")  # same transaction: the snapshot text would not change
     assert sorted(p["name"] for p in viewer.get(f"{API}/products/").json()["results"]) == ["Delta DB", "Epsilon DB"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("role", "write_status"), [("viewer", 403), ("operator", 201), ("admin", 201), (None, 403)])
+def test_a_token_brings_its_role_in_the_same_query(role, write_status, django_assert_num_queries):
+    client = client_for(make_user(role, username=f"one-query-{role}"))
+    with django_assert_num_queries(1 if role is None else 2):  # token + user + roles (, the count: no rows)
+        assert client.get(f"{API}/specs/").status_code == (403 if role is None else 200)
+    created = client.post(f"{API}/specs/", {"label": f"spec by {role}", "cpu_cores": 2, "memory_gb": 4}, format="json")
+    assert created.status_code == write_status, created.content
+
+
+@pytest.mark.django_db
+def test_an_inactive_users_token_is_refused():
+    user = make_user("operator", username="gone-user")
+    client = client_for(user)
+    user.is_active = False
+    user.save()
+    response = client.get(f"{API}/specs/")
+    assert response.status_code == 401 and "inactive" in response.json()["detail"].lower()

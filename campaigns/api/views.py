@@ -408,31 +408,37 @@ class JobViewSet(ReadOnlyViewSet):
     ordering = ["-id"]
 
     @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
-    def samples(self, request: Request, pk: str | None = None) -> Response:
+    def samples(self, request: Request, pk: str | None = None) -> Response | HttpResponse:
         job = self.get_object()
         query = s.SamplesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         since = query.validated_data.get("since")
         limit = query.validated_data["limit"]
+        # A closed job's seconds never change: its answers are cached, made from the seconds cached
+        # for its series. A job still measuring is read from the database each time.
         job_key = _closed_job_key(job)
-        if job_key is not None:
-            # A closed job's seconds never change: polled from the seconds cached for its series.
-            columns = cached_value(f"{job_key}:seconds", lambda: _second_columns(job), timeout=SECONDS_TIMEOUT_S)
-            rows = [row for row in zip(*(columns.get(c, ()) for c in SECOND_COLUMNS), strict=True)
-                    if since is None or row[0] > since][: limit + 1]
-        else:
-            queryset = samples_per_second(job)
-            if since is not None:
-                queryset = queryset.filter(t__gt=since)
-            rows = fetch_rows(queryset[: limit + 1])
-        fetched = [dict(zip(SECOND_COLUMNS, row, strict=True)) for row in rows]
-        more = len(fetched) > limit
-        fetched = fetched[:limit]
-        return Response({
-            "job": job.pk, "status": job.status, "phase": job.phase, "finished": job.is_finished(),
-            "clients": job.clients_needed, "summed": list(SAMPLE_SUMMED), "latency": _latency_meta(job),
-            "last_t": fetched[-1]["t"] if fetched else since, "more": more, "samples": fetched,
-        })
+
+        def build() -> dict[str, Any]:
+            if job_key is not None:
+                columns = cached_value(f"{job_key}:seconds", lambda: _second_columns(job), timeout=SECONDS_TIMEOUT_S)
+                rows = [row for row in zip(*(columns.get(c, ()) for c in SECOND_COLUMNS), strict=True)
+                        if since is None or row[0] > since][: limit + 1]
+            else:
+                queryset = samples_per_second(job)
+                if since is not None:
+                    queryset = queryset.filter(t__gt=since)
+                rows = fetch_rows(queryset[: limit + 1])
+            fetched = [dict(zip(SECOND_COLUMNS, row, strict=True)) for row in rows]
+            more = len(fetched) > limit
+            fetched = fetched[:limit]
+            return {
+                "job": job.pk, "status": job.status, "phase": job.phase, "finished": job.is_finished(),
+                "clients": job.clients_needed, "summed": list(SAMPLE_SUMMED), "latency": _latency_meta(job),
+                "last_t": fetched[-1]["t"] if fetched else since, "more": more, "samples": fetched,
+            }
+
+        key = job_key and f"{job_key}:samples:{since}:{limit}"
+        return cached_json(request, self, key, build, timeout=SERIES_TIMEOUT_S)
 
     @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
     def series(self, request: Request, pk: str | None = None) -> Response:
