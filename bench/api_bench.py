@@ -2,7 +2,8 @@
 
 Fills a PostgreSQL database of its own (benchapp_bench: migrated here, never the development
 one) with 10,000 jobs and 5,000,000 interval samples (COPY; about 45 s on a 2-core machine), then
-starts gunicorn on 127.0.0.1 (a spare port; --workers × --threads, default 2 × 8) and loads it
+starts gunicorn on 127.0.0.1 (a spare port; --workers × --threads, default 4 × 2 as scripts/web.sh
+on 2 cores) and loads it
 from an asyncio HTTP/1.1 client with 16 keep-alive connections, 30 s per endpoint group:
 
     lists        every list endpoint in turn (default page of 50), and 11    goal p95 < 50 ms
@@ -32,7 +33,7 @@ and server the saturated p95 is mostly time spent queueing behind the other 15 c
 (closed loop: p95 ≈ 16 × service time / 2 cores).
 
 Usage: .venv/bin/python bench/api_bench.py [--duration 30] [--connections 16] [--refill] [--groups lists,series]
-                                           [--workers 2] [--threads 8] [--no-pin]
+                                           [--workers 4] [--threads 2] [--no-pin]
 """
 from __future__ import annotations
 
@@ -332,8 +333,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--refill", action="store_true", help="rebuild the history even if it is there")
     parser.add_argument("--groups", default="lists,series,series_uncached,samples,comparison")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker")
     parser.add_argument("--no-pin", action="store_true", help="do not pin the client and the server to CPUs")
     opts = parser.parse_args()
 

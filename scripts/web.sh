@@ -9,5 +9,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 port=${BENCHAPP_PORT:-${PORT:-8000}}
 host=${BENCHAPP_BIND_HOST:-127.0.0.1}
-exec .venv/bin/gunicorn benchapp.wsgi:application --bind "$host:$port" --workers "${WEB_WORKERS:-3}" --threads 4 \
-    --timeout 60
+# Workers: 2 per core (WEB_WORKERS), 2 threads each (WEB_THREADS). Processes rather than threads: requests are
+# CPU-bound Python once their answers are cached, and threads of one process queue behind its GIL
+# (bench/api_bench.py on 2 cores: lists p95 47 ms with 4 × 2, 60-70 ms with 2 × 8 or 1 × 16).
+workers=${WEB_WORKERS:-$(( $(nproc) * 2 ))}
+exec .venv/bin/gunicorn benchapp.wsgi:application --bind "$host:$port" --workers "$workers" \
+    --threads "${WEB_THREADS:-2}" --timeout 60
