@@ -282,3 +282,19 @@ def test_an_inactive_users_token_is_refused():
     user.save()
     response = client.get(f"{API}/specs/")
     assert response.status_code == 401 and "inactive" in response.json()["detail"].lower()
+
+
+@pytest.mark.django_db
+def test_an_unknown_token_is_refused_and_the_highest_of_several_roles_counts():
+    from django.contrib.auth.models import Group
+    from rest_framework.test import APIClient
+
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    response = stranger.get(f"{API}/specs/")
+    assert response.status_code == 401 and response.json()["detail"] == "Invalid token."
+    user = make_user("viewer", username="two-roles")
+    user.groups.add(Group.objects.get(name="operator"))
+    created = client_for(user).post(f"{API}/specs/", {"label": "two roles", "cpu_cores": 2, "memory_gb": 4},
+                                    format="json")
+    assert created.status_code == 201, created.content
