@@ -107,4 +107,4 @@ def downsample(
         raise ValueError(f"unknown downsampling method {method!r}; use one of {', '.join(METHODS)}")
     # map() over the sequences' own __getitem__ keeps the per-point work in C: this runs for each
     # metric of every chart.
-    return list(zip(map(ts.__getitem__, indices), map(values.__getitem__, indices)))
+    return list(zip(map(ts.__getitem__, indices), map(values.__getitem__, indices), strict=True))
