@@ -298,3 +298,17 @@ def test_an_unknown_token_is_refused_and_the_highest_of_several_roles_counts():
     created = client_for(user).post(f"{API}/specs/", {"label": "two roles", "cpu_cores": 2, "memory_gb": 4},
                                     format="json")
     assert created.status_code == 201, created.content
+
+
+@pytest.mark.django_db
+def test_the_authenticated_token_and_user_are_the_stored_ones():
+    from rest_framework.authtoken.models import Token
+
+    from campaigns.api.authentication import TokenAuthentication
+
+    user = make_user("operator", username="whole-token")
+    stored = Token.objects.create(user=user)
+    found_user, token = TokenAuthentication().authenticate_credentials(stored.key)
+    assert (token.key, token.user_id, token.created) == (stored.key, user.pk, stored.created)
+    assert token.user is found_user and found_user.pk == user.pk and found_user.username == "whole-token"
+    assert found_user.password == user.password and found_user._benchapp_groups == {"operator"}

@@ -26,7 +26,7 @@ def _query() -> tuple[str, list[str], list[str]]:
         from rest_framework.authtoken.models import Token as token_model
     quote = connection.ops.quote_name
     user_fields = list(user_model._meta.concrete_fields)
-    token_fields = [f for f in token_model._meta.concrete_fields if f.attname != "user_id"]
+    token_fields = list(token_model._meta.concrete_fields)  # in model order: from_db() reads them by position
     memberships = user_model._meta.get_field("groups").remote_field.through._meta
     member_user = memberships.get_field("user").column
     member_group = memberships.get_field("group").column
@@ -53,8 +53,8 @@ class TokenAuthentication(authentication.TokenAuthentication):
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         user = get_user_model().from_db(DEFAULT_DB_ALIAS, user_names, row[: len(user_names)])
-        token_values = row[len(user_names): len(user_names) + len(token_names)]
-        token = self.get_model().from_db(DEFAULT_DB_ALIAS, [*token_names, "user_id"], (*token_values, user.pk))
+        token = self.get_model().from_db(DEFAULT_DB_ALIAS, token_names,
+                                         row[len(user_names): len(user_names) + len(token_names)])
         token.user = user
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
