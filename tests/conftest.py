@@ -189,6 +189,23 @@ def make_worker(test_db_name: str) -> Iterator[Callable[..., WorkerProcess]]:
         worker.stop(signal.SIGKILL)
 
 
+@pytest.fixture
+def requests_share_the_test_transaction() -> Iterator[None]:
+    """Requests sent to the WSGI application itself (not through Django's test client) stay in the
+    test's transaction: Django closes "old" connections around each request, which inside that
+    transaction would close it, so those handlers are disconnected as Django's test client does."""
+    from django.core import signals
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
 def _flush_with_retry() -> None:
     """Workers may still be closing a run (cleanup, regression checks) when a transactional test
     ends; PostgreSQL then may pick the test's TRUNCATE as a deadlock victim. Retrying is safe."""

@@ -15,13 +15,10 @@ import os
 import random
 import re
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import schemathesis
-from django.core import signals
-from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
@@ -59,17 +56,8 @@ def _application() -> Any:
 schema = schemathesis.openapi.from_wsgi("/api/schema/", _application())
 
 
-@pytest.fixture(autouse=True)
-def _requests_share_the_test_transaction() -> Iterator[None]:
-    """Django closes "old" connections around each request; inside the test's transaction that
-    would close it, so those handlers are disconnected as Django's own test client does."""
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        signals.request_started.connect(close_old_connections)
-        signals.request_finished.connect(close_old_connections)
+# Schemathesis calls the WSGI application directly, not through Django's test client.
+pytestmark = pytest.mark.usefixtures("requests_share_the_test_transaction")
 
 
 @pytest.fixture

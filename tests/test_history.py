@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
-from django.core import signals
-from django.db import close_old_connections, connection
+from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -189,19 +187,7 @@ def test_the_history_takes_a_constant_number_of_queries(viewer, django_assert_ma
     assert len(response.json()["points"]) == 33
 
 
-@pytest.fixture
-def _requests_share_the_test_transaction() -> Iterator[None]:
-    # As in tests/test_api_schema.py: requests sent to the WSGI application stay in the test's transaction.
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        signals.request_started.connect(close_old_connections)
-        signals.request_finished.connect(close_old_connections)
-
-
-@pytest.mark.usefixtures("_requests_share_the_test_transaction")
+@pytest.mark.usefixtures("requests_share_the_test_transaction")
 def test_the_history_answers_within_its_openapi_schema():
     import schemathesis
     from rest_framework.authtoken.models import Token
