@@ -3,8 +3,10 @@ of the seed 003 template (with seed 002 queued behind it) at the smallest scale 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -47,6 +49,14 @@ def test_the_plain_ddl_of_seed_002_drops_only_the_middleware_clause():
     assert "c varCHAR(1200)" in plain
     assert _plain_ddl("CREATE TABLE {table} (id INT) tbpartition by hash(id) tbpartitions 4") == \
         "CREATE TABLE {table} (id INT)"
+
+
+def _client_login(client: Any, username: str, role: str) -> None:
+    """Logs a new user of that role in on `client` (the role's group is made if a transactional test
+    flushed it)."""
+    user = get_user_model().objects.create_user(username, password="pw")
+    user.groups.add(Group.objects.get_or_create(name=role)[0])
+    client.force_login(user)
 
 
 @pytest.mark.django_db
@@ -153,7 +163,7 @@ def test_a_run_queued_behind_another_starts_only_when_that_one_has_finished(cele
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_seed_003_runs_at_the_smallest_scale_then_seed_002_with_plain_ddl(celery_worker_process, target_databases,
-                                                                         client, django_user_model):
+                                                                         client):
     template_load_all()
     mariadb, postgres = _mariadb(name="quick-mariadb"), _postgres(name="quick-postgresql")
     options = QuickRunOptions(scale_factor=0.0001, run_time_s=2, warmup_s=0, max_threads=2)
@@ -182,21 +192,17 @@ def test_seed_003_runs_at_the_smallest_scale_then_seed_002_with_plain_ddl(celery
         "seed 003 · read-only", "seed 003 · read-write", "seed 003 · write-only"]
     assert len(layout["products"]) == 2
     assert all(c is not None for t in layout["tables"] for r in t["rows"] for c in r["cells"])
-    user = django_user_model.objects.create_user("quick-viewer", password="pw")
-    user.groups.add(Group.objects.get_or_create(name=roles.VIEWER)[0])
-    client.force_login(user)
+    _client_login(client, "quick-viewer", roles.VIEWER)
     page = client.get(reverse("seeds"))
     assert page.status_code == 200 and seed003.campaign.name in page.content.decode()
     assert client.get(reverse("compare") + f"?campaign={seed003.campaign_id}").status_code == 200
 
 
 @pytest.mark.django_db
-def test_the_seeds_page_previews_and_launches_for_an_operator_and_refuses_a_viewer(client, django_user_model):
+def test_the_seeds_page_previews_and_launches_for_an_operator_and_refuses_a_viewer(client):
     template_load_all()
     target = _mariadb()
-    viewer = django_user_model.objects.create_user("seed-viewer", password="pw")
-    viewer.groups.add(Group.objects.get_or_create(name=roles.VIEWER)[0])
-    client.force_login(viewer)
+    _client_login(client, "seed-viewer", roles.VIEWER)
     page = client.get(reverse("seeds"))
     assert page.status_code == 200
     text = page.content.decode()
@@ -204,9 +210,7 @@ def test_the_seeds_page_previews_and_launches_for_an_operator_and_refuses_a_view
     form = {"templates": ["seed-003"], "targets": [target.pk], "scale_factor": "0.001", "run_time_s": "3",
             "warmup_s": "1", "max_threads": "8"}
     assert client.post(reverse("seeds-quick-run"), form).status_code == 403
-    operator = django_user_model.objects.create_user("seed-operator", password="pw")
-    operator.groups.add(Group.objects.get_or_create(name=roles.OPERATOR)[0])
-    client.force_login(operator)
+    _client_login(client, "seed-operator", roles.OPERATOR)
     preview = client.post(reverse("seeds-quick-run"), {**form, "preview": "1"})
     assert preview.status_code == 200 and 'data-testid="quick-preview"' in preview.content.decode()
     assert not Run.objects.exists()
@@ -226,12 +230,10 @@ def test_the_seeds_page_previews_and_launches_for_an_operator_and_refuses_a_view
 
 
 @pytest.mark.django_db
-def test_the_api_lists_templates_instantiates_and_runs_a_quick_suite(client, django_user_model):
+def test_the_api_lists_templates_instantiates_and_runs_a_quick_suite(client):
     template_load_all()
     target = _mariadb()
-    operator = django_user_model.objects.create_user("api-operator", password="pw")
-    operator.groups.add(Group.objects.get_or_create(name=roles.OPERATOR)[0])
-    client.force_login(operator)
+    _client_login(client, "api-operator", roles.OPERATOR)
     listed = client.get("/api/v1/templates/")
     assert listed.status_code == 200
     keys = [t["key"] for t in listed.json()]
@@ -290,10 +292,8 @@ def test_a_run_drops_its_data_before_it_counts_as_finished_so_the_next_run_finds
 
 
 @pytest.mark.django_db
-def test_the_api_shows_the_rows_window_and_the_run_waited_for(client, django_user_model):
-    operator = django_user_model.objects.create_user("rows-operator", password="pw")
-    operator.groups.add(Group.objects.get_or_create(name=roles.OPERATOR)[0])
-    client.force_login(operator)
+def test_the_api_shows_the_rows_window_and_the_run_waited_for(client):
+    _client_login(client, "rows-operator", roles.OPERATOR)
     campaign = CampaignFactory(targets=[_mariadb()], scenarios=[ScenarioFactory()], threads=[1])
     url = f"/api/v1/campaigns/{campaign.pk}/"
     bad = client.patch(url, {"table_rows_min": 10, "table_rows_max": 5}, content_type="application/json")
