@@ -420,7 +420,7 @@ class JobViewSet(ReadOnlyViewSet):
 
         def build() -> dict[str, Any]:
             if job_key is not None:
-                columns = cached_value(f"{job_key}:seconds", lambda: _second_columns(job), timeout=SECONDS_TIMEOUT_S)
+                columns = _second_columns(job, job_key)
                 rows = [row for row in zip(*(columns.get(c, ()) for c in SECOND_COLUMNS), strict=True)
                         if since is None or row[0] > since][: limit + 1]
             else:
@@ -454,9 +454,7 @@ class JobViewSet(ReadOnlyViewSet):
         key = job_key and f"{job_key}:{int(params['full'])}:{params['max_points']}:{params['method']}"
 
         def build() -> dict[str, Any]:
-            columns = cached_value(job_key and f"{job_key}:seconds", lambda: _second_columns(job),
-                                   timeout=SECONDS_TIMEOUT_S)
-            return self._series(job, columns, **params)
+            return self._series(job, _second_columns(job, job_key), **params)
 
         return cached_json(request, self, key, build, timeout=SERIES_TIMEOUT_S)
 
@@ -484,10 +482,14 @@ def _closed_job_key(job: Job) -> str | None:
     return None
 
 
-def _second_columns(job: Job) -> dict[str, tuple[Any, ...]]:
-    """The job's seconds as columns (SECOND_COLUMNS), empty if it has none."""
-    rows = fetch_rows(samples_per_second(job))
-    return dict(zip(SECOND_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {}
+def _second_columns(job: Job, job_key: str | None) -> dict[str, tuple[Any, ...]]:
+    """The job's seconds as columns (SECOND_COLUMNS), empty if it has none; a closed job's (job_key
+    not None) from the cache, where they serve its series and its samples alike."""
+    def read() -> dict[str, tuple[Any, ...]]:
+        rows = fetch_rows(samples_per_second(job))
+        return dict(zip(SECOND_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {}
+
+    return cached_value(job_key and f"{job_key}:seconds", read, timeout=SECONDS_TIMEOUT_S)
 
 
 def result_queryset() -> QuerySet[JobResult]:
