@@ -12,7 +12,6 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
@@ -21,19 +20,18 @@ from rest_framework import authentication, exceptions
 @cache
 def _query() -> tuple[str, list[str], list[str]]:
     """The SQL, the user's attribute names and the token's, in the order the row gives them."""
-    user_model, token_model = get_user_model(), authentication.TokenAuthentication.model
-    if token_model is None:
-        from rest_framework.authtoken.models import Token as token_model
+    user_model, token_model = get_user_model(), TokenAuthentication().get_model()
     quote = connection.ops.quote_name
     user_fields = list(user_model._meta.concrete_fields)
     token_fields = list(token_model._meta.concrete_fields)  # in model order: from_db() reads them by position
-    memberships = user_model._meta.get_field("groups").remote_field.through._meta
+    groups = user_model._meta.get_field("groups")
+    memberships = groups.remote_field.through._meta
     member_user = memberships.get_field("user").column
     member_group = memberships.get_field("group").column
     sql = (
         f"SELECT {', '.join(f'u.{quote(f.column)}' for f in user_fields)}, "
         f"{', '.join(f't.{quote(f.column)}' for f in token_fields)}, "
-        f"ARRAY(SELECT g.{quote('name')} FROM {quote(Group._meta.db_table)} g "
+        f"ARRAY(SELECT g.{quote('name')} FROM {quote(groups.related_model._meta.db_table)} g "
         f"JOIN {quote(memberships.db_table)} m ON m.{quote(member_group)} = g.{quote('id')} "
         f"WHERE m.{quote(member_user)} = u.{quote(user_model._meta.pk.column)}) "
         f"FROM {quote(token_model._meta.db_table)} t "
