@@ -2,7 +2,9 @@
 # (Debian packages, PostgreSQL, Redis, MariaDB, .venv, front-end build) and is a quick no-op otherwise.
 #
 #   make run     migrate, collect static files, load the demo data, then web + Celery worker + beat (honcho)
-#   make test    ruff, makemigrations --check, pytest; exits non-zero on the first failure
+#   make check   the fast loop (under 90 s): ruff, mypy, makemigrations --check, the import contract, and the tests
+#                that need no Celery worker, browser or fuzzing
+#   make test    make check, then every other test (workers, sysbench, browser, schema fuzzing)
 #   make bench   runs every bench/*.py with the venv's python
 #
 # PORT picks the web port (default 8000): `PORT=8080 make run`.
@@ -15,16 +17,20 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: help setup run test bench
+.PHONY: help setup setup-dev run check test bench
 
 help:
 	@echo "make run     set up, migrate, load demo data, serve on http://127.0.0.1:$(PORT)/ with worker and beat"
-	@echo "make test    set up, then ruff check, makemigrations --check, pytest"
+	@echo "make check   set up, then ruff, mypy, makemigrations --check, lint-imports, the fast tests (< 90 s)"
+	@echo "make test    make check, then every other test (workers, sysbench, browser, schema fuzzing)"
 	@echo "make bench   set up, then run every bench/*.py"
 	@echo "make setup   only scripts/setup.sh (packages, services, databases, .venv, front end)"
 
 setup:
 	@bash scripts/setup.sh
+
+setup-dev:
+	@SETUP_DEV=1 bash scripts/setup.sh
 
 run: setup
 	$(PY) manage.py migrate --noinput
@@ -37,10 +43,19 @@ run: setup
 	@echo
 	BENCHAPP_PORT=$(PORT) exec $(VENV)/bin/honcho start -f Procfile -p $(PORT)
 
-test: setup
+# The fast tests: no Celery worker, no browser, no schema fuzzing (markers in pyproject.toml).
+FAST := not integration and not browser and not slow
+
+check: setup-dev
 	$(VENV)/bin/ruff check .
+	@# mypy: 65 errors remain in forms.py, api/ and views/ (see the note on issue 12); reported, not yet fatal.
+	-$(VENV)/bin/mypy
 	$(PY) manage.py makemigrations --check --dry-run
-	$(VENV)/bin/pytest
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/pytest -m "$(FAST)" -n 2
+
+test: check
+	$(VENV)/bin/pytest -m "not ($(FAST))"
 
 # bench/ scripts import the project, so the repository root goes on PYTHONPATH as it would for manage.py.
 bench: setup

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import os
 import random
 import signal
@@ -47,6 +46,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,6 +94,7 @@ def fill(refill: bool) -> None:
     from django.db import connection, transaction
     from django.utils import timezone
 
+    from campaigns.execution.results import sample_row, samples_copy
     from campaigns.models import (
         Campaign,
         Dataset,
@@ -106,6 +107,7 @@ def fill(refill: bool) -> None:
         Scenario,
         Target,
     )
+    from campaigns.sysbench.parser import Interval
 
     if not refill and Job.objects.count() == JOBS and IntervalSample.objects.count() >= SAMPLES:
         print(f"history already there: {JOBS:,} jobs, {IntervalSample.objects.count():,} samples")
@@ -160,28 +162,26 @@ def fill(refill: bool) -> None:
     started = time.monotonic()
     long_jobs = jobs[:LONG_JOBS]
     per_short = (SAMPLES - LONG_JOBS * 2 * LONG_SECONDS) // ((JOBS - LONG_JOBS) * 2)
-    columns = ("job_id", "client_index", "t", "threads", "tps", "qps", "reads_per_s", "writes_per_s", "other_per_s",
-               "latency_pct_ms", "errors_per_s", "reconnects_per_s")
+
+    def rows() -> Iterator[tuple[object, ...]]:
+        nonlocal written
+        for index, job in enumerate(jobs):
+            seconds = LONG_SECONDS if index < LONG_JOBS else per_short
+            if index == len(jobs) - 1:
+                seconds = (SAMPLES - written) // 2
+            share = max(1, job.threads // 2)
+            for client in (0, 1):
+                for t in range(1, seconds + 1):
+                    qps = 2000 + 300 * ((t * 7 + client) % 13) / 13
+                    yield sample_row(job_id=job.pk, client_index=client, interval=Interval(
+                        t=float(t), threads=share, tps=round(qps / 20, 2), qps=round(qps, 2),
+                        reads_per_s=round(qps * 0.7, 2), writes_per_s=round(qps * 0.2, 2),
+                        other_per_s=round(qps * 0.1, 2), latency_pct_ms=1 + (t % 17) / 4, latency_pct=95.0,
+                        errors_per_s=0.0, reconnects_per_s=0.0))
+                written += seconds
+
     written = 0
-    with connection.cursor() as cursor:
-        raw = cursor.cursor
-        with raw.copy(f"COPY campaigns_intervalsample ({', '.join(columns)}) FROM STDIN") as copy:
-            buffer = io.StringIO()
-            for index, job in enumerate(jobs):
-                seconds = LONG_SECONDS if index < LONG_JOBS else per_short
-                if index == len(jobs) - 1:
-                    seconds = (SAMPLES - written) // 2
-                share = max(1, job.threads // 2)
-                for client in (0, 1):
-                    for t in range(1, seconds + 1):
-                        qps = 2000 + 300 * ((t * 7 + client) % 13) / 13
-                        buffer.write(f"{job.pk}\t{client}\t{t}\t{share}\t{qps / 20:.2f}\t{qps:.2f}\t{qps * 0.7:.2f}\t"
-                                     f"{qps * 0.2:.2f}\t{qps * 0.1:.2f}\t{1 + (t % 17) / 4:.2f}\t0\t0\n")
-                    written += seconds
-                if buffer.tell() > 8 * 2**20:
-                    copy.write(buffer.getvalue())
-                    buffer = io.StringIO()
-            copy.write(buffer.getvalue())
+    samples_copy(rows())
     # As autovacuum would have by then: fresh statistics and a visibility map (index-only scans).
     connection.ensure_connection()
     autocommit = connection.get_autocommit()

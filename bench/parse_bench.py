@@ -31,7 +31,7 @@ def main() -> None:
     from django.db import transaction
     from django.utils import timezone
 
-    from campaigns import services
+    from campaigns.execution import results
     from campaigns.models import Campaign, Dataset, InstanceSpec, Job, Product, Run, Scenario, Target
     from campaigns.sysbench.parser import parse_output
 
@@ -53,7 +53,7 @@ def main() -> None:
     insert_started = time.perf_counter()
     with transaction.atomic():
         for index, result in enumerate(parsed):
-            services.samples_bulk_store(job_id=job.pk, client_index=index, intervals=result.intervals)
+            results.samples_bulk_store(job_id=job.pk, client_index=index, intervals=result.intervals)
     insert_s = time.perf_counter() - insert_started
     stored = job.samples.count()
     run.delete()

@@ -212,6 +212,13 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "campaigns.api.exceptions.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+# Request bodies (issue #14.6): DRF's default parsers, with JSON nested deeper than
+# campaigns.jsonlimits.MAX_JSON_DEPTH refused as a 400 instead of exhausting the recursion limit (a 500).
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "campaigns.api.parsers.BoundedJSONParser",
+    "rest_framework.parsers.FormParser",
+    "rest_framework.parsers.MultiPartParser",
+]
 SPECTACULAR_SETTINGS = {
     "TITLE": "benchapp API",
     "DESCRIPTION": "Define, run and compare sysbench benchmark campaigns.",
@@ -252,3 +259,45 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": BENCHAPP_RECONCILE_S,
     },
 }
+
+# ---------------------------------------------------------------- access: roles on pages, login abuse
+# (Kept together: issue #14 items 3-5.)
+# Whom the 403 page tells a user without the role they need to ask (an address, a team); empty: the
+# admins by name.
+BENCHAPP_ROLES_CONTACT = os.environ.get("BENCHAPP_ROLES_CONTACT", "")
+
+# Password guessing. The API's token endpoint: token buckets in the cache's Redis, per client address and
+# per username (campaigns/api/throttling.py; pyrate-limiter does the atomic counting). The login page and
+# Django's admin login: django-axes locks an address, or a username, out after BENCHAPP_LOGIN_FAILURES
+# failed logins for BENCHAPP_LOGIN_COOLOFF_MIN minutes, before any password is hashed (campaigns/logins.py).
+# Behind reverse proxies, BENCHAPP_NUM_PROXIES says how many, so that the client's own address is counted
+# (and a client-set X-Forwarded-For never is).
+def envrate(name: str, default: str) -> str:
+    """A DRF throttle rate, "<requests>/<second|minute|hour|day>", at least one request."""
+    value = os.environ.get(name, default).strip()
+    count, _, period = value.partition("/")
+    if not (count.isdigit() and int(count) > 0 and period[:1] in ("s", "m", "h", "d")):
+        raise ValueError(f"{name} must be a rate such as 10/hour, not {value!r}")
+    return value
+
+
+BENCHAPP_NUM_PROXIES = envint("BENCHAPP_NUM_PROXIES", "0")
+REST_FRAMEWORK["NUM_PROXIES"] = BENCHAPP_NUM_PROXIES
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    "token-address": envrate("BENCHAPP_TOKEN_RATE_ADDRESS", "60/hour"),
+    "token-username": envrate("BENCHAPP_TOKEN_RATE_USERNAME", "10/hour"),
+}
+INSTALLED_APPS += ["axes"]
+# Last, as django-axes asks: it turns a locked-out login's answer into the lockout page.
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = envint("BENCHAPP_LOGIN_FAILURES", "10")
+if AXES_FAILURE_LIMIT < 1:
+    raise ValueError("BENCHAPP_LOGIN_FAILURES must be at least 1")
+AXES_COOLOFF_TIME = envfloat("BENCHAPP_LOGIN_COOLOFF_MIN", "15") / 60  # hours
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+# A success does not wipe the failures (axes' default): else a guesser with an account of their own could
+# log in with it every few guesses to start counting again. Failures age out after the cool-off.
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "campaigns.logins.client_address"
+AXES_WHITELIST_CALLABLE = "campaigns.logins.is_api_login"

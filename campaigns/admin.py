@@ -4,8 +4,50 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
+from django.http import HttpRequest
 
-from campaigns import models
+from campaigns import models, roles
+
+# ---------------------------------------------------------------- logins
+#
+# Django's user admin lets any staff user with the change_user permission set a superuser's password
+# (then log in as them) or tick "superuser" on their own login. Here only superusers edit superusers,
+# and only superusers hand out the staff, superuser and permission bits or change what a group permits.
+
+admin.site.unregister(get_user_model())
+admin.site.unregister(Group)
+
+
+@admin.register(get_user_model())
+class LoginAdmin(UserAdmin):
+    PRIVILEGES = ("is_staff", "is_superuser", "user_permissions")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return fields if request.user.is_superuser else (*fields, *self.PRIVILEGES)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Also guards the password page (UserAdmin.user_change_password asks this for the user).
+        return super().has_change_permission(request, obj) and (obj is None or roles.can_manage_user(request.user, obj))
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Also guards the "delete selected" action, which asks this for every selected login.
+        return super().has_delete_permission(request, obj) and (obj is None or roles.can_manage_user(request.user, obj))
+
+
+@admin.register(Group)
+class RoleGroupAdmin(GroupAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
 
 
 @admin.register(models.Product)
@@ -64,6 +106,8 @@ class ScenarioAdmin(admin.ModelAdmin):
 class CampaignAdmin(admin.ModelAdmin):
     list_display = ("name", "repetitions", "scale_factor", "is_template", "created_at")
     filter_horizontal = ("targets", "scenarios")
+    # Templates are made by load_seed_templates only, as in the API and the campaign form.
+    readonly_fields = ("is_template", "template_key")
 
 
 class JobInline(admin.TabularInline):

@@ -8,5 +8,9 @@ class CampaignsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the worker start-up and heartbeat hooks; they only act inside a Celery worker.
-        from campaigns import worker_signals  # noqa: F401
+        from campaigns import cache, worker_signals
+
+        # Cached comparisons are outdated by model signals, in every process that writes.
+        cache.signals_connect()
+        # The worker start-up, heartbeat and reconcile hooks; they only act inside a Celery worker.
+        worker_signals.signals_connect()

@@ -23,7 +23,7 @@ entries, a restart at 1 could meet an answer stored under an earlier 1.
 The cache is an optimisation only: when Redis cannot be reached, answers are built as if it were
 empty, and a version bump that cannot be recorded is logged (the entries it should have outdated
 expire with CACHES' TIMEOUT). Signals are used here and only here (STYLE: signals only for caches);
-execution and services import this module, so every process that writes results connects them.
+CampaignsConfig.ready() connects them in every process.
 """
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.db.models import Model
 from django.db.models.signals import post_delete, post_save
 from redis.exceptions import RedisError
 
@@ -124,9 +125,13 @@ def _on_change(sender: Any, **kwargs: Any) -> None:
     results_changed()
 
 
-# What a comparison shows: results, succeeded jobs (closing is bumped by execution._job_close,
-# an UPDATE without signals), and the names, products and specs of what was measured.
-for _model in (JobResult, Product, InstanceSpec, Target, Scenario, Dataset):
-    post_save.connect(_on_change, sender=_model, dispatch_uid=f"benchapp-cache-save-{_model.__name__}")
-for _model in (JobResult, Job, Product, InstanceSpec, Target, Scenario, Dataset):
-    post_delete.connect(_on_change, sender=_model, dispatch_uid=f"benchapp-cache-delete-{_model.__name__}")
+def signals_connect() -> None:
+    """Outdates cached comparisons when what they show changes: results, succeeded jobs (closing a job is
+    bumped by execution.results.job_close, an UPDATE without signals), and the names, products and specs
+    of what was measured. Called once from CampaignsConfig.ready()."""
+    saved: tuple[type[Model], ...] = (JobResult, Product, InstanceSpec, Target, Scenario, Dataset)
+    for model in saved:
+        post_save.connect(_on_change, sender=model, dispatch_uid=f"benchapp-cache-save-{model.__name__}")
+    deleted: tuple[type[Model], ...] = (*saved, Job)
+    for model in deleted:
+        post_delete.connect(_on_change, sender=model, dispatch_uid=f"benchapp-cache-delete-{model.__name__}")

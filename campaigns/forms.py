@@ -10,7 +10,6 @@ rules as the API. Two things are special:
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -18,10 +17,10 @@ from typing import Any
 from django import forms
 from django.db import transaction
 
+from campaigns import jsonlimits
 from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Scenario, Target
 from campaigns.sysbench.catalogue import (
     INT32_MAX,
-    MAX_THREADS,
     TESTS,
     OptionError,
     OptionSpec,
@@ -30,6 +29,7 @@ from campaigns.sysbench.catalogue import (
     validate_options,
 )
 from campaigns.sysbench.presets import PRESETS
+from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
 
 # Options a scenario never stores: the dataset (tables, rows), the campaign (threads) and the
 # scenario's own fields (time, report interval, percentile) set them; benchapp always asks for the
@@ -39,7 +39,6 @@ MANAGED_OPTIONS = frozenset({
     "tables", "table-size", "oltp-tables-count", "oltp-table-size",
 })
 OPTION_PREFIX = "opt__"
-MAX_THREAD_VALUES = 64
 
 
 def option_field_name(option: str) -> str:
@@ -302,37 +301,15 @@ class CommandPasteForm(forms.Form):
 # ---------------------------------------------------------------- campaigns
 
 
-def _ladder(low: int, high: int) -> list[int]:
-    values = {low, high}
-    power = 1
-    while power < high:
-        if power > low:
-            values.add(power)
-        power *= 2
-    return sorted(values)
-
-
 def parse_threads(text: str) -> list[int]:
-    """"1, 2, 4" or "2~3000" (powers of two between the ends, plus both ends) → thread counts."""
-    values: set[int] = set()
-    for item in re.split(r"[,\s;]+", text.strip().strip("{}")):
-        if not item:
-            continue
-        match = re.fullmatch(r"(\d{1,7})(?:\s*(?:~|\.\.|-)\s*(\d{1,7}))?", item)
-        if not match:
-            raise forms.ValidationError(f"'{item[:20]}' is not a thread count: write 1, 2, 4 or 2~3000")
-        low = int(match.group(1))
-        high = int(match.group(2)) if match.group(2) else low
-        if low < 1 or high < low or high > MAX_THREADS:
-            raise forms.ValidationError(f"thread counts go from 1 to {MAX_THREADS:,}, low to high ('{item}')")
-        values.update(_ladder(low, high) if high != low else [low])
-    if len(values) > MAX_THREAD_VALUES:
-        raise forms.ValidationError(f"at most {MAX_THREAD_VALUES} thread counts")
-    return sorted(values)
+    """A thread list field's text, by the one thread-list rule (campaigns.sysbench.threads)."""
+    try:
+        return parse_thread_list(text).values
+    except ThreadListError as exc:
+        raise forms.ValidationError(str(exc)) from None
 
 
-def format_threads(threads: list[int]) -> str:
-    return ", ".join(str(t) for t in threads)
+format_threads = format_thread_list
 
 
 class ThreadsField(forms.CharField):
@@ -360,8 +337,8 @@ class ThreadsMapField(forms.CharField):
             return "\n".join(f"{k} = {format_threads(v)}" for k, v in value.items())
         if isinstance(value, str) and value.startswith("{"):
             try:
-                return self.prepare_value(json.loads(value))
-            except ValueError:
+                return self.prepare_value(jsonlimits.loads(value))
+            except ValueError:  # not JSON, or nested too deep to be a thread map: shown as typed
                 return value
         return value
 

@@ -321,7 +321,7 @@ def regressions_notify(*, run: Run) -> None:
 def run_finished(*, run_id: int) -> None:
     """After a run ends: find regressions against the baseline and send notifications."""
     run = Run.objects.select_related("campaign").filter(pk=run_id).first()
-    if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.FAILED):
+    if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
         return
     run_evaluate(run=run)
     regressions_notify(run=run)

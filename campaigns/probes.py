@@ -6,6 +6,7 @@ unknown database) without ever containing the password.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,14 @@ class ServerInfo:
         return {"version": self.version, "settings": self.settings, "status": self.status,
                 "dataset_bytes": self.dataset_bytes}
 
+
+
+def _one(cursor: Any) -> Sequence[Any]:
+    """The one row an aggregate query always returns."""
+    row = cursor.fetchone()
+    if row is None:
+        raise ProbeError("the server returned no row for an aggregate query")
+    return row
 
 def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
     code = exc.args[0] if exc.args else None
@@ -131,7 +140,7 @@ def _mysql_info(conn: Connection, tables: list[str]) -> ServerInfo:
                     f" WHERE table_schema = %s AND table_name IN ({placeholders})",
                     [conn.database, *tables],
                 )
-                size = int(cur.fetchone()[0] or 0)
+                size = int(_one(cur)[0] or 0)
         finally:
             db.close()
     except MySQLdb.Error as exc:
@@ -153,7 +162,7 @@ def _pg_info(conn: Connection, tables: list[str]) -> ServerInfo:
                 " COALESCE(sum(xact_commit), 0), COALESCE(sum(tup_fetched), 0)"
                 " FROM pg_stat_database WHERE datname = current_database()"
             )
-            hit, read, commits, fetched = (int(v) for v in cur.fetchone())
+            hit, read, commits, fetched = (int(v) for v in _one(cur))
             size = None
             if tables:
                 cur.execute(
@@ -162,9 +171,9 @@ def _pg_info(conn: Connection, tables: list[str]) -> ServerInfo:
                     " WHERE c.relname = ANY(%s) AND n.nspname = current_schema() AND c.relkind = 'r'",
                     [tables],
                 )
-                size = int(cur.fetchone()[0])
+                size = int(_one(cur)[0])
             cur.execute("SELECT version()")
-            version = str(cur.fetchone()[0])
+            version = str(_one(cur)[0])
     except psycopg.Error as exc:
         raise _pg_error(exc, conn) from None
     status = {"blks_hit": hit, "blks_read": read, "xact_commit": commits, "tup_fetched": fetched}

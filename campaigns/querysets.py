@@ -2,22 +2,22 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-if TYPE_CHECKING:
-    from campaigns.models import Target
+# The models' own status tuples, spelled out: campaigns.models imports this module, not the reverse.
+RUN_ACTIVE = ("pending", "running")
+RUN_FINISHED = ("succeeded", "partially_succeeded", "failed", "cancelled")
 
 
 class RunQuerySet(models.QuerySet):
     def active(self) -> RunQuerySet:
-        return self.filter(status__in=("pending", "running"))
+        return self.filter(status__in=RUN_ACTIVE)
 
     def finished(self) -> RunQuerySet:
-        return self.filter(status__in=("succeeded", "failed", "cancelled"))
+        return self.filter(status__in=RUN_FINISHED)
 
 
 class JobQuerySet(models.QuerySet):
@@ -30,8 +30,12 @@ class JobQuerySet(models.QuerySet):
     def pending(self) -> JobQuerySet:
         return self.filter(status__in=("queued", "waiting"))
 
-    def for_target(self, target: Target) -> JobQuerySet:
+    def for_target(self, target: models.Model) -> JobQuerySet:
         return self.filter(target=target)
+
+    def on_database(self, *, driver: str, host: str, port: int, database: str) -> JobQuerySet:
+        """Jobs whose target is that database, under whatever target name."""
+        return self.filter(target__driver=driver, target__host=host, target__port=port, target__database=database)
 
     def stale(self, *, older_than_s: float) -> JobQuerySet:
         """Active jobs whose executing worker stopped sending heartbeats."""

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
 VIEWER, OPERATOR, ADMIN = "viewer", "operator", "admin"
 ROLES = (VIEWER, OPERATOR, ADMIN)
 _RANK = {VIEWER: 1, OPERATOR: 2, ADMIN: 3}
@@ -38,3 +42,25 @@ def can_edit(user: Any) -> bool:
 
 def can_admin(user: Any) -> bool:
     return has_role(user, ADMIN)
+
+
+def can_manage_user(actor: Any, user: Any) -> bool:
+    """Whether `actor` may change or delete the login `user`: a superuser only by a superuser.
+
+    An admin role holder manages logins (the API's users, Django's admin), but setting a superuser's
+    password would let them log in as that superuser and take every right they were not given.
+    """
+    return not user.is_superuser or bool(getattr(actor, "is_superuser", False))
+
+
+def who_grants_roles(*, limit: int = 5) -> str:
+    """Whom a user lacking a role should ask: the configured contact, else the admins by name."""
+    contact = getattr(settings, "BENCHAPP_ROLES_CONTACT", "")
+    if contact:
+        return contact
+    user_model = get_user_model()
+    names = list(
+        user_model.objects.filter(Q(is_superuser=True) | Q(groups__name=ADMIN), is_active=True)
+        .order_by(user_model.USERNAME_FIELD).values_list(user_model.USERNAME_FIELD, flat=True).distinct()[:limit]
+    )
+    return f"an administrator ({', '.join(names)})" if names else "an administrator"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from campaigns import execution, services
+from campaigns import execution
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -18,7 +18,7 @@ def jobclient_execute_task(client_id: int) -> None:
 
 @shared_task(ignore_result=True)
 def jobs_reconcile_task() -> dict[str, int]:
-    return services.jobs_reconcile()
+    return execution.jobs_reconcile()
 
 
 @shared_task(ignore_result=True)

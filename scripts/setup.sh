@@ -13,8 +13,8 @@
 #          an empty password and all privileges.
 #      Both are for a development or CI machine whose databases listen on loopback only.
 #   3. Databases: PostgreSQL `benchapp` (the app's own) and `sbtest` (demo target), MariaDB `sbtest` (demo target).
-#   4. Python: .venv (made with $PYTHON, default python3), `pip install -r requirements.txt` when that file changed
-#      since the last install (stamp: .venv/.benchapp-requirements.sha256).
+#   4. Python: .venv (made with $PYTHON, default python3), `pip install -r requirements.txt` (with SETUP_DEV=1:
+#      requirements-dev.txt, which includes it) when the file changed since the last install (stamps in .venv/).
 #   5. Front end: `npm ci` in frontend/ when package-lock.json changed (stamp in frontend/node_modules/), then
 #      `node frontend/build.mjs`, which copies Chart.js and frontend/src/ into campaigns/static/campaigns/build/.
 # Long outputs (apt, pip, npm, service start) go to var/log/setup-*.log; their tail is shown when a step fails.
@@ -213,14 +213,22 @@ if [[ ! -x .venv/bin/python ]]; then
     log "creating .venv with $("$PYTHON" --version 2>&1)"
     quietly venv "$PYTHON" -m venv .venv
 fi
+# `make test` and `make check` set SETUP_DEV=1: the test, lint and type-checking tools of requirements-dev.txt
+# (which includes requirements.txt) come too. `make run` and the Docker image install requirements.txt only.
+req_file=requirements.txt
+[[ ${SETUP_DEV:-0} == 1 ]] && req_file=requirements-dev.txt
 req_stamp=.venv/.benchapp-requirements.sha256
-req_hash="$(sha256sum requirements.txt | cut -d' ' -f1) $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')"
-if [[ ! -f $req_stamp || $(<"$req_stamp") != "$req_hash" ]]; then
-    log "pip install -r requirements.txt"
-    quietly pip .venv/bin/python -m pip install --disable-pip-version-check --no-input -r requirements.txt
-    printf '%s\n' "$req_hash" >"$req_stamp"
+req_hash="$(cat requirements.txt "$req_file" | sha256sum | cut -d' ' -f1) $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')"
+# A dev install also satisfies a runtime-only one: no reinstall when `make run` follows `make test`.
+dev_stamp=.venv/.benchapp-requirements-dev.sha256
+dev_hash="$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1) $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')"
+if [[ -f $req_stamp && $(<"$req_stamp") == "$req_hash" ]] || [[ -f $dev_stamp && $(<"$dev_stamp") == "$dev_hash" ]]; then
+    log "Python: .venv up to date with $req_file"
 else
-    log "Python: .venv up to date with requirements.txt"
+    log "pip install -r $req_file"
+    quietly pip .venv/bin/python -m pip install --disable-pip-version-check --no-input -r "$req_file"
+    printf '%s\n' "$req_hash" >"$req_stamp"
+    [[ $req_file == requirements-dev.txt ]] && printf '%s\n' "$dev_hash" >"$dev_stamp"
 fi
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -59,6 +59,18 @@ def _pg_createdb(name: str) -> None:
         subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, capture_output=True)
 
 
+# Fixtures that start Celery workers or sysbench: a test using one is an integration test whatever its own marks
+# say, so `make check` (which leaves integration tests out) never starts a worker by an oversight.
+_INTEGRATION_FIXTURES = frozenset({"celery_worker_process", "make_worker", "target_databases"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session")
 def target_databases() -> Iterator[dict[str, str]]:
     """Fresh sysbench databases on the local MariaDB and PostgreSQL, this session's own."""
@@ -93,7 +105,7 @@ class WorkerProcess:
         })
         env.update(extra_env or {})
         argv = [sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "INFO",
-                "--concurrency", "1", "-Q", SESSION_QUEUE, "-n", f"{hostname}@%h", "--without-gossip",
+                "--concurrency", "1", "-Q", env["BENCHAPP_QUEUE"], "-n", f"{hostname}@%h", "--without-gossip",
                 "--without-mingle"]
         if beat:
             argv += ["-B", "--schedule-filename", str(OUTPUT_DIR / f"beat-{hostname}"),
@@ -123,6 +135,18 @@ class WorkerProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
         self._log.close()
+
+
+@pytest.fixture(autouse=True)
+def _login_throttles_refilled() -> Iterator[None]:
+    """The token endpoint's throttles count in Redis, which outlives a test's transaction: each test
+    starts with full buckets, so tests that ask for tokens never refuse each other. (django-axes keeps its
+    login failures in the database, which each test's rollback or flush empties.)"""
+    yield
+    from campaigns.api.throttling import throttle_reset, throttle_touched
+
+    if throttle_touched():
+        throttle_reset()
 
 
 @pytest.fixture(scope="session")

@@ -4,19 +4,97 @@ imports the settings: tests use Redis database 15 and a queue of their own, so a
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import uuid
 
+import dj_database_url
+
 os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-_SESSION = uuid.uuid4().hex[:8]
-os.environ["BENCHAPP_QUEUE"] = f"test-{_SESSION}"
+# One id per test session, shared by pytest-xdist's worker processes (they inherit the controller's environment):
+# the leftover sweep below skips every database of its own session. Each worker process still has its own queue,
+# cache prefix and target databases (suffix _gw0, _gw1 ...), since its tests start their own Celery workers and
+# prepare and drop their own datasets.
+_SESSION = os.environ.setdefault("BENCHAPP_TEST_SESSION", uuid.uuid4().hex[:8])
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_OWN = f"{_SESSION}_{_WORKER}" if _WORKER else _SESSION
+os.environ["BENCHAPP_QUEUE"] = f"test-{_OWN}"
 # The API cache: a database next to the broker's and a key prefix per session (no test clears it).
 os.environ["BENCHAPP_CACHE_URL"] = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/14")
-os.environ["BENCHAPP_CACHE_PREFIX"] = f"test-{_SESSION}"
-# The test database too, so two test sessions on one machine never drop each other's.
+os.environ["BENCHAPP_CACHE_PREFIX"] = f"test-{_OWN}"
+# The test database too, so two test sessions on one machine never drop each other's (pytest-django adds the
+# xdist worker's suffix itself).
 os.environ.setdefault("BENCHAPP_TEST_DB_NAME", f"test_benchapp_{_SESSION}")
 # Target databases of this session on the local MariaDB and PostgreSQL, dropped at the end.
-os.environ["BENCHAPP_TEST_TARGET_DB"] = f"bench_{_SESSION}"
+os.environ["BENCHAPP_TEST_TARGET_DB"] = f"bench_{_OWN}"
 os.environ.setdefault("BENCHAPP_HOSTNAME", "test-runner")
 # Workers of the suite leave reconciling to the session worker's beat, as the fault tests expect; the thread
 # that production workers run is tested on its own (tests/test_worker_signals.py).
 os.environ["BENCHAPP_RECONCILE_IN_WORKER"] = "false"
+
+
+# ---------------------------------------------------------------- databases left by killed sessions
+#
+# Each session holds a PostgreSQL advisory lock named after its id for as long as its process lives (the
+# connection below stays open; the server releases the lock when the process dies, however it dies). At start,
+# every test database of another session whose lock can be taken is the leftover of a dead session: dropped.
+# A live session's lock cannot be taken, so two sessions running side by side never touch each other's.
+
+_LEFTOVER = re.compile(r"^(?:test_benchapp|bench)_([0-9a-f]{8})(?:_[0-9a-z_]+)?$")
+_lock_connection = None
+
+
+def _lock_key(session: str) -> str:
+    return f"benchapp-test-session:{session}"
+
+
+def _leftovers_drop() -> None:
+    global _lock_connection
+    import psycopg
+
+    url = dj_database_url.parse(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/benchapp"))
+    if _lock_connection is None:
+        try:
+            _lock_connection = psycopg.connect(
+                host=url["HOST"] or None, port=url["PORT"] or None, user=url["USER"] or None,
+                password=url["PASSWORD"] or None, dbname="postgres", autocommit=True, connect_timeout=5)
+        except psycopg.Error:
+            return  # no server yet: pytest-django says so plainly in a moment
+        # Held until the process ends, with the connection. A try: under pytest-xdist the controller of this session
+        # holds it already, which is as good.
+        _lock_connection.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [_lock_key(_SESSION)])
+    conn = _lock_connection
+    names = [row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname ~ '^(test_benchapp|bench)_'")]
+    mysql_names = _mysql_databases()
+    for session in sorted({m.group(1) for m in map(_LEFTOVER.match, names + mysql_names) if m}):
+        if session == _SESSION:
+            continue
+        if not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [_lock_key(session)]).fetchone()[0]:
+            continue  # a live session holds it
+        try:
+            pg_own = [name for name in names if (m := _LEFTOVER.match(name)) and m.group(1) == session]
+            # Someone still connected is alive, whatever the lock says (a checkout older than this lock).
+            if conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = ANY(%s)", [pg_own]).fetchone()[0]:
+                continue
+            for name in pg_own:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            for name in mysql_names:
+                if (m := _LEFTOVER.match(name)) and m.group(1) == session:
+                    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"DROP DATABASE IF EXISTS `{name}`"],
+                                   capture_output=True, timeout=30, check=False)
+        except psycopg.Error:
+            pass  # dropped by a neighbour meanwhile, or still in use: the next session tries again
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [_lock_key(session)])
+
+
+def _mysql_databases() -> list[str]:
+    try:
+        done = subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-N", "-e", "SHOW DATABASES LIKE 'bench\\_%'"],
+                              capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return done.stdout.split() if done.returncode == 0 else []
+
+
+_leftovers_drop()

@@ -881,7 +881,7 @@ def test_the_quickstart_sequence_through_a_real_worker(celery_worker_process, ta
     def poll(run_id: int) -> dict:
         def finished() -> dict | None:
             run = client.get(f"{API}/runs/{run_id}/").json()
-            return run if run["status"] in ("succeeded", "failed", "cancelled") else None
+            return run if run["status"] in ("succeeded", "partially_succeeded", "failed", "cancelled") else None
 
         run = wait_for(finished, timeout_s=120, interval_s=0.5, what=f"run {run_id} to finish")
         job = client.get(f"{API}/jobs/?run={run_id}").json()["results"][0]

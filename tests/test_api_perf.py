@@ -8,7 +8,7 @@ import json
 import pytest
 from django.test import override_settings
 
-from campaigns import execution
+from campaigns.execution import results
 from campaigns.models import Job, Run
 from tests.factories import InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
 from tests.test_api import API, JobFactory, JobResultFactory, RunFactory, add_samples, client_for, make_user
@@ -65,12 +65,12 @@ def test_a_new_result_is_in_the_very_next_comparison(viewer, two_products):
 @pytest.mark.django_db
 def test_a_job_that_closes_as_succeeded_joins_the_comparison_at_once(viewer, two_products):
     # The result is stored while the job is still finalizing; the job then succeeds by an UPDATE,
-    # which sends no signal: execution._job_close outdates the cached comparisons itself.
+    # which sends no signal: execution.results.job_close outdates the cached comparisons itself.
     job = JobFactory(run=two_products["run"], target=two_products["second"], scenario=two_products["scenario"],
                      threads=8, repetition=2, status=Job.Status.RUNNING, phase="finalizing")
     JobResultFactory(job=job, qps=2500.0)
     assert viewer.get(two_products["url"]).json()["job_count"] == 2
-    execution._job_close(job, status=Job.Status.SUCCEEDED)
+    results.job_close(job, status=Job.Status.SUCCEEDED)
     body = viewer.get(two_products["url"]).json()
     assert body["job_count"] == 3 and _qps_medians(body) == [1000.0, 2000.0]
 

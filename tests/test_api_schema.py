@@ -58,6 +58,7 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", _application())
 
 # Schemathesis calls the WSGI application directly, not through Django's test client.
 pytestmark = pytest.mark.usefixtures("requests_share_the_test_transaction")
+SLOW = pytest.mark.slow
 
 
 @pytest.fixture
@@ -92,6 +93,7 @@ def operator_headers(db: Any) -> dict[str, str]:
 _RESOURCE = re.compile(r"^/api/v1/([\w-]+)/\{id\}/")
 
 
+@SLOW
 @schema.parametrize()
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))

@@ -8,8 +8,9 @@ import subprocess
 import pytest
 
 from campaigns import services
+from campaigns.execution.datasets import table_ddl_statements
+from campaigns.execution.phases import JobFailure
 from campaigns.models import Job
-from campaigns.services import JobFailure, table_ddl_statements
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 

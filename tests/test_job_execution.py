@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from campaigns import services
+from campaigns import execution, services
 from campaigns.models import IntervalSample, Job, JobClient, PreparedDataset, Run, Scenario, Target
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
@@ -167,8 +167,8 @@ def test_a_duplicated_message_runs_the_job_once(celery_worker_process, target_da
     scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="tiny-dup", tables=1, table_size=200))
     run = _launch(target, scenario, threads=[1])
     job = run.jobs.get()
-    services.job_dispatch(job=job)
-    services.job_dispatch(job=job)
+    execution.job_dispatch(job=job)
+    execution.job_dispatch(job=job)
     _wait_finished(job)
     assert job.status == Job.Status.SUCCEEDED
     assert JobClient.objects.filter(job=job).count() == 1

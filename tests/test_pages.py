@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 
+from campaigns import roles
 from tests.factories import TargetFactory
 
 pytestmark = pytest.mark.django_db
@@ -15,8 +17,9 @@ def test_the_dashboard_needs_a_login(client):
     assert "/accounts/login/" in response["Location"]
 
 
-def test_a_logged_in_user_sees_the_dashboard(client):
+def test_a_logged_in_viewer_sees_the_dashboard(client):
     user = get_user_model().objects.create_user("viewer1", password="pw-123456")
+    user.groups.add(Group.objects.get(name=roles.VIEWER))
     client.force_login(user)
     response = client.get("/")
     assert response.status_code == 200

@@ -69,3 +69,32 @@ def test_launching_while_a_run_is_going_is_a_conflict():
     services.campaign_launch(campaign=campaign)
     with pytest.raises(services.StateConflict, match="already has a run in progress"):
         services.campaign_launch(campaign=campaign)
+
+
+@pytest.mark.django_db
+def test_a_runs_eta_counts_the_jobs_own_time_and_warm_up_overrides_and_then_their_measured_pace():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from campaigns.models import Job, Run
+    from campaigns.services import JOB_OVERHEAD_S, run_progress, runs_with_progress
+
+    # A smoke run of a template: scenarios of 300 s, run at 4 s measured + 1 s warm-up per job.
+    scenario = ScenarioFactory(time_s=300, warmup_s=60)
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[scenario], threads=[1, 2, 4, 8],
+                               run_time_s=4, warmup_override_s=1)
+    plan = services.campaign_plan(campaign=campaign)
+    assert plan["estimated_duration_s"] == pytest.approx(4 * (4 + 1 + JOB_OVERHEAD_S) + plan["jobs"][0]["estimated_prepare_s"])
+    run = Run.objects.create(campaign=campaign, started_at=timezone.now() - timedelta(seconds=20))
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
+    target = campaign.targets.get()
+    jobs = [Job.objects.create(run=run, target=target, scenario=scenario,
+                               threads=p["threads"], position=p["position"], time_s=4, warmup_s=1)
+            for p in plan["jobs"]]
+    before = run_progress(runs_with_progress().get(pk=run.pk))
+    assert before["eta_s"] == pytest.approx(4 * (4 + 1 + JOB_OVERHEAD_S))  # not 4 × 360 s
+    # Two jobs done in the 20 s elapsed: 10 s each, 5 s of which the app spent beyond the jobs' own time.
+    Job.objects.filter(pk__in=[j.pk for j in jobs[:2]]).update(status=Job.Status.SUCCEEDED)
+    after = run_progress(runs_with_progress().get(pk=run.pk))
+    assert after["done"] == 2 and after["eta_s"] == pytest.approx(2 * (4 + 1) + 2 * 5, abs=0.5)

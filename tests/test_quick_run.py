@@ -11,8 +11,9 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from campaigns import roles, services
+from campaigns import execution, roles, services
 from campaigns.comparison import Selection, comparison_layout
+from campaigns.execution import dispatch
 from campaigns.models import Campaign, Job, Run, Scenario
 from campaigns.seeds.quickrun import QuickRunOptions, suite_launch, suite_preview
 from campaigns.seeds.services import _plain_ddl, template_instantiate, template_load_all, threads_fitted
@@ -137,6 +138,7 @@ def test_the_preview_plans_without_writing_and_seeds_001_and_003_fit_ten_minutes
     assert by_key["seed-001"]["estimated_s"] + by_key["seed-003"]["estimated_s"] < 600
 
 
+@pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_a_run_queued_behind_another_starts_only_when_that_one_has_finished(celery_worker_process, target_databases):
     target = _mariadb()
@@ -248,7 +250,8 @@ def test_the_api_lists_templates_instantiates_and_runs_a_quick_suite(client):
         bad = client.post("/api/v1/templates/seed-003/instantiate/", body, content_type="application/json")
         assert bad.status_code == 400 and field in bad.json(), bad.content
     assert client.post("/api/v1/templates/nope/instantiate/", {}, content_type="application/json").status_code == 404
-    preview = client.post("/api/v1/templates/quick-run/", {"targets": [target.pk], "preview": True},
+    preview = client.post("/api/v1/templates/quick-run/",
+                          {"targets": [target.pk], "templates": ["seed-001", "seed-003"], "preview": True},
                           content_type="application/json")
     assert preview.status_code == 200
     assert [r["template"] for r in preview.json()["templates"]] == ["seed-001", "seed-003"]
@@ -280,11 +283,11 @@ def test_a_run_drops_its_data_before_it_counts_as_finished_so_the_next_run_finds
     def cleanup_spy(*, run):
         seen.append((Run.objects.get(pk=first.pk).status, Run.objects.get(pk=second.pk).status))
 
-    monkeypatch.setattr(services, "run_cleanup_data", cleanup_spy)
-    monkeypatch.setattr(services, "job_dispatch", lambda *, job: None)
-    monkeypatch.setattr(services, "_run_finished_dispatch", lambda run_id: None)
+    monkeypatch.setattr(dispatch, "run_cleanup_data", cleanup_spy)
+    monkeypatch.setattr(dispatch, "job_dispatch", lambda *, job: None)
+    monkeypatch.setattr(dispatch, "run_finished_dispatch", lambda run_id: None)
     with django_capture_on_commit_callbacks(execute=True):
-        services.run_advance(run_id=first.pk)
+        execution.run_advance(run_id=first.pk)
     assert seen == [(Run.Status.RUNNING, Run.Status.PENDING)]
     first.refresh_from_db()
     second.refresh_from_db()
@@ -362,13 +365,13 @@ def test_two_runs_launched_together_on_one_database_take_turns(celery_worker_pro
 
 @pytest.mark.django_db
 def test_the_reconciler_starts_a_queued_run_whose_predecessor_finished_unnoticed(monkeypatch):
-    monkeypatch.setattr(services, "job_dispatch", lambda *, job: None)
+    monkeypatch.setattr(dispatch, "job_dispatch", lambda *, job: None)
     campaign = CampaignFactory(targets=[_mariadb()], scenarios=[ScenarioFactory()], threads=[1])
     first = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING)
     second = services.campaign_launch(campaign=CampaignFactory(targets=[_mariadb()], scenarios=[ScenarioFactory()],
                                                                threads=[1]), after=first)
-    services.jobs_reconcile()
+    execution.jobs_reconcile()
     assert Run.objects.get(pk=second.pk).status == Run.Status.PENDING  # its predecessor is still going
     Run.objects.filter(pk=first.pk).update(status=Run.Status.FAILED)  # closed with no one to start the follower
-    services.jobs_reconcile()
+    execution.jobs_reconcile()
     assert Run.objects.get(pk=second.pk).status == Run.Status.RUNNING

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 import time
 
-from campaigns import services, worker_signals
+from campaigns import execution, worker_signals
 
 
 def test_the_reconcile_thread_keeps_going_after_a_failed_pass_and_stops_with_the_worker(monkeypatch):
@@ -16,7 +16,7 @@ def test_the_reconcile_thread_keeps_going_after_a_failed_pass_and_stops_with_the
             raise RuntimeError("database restarting")
         return {"lost": 0, "closed": 0, "redispatched": 0}
 
-    monkeypatch.setattr(services, "jobs_reconcile", reconcile)
+    monkeypatch.setattr(execution, "jobs_reconcile", reconcile)
     monkeypatch.setattr(worker_signals, "close_old_connections", lambda: None)
     worker_signals._stop.clear()
     thread = threading.Thread(target=worker_signals._reconcile_forever, args=(0.02,), daemon=True)
@@ -37,8 +37,8 @@ def test_a_worker_starts_the_thread_only_when_asked(monkeypatch, settings):
     started: list[str] = []
     monkeypatch.setattr(worker_signals.threading, "Thread",
                         lambda target, args, daemon, name: type("T", (), {"start": lambda self: started.append(name)})())
-    monkeypatch.setattr(services, "host_heartbeat", lambda **kwargs: None)
-    monkeypatch.setattr(services, "local_host_facts", lambda: {"cores": 2, "memory_gb": 4.0, "version": "1.0.20"})
+    monkeypatch.setattr(execution, "host_heartbeat", lambda **kwargs: None)
+    monkeypatch.setattr(execution, "local_host_facts", lambda: {"cores": 2, "memory_gb": 4.0, "version": "1.0.20"})
     settings.BENCHAPP_RECONCILE_IN_WORKER = True
     worker_signals._register_host()
     assert started == ["benchapp-heartbeat", "benchapp-reconcile"]

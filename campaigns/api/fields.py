@@ -1,20 +1,22 @@
-"""Building blocks of the API's serializers: fast read-only rendering, Model.clean() on writes,
-and typed fields for the JSON columns (thread lists per label, dataset sizes per spec)."""
+"""Building blocks of the API's serializers: fast read-only rendering, strict input (unknown and read-only
+fields refused), Model.clean() on writes, and typed fields for the JSON columns (thread lists per label,
+dataset sizes per spec)."""
 from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import QueryDict
 from rest_framework import serializers
 
 from campaigns.api.exceptions import django_validation_detail
 from campaigns.sysbench.catalogue import MAX_THREADS
+from campaigns.sysbench.threads import MAX_THREAD_VALUES
 
-MAX_THREAD_VALUES = 64
 MAX_LABEL_CHARS = 200
 
 # Fields whose representation is the attribute itself (already int, float, str, bool, list or dict
@@ -98,6 +100,44 @@ def _chain(attrs: list[str], convert: Callable[[Any], Any] | None) -> _Getter:
         return convert(value)
 
     return get
+
+
+class StrictInputMixin:
+    """Refuses a body naming a field the serializer does not take: unknown, or read-only.
+
+    DRF ignores both silently, so a typo ("template" for "templates") falls back to a default and a
+    read-only field ("is_template") looks accepted. Every serializer that reads a request body has this
+    mixin first; the 400 names each such field. Nested serializers check their own level.
+    """
+
+    # A form post through the browsable API carries Django's CSRF token among its fields.
+    _FORM_EXTRAS = frozenset({"csrfmiddlewaretoken"})
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            errors = self.input_field_errors(data)
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+    def input_field_errors(self, data: Mapping[str, Any]) -> dict[str, list[str]]:
+        fields = self.fields  # type: ignore[attr-defined]
+        writable = sorted(name for name, field in fields.items() if not field.read_only)
+        errors = {}
+        for name in data:
+            if name in self._FORM_EXTRAS and isinstance(data, QueryDict):
+                continue
+            field = fields.get(name)
+            if field is None:
+                known = ", ".join(writable) or "none"
+                errors[str(name)[:100]] = [f"unknown field: this request takes {known}"]
+            elif field.read_only:
+                errors[name] = ["read-only: it cannot be set"]
+        return errors
+
+
+class NoInputSerializer(StrictInputMixin, serializers.Serializer):
+    """The body of an action that takes none (plan, check, cancel): empty, or any field is a 400."""
 
 
 class ModelCleanMixin:

@@ -37,3 +37,12 @@ class RolePermission(permissions.BasePermission):
         if not allowed:
             self.message = f"this needs the {needed} role; you have {roles.user_role(user) or 'no role'}"
         return allowed
+
+
+class SuperuserEditedBySuperuser(permissions.BasePermission):
+    """Changing or deleting a superuser's login needs a superuser (campaigns.roles.can_manage_user)."""
+
+    message = "only a superuser can change or delete a superuser"
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        return request.method in permissions.SAFE_METHODS or roles.can_manage_user(request.user, obj)

@@ -1,7 +1,8 @@
 """CSV output for `?format=csv` (results and comparisons).
 
 Views that offer CSV build the rows themselves (streamed, unpaginated); the renderer exists so
-content negotiation accepts `format=csv` and `Accept: text/csv`, and renders error bodies.
+content negotiation accepts `format=csv` and `Accept: text/csv`, and renders error bodies. Every
+cell goes through campaigns.escaping, the rule of every export: a name such as "=cmd|…" stays text.
 """
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
-# A cell starting with one of these is a formula to a spreadsheet; a name such as "=cmd|…" must
-# stay text (OWASP "CSV injection").
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+from campaigns.escaping import csv_cell, csv_row
 
 
 class CSVRenderer(BaseRenderer):
@@ -31,14 +30,8 @@ class CSVRenderer(BaseRenderer):
         if isinstance(data, dict):
             for key, value in data.items():
                 for message in value if isinstance(value, list) else [value]:
-                    writer.writerow([_safe(key), _safe(message)])
+                    writer.writerow([csv_cell(key), csv_cell(message)])
         return buffer.getvalue().encode()
-
-
-def _safe(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
 
 
 class _Echo:
@@ -53,7 +46,7 @@ def csv_response(header: list[str], rows: Iterable[Iterable[Any]], *, filename: 
     def lines() -> Iterator[str]:
         yield writer.writerow(header)
         for row in rows:
-            yield writer.writerow([_safe(v) for v in row])
+            yield writer.writerow(csv_row(row))
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from campaigns import monitoring, roles
+from campaigns.api.fields import StrictInputMixin
 from campaigns.api.views import ModelViewSet, ReadOnlyViewSet
 from campaigns.filtersets import IdListFilter
 from campaigns.models import Campaign, CampaignSchedule, Regression, Scenario, ScheduleFiring, Target
@@ -27,7 +28,7 @@ class ScheduleFiringSerializer(serializers.ModelSerializer):
         fields = ["id", "fired_at", "outcome", "run", "reason"]
 
 
-class ScheduleSerializer(serializers.ModelSerializer):
+class ScheduleSerializer(StrictInputMixin, serializers.ModelSerializer):
     recent_firings = serializers.SerializerMethodField()
 
     class Meta:

@@ -2,8 +2,8 @@
 
     GET  /api/v1/templates/                      the templates (key, document, scenarios, datasets, specs)
     POST /api/v1/templates/{key}/instantiate/    a runnable campaign from a template: targets + scale factor
-    POST /api/v1/templates/quick-run/            seeds 001 + 003 (or those named) at reduced scale, queued
-                                                 one after the other; `"preview": true` only plans
+    POST /api/v1/templates/quick-run/            the templates named (e.g. seed-001, seed-003) at reduced
+                                                 scale, queued one after the other; `"preview": true` only plans
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from campaigns.api import serializers as s
+from campaigns.api.fields import StrictInputMixin
 from campaigns.api.permissions import RolePermission
 from campaigns.api.views import run_queryset
 from campaigns.models import Campaign, Run, Target
@@ -49,7 +50,7 @@ def _targets_field() -> serializers.PrimaryKeyRelatedField:
     return serializers.PrimaryKeyRelatedField(queryset=Target.objects.all(), many=True, required=False)
 
 
-class ReductionSerializer(serializers.Serializer):
+class ReductionSerializer(StrictInputMixin, serializers.Serializer):
     """The reduction of a template's campaign: scale, measured time, warm-up, thread ceiling."""
 
     scale_factor = serializers.FloatField(min_value=1e-9, max_value=1.0)
@@ -66,11 +67,12 @@ class InstantiateSerializer(ReductionSerializer):
     plain_ddl = serializers.BooleanField(default=False, help_text="Drop middleware-only clauses from table DDL.")
 
 
-class QuickRunSerializer(serializers.Serializer):
+class QuickRunSerializer(StrictInputMixin, serializers.Serializer):
     defaults = QuickRunOptions()
+    # Required: a body that names no template (or misspells the field) must not launch a whole suite.
     templates = serializers.ListField(
-        child=serializers.RegexField(TEMPLATE_KEY_PATTERN), required=False, allow_empty=False, max_length=20,
-        help_text=f"Template keys; default {', '.join(DEFAULT_TEMPLATES)}.",
+        child=serializers.RegexField(TEMPLATE_KEY_PATTERN), allow_empty=False, max_length=20,
+        help_text=f"Template keys to run, in order, e.g. {', '.join(DEFAULT_TEMPLATES)}.",
     )
     targets = _targets_field()
     scale_factor = serializers.FloatField(min_value=1e-9, max_value=1.0, default=defaults.scale_factor)
@@ -150,7 +152,7 @@ class TemplateViewSet(viewsets.GenericViewSet):
         options = QuickRunOptions(scale_factor=data["scale_factor"], run_time_s=data["run_time_s"],
                                   warmup_s=data["warmup_s"], max_threads=data["max_threads"],
                                   table_rows_min=data["table_rows_min"], table_rows_max=data["table_rows_max"])
-        keys = list(data.get("templates") or DEFAULT_TEMPLATES)
+        keys = list(data["templates"])
         try:
             if data["preview"]:
                 return Response({"templates": suite_preview(template_keys=keys, targets=targets, options=options)})

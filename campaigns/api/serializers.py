@@ -23,6 +23,7 @@ from campaigns.api.fields import (
     FastReadMixin,
     ModelCleanMixin,
     SizesBySpecField,
+    StrictInputMixin,
     ThreadsByKeyField,
     thread_list_field,
 )
@@ -49,14 +50,14 @@ MAX_PASSWORD_CHARS = 1024
 # ---------------------------------------------------------------- catalogue of systems
 
 
-class ProductSerializer(FastReadMixin, serializers.ModelSerializer):
+class ProductSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = Product
         fields = ["id", "name", "engine", "version", "vendor", "notes", "created_at"]
         read_only_fields = ["created_at"]
 
 
-class InstanceSpecSerializer(FastReadMixin, serializers.ModelSerializer):
+class InstanceSpecSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = InstanceSpec
         fields = ["id", "label", "cpu_cores", "memory_gb", "storage_gb", "storage_type", "price_per_hour",
@@ -68,7 +69,7 @@ class InstanceSpecSerializer(FastReadMixin, serializers.ModelSerializer):
         }
 
 
-class TargetSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+class TargetSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
     """A target; `password` is write-only: set it on create or update, it is never returned.
 
     Sending `"password": ""` clears it; leaving the key out keeps the stored one.
@@ -113,7 +114,7 @@ class TargetCheckSerializer(serializers.Serializer):
     settings = serializers.DictField(child=serializers.CharField())
 
 
-class DatasetSerializer(FastReadMixin, serializers.ModelSerializer):
+class DatasetSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSerializer):
     sizes_by_spec = SizesBySpecField(
         required=False, help_text="Per instance spec label: [tables, rows per table], overriding the default."
     )
@@ -123,7 +124,7 @@ class DatasetSerializer(FastReadMixin, serializers.ModelSerializer):
         fields = ["id", "name", "tables", "table_size", "sizes_by_spec", "description"]
 
 
-class ScenarioSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+class ScenarioSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
     clean_normalises = ("options",)
 
     test = serializers.ChoiceField(choices=TEST_CHOICES)
@@ -149,7 +150,7 @@ class ScenarioSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerial
         }
 
 
-class CampaignSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
     targets = serializers.PrimaryKeyRelatedField(many=True, queryset=Target.objects.all(), required=False)
     scenarios = serializers.PrimaryKeyRelatedField(many=True, queryset=Scenario.objects.all(), required=False)
     threads = thread_list_field(required=False, help_text="Thread counts to run, e.g. [8, 16, 32].")
@@ -161,10 +162,11 @@ class CampaignSerializer(FastReadMixin, ModelCleanMixin, serializers.ModelSerial
         model = Campaign
         fields = ["id", "name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
-                  "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template", "template_key", "regression_threshold_pct", "noise_cv_pct",
-                  "baseline_run", "baseline_last_n", "webhook_url", "notify_emails", "created_by", "created_at",
-                  "updated_at"]
-        read_only_fields = ["created_at", "updated_at"]
+                  "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
+                  "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
+                  "webhook_url", "notify_emails", "created_by", "created_at", "updated_at"]
+        # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it (#21).
+        read_only_fields = ["is_template", "template_key", "created_at", "updated_at"]
         extra_kwargs = {
             "clients_min": {"max_value": 1000},
             "clients_per_threads": {"min_value": 1, "max_value": MAX_THREADS},
@@ -216,7 +218,7 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class LaunchSerializer(serializers.Serializer):
+class LaunchSerializer(StrictInputMixin, serializers.Serializer):
     label = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
 
 
@@ -305,7 +307,7 @@ class JobResultSerializer(FastReadMixin, serializers.ModelSerializer):
 RESULT_CSV_COLUMNS = JobResultSerializer.Meta.fields
 
 
-class ResultsImportSerializer(serializers.Serializer):
+class ResultsImportSerializer(StrictInputMixin, serializers.Serializer):
     files = serializers.ListField(
         child=serializers.FileField(allow_empty_file=False, max_length=255), min_length=1, max_length=100,
         help_text="One or more sysbench log files (UTF-8 text), each becoming one job of an imported run.",
@@ -426,7 +428,7 @@ class ComparisonQuerySerializer(serializers.Serializer):
 # ---------------------------------------------------------------- scenarios from a pasted command
 
 
-class FromCommandSerializer(serializers.Serializer):
+class FromCommandSerializer(StrictInputMixin, serializers.Serializer):
     command = serializers.CharField(max_length=MAX_COMMAND_CHARS, trim_whitespace=False,
                                     help_text="A sysbench command line as pasted (0.5 or 1.0 spelling).")
     default_test = serializers.ChoiceField(choices=TEST_CHOICES, required=False,
@@ -482,7 +484,7 @@ class FromCommandResponseSerializer(serializers.Serializer):
 # ---------------------------------------------------------------- hosts and users
 
 
-class ClientHostSerializer(FastReadMixin, serializers.ModelSerializer):
+class ClientHostSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSerializer):
     online = serializers.SerializerMethodField()
 
     class Meta:
@@ -497,7 +499,7 @@ class ClientHostSerializer(FastReadMixin, serializers.ModelSerializer):
         return host.is_online()
 
 
-class UserSerializer(serializers.ModelSerializer):
+class UserSerializer(StrictInputMixin, serializers.ModelSerializer):
     """A login with its role; the password is write-only and checked by Django's validators."""
 
     role = serializers.ChoiceField(choices=list(roles.ROLES), allow_null=True, required=False,
@@ -576,7 +578,7 @@ class UserSerializer(serializers.ModelSerializer):
         user.__dict__.pop("_benchapp_groups", None)
 
 
-class TokenRequestSerializer(serializers.Serializer):
+class TokenRequestSerializer(StrictInputMixin, serializers.Serializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(max_length=MAX_PASSWORD_CHARS, trim_whitespace=False,
                                      style={"input_type": "password"}, write_only=True)

@@ -16,7 +16,13 @@ from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
@@ -28,11 +34,12 @@ from rest_framework.views import APIView
 
 from campaigns import roles, services
 from campaigns.api import serializers as s
-from campaigns.api.comparison_query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
 from campaigns.api.exceptions import Conflict
-from campaigns.api.permissions import RolePermission
+from campaigns.api.fields import NoInputSerializer
+from campaigns.api.permissions import RolePermission, SuperuserEditedBySuperuser
 from campaigns.api.renderers import CSVRenderer, csv_response
 from campaigns.api.samples_query import SAMPLE_SUMMED, SECOND_COLUMNS, SERIES_METRICS, fetch_rows, samples_per_second
+from campaigns.api.throttling import TokenAddressThrottle, TokenUsernameThrottle
 from campaigns.cache import (
     SECONDS_TIMEOUT_S,
     SERIES_TIMEOUT_S,
@@ -41,6 +48,7 @@ from campaigns.cache import (
     query_key,
     results_version,
 )
+from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
 from campaigns.downsample import downsample
 from campaigns.filtersets import (
     CampaignFilterSet,
@@ -66,7 +74,7 @@ from campaigns.models import (
     Scenario,
     Target,
 )
-from campaigns.sysbench.cmdline import parse_command
+from campaigns.sysbench.cmdline import parse_command, scenario_fields
 
 ID_PATTERN = r"[0-9]{1,19}"
 MAX_IDEMPOTENCY_KEY = 200
@@ -173,6 +181,7 @@ class TargetViewSet(ModelViewSet):
     @action(detail=True, methods=["post"])
     def check(self, request: Request, pk: str | None = None) -> Response:
         target = self.get_object()
+        NoInputSerializer(data=request.data).is_valid(raise_exception=True)
         return Response(services.target_check(target=target))
 
 
@@ -184,13 +193,11 @@ class DatasetViewSet(ModelViewSet):
 
 
 def _proposed_scenario(parsed: Any) -> dict[str, Any]:
-    """The Scenario fields a parsed command maps to: timings and percentile leave `options`."""
-    options = dict(parsed.options)
-    percentile = options.pop("percentile", 95)
-    report_interval = options.pop("report-interval", 1) or 1
-    options.pop("histogram", None)  # benchapp always asks for the histogram
-    return {"test": parsed.test, "options": options, "time_s": parsed.time_s or 60,
-            "report_interval_s": report_interval, "percentile": float(percentile)}
+    """The Scenario fields a parsed command maps to, with the defaults of a new scenario."""
+    fields = scenario_fields(test=parsed.test, options=parsed.options, time_s=parsed.time_s)
+    return {"test": fields.test, "options": fields.options, "time_s": fields.time_s or 60,
+            "report_interval_s": fields.report_interval_s or 1,
+            "percentile": 95.0 if fields.percentile is None else fields.percentile}
 
 
 @extend_schema_view(
@@ -299,7 +306,9 @@ class CampaignViewSet(ModelViewSet):
 
     @action(detail=True, methods=["post"])
     def plan(self, request: Request, pk: str | None = None) -> Response:
-        return Response(services.campaign_plan(campaign=self.get_object()))
+        campaign = self.get_object()
+        NoInputSerializer(data=request.data).is_valid(raise_exception=True)
+        return Response(services.campaign_plan(campaign=campaign))
 
     @action(detail=True, methods=["post"])
     def launch(self, request: Request, pk: str | None = None) -> Response:
@@ -334,7 +343,9 @@ class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
 
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
-        run = services.run_cancel(run=self.get_object())
+        run = self.get_object()
+        NoInputSerializer(data=request.data).is_valid(raise_exception=True)
+        run = services.run_cancel(run=run)
         return Response(self.get_serializer(run_queryset().get(pk=run.pk)).data)
 
 
@@ -640,6 +651,7 @@ class UserViewSet(ModelViewSet):
     ordering_fields = ["id", "username", "date_joined", "last_login"]
     filterset_fields = ["is_active", "username"]
     read_role = write_role = delete_role = roles.ADMIN
+    permission_classes = [RolePermission, SuperuserEditedBySuperuser]
 
     def perform_destroy(self, instance: Any) -> None:
         if instance.pk == self.request.user.pk:
@@ -648,12 +660,24 @@ class UserViewSet(ModelViewSet):
 
 
 class TokenView(APIView):
-    """POST username and password → the user's API token (created on first use)."""
+    """POST username and password → the user's API token (created on first use).
+
+    Throttled per client address and per username (campaigns.api.throttling): past the limit a request
+    is a 429 with Retry-After before its password is checked, so guessing costs no password hashes.
+    """
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
+    throttle_classes = [TokenAddressThrottle, TokenUsernameThrottle]
 
-    @extend_schema(request=s.TokenRequestSerializer, responses={200: s.TokenResponseSerializer}, auth=[])
+    @extend_schema(request=s.TokenRequestSerializer, auth=[], responses={
+        200: s.TokenResponseSerializer,
+        429: OpenApiResponse(
+            response=inline_serializer("Throttled", {"detail": serializers.CharField(),
+                                                     "code": serializers.CharField()}),
+            description="Too many attempts from this address or for this username; the Retry-After "
+                        "header says when to try again."),
+    })
     def post(self, request: Request) -> Response:
         body = s.TokenRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -1,5 +1,6 @@
 """The comparison as files: CSV lines with their column list, and Markdown tables with the conclusions and,
-for the white paper, its environment and method."""
+for the white paper, its environment and method. Every text from a row goes through campaigns.escaping, the
+rule of every export (formulas neutralised in CSV; HTML, links, pipes and line breaks escaped in Markdown)."""
 from __future__ import annotations
 
 import csv
@@ -9,6 +10,7 @@ from typing import Any
 
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio
 from campaigns.comparison.significance import SIGNIFICANCE_NOTE
+from campaigns.escaping import csv_row, markdown_cell, markdown_code_block, markdown_text
 
 # New columns go at the end, so readers that index columns by position keep working.
 CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size", "tables", "product", "source",
@@ -21,7 +23,7 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
 def _beside_csv(table: dict[str, Any], row: dict[str, Any], index: int) -> list[Any]:
     beside = row.get("beside")
     entry = beside["by_column"].get(index) if beside else None
-    if entry is None:
+    if beside is None or entry is None:
         return [None] * 9
     return [table["beside"]["product"], beside["published_spec"], beside["published_threads"], beside["published_qps"],
             entry["per_core"], beside["published_per_core"], entry["ratio"], beside["basis"], beside["hardware"]]
@@ -49,7 +51,7 @@ def to_csv(layout: dict[str, Any]) -> str:
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for line in csv_lines(layout):
-        writer.writerow(["" if v is None else v for v in line])
+        writer.writerow(csv_row("" if v is None else v for v in line))
     return out.getvalue()
 
 
@@ -94,10 +96,6 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
     return lines
 
 
-def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def beside_header(beside: dict[str, Any]) -> list[str]:
     per_core = beside.get("has_per_core", False)
     header = ["Specification", "Concurrency", "Published spec", "Published concurrency"]
@@ -109,17 +107,21 @@ def beside_header(beside: dict[str, Any]) -> list[str]:
     return header
 
 
+def _markdown_row(values: Sequence[Any]) -> str:
+    return "| " + " | ".join(markdown_cell(v) for v in values) + " |"
+
+
 def beside_markdown(beside: dict[str, Any]) -> list[str]:
     """A measured table's published counterpart: the hardware labels, then the figures side by side."""
-    out = [f"#### Beside the published {_md_escape(beside['product'])} ({_md_escape(beside['key'] or 'no match')})",
+    out = [f"#### Beside the published {markdown_text(beside['product'])} ({markdown_text(beside['key'] or 'no match')})",
            ""]
     if not beside["rows"]:
-        return [*out, beside["note"], ""]
-    out += [f"- {_md_escape(note)}" for note in beside["notes"]] + [""]
+        return [*out, markdown_text(beside["note"]), ""]
+    out += [f"- {markdown_text(note)}" for note in beside["notes"]] + [""]
     if beside["summary"]:
-        out += [f"**Beside the published figures.** {beside['summary']}", ""]
+        out += [f"**Beside the published figures.** {markdown_text(beside['summary'])}", ""]
     header = beside_header(beside)
-    out.append("| " + " | ".join(_md_escape(h) for h in header) + " |")
+    out.append(_markdown_row(header))
     out.append("|" + "|".join(["---", "---:", "---"] + ["---:"] * (len(header) - 3)) + "|")
     per_core = beside.get("has_per_core", False)
     for row in beside["rows"]:
@@ -131,13 +133,13 @@ def beside_markdown(beside: dict[str, Any]) -> list[str]:
             if per_core:
                 line.append(fmt_number(core))
         line += [f"{fmt_ratio(c['ratio'])} {row['basis']}" if c["ratio"] is not None else "—" for c in row["cells"]]
-        out.append("| " + " | ".join(_md_escape(v) for v in line) + " |")
+        out.append(_markdown_row(line))
     return [*out, ""]
 
 
 def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | None = None) -> str:
-    names = layout["names"]
-    out = [f"# {title}", ""]
+    names = [markdown_text(name) for name in layout["names"]]
+    out = [f"# {markdown_text(title)}", ""]
     if names:
         out += [f"Products: {', '.join(names)} (Δ% against {names[0]}). Medians over repetitions.", ""]
     if layout.get("has_marks"):
@@ -145,29 +147,32 @@ def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | 
     if report:
         out += ["## Environment", ""]
         for env in report["environment"]:
-            out.append(f"- **{_md_escape(env['target'])}** ({_md_escape(env['product'])}, "
-                       f"{_md_escape(env['spec'] or 'no spec')}): {_md_escape(env['version'] or 'version unknown')}")
+            out.append(f"- **{markdown_text(env['target'])}** ({markdown_text(env['product'])}, "
+                       f"{markdown_text(env['spec'] or 'no spec')}): "
+                       f"{markdown_text(env['version'] or 'version unknown')}")
             for name, value in env["settings"]:
-                out.append(f"  - {name} = {_md_escape(value)}")
+                out.append(f"  - {markdown_text(name)} = {markdown_text(value)}")
         for host in report["hosts"]:
-            out.append(f"- client host {_md_escape(host['hostname'])}: {host['cores'] or '?'} cores, "
-                       f"{host['memory_gb'] or '?'} GB, sysbench {host['sysbench'] or '?'} ({host['jobs']} jobs)")
+            out.append(f"- client host {markdown_text(host['hostname'])}: {host['cores'] or '?'} cores, "
+                       f"{host['memory_gb'] or '?'} GB, sysbench {markdown_text(host['sysbench'] or '?')} "
+                       f"({host['jobs']} jobs)")
         out += ["", "## Method", ""]
         for method in report["method"]:
-            out += [f"**{_md_escape(method['scenario'])}** on {_md_escape(method['product'])} "
-                    f"(threads: {method['threads']}):", "", "```", method["command"], "```", ""]
+            out += [f"**{markdown_text(method['scenario'])}** on {markdown_text(method['product'])} "
+                    f"(threads: {method['threads']}):", "", *markdown_code_block(method["command"]), ""]
         out += ["## Results", ""]
     for table in layout["tables"]:
-        out += [f"### {_md_escape(table['title'])}", ""]
-        header = table_header(table, names)
-        out.append("| " + " | ".join(_md_escape(h) for h in header) + " |")
+        out += [f"### {markdown_text(table['title'])}", ""]
+        header = table_header(table, layout["names"])
+        out.append(_markdown_row(header))
         out.append("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
-        for line in table_lines(table, names):
-            out.append("| " + " | ".join(_md_escape(v) for v in line) + " |")
-        out += ["", f"**Conclusion.** {table['conclusion']}", ""]
+        for line in table_lines(table, layout["names"]):
+            out.append(_markdown_row(line))
+        out += ["", f"**Conclusion.** {markdown_text(table['conclusion'])}", ""]
         if table.get("beside"):
             out += beside_markdown(table["beside"])
     if report:
-        out += ["## Conclusions", ""] + [f"- {t['scenario']['name']}: {t['conclusion']}" for t in layout["tables"]]
+        out += ["## Conclusions", ""] + [f"- {markdown_text(t['scenario']['name'])}: {markdown_text(t['conclusion'])}"
+                                         for t in layout["tables"]]
         out.append("")
     return "\n".join(out)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
+from typing import TypeGuard
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from campaigns.api.comparison_query import comparison_build
 from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
 from campaigns.comparison.formatting import pct_label
 from campaigns.comparison.html import beside_body_html, table_body_html
 from campaigns.comparison.published import _merge_published, beside_rows, beside_table, published_groups
+from campaigns.comparison.query import comparison_build
 from campaigns.comparison.selection import Selection
 from campaigns.comparison.significance import _row_marks, repetition_values
 from campaigns.models import InstanceSpec, JobResult

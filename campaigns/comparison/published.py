@@ -162,6 +162,7 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
         shape = nearest_spec(_spec_shape(measured_spec), list(shapes.values()))
         assert shape is not None  # `matching` is not empty
         threads = nearest_threads(row["threads"], figures[shape.id])
+        assert threads is not None  # every published shape has figures
         figure = figures[shape.id][threads]
         cores = published_cores(shape.label, shape.cpu_cores)
         measured_cores = measured_spec.cpu_cores if measured_spec is not None else None

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from django.db.models import QuerySet
 
-from campaigns.api.comparison_query import succeeded_jobs_condition
+from campaigns.comparison.query import succeeded_jobs_condition
 from campaigns.models import Job
 
 

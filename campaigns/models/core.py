@@ -117,12 +117,13 @@ class Target(models.Model):
         return f"{self.driver}://{self.user}@{self.host}:{self.port}/{self.database}"
 
     def clean(self) -> None:
-        for field in ("host", "database", "user"):
-            value = getattr(self, field)
-            # These reach sysbench as option values; whitespace or a leading dash would read as
-            # another argument or a different option.
-            if value and (value != value.strip() or value.startswith("-") or "\x00" in value):
-                raise ValidationError({field: "must not start with '-' or carry surrounding spaces"})
+        from campaigns.sysbench.command import connection_problems
+
+        # These reach sysbench as option values (--mysql-host=…): checked as a scenario's options are,
+        # so that whitespace, a line break or a leading dash never reads as another argument.
+        problems = connection_problems(host=self.host, user=self.user, database=self.database)
+        if problems:
+            raise ValidationError(problems)
 
 
 class Dataset(models.Model):
@@ -224,6 +225,10 @@ class Campaign(models.Model):
     one job uses: clients_min, plus one per clients_per_threads threads beyond that many.
     """
 
+    # threads_by_scenario keys "<scenario name> @ <spec label>" hold one cell's list (seed 001's concurrency
+    # differs per scenario and instance class).
+    PAIR_SEPARATOR = " @ "
+
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
     targets = models.ManyToManyField(Target, related_name="campaigns", blank=True)
@@ -303,28 +308,42 @@ class Campaign(models.Model):
         return self.clients_min + extra
 
     def threads_for(self, target: Target, scenario: Scenario) -> list[int]:
-        """The thread list for one cell: "<scenario> @ <spec label>" first (white papers pick a
-        concurrency per scenario and spec), then the scenario's, then the spec's, then the default."""
-        if target.spec is not None:
-            pair = f"{scenario.name} @ {target.spec.label}"
+        """The thread list for one cell (see threads_for_names)."""
+        return self.threads_for_names(spec_label=target.spec.label if target.spec is not None else None,
+                                      scenario_name=scenario.name)
+
+    def threads_for_names(self, *, spec_label: str | None, scenario_name: str) -> list[int]:
+        """The thread list for a scenario on a spec, the one rule for campaigns and seed templates alike:
+        the pair "<scenario> @ <spec label>" first (white papers pick a concurrency per scenario and spec),
+        then the scenario's list, then the spec's, then the campaign's default list."""
+        if spec_label is not None:
+            pair = f"{scenario_name}{self.PAIR_SEPARATOR}{spec_label}"
             if pair in self.threads_by_scenario:
                 return [int(t) for t in self.threads_by_scenario[pair]]
-        if scenario.name in self.threads_by_scenario:
-            return [int(t) for t in self.threads_by_scenario[scenario.name]]
-        if target.spec is not None and target.spec.label in self.threads_by_spec:
-            return [int(t) for t in self.threads_by_spec[target.spec.label]]
-        return list(self.threads)
+        if scenario_name in self.threads_by_scenario:
+            return [int(t) for t in self.threads_by_scenario[scenario_name]]
+        if spec_label is not None and spec_label in self.threads_by_spec:
+            return [int(t) for t in self.threads_by_spec[spec_label]]
+        return [int(t) for t in self.threads]
 
 
 class Run(models.Model):
-    """One execution of a campaign: the jobs it expanded to and their collective status."""
+    """One execution of a campaign: the jobs it expanded to and their collective status.
+
+    Its status follows its jobs (campaigns.execution.transitions.run_outcome): succeeded when all of them
+    did, partially_succeeded when some did, failed when none did, cancelled when it was cancelled.
+    """
 
     class Status(models.TextChoices):
         PENDING = "pending"
         RUNNING = "running"
         SUCCEEDED = "succeeded"
+        PARTIALLY_SUCCEEDED = "partially_succeeded", "partially succeeded"
         FAILED = "failed"
         CANCELLED = "cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.PARTIALLY_SUCCEEDED, Status.FAILED, Status.CANCELLED)
+    ACTIVE = (Status.PENDING, Status.RUNNING)
 
     class Trigger(models.TextChoices):
         MANUAL = "manual"
@@ -333,7 +352,7 @@ class Run(models.Model):
         IMPORT = "import"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     trigger = models.CharField(max_length=12, choices=Trigger.choices, default=Trigger.MANUAL)
     label = models.CharField(max_length=200, blank=True)
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
@@ -351,6 +370,10 @@ class Run(models.Model):
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="followers",
         help_text="This run starts when that run has finished.",
     )
+    # The Celery queue its jobs were sent on. A reconciler repairs only the runs of its own queue, so
+    # two installations (or two test sessions, or a test with a broker of its own) on one database never
+    # re-send each other's jobs.
+    queue = models.CharField(max_length=200, blank=True)
 
     objects = RunQuerySet.as_manager()
 
@@ -366,14 +389,15 @@ class Run(models.Model):
         return f"{self.campaign.name} run #{self.pk}"
 
     def is_finished(self) -> bool:
-        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
+        return self.status in self.FINISHED
 
 
 class Job(models.Model):
     """One cell of a run: a target × scenario × thread count × repetition.
 
     The job moves queued → preparing → running → succeeded | failed | cancelled (or waits for
-    client hosts). Its sysbench processes are JobClients; its figures are the JobResult.
+    client hosts); only campaigns.execution.transitions changes its status and phase. Its sysbench
+    processes are JobClients; its figures are the JobResult.
     """
 
     class Status(models.TextChoices):
@@ -385,8 +409,18 @@ class Job(models.Model):
         FAILED = "failed"
         CANCELLED = "cancelled"
 
+    class Phase(models.TextChoices):
+        """Where an active job is; "" before a coordinator claims it, "done" once it is closed."""
+
+        NONE = "", "not started"
+        PREPARE = "prepare", "preparing (target check, dataset, warm-up)"
+        RUN = "run", "measuring"
+        FINALIZING = "finalizing", "closing (results, snapshot, cleanup)"
+        DONE = "done", "done"
+
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
     ACTIVE = (Status.PREPARING, Status.RUNNING)
+    PENDING = (Status.QUEUED, Status.WAITING)
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs")
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="jobs")
@@ -400,7 +434,7 @@ class Job(models.Model):
     warmup_s = models.PositiveIntegerField(null=True, blank=True)
     clients_needed = models.PositiveIntegerField(default=1)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
-    phase = models.CharField(max_length=20, blank=True)
+    phase = models.CharField(max_length=20, blank=True, choices=Phase.choices, default=Phase.NONE)
     error = models.TextField(blank=True)
     wait_reason = models.CharField(max_length=300, blank=True)
     command_line = models.TextField(blank=True)

@@ -4,17 +4,12 @@ template_load_all() writes the definitions of campaigns/seeds/templates.py to th
 updates what is there, creates what is missing). template_instantiate() copies a template into a normal
 campaign with real targets and a scale factor; the template's scenarios and datasets are shared, not copied.
 
-The thread rule of an instance. Campaign.threads_for() takes a scenario name first, then a spec label, then
-the campaign's thread list, so it cannot hold seed 001's concurrency per (scenario, spec) pair. Templates keep
-those pairs as "<scenario> @ <spec label>" keys of threads_by_scenario (which threads_for never matches), and
-an instance resolves them for its own targets. For one target and one scenario the threads are:
-  1. the pair "<scenario> @ <target's spec label>" when the template has it;
-  2. else the template's plain entry for the scenario, if any;
-  3. else the template's list for the target's spec label (threads_by_spec);
-  4. else the template's default thread list (Campaign.threads).
+The thread rule of an instance is Campaign.threads_for_names(), the rule of every campaign: for one target and
+one scenario, the pair "<scenario> @ <target's spec label>" when the template has it; else the template's plain
+entry for the scenario; else its list for the target's spec label (threads_by_spec); else its default list.
 Spec labels match exactly: a target on a spec the document did not test gets the default list (and the
 datasets' default size). Where the pairs apply, the instance stores, per scenario, the union of its targets'
-lists. That is exact when the targets share one spec, as when two products are compared on one instance class
+lists (a plain scenario entry, which the instance's own form and API can show and edit). That is exact when the targets share one spec, as when two products are compared on one instance class
 (seed 001: instantiate once per spec); targets on several specs each run the union of those lists.
 """
 from __future__ import annotations
@@ -27,6 +22,7 @@ from django.db import transaction
 from campaigns.models import Campaign, Dataset, Scenario, Target
 from campaigns.seeds.specs import spec_get_or_create
 from campaigns.seeds.templates import PAIR_SEPARATOR, TEMPLATES, ScenarioDef, TemplateDef
+from campaigns.sysbench.cmdline import scenario_fields
 from campaigns.sysbench.presets import PRESETS
 
 # Preset options that are Scenario fields rather than options.
@@ -35,14 +31,12 @@ _FIELD_OPTIONS = ("percentile", "report-interval")
 
 def _scenario_fields(definition: ScenarioDef, dataset: Dataset) -> dict[str, object]:
     preset = PRESETS[definition.preset]
-    options = dict(preset.options)
-    report_interval = options.pop("report-interval", 1)
-    options.pop("percentile", None)
-    options.update(definition.options)
+    fields = scenario_fields(test=preset.test, options=preset.options, time_s=definition.time_s)
+    options = {**fields.options, **definition.options}
     description = f"{preset.label} (preset {preset.key}, seed {preset.seed}). {definition.description}"
     return {
-        "test": preset.test, "dataset": dataset, "options": options, "time_s": definition.time_s,
-        "warmup_s": 0, "report_interval_s": int(report_interval), "percentile": float(definition.percentile),
+        "test": fields.test, "dataset": dataset, "options": options, "time_s": definition.time_s,
+        "warmup_s": 0, "report_interval_s": fields.report_interval_s or 1, "percentile": float(definition.percentile),
         "table_ddl": definition.table_ddl, "preset": preset.key, "description": description,
     }
 
@@ -103,20 +97,6 @@ def template_load_all() -> list[Campaign]:
     """
     with transaction.atomic():
         return [template_load(definition=definition) for definition in TEMPLATES]
-
-
-def template_threads_for(*, template: Campaign, spec_label: str | None, scenario_name: str) -> list[int]:
-    """The thread list a target on `spec_label` gets for a scenario of `template` (the rule in the module doc)."""
-    by_scenario = template.threads_by_scenario
-    if spec_label is not None:
-        pair = f"{scenario_name}{PAIR_SEPARATOR}{spec_label}"
-        if pair in by_scenario:
-            return [int(t) for t in by_scenario[pair]]
-    if scenario_name in by_scenario:
-        return [int(t) for t in by_scenario[scenario_name]]
-    if spec_label is not None and spec_label in template.threads_by_spec:
-        return [int(t) for t in template.threads_by_spec[spec_label]]
-    return [int(t) for t in template.threads]
 
 
 def _instance_name(template: Campaign, scale_factor: float) -> str:
@@ -213,8 +193,7 @@ def template_instantiate(
         if scenario.name in paired:
             union: set[int] = set()
             for label in labels:
-                union.update(template_threads_for(template=template, spec_label=label or None,
-                                                  scenario_name=scenario.name))
+                union.update(template.threads_for_names(spec_label=label or None, scenario_name=scenario.name))
             threads_by_scenario[scenario.name] = sorted(union)
     notes = [f"Instance of the template '{template.name}' at scale {scale_factor:g}."]
     if max_threads is not None:

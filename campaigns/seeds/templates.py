@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from campaigns.models import Campaign
+
 # The separator of a (scenario, spec) key in a template's threads_by_scenario. No scenario name or spec
 # label below contains it (tests check this), so such a key never shadows a plain scenario name.
-PAIR_SEPARATOR = " @ "
+PAIR_SEPARATOR = Campaign.PAIR_SEPARATOR
 
 
 @dataclass(frozen=True)

@@ -26,26 +26,23 @@ from campaigns.sysbench.catalogue import (
     BUILTIN_TO_LEGACY,
     COMMON_OPTIONS,
     LEGACY_TO_BUILTIN,
-    MAX_THREADS,
     TESTS,
     OptionError,
     OptionSpec,
     canonical_option_name,
     dataset_option_names,
+    format_value,
     option_spec,
     unsafe_reason,
     validate_options,
 )
+from campaigns.sysbench.threads import ThreadListError, parse_thread_list
 
 COMMANDS = ("prepare", "run", "cleanup")
 
 # Longer than any real command by far; bounds the work done on whatever gets pasted.
 MAX_COMMAND_CHARS = 65_536
 
-# A `{2~3000}` style thread range is read as powers of two between its ends, plus both ends; a bash range
-# `{a..b}` is read literally (as bash would expand it) only while it stays this short.
-MAX_LITERAL_RANGE = 16
-MAX_THREAD_VALUES = 64
 
 
 class CommandError(ValueError):
@@ -437,58 +434,48 @@ def _takes_value(name: str, following: str) -> bool:
     return not (lowered.endswith(".lua") or lowered in TESTS or _is_program(following))
 
 
-def _ladder(low: int, high: int) -> list[int]:
-    """`{2~3000}`: the powers of two between the ends, and both ends (2, 4, 8, …, 2048, 3000)."""
-    values = [low]
-    power = 1
-    while power <= low:
-        power *= 2
-    while power < high:
-        values.append(power)
-        power *= 2
-    if high != low:
-        values.append(high)
-    return values
+@dataclass(slots=True)
+class ScenarioFields:
+    """What a scenario stores of a test and its options: the options left once the scenario's own fields
+    (percentile, report interval) are taken out and what benchapp manages itself is dropped, with a note each."""
+
+    test: str
+    options: dict[str, object]
+    time_s: int | None
+    report_interval_s: int | None
+    percentile: float | None
+    notes: list[str]
+
+
+def scenario_fields(*, test: str, options: dict[str, object], time_s: int | None = None) -> ScenarioFields:
+    """The one mapping from a parsed command's (or a preset's) test and options to scenario fields; the API,
+    the scenario form and the seed templates all use it."""
+    options = dict(options)
+    percentile = options.pop("percentile", None)
+    report_interval = options.pop("report-interval", None)
+    notes = []
+    if options.pop("histogram", None) is not None:
+        notes.append("--histogram: dropped, benchapp always records the latency histogram.")
+    if (shutdown := options.pop("forced-shutdown", None)) is not None:
+        notes.append(f"--forced-shutdown={format_value(shutdown)}: dropped, benchapp bounds each run itself.")
+    return ScenarioFields(
+        test=test, options=options, time_s=time_s,
+        report_interval_s=None if report_interval is None else int(report_interval) or 1,  # type: ignore[call-overload]
+        percentile=None if percentile is None else float(percentile),  # type: ignore[arg-type]
+        notes=notes,
+    )
 
 
 def _thread_list(text: str, warnings: list[str], written: str) -> list[int]:
-    compact = re.sub(r"\s+", "", text)
-    ranged = re.fullmatch(r"\{?([0-9]{1,7})(~|\.\.)([0-9]{1,7})(?:\.\.([0-9]{1,7}))?\}?", compact)
-    if ranged:
-        low, high = int(ranged.group(1)), int(ranged.group(3))
-        step = int(ranged.group(4)) if ranged.group(4) else 1
-        if low > high:
-            low, high = high, low
-        if ranged.group(2) == "~":
-            values = _ladder(low, high)
-            warnings.append(
-                f"{written}={text}: read as powers of two from {low} to {high} plus both ends: "
-                f"{', '.join(map(str, values))}"
-            )
-        elif step > 0 and (high - low) // step + 1 <= MAX_LITERAL_RANGE:
-            values = list(range(low, high + 1, step))
-        else:
-            values = _ladder(low, high)
-            warnings.append(
-                f"{written}={text}: a range of {(high - low) // max(step, 1) + 1} thread counts is too long "
-                f"to run each; read as powers of two plus both ends: {', '.join(map(str, values))}"
-            )
-    else:
-        items = [item for item in re.split(r"[,\s]+", text.strip().strip("{}()[]")) if item]
-        if not items or not all(re.fullmatch(r"[0-9]{1,7}", item) for item in items):
-            warnings.append(f"{written}: {text[:40]!r} is not a thread count or list of them; dropped")
-            return []
-        values = [int(item) for item in items]
-    kept: list[int] = []
-    for value in values:
-        if not 1 <= value <= MAX_THREADS:
-            warnings.append(f"{written}: {value} threads is outside 1-{MAX_THREADS}; dropped")
-        elif value not in kept:
-            kept.append(value)
-    if len(kept) > MAX_THREAD_VALUES:
-        warnings.append(f"{written}: only the first {MAX_THREAD_VALUES} thread counts were kept")
-        kept = kept[:MAX_THREAD_VALUES]
-    return kept
+    """The thread counts of an option's value, by the one thread-list rule; what it cannot read is warned
+    about and dropped (a pasted command still fills the rest of the form)."""
+    try:
+        parsed = parse_thread_list(text)
+    except ThreadListError as exc:
+        warnings.append(f"{written}: {exc}; dropped")
+        return []
+    warnings.extend(f"{written}={note}" for note in parsed.notes)
+    return parsed.values
 
 
 class _Reader:

@@ -7,12 +7,14 @@ stored or logged goes through redact_argv first.
 """
 from __future__ import annotations
 
+import ipaddress
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from campaigns.sysbench.catalogue import TESTS, options_to_argv, test_script_argument
+from campaigns.sysbench.catalogue import TESTS, options_to_argv, test_script_argument, unsafe_reason
 
 LUA_DIR = Path(__file__).resolve().parent / "lua"
 REDACTED = "***"
@@ -42,6 +44,40 @@ class Connection:
         if self.password:
             args.append(f"--{prefix}-password={self.password}")
         return args
+
+
+# One label of a host name (RFC 1123, plus '_', which container names use): no dash at either end.
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def host_problem(host: str) -> str | None:
+    """Why `host` cannot be a server's address (--mysql-host=…), or None: an IPv4 or IPv6 address, or a host
+    name of letters, digits, '-', '_' and dots."""
+    reason = unsafe_reason(host)
+    if reason:
+        return reason
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    name = host.removesuffix(".")
+    if len(name) > 253 or not all(_HOST_LABEL.fullmatch(label) for label in name.split(".")):
+        return "is not a host name or IP address (letters, digits, '-', '_' and dots; no port, path or scheme)"
+    return None
+
+
+def connection_problems(*, host: str, user: str, database: str) -> dict[str, str]:
+    """Per field, why a target's host, user or database cannot travel as one sysbench option value: the same
+    rule as a scenario's options (no whitespace, control character, shell metacharacter or leading '-'),
+    and a host must be a host name or IP address. Empty values are left to the fields' own checks."""
+    problems = {}
+    for field, value, check in (("host", host, host_problem), ("user", user, unsafe_reason),
+                                ("database", database, unsafe_reason)):
+        reason = check(value) if value else None
+        if reason:
+            problems[field] = f"{field} {reason}"
+    return problems
 
 
 def dataset_options(test: str, *, tables: int, table_size: int) -> dict[str, int]:

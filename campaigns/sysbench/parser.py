@@ -767,15 +767,15 @@ class _State:
         elif code in (_K_MIN, _K_AVG, _K_MAX, _K_SUM):
             if not block.in_latency:
                 return
-            number = _ms(value)
+            ms = _ms(value)
             if code == _K_MIN:
-                block.latency.min = number
+                block.latency.min = ms
             elif code == _K_AVG:
-                block.latency.avg = number
+                block.latency.avg = ms
             elif code == _K_MAX:
-                block.latency.max = number
+                block.latency.max = ms
             else:
-                block.latency.sum = number
+                block.latency.sum = ms
         elif code == _K_PCT_DISABLED:
             block.latency.percentile = None
             block.latency.pct = None

@@ -8,7 +8,9 @@ something validate_options would refuse.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from campaigns.sysbench.catalogue import validate_options
 
@@ -29,7 +31,7 @@ class Preset:
     time_s: int | None = None
 
 
-def _preset(key: str, label: str, seed: str, test: str, options: dict[str, object], notes: str, *,
+def _preset(key: str, label: str, seed: str, test: str, options: Mapping[str, object], notes: str, *,
             tables: int | None = None, table_size: int | None = None, threads: tuple[int, ...] = (),
             time_s: int | None = None) -> Preset:
     return Preset(key=key, label=label, seed=seed, test=test, options=validate_options(test, options),
@@ -98,8 +100,8 @@ _SYNC_THREADS = (50, 100, 200, 500, 1000)
 
 def _sync_presets(seed: str) -> list[Preset]:
     note = _SYNC_NOTE.format(seed=seed)
-    common = {"percentile": 99, "report-interval": 1}
-    size = {"tables": 10, "table_size": 2_180_000, "threads": _SYNC_THREADS}
+    common: dict[str, object] = {"percentile": 99, "report-interval": 1}
+    size: dict[str, Any] = {"tables": 10, "table_size": 2_180_000, "threads": _SYNC_THREADS}
     return [
         _preset(f"s{seed}-read", "Read (select.lua)", seed, "oltp_legacy/select.lua", common, note, **size),
         _preset(f"s{seed}-write-non-index", "Write (update_non_index.lua)", seed,
@@ -142,7 +144,7 @@ _S003_NOTE = (
     "10 tables x 10,000,000 rows for 300 s, and compares QPS curves."
 )
 _S003_COMMON = {"percentile": 95, "report-interval": 1}
-_S003_SIZE = {"tables": 10, "table_size": 10_000_000, "threads": _S003_THREADS, "time_s": 300}
+_S003_SIZE: dict[str, Any] = {"tables": 10, "table_size": 10_000_000, "threads": _S003_THREADS, "time_s": 300}
 
 _SEED_003 = [
     _preset("s003-write-only", "OLTP write-only", "003", "oltp_write_only", _S003_COMMON, _S003_NOTE,

@@ -1,18 +1,21 @@
 """What every page shares: role checks, a generic catalogue list/create/edit/delete, error pages."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib import messages
-from django.contrib.auth.mixins import LoginRequiredMixin
-from django.core.exceptions import PermissionDenied
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.core.paginator import Paginator
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Model, ProtectedError, QuerySet, RestrictedError
 from django.forms import ModelForm
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views import View
@@ -20,16 +23,83 @@ from django.views import View
 from campaigns import roles
 
 PAGE_SIZE = 50
+READ_METHODS = ("GET", "HEAD")
+
+ViewFunc = TypeVar("ViewFunc", bound=Callable[..., HttpResponse])
+
+log = logging.getLogger(__name__)
+Item = TypeVar("Item")
+Row = TypeVar("Row")
 
 
-def require_editor(request: HttpRequest) -> None:
-    if not roles.can_edit(request.user):
-        raise PermissionDenied("This needs the operator role.")
+# ---------------------------------------------------------------- roles
+#
+# Every page declares the role it needs, as the API's viewsets do (campaigns.api.permissions): viewer
+# pages read, operator pages create, edit, launch and cancel, admin pages delete. One gate answers for
+# all of them, so a page cannot check less than its declaration says; tests/test_page_roles.py walks
+# the URLconf and fails on a page that declares nothing.
 
 
-def require_admin(request: HttpRequest) -> None:
-    if not roles.can_admin(request.user):
-        raise PermissionDenied("This needs the admin role.")
+def refusal_message(user: Any, needed: str) -> str:
+    """What the 403 page says: the role that is missing and whom to ask for it."""
+    ask = roles.who_grants_roles()
+    current = roles.user_role(user)
+    if current is None:
+        return (f"Your login has no role yet, so benchapp shows you nothing. Ask {ask} to give you one: "
+                f"viewer to read results, operator to also create and launch campaigns.")
+    return f"This needs the {needed} role; yours is {current}. Ask {ask} if you need it."
+
+
+def page_gate(request: HttpRequest, role: str) -> HttpResponse | None:
+    """None when the request may reach a page that needs `role`; else the answer instead of the page.
+
+    Anonymous users go to the login page, users below the role get the 403 page (before any lookup, so
+    a refused user learns nothing of which rows exist), and a write to a viewer's page is a 405: what
+    only reads needs no more than a viewer, and what writes needs at least an operator.
+    """
+    user = request.user
+    if not user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if not roles.has_role(user, role):
+        raise PermissionDenied(refusal_message(user, role))
+    if role == roles.VIEWER and request.method not in READ_METHODS:
+        return HttpResponseNotAllowed(READ_METHODS)
+    return None
+
+
+def role_required(role: str) -> Callable[[ViewFunc], ViewFunc]:
+    """Declares (`view.required_role`) and enforces the role a function view needs."""
+    if role not in roles.ROLES:
+        raise ValueError(f"unknown role {role!r}")
+
+    def decorate(view: ViewFunc) -> ViewFunc:
+        @functools.wraps(view)
+        def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            return page_gate(request, role) or view(request, *args, **kwargs)
+
+        guarded.required_role = role  # type: ignore[attr-defined]
+        return guarded  # type: ignore[return-value]
+
+    return decorate
+
+
+class RoleRequiredMixin(View):
+    """The same gate for class-based views: `required_role` is their declaration."""
+
+    required_role: str = ""
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if self.required_role not in roles.ROLES:
+            raise ImproperlyConfigured(f"{type(self).__name__} declares no required_role")
+        return page_gate(request, self.required_role) or super().dispatch(request, *args, **kwargs)
+
+
+def required_role(view: Callable[..., Any]) -> str | None:
+    """The role a resolved URL's view declares (function or class-based), or None if it declares none."""
+    declared = getattr(view, "required_role", None)
+    if declared is None and hasattr(view, "view_class"):
+        declared = getattr(view.view_class, "required_role", None) or None
+    return declared
 
 
 def paginate(request: HttpRequest, queryset: QuerySet | list, per_page: int = PAGE_SIZE) -> Any:
@@ -79,7 +149,7 @@ class Catalogue:
         return reverse(name, args=[pk]) if pk is not None else reverse(name)
 
 
-class CatalogueView(LoginRequiredMixin, View):
+class CatalogueView(RoleRequiredMixin):
     catalogue: Catalogue = None  # type: ignore[assignment]  # set by as_view(catalogue=...)
 
     def context(self, **extra: Any) -> dict[str, Any]:
@@ -88,6 +158,8 @@ class CatalogueView(LoginRequiredMixin, View):
 
 
 class CatalogueList(CatalogueView):
+    required_role = roles.VIEWER
+
     def get(self, request: HttpRequest) -> HttpResponse:
         cat = self.catalogue
         queryset = cat.get_queryset()
@@ -104,17 +176,17 @@ class CatalogueList(CatalogueView):
 class CatalogueEdit(CatalogueView):
     """Create (no pk) or edit (pk) one row; field errors in place, nothing typed lost."""
 
+    required_role = roles.OPERATOR
+
     def get_object(self, pk: int | None) -> Model | None:
         return get_object_or_404(self.catalogue.get_queryset(), pk=pk) if pk is not None else None
 
     def get(self, request: HttpRequest, pk: int | None = None) -> HttpResponse:
-        require_editor(request)
         obj = self.get_object(pk)
         form = self.catalogue.form_class(instance=obj)
         return self.show(form, obj)
 
     def post(self, request: HttpRequest, pk: int | None = None) -> HttpResponse:
-        require_editor(request)
         obj = self.get_object(pk)
         form = self.catalogue.form_class(request.POST, instance=obj)
         if form.is_valid():
@@ -134,13 +206,13 @@ class CatalogueEdit(CatalogueView):
 
 
 class CatalogueDelete(CatalogueView):
+    required_role = roles.ADMIN
+
     def get(self, request: HttpRequest, pk: int) -> HttpResponse:
-        require_admin(request)
         obj = get_object_or_404(self.catalogue.get_queryset(), pk=pk)
         return render(request, "campaigns/confirm_delete.html", self.context(object=obj))
 
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
-        require_admin(request)
         obj = get_object_or_404(self.catalogue.get_queryset(), pk=pk)
         try:
             with transaction.atomic():
@@ -155,3 +227,22 @@ class CatalogueDelete(CatalogueView):
 
 def error_page(request: HttpRequest, *, title: str, message: str, status: int) -> HttpResponse:
     return render(request, "campaigns/error.html", {"title": title, "message": message}, status=status)
+
+
+def rows_that_render(items: Iterable[Item], build: Callable[[Item], Row], *, page: str) -> list[Row]:
+    """build(item) for each item, leaving out (and logging) any item whose row cannot be built.
+
+    A list page shows rows made by other paths (the API, an import, an older version): one row holding data
+    the page does not expect — a template key no URL accepts — must not turn the whole page into a 500.
+    A row's URLs are reversed here, in build, rather than in the template, so that they fail here.
+    Database errors are not caught: they leave the transaction unusable for the rows after.
+    """
+    rows = []
+    for item in items:
+        try:
+            rows.append(build(item))
+        except DatabaseError:
+            raise
+        except Exception:
+            log.exception("%s: left out %r, whose row could not be built", page, item)
+    return rows

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Max, Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -16,7 +15,7 @@ from campaigns import monitoring, roles, services
 from campaigns.filtersets import CampaignFilterSet
 from campaigns.forms import CampaignForm, ScheduleForm
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
-from campaigns.views.base import Catalogue, Column, paginate, require_editor
+from campaigns.views.base import Catalogue, Column, paginate, role_required
 
 PLAN_ROWS_SHOWN = 300
 
@@ -37,7 +36,7 @@ CAMPAIGNS = Catalogue(
 )
 
 
-@login_required
+@role_required(roles.VIEWER)
 def campaign_list(request: HttpRequest) -> HttpResponse:
     base = CAMPAIGNS.get_queryset()
     filterset = CampaignFilterSet(request.GET, queryset=base)
@@ -50,7 +49,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
     })
 
 
-@login_required
+@role_required(roles.VIEWER)
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The campaign's matrix and its plan: every job, its exact commands, time and size, before launching."""
     campaign = get_object_or_404(
@@ -95,9 +94,8 @@ def _selected_cell(request: HttpRequest, cells: list[dict[str, Any]]) -> dict[st
     return cells[0] if cells else None
 
 
-@login_required
+@role_required(roles.OPERATOR)
 def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    require_editor(request)
     campaign = get_object_or_404(Campaign, pk=pk) if pk else None
     if request.method == "POST":
         form = CampaignForm(request.POST, instance=campaign)
@@ -117,10 +115,9 @@ def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
                                                               "catalogue": CAMPAIGNS})
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def campaign_launch(request: HttpRequest, pk: int) -> HttpResponse:
-    require_editor(request)
     campaign = get_object_or_404(Campaign, pk=pk)
     try:
         run = services.campaign_launch(campaign=campaign, user=request.user, trigger=Run.Trigger.MANUAL,

@@ -1,7 +1,6 @@
 """Products, instance specs, datasets and targets: list, create, edit, delete; a target's connection check."""
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -12,7 +11,7 @@ from campaigns.filtersets import DatasetFilterSet, InstanceSpecFilterSet, Produc
 from campaigns.forms import DatasetForm, InstanceSpecForm, ProductForm, TargetForm
 from campaigns.models import Dataset, InstanceSpec, Job, Product, Target
 from campaigns.probes import ProbeError
-from campaigns.views.base import Catalogue, Column, require_editor
+from campaigns.views.base import Catalogue, Column, role_required
 
 
 def _price(spec: InstanceSpec) -> str:
@@ -70,17 +69,16 @@ def _target_page(request: HttpRequest, target: Target, **extra: object) -> HttpR
     })
 
 
-@login_required
+@role_required(roles.VIEWER)
 def target_detail(request: HttpRequest, pk: int) -> HttpResponse:
     target = get_object_or_404(Target.objects.select_related("product", "spec"), pk=pk)
     return _target_page(request, target)
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def target_check(request: HttpRequest, pk: int) -> HttpResponse:
     """Connects to the target now: its version and key settings, or the precise reason it failed."""
-    require_editor(request)
     target = get_object_or_404(Target.objects.select_related("product", "spec"), pk=pk)
     try:
         check = services.target_check(target=target)

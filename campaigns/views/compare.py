@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from campaigns import roles
 from campaigns.comparison import (
     SIGNIFICANCE_NOTE,
     Selection,
@@ -19,6 +19,7 @@ from campaigns.comparison import (
 )
 from campaigns.forms import ComparisonForm
 from campaigns.models import Campaign, InstanceSpec, Product, PublishedResult, Run, Scenario, Target
+from campaigns.views.base import role_required
 
 CHOICES_SHOWN = 300
 
@@ -83,7 +84,7 @@ def _headers(layout: dict[str, Any]) -> None:
         table["header"] = table_header(table, layout["names"])
 
 
-@login_required
+@role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
     layout = comparison_layout(selection) if selection is not None else None
@@ -105,7 +106,7 @@ def _layout_or_error(request: HttpRequest) -> tuple[dict[str, Any] | None, HttpR
     return comparison_layout(selection), None
 
 
-@login_required
+@role_required(roles.VIEWER)
 def compare_csv(request: HttpRequest) -> HttpResponse:
     layout, error = _layout_or_error(request)
     if error:
@@ -115,7 +116,7 @@ def compare_csv(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@login_required
+@role_required(roles.VIEWER)
 def compare_markdown(request: HttpRequest) -> HttpResponse:
     layout, error = _layout_or_error(request)
     if error:
@@ -126,7 +127,7 @@ def compare_markdown(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@login_required
+@role_required(roles.VIEWER)
 def compare_report(request: HttpRequest) -> HttpResponse:
     """The print-ready page: environment, method, results and conclusions, like a white paper."""
     form, selection = _selection(request)

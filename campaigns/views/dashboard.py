@@ -1,13 +1,13 @@
 """The dashboard: runs in progress with their progress, recent runs, client hosts, regressions."""
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
 from campaigns import monitoring, roles
 from campaigns.models import ClientHost, Run
+from campaigns.views.base import role_required
 from campaigns.views.runs import progress, runs_with_progress
 
 ACTIVE_SHOWN = 20
@@ -15,13 +15,12 @@ RECENT_SHOWN = 15
 REGRESSIONS_SHOWN = 20
 
 
-@login_required
+@role_required(roles.VIEWER)
 def dashboard(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
-    active = list(runs_with_progress().filter(status__in=(Run.Status.PENDING, Run.Status.RUNNING))
+    active = list(runs_with_progress().filter(status__in=Run.ACTIVE)
                   .order_by("-created_at")[:ACTIVE_SHOWN])
-    recent = list(runs_with_progress().filter(status__in=(Run.Status.SUCCEEDED, Run.Status.FAILED,
-                                                          Run.Status.CANCELLED))
+    recent = list(runs_with_progress().filter(status__in=Run.FINISHED)
                   .order_by("-finished_at", "-id")[:RECENT_SHOWN])
     hosts = list(ClientHost.objects.all())
     regressions = list(monitoring.recent_regressions()[:REGRESSIONS_SHOWN])

@@ -6,8 +6,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.db.models import Count, F, Prefetch, Q, QuerySet, Sum
+from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -17,41 +16,12 @@ from django.views.decorators.http import require_POST
 from campaigns import roles, services
 from campaigns.filtersets import RunFilterSet
 from campaigns.models import Job, JobClient, Regression, Run
-from campaigns.views.base import paginate, require_editor
+from campaigns.services import run_progress as progress
+from campaigns.services import runs_with_progress
+from campaigns.views.base import paginate, role_required
 
 TAIL_LINES = 40
-JOB_OVERHEAD_S = services.JOB_OVERHEAD_S
 _PENDING = (Job.Status.QUEUED, Job.Status.WAITING)
-
-
-def runs_with_progress() -> QuerySet[Run]:
-    """Runs with their jobs counted and the seconds the unfinished ones still need, in one query."""
-    unfinished = Q(jobs__status__in=(*_PENDING, *Job.ACTIVE))
-    return Run.objects.select_related("campaign").annotate(
-        jobs_total=Count("jobs"),
-        jobs_done=Count("jobs", filter=Q(jobs__status__in=Job.FINISHED)),
-        jobs_failed=Count("jobs", filter=Q(jobs__status=Job.Status.FAILED)),
-        remaining_s=Sum(F("jobs__scenario__time_s") + F("jobs__scenario__warmup_s") + JOB_OVERHEAD_S,
-                        filter=unfinished),
-    )
-
-
-def progress(run: Run, *, now: datetime | None = None) -> dict[str, Any]:
-    """Jobs done of total, elapsed and an ETA: the pace so far when a job has finished, else the
-    scenarios' own durations."""
-    now = now or timezone.now()
-    total = getattr(run, "jobs_total", 0) or 0
-    done = getattr(run, "jobs_done", 0) or 0
-    end = run.finished_at or now
-    elapsed_s = (end - run.started_at).total_seconds() if run.started_at else 0.0
-    eta_s = None
-    if not run.is_finished():
-        if done and done < total:
-            eta_s = elapsed_s / done * (total - done)
-        else:
-            eta_s = float(getattr(run, "remaining_s", 0) or 0)
-    return {"done": done, "total": total, "pct": round(done * 100 / total) if total else 0,
-            "elapsed_s": elapsed_s, "eta_s": eta_s, "failed": getattr(run, "jobs_failed", 0) or 0}
 
 
 def job_progress_pct(job: Job, now: datetime) -> int:
@@ -122,7 +92,7 @@ def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
     }
 
 
-@login_required
+@role_required(roles.VIEWER)
 def run_list(request: HttpRequest) -> HttpResponse:
     base = runs_with_progress().order_by("-created_at")
     filterset = RunFilterSet(request.GET, queryset=base)
@@ -147,7 +117,7 @@ def run_changes(run: Run, jobs: list[Job]) -> list[dict[str, Any]]:
     return rows
 
 
-@login_required
+@role_required(roles.VIEWER)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(runs_with_progress(), pk=pk)
     jobs = _run_jobs(run)
@@ -159,16 +129,15 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     })
 
 
-@login_required
+@role_required(roles.VIEWER)
 def run_live(request: HttpRequest, pk: int) -> JsonResponse:
     run = get_object_or_404(Run, pk=pk)
     return JsonResponse(run_state(run, _run_jobs(run)))
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    require_editor(request)
     run = get_object_or_404(Run, pk=pk)
     try:
         services.run_cancel(run=run)
@@ -196,7 +165,7 @@ def _snapshot_status(snapshot: dict[str, Any]) -> list[tuple[str, Any, Any, Any]
     return rows
 
 
-@login_required
+@role_required(roles.VIEWER)
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(
         Job.objects.select_related("run__campaign", "target__product", "target__spec", "scenario__dataset", "result"),

@@ -5,7 +5,6 @@ import re
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
@@ -22,9 +21,9 @@ from campaigns.forms import (
 )
 from campaigns.models import Dataset, Scenario
 from campaigns.sysbench.catalogue import TESTS, format_value
-from campaigns.sysbench.cmdline import CommandError, ParsedCommand, parse_command
+from campaigns.sysbench.cmdline import CommandError, ParsedCommand, parse_command, scenario_fields
 from campaigns.sysbench.presets import PRESETS, Preset
-from campaigns.views.base import Catalogue, Column, paginate, require_editor
+from campaigns.views.base import Catalogue, Column, paginate, role_required
 
 SCENARIOS = Catalogue(
     key="scenarios", singular="scenario", plural="scenarios", model=Scenario, form_class=ScenarioForm,
@@ -43,7 +42,7 @@ _CONNECTION_WARNING = re.compile(r"--(mysql|pgsql)-(host|port|socket|user|passwo
 _NOT_INITIAL = {"csrfmiddlewaretoken", "action", "command"}
 
 
-@login_required
+@role_required(roles.VIEWER)
 def scenario_list(request: HttpRequest) -> HttpResponse:
     filterset = ScenarioFilterSet(request.GET, queryset=SCENARIOS.get_queryset())
     queryset = filterset.qs if filterset.is_valid() else SCENARIOS.get_queryset().none()
@@ -55,7 +54,7 @@ def scenario_list(request: HttpRequest) -> HttpResponse:
     })
 
 
-@login_required
+@role_required(roles.VIEWER)
 def scenario_detail(request: HttpRequest, pk: int) -> HttpResponse:
     scenario = get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk)
     options = sorted(scenario.options.items())
@@ -88,16 +87,13 @@ def _apply_options(initial: dict[str, Any], options: dict[str, object]) -> list[
     notes: list[str] = []
     for key in [k for k in initial if k.startswith(OPTION_PREFIX)]:
         del initial[key]
-    options = dict(options)
-    if "percentile" in options:
-        initial["percentile"] = options.pop("percentile")
-    if "report-interval" in options:
-        initial["report_interval_s"] = options.pop("report-interval") or 1
-    if options.pop("histogram", None) is not None:
-        notes.append("--histogram: dropped, benchapp always records the latency histogram.")
-    if (value := options.pop("forced-shutdown", None)) is not None:
-        notes.append(f"--forced-shutdown={format_value(value)}: dropped, benchapp bounds each run itself.")
-    for name, value in options.items():
+    fields = scenario_fields(test=str(initial.get("test", "")), options=options)
+    if fields.percentile is not None:
+        initial["percentile"] = f"{fields.percentile:g}"
+    if fields.report_interval_s is not None:
+        initial["report_interval_s"] = fields.report_interval_s
+    notes.extend(fields.notes)
+    for name, value in fields.options.items():
         if name in MANAGED_OPTIONS:
             continue
         initial[option_field_name(name)] = format_value(value)
@@ -146,11 +142,10 @@ def _apply_preset(initial: dict[str, Any], preset: Preset) -> list[str]:
     return notes
 
 
-@login_required
+@role_required(roles.OPERATOR)
 def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     """Create or edit a scenario. Besides saving, the page posts back to itself to switch the test,
     load a preset or read a pasted command; each re-renders the form with what was typed kept."""
-    require_editor(request)
     scenario = get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk) if pk else None
     paste = CommandPasteForm()
     parse_report: dict[str, Any] | None = None

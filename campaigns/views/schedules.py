@@ -2,23 +2,21 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from campaigns import monitoring
+from campaigns import monitoring, roles
 from campaigns.forms import ScheduleForm
 from campaigns.models import Campaign, CampaignSchedule
-from campaigns.views.base import require_editor
+from campaigns.views.base import role_required
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
-    require_editor(request)
     campaign = get_object_or_404(Campaign, pk=pk)
     form = ScheduleForm(request.POST, instance=CampaignSchedule(campaign=campaign))
     if form.is_valid():
@@ -35,10 +33,9 @@ def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#schedules")
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
-    require_editor(request)
     schedule = get_object_or_404(CampaignSchedule, pk=pk)
     schedule.enabled = not schedule.enabled
     monitoring.schedule_save(schedule=schedule)
@@ -46,10 +43,9 @@ def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponseRedirect(reverse("campaigns-detail", args=[schedule.campaign_id]) + "#schedules")
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    require_editor(request)
     schedule = get_object_or_404(CampaignSchedule, pk=pk)
     campaign_id = schedule.campaign_id
     monitoring.schedule_delete(schedule=schedule)

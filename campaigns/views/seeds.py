@@ -10,7 +10,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -24,13 +23,14 @@ from campaigns.seeds.quickrun import DEFAULT_TEMPLATES, QuickRunOptions, suite_l
 from campaigns.seeds.services import template_instantiate
 from campaigns.seeds.templates import TEMPLATES
 from campaigns.services import DEMO_TARGET_NAMES
-from campaigns.views.base import require_editor
+from campaigns.views.base import role_required, rows_that_render
 
 DOCUMENT_BY_KEY = {t.key: t.document for t in TEMPLATES}
 
 
 def _template_choices() -> list[tuple[str, str]]:
-    return [(c.template_key, c.name) for c in Campaign.objects.filter(is_template=True).order_by("template_key")]
+    return [(c.template_key, c.name) for c in
+            Campaign.objects.filter(is_template=True).exclude(template_key="").order_by("template_key")]
 
 
 class ReductionForm(forms.Form):
@@ -106,28 +106,31 @@ def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, previ
         rows.append({"campaign": campaign, "run": last, "document": document,
                      "published_products": published_products.get(document, [])})
     initial = _quick_form_initial()
+
+    def template_row(t: Campaign) -> dict[str, Any]:
+        return {"campaign": t, "document": DOCUMENT_BY_KEY.get(t.template_key, ""),
+                "instantiate_url": reverse("seeds-instantiate", args=[t.template_key]),
+                "datasets": sorted({s.dataset.name for s in t.scenarios.all()}),
+                "scenario_count": len(t.scenarios.all()),
+                "has_published": DOCUMENT_BY_KEY.get(t.template_key) in published_products,
+                # One form per template, its fields prefixed with the key: ids stay unique on the page.
+                "form": ReductionForm(prefix=t.template_key, initial=initial)}
+
     context = {
-        "templates": [{"campaign": t, "document": DOCUMENT_BY_KEY.get(t.template_key, ""),
-                       "datasets": sorted({s.dataset.name for s in t.scenarios.all()}),
-                       "scenario_count": len(t.scenarios.all()),
-                       "has_published": DOCUMENT_BY_KEY.get(t.template_key) in published_products,
-                       # One form per template, its fields prefixed with the key: ids stay unique on the page.
-                       "form": ReductionForm(prefix=t.template_key, initial=initial)}
-                      for t in templates],
+        "templates": rows_that_render(templates, template_row, page="seeds"),
         "quick_form": quick_form or QuickRunForm(initial=initial), "preview": preview, "instances": rows, "can_edit": roles.can_edit(request.user),
     }
     return render(request, "campaigns/seeds.html", context, status=status)
 
 
-@login_required
+@role_required(roles.VIEWER)
 def seed_list(request: HttpRequest) -> HttpResponse:
     return _page(request)
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def seed_quick_run(request: HttpRequest) -> HttpResponse:
-    require_editor(request)
     form = QuickRunForm(request.POST)
     if not form.is_valid():
         return _page(request, quick_form=form, status=400)
@@ -147,10 +150,9 @@ def seed_quick_run(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(reverse("run-detail", args=[runs[0].pk]))
 
 
-@login_required
+@role_required(roles.OPERATOR)
 @require_POST
 def seed_instantiate(request: HttpRequest, key: str) -> HttpResponse:
-    require_editor(request)
     template = get_object_or_404(Campaign, is_template=True, template_key=key)
     form = ReductionForm(request.POST, prefix=key)
     if form.is_valid():

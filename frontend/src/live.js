@@ -123,7 +123,7 @@
 
   function setBadge(el, status) {
     el.className = "badge " + status;
-    el.textContent = status;
+    el.textContent = status.replace(/_/g, " ");
   }
 
   function applyRunning(running) {

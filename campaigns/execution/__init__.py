@@ -1,0 +1,29 @@
+"""Everything after a launch: a job's life from its dispatch to its result, and the repairs of the
+reconciler. It never imports campaigns.services (what a user starts), which builds on it.
+
+    transitions  the only writer of Job, JobClient and Run status and phase (the state machine)
+    phases       a job's connection, sysbench commands of each phase, unmeasured phases, heartbeat, cancel
+    datasets     dataset signature, prepare once, the scenario's own table DDL, drop
+    hosts        client hosts: heartbeat, facts, offline, lost clients
+    dispatch     sending jobs and clients to their queues, moving a run on to its next job or its end
+    coordinator  claims a job, prepares it, sends its clients
+    client       one sysbench process of a job: barrier, process, samples
+    results      samples, merged results, closing a job
+    reconcile    repairs after lost workers and lost messages
+"""
+from __future__ import annotations
+
+from campaigns.execution.client import jobclient_execute
+from campaigns.execution.coordinator import job_execute
+from campaigns.execution.dispatch import job_dispatch, run_advance
+from campaigns.execution.hosts import host_heartbeat, host_mark_offline, host_queue, local_host_facts
+from campaigns.execution.phases import JobFailure, target_connection
+from campaigns.execution.reconcile import jobs_reconcile
+from campaigns.execution.results import job_finalize
+from campaigns.execution.transitions import IllegalTransition, StateConflict
+
+__all__ = [
+    "IllegalTransition", "JobFailure", "StateConflict", "host_heartbeat", "host_mark_offline", "host_queue",
+    "job_dispatch", "job_execute", "job_finalize", "jobclient_execute", "jobs_reconcile", "local_host_facts",
+    "run_advance", "target_connection",
+]

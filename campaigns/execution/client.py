@@ -1,0 +1,175 @@
+"""One client of a job: its sysbench process on one host, started together with its peers.
+
+Clients wait at a barrier (all ready, then a common release time) so their processes start together,
+stream their per-second samples, and record their own output. The last one to finish closes the job.
+"""
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from campaigns.execution import transitions
+from campaigns.execution.hosts import clients_sweep_lost
+from campaigns.execution.phases import (
+    JobFailure,
+    client_count,
+    job_connection,
+    job_secrets,
+    phase_argv,
+    run_timeout_s,
+)
+from campaigns.execution.results import _load, client_prefix, job_finalize, sample_store
+from campaigns.models import Job, JobClient
+from campaigns.sysbench import parser
+from campaigns.sysbench.command import Connection, redact_text
+from campaigns.sysbench.errors import explain_failure
+from campaigns.sysbench.runner import ProcessOutcome, run_process, sysbench_version
+
+LIVE_TAIL_LINES = 200
+LIVE_TAIL_EVERY_S = 2.0
+BARRIER_TIMEOUT_S = 60.0
+BARRIER_POLL_S = 0.01
+# Far enough ahead that every client has seen the release time before it comes.
+RELEASE_LEAD_S = 0.3
+_JOB_STOPPED = (Job.Status.CANCELLED, Job.Status.FAILED)
+
+
+class _Stopped(Exception):
+    """The job was cancelled or failed elsewhere while this client waited."""
+
+
+def _client_heartbeat(client_id: int) -> str:
+    """Marks the client alive and returns its job's status, in one statement (plus, now and then,
+    a look for lost clients: see hosts.clients_sweep_lost)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE campaigns_jobclient c SET heartbeat_at = now() FROM campaigns_job j"
+            " WHERE c.id = %s AND j.id = c.job_id RETURNING j.status",
+            [client_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return Job.Status.CANCELLED
+    if clients_sweep_lost():
+        # One of them may have been a peer of this client, which fails this job too.
+        return Job.objects.filter(clients__pk=client_id).values_list("status", flat=True).first() or row[0]
+    return row[0]
+
+
+def _barrier_wait(client: JobClient, needed: int) -> float:
+    """Blocks until every client of the job is ready; returns the common release time (epoch s)."""
+    deadline = time.monotonic() + BARRIER_TIMEOUT_S
+    next_beat = 0.0
+    while True:
+        now = time.monotonic()
+        if now >= next_beat:
+            next_beat = now + 1.0
+            if _client_heartbeat(client.pk) in _JOB_STOPPED:
+                raise _Stopped()
+        job = Job.objects.filter(pk=client.job_id).values("release_at").get()
+        if job["release_at"] is not None:
+            return job["release_at"].timestamp()
+        ready = JobClient.objects.filter(job_id=client.job_id, status=JobClient.Status.READY).count()
+        if ready >= needed:
+            release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S)
+            Job.objects.filter(pk=client.job_id, release_at__isnull=True).update(release_at=release)
+            continue
+        if now > deadline:
+            raise JobFailure(
+                f"client barrier timed out after {BARRIER_TIMEOUT_S:.0f} s: only {ready} of {needed} clients were ready"
+            )
+        time.sleep(BARRIER_POLL_S)
+
+
+def jobclient_execute(*, client_id: int) -> None:
+    """Runs one client's sysbench for its job, then closes the job if it was the last one."""
+    if not transitions.client_claim(client_id=client_id):
+        return
+    client = JobClient.objects.get(pk=client_id)
+    job = _load(client.job_id)
+    secrets = job_secrets(job)
+    try:
+        _client_run(job, client)
+    except _Stopped:
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED)
+    except JobFailure as exc:
+        cause = redact_text(str(exc), secrets)
+        # A failed sysbench has closed its client row already, with its output; this only closes the others.
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause)
+        transitions.job_fail(job_id=job.pk, cause=client_prefix(job, client) + cause)
+    except Exception as exc:
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED,
+                                 error=f"internal error: {type(exc).__name__}: {exc}")
+        transitions.job_fail(job_id=job.pk, cause=redact_text(f"internal error on client {client.host_name}: {exc}",
+                                                              secrets))
+        job_finalize(job_id=job.pk)
+        raise
+    job_finalize(job_id=job.pk)
+
+
+def _client_run(job: Job, client: JobClient) -> None:
+    conn = job_connection(job)
+    argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
+    JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH))
+    release_at = _barrier_wait(client, client_count(job))
+    delay = release_at - time.time()
+    if delay > 0:
+        time.sleep(delay)
+    transitions.client_start(client_id=client.pk)
+    outcome = _client_process(job, client, argv, conn)
+    parsed = parser.parse_output(outcome.output)
+    output = redact_text(outcome.output, [conn.password])
+    summary = parsed.to_dict()["summary"] or {}
+    fields: dict[str, Any] = {
+        "raw_output": output, "exit_code": outcome.exit_code, "wall_time_s": outcome.wall_time_s,
+        "finished_at": timezone.now(), "summary": summary,
+        "histogram": [list(b) for b in parsed.histogram] if parsed.histogram else None,
+    }
+    if outcome.cancelled:
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, **fields)
+        return
+    if not outcome.succeeded() or not parsed.complete:
+        if outcome.start_error:
+            cause = outcome.start_error
+        elif outcome.timed_out:
+            cause = f"sysbench run exceeded its time-out of {run_timeout_s(job):.0f} s and was stopped"
+        else:
+            cause = explain_failure(output, outcome.exit_code, phase="run")
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause, **fields)
+        raise JobFailure(cause)
+    transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, **fields)
+
+
+def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection) -> ProcessOutcome:
+    """Runs sysbench, storing each interval the moment it is printed, and a live output tail."""
+    tail: list[str] = []
+    last_tail_save = [time.monotonic()]
+    secrets = [conn.password]
+
+    def on_line(line: str) -> None:
+        tail.append(line)
+        if len(tail) > LIVE_TAIL_LINES:
+            del tail[: len(tail) - LIVE_TAIL_LINES]
+        interval = parser.parse_interval_line(line)
+        if interval is not None:
+            sample_store(job_id=job.pk, client_index=client.index, interval=interval)
+        now = time.monotonic()
+        if now - last_tail_save[0] >= LIVE_TAIL_EVERY_S:
+            last_tail_save[0] = now
+            JobClient.objects.filter(pk=client.pk).update(raw_output=redact_text("\n".join(tail), secrets))
+
+    def on_start(pid: int) -> None:
+        JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=timezone.now())
+
+    def should_cancel() -> bool:
+        return _client_heartbeat(client.pk) in _JOB_STOPPED
+
+    return run_process(
+        argv, on_line=on_line, on_start=on_start, should_cancel=should_cancel,
+        timeout_s=run_timeout_s(job), poll_s=settings.BENCHAPP_CANCEL_POLL_S,
+    )

@@ -1,0 +1,132 @@
+"""The coordinator of a job: claims it, checks the target, prepares the dataset once, warms up, picks
+as many distinct online client hosts as the job needs, and sends each its client task.
+
+Any worker may coordinate (shared queue); the database claim makes duplicate messages harmless.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from campaigns.execution import transitions
+from campaigns.execution.datasets import dataset_ensure
+from campaigns.execution.dispatch import jobclient_dispatch, run_advance
+from campaigns.execution.phases import (
+    JobFailure,
+    client_count,
+    job_connection,
+    job_secrets,
+    job_warmup,
+    phase_argv,
+    split_threads,
+)
+from campaigns.execution.results import _load, job_close
+from campaigns.models import ClientHost, Job, JobClient, Scenario
+from campaigns.probes import ProbeError, server_info
+from campaigns.sysbench.command import format_command, redact_text
+
+log = logging.getLogger(__name__)
+
+
+def job_execute(*, job_id: int, host: str | None = None) -> None:
+    """Claims a queued job, prepares it and dispatches its clients (or records why it cannot)."""
+    host = host or settings.BENCHAPP_HOSTNAME
+    if not transitions.job_claim(job_id=job_id, host=host):
+        log.info("job %s already claimed or finished; ignoring this message", job_id)
+        return
+    job = _load(job_id)
+    try:
+        dispatched = _job_coordinate(job, host)
+    except JobFailure as exc:
+        job_close(job, status=Job.Status.FAILED, error=redact_text(str(exc), job_secrets(job)))
+        dispatched = False
+    except Exception as exc:
+        job_close(job, status=Job.Status.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
+        run_advance(run_id=job.run_id)
+        raise
+    if not dispatched:
+        run_advance(run_id=job.run_id)
+
+
+def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
+    """Distinct online hosts for the job's clients, the coordinator's own first; None if too few."""
+    needed = client_count(job)
+    if needed <= 1:
+        return [coordinator]
+    online = list(ClientHost.objects.online().values_list("hostname", flat=True))
+    online.sort(key=lambda name: (name != coordinator, name))
+    if len(online) < needed:
+        names = ", ".join(online) or "none"
+        transitions.job_wait(job_id=job.pk, reason=f"needs {needed} client hosts online, {len(online)} are ({names})")
+        return None
+    return online[:needed]
+
+
+def _target_busy(job: Job) -> Job | None:
+    """Another run's job measuring the same database (same driver, host, port and database) that holds it.
+
+    Two runs on one database would measure each other and drop each other's sbtest tables (two nightly
+    schedules at 02:00, say). Among active jobs, the one claimed first keeps the database (ties by id), so
+    of two jobs claimed at the same moment exactly one goes on; the other waits, and the reconciler sends
+    it again every few seconds until the database is free.
+    """
+    target = job.target
+    active = (Job.objects.active()
+              .on_database(driver=target.driver, host=target.host, port=target.port, database=target.database)
+              .exclude(run_id=job.run_id).select_related("run__campaign"))
+
+    def order(j: Job) -> tuple[datetime, int]:
+        return (j.claimed_at or datetime.min.replace(tzinfo=UTC), j.pk)
+
+    earlier = [other for other in active if order(other) < order(job)]
+    return min(earlier, key=order) if earlier else None
+
+
+def _job_coordinate(job: Job, host: str) -> bool:
+    """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits."""
+    busy = _target_busy(job)
+    if busy is not None:
+        transitions.job_wait(job_id=job.pk, reason=f"the database is busy with run #{busy.run_id} "
+                                                   f"({busy.run.campaign.name}); starts when that job has finished")
+        return True  # waiting, not finished: the reconciler sends it again later
+    hosts = _pick_hosts(job, host)
+    if hosts is None:
+        return True  # waiting, not finished: the reconciler sends it again later
+    Job.objects.filter(pk=job.pk).update(wait_reason="")
+    conn = job_connection(job)
+    tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]
+    try:
+        server_info(conn, tables=tables)  # fails fast, with a plain cause, on a dead target
+    except ProbeError as exc:
+        raise JobFailure(str(exc)) from None
+    prepare_output: str | None = ""
+    if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
+        prepare_output = dataset_ensure(job, conn)
+        if prepare_output is None:
+            job_close(job, status=Job.Status.CANCELLED)
+            return False
+    prepare_output = "\n".join(filter(None, [prepare_output, job_warmup(job=job, conn=conn)]))
+    try:
+        before = server_info(conn, tables=tables)
+    except ProbeError as exc:
+        raise JobFailure(str(exc)) from None
+    shares = split_threads(job.threads, len(hosts))
+    commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
+    if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands),
+                                 server_snapshot={"before": before.to_dict()}):
+        job_close(job, status=Job.Status.CANCELLED)
+        return False
+    now = timezone.now()
+    clients = [
+        JobClient.objects.create(
+            job=job, index=index, host_name=hostname, threads=share, command_line=command,
+            prepare_output=prepare_output if index == 0 else "", heartbeat_at=now,
+        )
+        for index, (hostname, share, command) in enumerate(zip(hosts, shares, commands, strict=True))
+    ]
+    for client in clients:
+        jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+    return True

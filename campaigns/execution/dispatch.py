@@ -1,0 +1,84 @@
+"""Sending work: a job to the shared queue, a client to its host's own queue, a finished run to its
+follow-up task, and moving a run on to its next job (or to its end). Each host's queue is named in hosts.host_queue.
+
+The Celery tasks are the top layer (they call into this package), so they are reached through the one
+lazy import in _tasks(), which the import contract lists as its only exception.
+"""
+from __future__ import annotations
+
+from types import ModuleType
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from campaigns.execution import transitions
+from campaigns.execution.datasets import run_cleanup_data
+from campaigns.execution.hosts import host_queue
+from campaigns.models import Job, Run
+
+
+def _tasks() -> ModuleType:
+    from campaigns import tasks
+
+    return tasks
+
+
+def job_dispatch(*, job: Job) -> None:
+    """Sends the job to the shared queue (a nudge: the claim in the database decides who runs it)."""
+    Job.objects.filter(pk=job.pk).update(dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1)
+    _tasks().job_execute_task.apply_async(args=[job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def jobclient_dispatch(*, client_id: int, hostname: str) -> None:
+    _tasks().jobclient_execute_task.apply_async(args=[client_id], queue=host_queue(hostname))
+
+
+def run_finished_dispatch(run_id: int) -> None:
+    _tasks().run_finished_task.apply_async(args=[run_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def run_advance(*, run_id: int) -> None:
+    """Dispatches the run's next job, or closes the run when none is left.
+
+    Jobs of one run execute one at a time: two benchmarks on the same target at once would
+    measure each other.
+    """
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.is_finished():
+            return
+        if run.status == Run.Status.PENDING:
+            if run.waits_for is not None and not run.waits_for.is_finished():
+                return
+            transitions.run_start(run=run)
+        jobs = Job.objects.filter(run=run)
+        if jobs.active().exists():
+            return
+        next_job = jobs.pending().order_by("position").first()
+        if next_job is not None:
+            transaction.on_commit(lambda: job_dispatch(job=next_job))
+            return
+        keep = run.campaign.keep_data
+    # Every job is done. The data goes before the run is marked finished: a run queued behind this
+    # one starts then, on the same targets, and must not find its tables dropped under it. Dropping
+    # twice (the reconciler may get here too meanwhile) is harmless.
+    if not keep:
+        run_cleanup_data(run=run)
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.is_finished():
+            return
+        if not transitions.run_close(run=run):
+            return
+        # Regression checks and notifications run as a task of their own: a slow webhook must
+        # never hold up the next run.
+        transaction.on_commit(lambda: run_finished_dispatch(run.pk))
+        transaction.on_commit(lambda: followers_start(run.pk))
+
+
+def followers_start(run_id: int) -> None:
+    """Starts the runs that were queued behind this one (it has just finished)."""
+    for follower_id in Run.objects.filter(waits_for_id=run_id, status=Run.Status.PENDING).values_list("pk", flat=True):
+        run_advance(run_id=follower_id)

@@ -1,0 +1,103 @@
+"""Client hosts: their heartbeat and facts, taking a silent one offline, and declaring lost the clients
+whose worker stopped beating."""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from campaigns.execution import transitions
+from campaigns.models import ClientHost, JobClient
+from campaigns.sysbench.runner import sysbench_version
+
+log = logging.getLogger(__name__)
+
+
+def host_queue(hostname: str) -> str:
+    """A client host's own queue, under the shared queue's name so that separate installations
+    (or test sessions) on one Redis never consume each other's client tasks."""
+    return f"{settings.CELERY_TASK_DEFAULT_QUEUE}.host.{hostname}"
+
+
+def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float | None = None,
+                   version: str | None = None) -> ClientHost:
+    defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
+    if cores is not None:
+        defaults.update(cores=cores, memory_gb=memory_gb or 0, sysbench_version=version or "",
+                        started_at=timezone.now())
+    host, _ = ClientHost.objects.update_or_create(hostname=hostname, defaults=defaults)
+    return host
+
+
+def host_mark_offline(*, hostname: str, heartbeat_before: datetime) -> None:
+    """Takes a host offline now rather than after BENCHAPP_HOST_OFFLINE_S, if it has stopped beating."""
+    offline_since = timezone.now() - timedelta(seconds=settings.BENCHAPP_HOST_OFFLINE_S + 1)
+    ClientHost.objects.filter(hostname=hostname, last_heartbeat__lt=heartbeat_before).update(
+        last_heartbeat=offline_since
+    )
+
+
+def local_host_facts() -> dict[str, Any]:
+    pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return {"hostname": settings.BENCHAPP_HOSTNAME or socket.gethostname(), "cores": os.cpu_count() or 1,
+            "memory_gb": round(pages / 2**30, 1), "version": sysbench_version(settings.BENCHAPP_SYSBENCH)}
+
+
+def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str) -> bool:
+    """Declares lost a client whose last heartbeat is older than heartbeat_before.
+
+    The client and its job fail with the cause, and its host is taken offline unless that host
+    still beats (a live worker with a stuck task), so the next job is not handed to a dead host.
+    False when the client beat meanwhile or had already ended.
+    """
+    if not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before, cause=cause):
+        return False
+    transitions.job_fail(job_id=client.job_id, cause=cause)
+    host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+    log.warning("job %s: %s", client.job_id, cause)
+    return True
+
+
+def stale_clients(*, heartbeat_before: datetime) -> Any:
+    """Started clients of this queue's runs whose worker stopped beating before that time."""
+    return JobClient.objects.filter(
+        status__in=(JobClient.Status.READY, JobClient.Status.RUNNING), heartbeat_at__lt=heartbeat_before,
+        job__run__queue__in=own_queues(),
+    )
+
+
+def own_queues() -> tuple[str, str]:
+    """The run queues this process looks after: its own, and "" for runs launched before runs had one."""
+    return (settings.CELERY_TASK_DEFAULT_QUEUE, "")
+
+
+_next_sweep_at = 0.0
+
+
+def clients_sweep_lost() -> int:
+    """Declares lost every started client, of any job of this queue, whose worker stopped beating.
+
+    Busy workers call this from their polling loops, at most every BENCHAPP_STALE_S / 3. The
+    reconciler is a task and needs a free worker: while every worker is busy with a long job (as
+    every host of a multi-client job is), a dead host's job would otherwise show as running until
+    one of them is free. Closing the job (snapshot, cleanup, next job) is left to its surviving
+    clients or to the reconciler: a measuring client must not stop reading its sysbench for that.
+    """
+    global _next_sweep_at
+    now = time.monotonic()
+    if now < _next_sweep_at:
+        return 0
+    stale_s = settings.BENCHAPP_STALE_S
+    _next_sweep_at = now + stale_s / 3
+    limit = timezone.now() - timedelta(seconds=stale_s)
+    lost = 0
+    for client in stale_clients(heartbeat_before=limit):
+        cause = f"client lost: no heartbeat from {client.host_name} for {stale_s:.0f} s"
+        lost += jobclient_lose(client=client, heartbeat_before=limit, cause=cause)
+    return lost

@@ -1,0 +1,139 @@
+"""The pieces every stage of a job uses: its connection, the sysbench command of a phase, running an
+unmeasured phase (prepare, cleanup, warm-up) to its end, and the job's heartbeat and cancel check."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import connection
+
+from campaigns.crypto import DecryptionError
+from campaigns.models import Job, Target
+from campaigns.sysbench.command import Connection, build_argv, format_command, redact_text
+from campaigns.sysbench.errors import explain_failure
+from campaigns.sysbench.runner import run_process
+
+
+class JobFailure(Exception):
+    """A job cannot go on; the message is the cause shown to the user."""
+
+
+def target_connection(*, target: Target) -> Connection:
+    return Connection(
+        driver=target.driver, host=target.host, port=target.port, database=target.database,
+        user=target.user, password=target.get_password(),
+    )
+
+
+def job_connection(job: Job) -> Connection:
+    """The job's target connection; an undecryptable password is the job's failure, said plainly."""
+    try:
+        return target_connection(target=job.target)
+    except DecryptionError as exc:
+        raise JobFailure(str(exc)) from None
+
+
+def job_secrets(job: Job) -> list[str]:
+    """What must never reach an error, an output or a log of this job."""
+    try:
+        return [job.target.get_password()] if job.target.has_password() else []
+    except DecryptionError:
+        return []
+
+
+def split_threads(threads: int, clients: int) -> list[int]:
+    """Threads per client: an even split, the remainder going to the first clients."""
+    clients = max(1, min(clients, threads))
+    base, extra = divmod(threads, clients)
+    return [base + (1 if i < extra else 0) for i in range(clients)]
+
+
+def client_count(job: Job) -> int:
+    """Client processes the job runs: its client rule's count, but never more than its threads."""
+    return max(1, min(job.clients_needed, job.threads))
+
+
+def forced_shutdown_s() -> int:
+    # sysbench can overrun --time (SYSBENCH-NOTES); this bounds it from the inside.
+    return max(5, int(settings.BENCHAPP_RUN_SLACK_S // 2))
+
+
+def phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None = None) -> list[str]:
+    """The sysbench command of one phase of the job (prepare and cleanup use the scenario's prepare threads)."""
+    scenario = job.scenario
+    return build_argv(
+        sysbench=settings.BENCHAPP_SYSBENCH,
+        test=scenario.test,
+        command=command,
+        connection=conn,
+        tables=job.tables,
+        table_size=job.table_size,
+        options=scenario.options,
+        threads=threads if threads is not None else (job.threads if command == "run" else scenario.prepare_threads),
+        time_s=job.run_time_s(),
+        report_interval_s=scenario.report_interval_s,
+        percentile=scenario.percentile,
+        histogram=True,
+        forced_shutdown_s=forced_shutdown_s(),
+    )
+
+
+def run_timeout_s(job: Job) -> float:
+    return job.run_time_s() + job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S
+
+
+def sysbench_phase(*, argv: list[str], conn: Connection, phase: str, should_cancel: Callable[[], bool],
+                   timeout_s: float, timeout_setting: str = "") -> tuple[str, bool]:
+    """Runs one unmeasured sysbench phase (prepare, cleanup, warm-up) to its end.
+
+    Returns the transcript ("$ <command>" and the output, the password redacted; the bare output when
+    cancelled) and whether it was cancelled. Raises JobFailure with the cause when sysbench fails, or
+    when it overran `timeout_s` and the setting `timeout_setting` bounds that phase.
+    """
+    outcome = run_process(argv, should_cancel=should_cancel, timeout_s=timeout_s,
+                          poll_s=settings.BENCHAPP_CANCEL_POLL_S)
+    output = redact_text(outcome.output, [conn.password])
+    if outcome.cancelled:
+        return output, True
+    if not outcome.succeeded():
+        if outcome.timed_out and timeout_setting:
+            raise JobFailure(f"sysbench {phase} exceeded its time-out of {timeout_s:.0f} s ({timeout_setting})"
+                             " and was stopped")
+        raise JobFailure(explain_failure(output, outcome.exit_code, phase=phase))
+    return f"$ {format_command(argv)}\n{output}", False
+
+
+def job_heartbeat(job_id: int) -> str:
+    """Marks the job alive and returns its current status, in one statement."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE campaigns_job SET heartbeat_at = now() WHERE id = %s RETURNING status", [job_id]
+        )
+        row = cursor.fetchone()
+    return row[0] if row else Job.Status.CANCELLED
+
+
+def cancel_check(job_id: int) -> Callable[[], bool]:
+    """A should_cancel for a job's phases: beats, and says whether the job was cancelled or failed meanwhile."""
+    def should_cancel() -> bool:
+        return job_heartbeat(job_id) in (Job.Status.CANCELLED, Job.Status.FAILED)
+
+    return should_cancel
+
+
+def job_warmup(*, job: Job, conn: Connection) -> str:
+    """The warm-up: the job's workload for warmup_s seconds, unmeasured, before the clients start.
+
+    sysbench 1.0.20 has no --warmup-time, so the warm-up is a run of its own whose figures are
+    kept only as text; it fills the buffer pool so the measured run starts on a warm cache.
+    """
+    if job.warmup_time_s() <= 0:
+        return ""
+    argv = build_argv(
+        sysbench=settings.BENCHAPP_SYSBENCH, test=job.scenario.test, command="run", connection=conn,
+        tables=job.tables, table_size=job.table_size, options=job.scenario.options, threads=job.threads,
+        time_s=job.warmup_time_s(), percentile=job.scenario.percentile, forced_shutdown_s=forced_shutdown_s(),
+    )
+    transcript, _ = sysbench_phase(argv=argv, conn=conn, phase="warm-up", should_cancel=cancel_check(job.pk),
+                                   timeout_s=job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S)
+    return transcript

@@ -1,0 +1,110 @@
+"""Repairs what a lost worker or a lost broker message left behind."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from campaigns.execution import dispatch, transitions
+from campaigns.execution.hosts import host_mark_offline, jobclient_lose, own_queues, stale_clients
+from campaigns.execution.results import job_finalize
+from campaigns.models import ClientHost, Job, JobClient, Run
+
+WAITING_RETRY_S = 5.0
+
+
+def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: float | None = None) -> dict[str, int]:
+    """Repairs the runs of this process's queue; safe to run anywhere, any time.
+
+    - A job preparing without a heartbeat, or a started client without one, lost its worker: it
+      fails as "client lost" (its host goes offline) and the run goes on with its next job.
+    - A running job that nobody is closing (its closer died, or its coordinator died before the
+      clients started) is closed here.
+    - A client whose task message was never picked up is sent again while its host is online, and
+      given up when its host is offline or its job has stopped.
+    - A running run with no active job gets its next queued job sent again once the last message
+      is older than redispatch_after_s: Redis may have lost it (restart, flush). The atomic claims
+      make duplicates harmless, so no job runs twice.
+
+    Runs sent on another queue (another installation, or a test with a broker of its own) are left to
+    that queue's reconciler: see Run.queue.
+    """
+    stale_after_s = settings.BENCHAPP_STALE_S if stale_after_s is None else stale_after_s
+    redispatch_after_s = settings.BENCHAPP_REDISPATCH_S if redispatch_after_s is None else redispatch_after_s
+    lost = closed = redispatched = 0
+    now = timezone.now()
+    limit_stale = now - timedelta(seconds=stale_after_s)
+    limit_redispatch = now - timedelta(seconds=redispatch_after_s)
+    queues = own_queues()
+    jobs = Job.objects.filter(run__queue__in=queues)
+    # A coordinator that died while preparing leaves a job whose own heartbeat stopped.
+    for job in jobs.filter(status=Job.Status.PREPARING, heartbeat_at__lt=limit_stale):
+        cause = f"client lost: no heartbeat from {job.claimed_by or 'its worker'} for {stale_after_s:.0f} s"
+        if transitions.job_lose_coordinator(job_id=job.pk, heartbeat_before=limit_stale, cause=cause):
+            lost += 1
+            host_mark_offline(hostname=job.claimed_by, heartbeat_before=limit_stale)
+            dispatch.run_advance(run_id=job.run_id)
+    # A started client whose worker died stops beating; the job fails with that cause.
+    for client in stale_clients(heartbeat_before=limit_stale):
+        cause = f"client lost: no heartbeat from {client.host_name} for {stale_after_s:.0f} s"
+        if jobclient_lose(client=client, heartbeat_before=limit_stale, cause=cause):
+            lost += 1
+            job_finalize(job_id=client.job_id)
+    # A client that was never picked up: its message may be gone, or its host may be.
+    for client in JobClient.objects.filter(
+        status=JobClient.Status.PENDING, heartbeat_at__lt=limit_redispatch, job__run__queue__in=queues,
+    ).select_related("job"):
+        host = ClientHost.objects.filter(hostname=client.host_name).first()
+        if client.job.status != Job.Status.RUNNING:
+            if transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED,
+                                        error="never started: the job had stopped"):
+                job_finalize(job_id=client.job_id)
+        elif host is None or not host.is_online():
+            cause = f"client lost: host {client.host_name} went offline before starting its client"
+            if jobclient_lose(client=client, heartbeat_before=limit_redispatch, cause=cause):
+                lost += 1
+                job_finalize(job_id=client.job_id)
+        elif JobClient.objects.filter(pk=client.pk, status=JobClient.Status.PENDING).update(heartbeat_at=now):
+            dispatch.jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+            redispatched += 1
+    # A job past its start with no client left running and no live closer: close it. That covers a
+    # job whose lost client a busy worker declared (hosts.clients_sweep_lost) and a closer that
+    # died mid-way ("finalizing" without heartbeat), which is started over: closing is idempotent.
+    for job in jobs.filter(
+        status__in=(Job.Status.RUNNING, Job.Status.FAILED, Job.Status.CANCELLED),
+        phase__in=(Job.Phase.RUN, Job.Phase.FINALIZING), heartbeat_at__lt=limit_stale,
+    ).exclude(clients__status__in=transitions.CLIENT_ACTIVE):
+        if job.phase == Job.Phase.FINALIZING and not transitions.job_finalizing_restart(
+                job_id=job.pk, heartbeat_before=limit_stale):
+            continue
+        if not job.clients.exists():
+            transitions.job_fail(
+                job_id=job.pk,
+                cause=f"client lost: {job.claimed_by or 'its coordinator'} stopped before starting the clients",
+            )
+        closed += int(job_finalize(job_id=job.pk))
+    runs = Run.objects.filter(queue__in=queues)
+    # A pending run whose predecessor finished (or was deleted) while nobody started it: a lost message.
+    for run_id in runs.filter(
+        Q(waits_for__isnull=True) | Q(waits_for__in=Run.objects.finished()), status=Run.Status.PENDING,
+    ).values_list("pk", flat=True):
+        dispatch.run_advance(run_id=run_id)
+    for run in runs.filter(status=Run.Status.RUNNING):
+        run_jobs = Job.objects.filter(run=run)
+        if run_jobs.active().exists():
+            continue
+        next_job = run_jobs.pending().order_by("position").first()
+        if next_job is None:
+            dispatch.run_advance(run_id=run.pk)
+            continue
+        waiting_retry = next_job.status == Job.Status.WAITING and (
+            next_job.dispatched_at is None or next_job.dispatched_at < now - timedelta(seconds=WAITING_RETRY_S))
+        # A job never sent counts from its run's start: the launch sends it just after its commit, and
+        # sending it from here in that moment would put a second message on the queue for nothing.
+        last_sent = next_job.dispatched_at or run.started_at
+        if waiting_retry or last_sent is None or last_sent < limit_redispatch:
+            dispatch.job_dispatch(job=next_job)
+            redispatched += 1
+    return {"lost": lost, "closed": closed, "redispatched": redispatched}

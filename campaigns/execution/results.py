@@ -1,0 +1,207 @@
+"""A job's figures: per-second samples as sysbench prints them, the clients' summaries merged into one
+result, and the closing of a job (snapshot, cache check, cleanup, status) once its last client is done.
+
+One rule each: sample_row() is the only mapping from a parsed interval to an IntervalSample row (used
+per line while measuring, by COPY for imported logs, and by the benches), and result_store() the only
+writer of a JobResult, whether measured or imported, with one steady-state rule (steady_figures()).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
+
+from campaigns.cache import results_changed
+from campaigns.crypto import DecryptionError
+from campaigns.execution import transitions
+from campaigns.execution.datasets import dataset_drop, job_dataset_signature
+from campaigns.execution.dispatch import run_advance
+from campaigns.execution.phases import target_connection
+from campaigns.models import IntervalSample, Job, JobClient, JobResult, Scenario
+from campaigns.probes import ProbeError, cache_hit_ratio, server_info
+from campaigns.sysbench import parser
+
+FULL_CACHE_HIT_RATIO = 0.99
+
+# ---------------------------------------------------------------- per-second samples
+
+SAMPLE_COLUMNS = ("job_id", "client_index", "t", "threads", "tps", "qps", "reads_per_s", "writes_per_s",
+                  "other_per_s", "latency_pct_ms", "errors_per_s", "reconnects_per_s")
+
+
+def sample_row(*, job_id: int, client_index: int, interval: parser.Interval) -> tuple[Any, ...]:
+    """One interval as the values of SAMPLE_COLUMNS, in that order."""
+    return (job_id, client_index, interval.t, interval.threads, interval.tps, interval.qps, interval.reads_per_s,
+            interval.writes_per_s, interval.other_per_s, interval.latency_pct_ms, interval.errors_per_s,
+            interval.reconnects_per_s)
+
+
+def sample_store(*, job_id: int, client_index: int, interval: parser.Interval) -> None:
+    """Stores one interval the moment sysbench prints it (the live view reads it from here)."""
+    IntervalSample.objects.create(**dict(zip(SAMPLE_COLUMNS, sample_row(
+        job_id=job_id, client_index=client_index, interval=interval), strict=True)))
+
+
+def samples_copy(rows: Iterable[tuple[Any, ...]]) -> int:
+    """Stores many sample rows (values of SAMPLE_COLUMNS) with PostgreSQL COPY."""
+    count = 0
+    with connection.cursor() as cursor:
+        raw = cursor.cursor  # psycopg 3 cursor underneath Django's wrapper
+        with raw.copy(f"COPY campaigns_intervalsample ({', '.join(SAMPLE_COLUMNS)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+                count += 1
+    return count
+
+
+def samples_bulk_store(*, job_id: int, client_index: int, intervals: list[parser.Interval]) -> int:
+    """Stores a whole log's intervals at once (a 1-hour, 6-client log in well under a second)."""
+    if not intervals:
+        return 0
+    return samples_copy(sample_row(job_id=job_id, client_index=client_index, interval=i) for i in intervals)
+
+
+# ---------------------------------------------------------------- results
+
+_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "transactions", "queries",
+           "ignored_errors", "reconnects", "events")
+
+
+def merge_summaries(summaries: list[dict[str, Any]], histograms: list[list[list[float]] | None]) -> dict[str, Any]:
+    """One job-level summary from its clients: rates and counts add up; latency percentiles come
+    from the merged histograms (percentiles cannot be averaged); the average is events-weighted."""
+    summaries = [s for s in summaries if s]
+    if not summaries:
+        return {}
+    if len(summaries) == 1:
+        return summaries[0]
+    merged: dict[str, Any] = {}
+    for key in _SUMMED:
+        values = [s.get(key) for s in summaries]
+        merged[key] = sum(v for v in values if v is not None) if any(v is not None for v in values) else None
+    merged["duration_s"] = max((s.get("duration_s") or 0) for s in summaries)
+    lats = [s.get("latency_ms") or {} for s in summaries]
+    events = [s.get("events") or 0 for s in summaries]
+    total_events = sum(events)
+    pct = next((lat.get("pct") for lat in lats if lat.get("pct") is not None), None)
+    usable = [h for h in histograms if h]
+    if pct is not None and len(usable) == len(summaries):
+        percentile = parser.histogram_percentile(parser.merge_histograms([[(b[0], int(b[1])) for b in h] for h in usable]), pct)
+    else:
+        percentile = max((lat.get("percentile") or 0 for lat in lats), default=None)
+    merged["latency_ms"] = {
+        "min": min((lat["min"] for lat in lats if lat.get("min") is not None), default=None),
+        "max": max((lat["max"] for lat in lats if lat.get("max") is not None), default=None),
+        "avg": (sum((lat.get("avg") or 0) * e for lat, e in zip(lats, events, strict=True)) / total_events
+                if total_events else None),
+        "sum": sum(lat.get("sum") or 0 for lat in lats),
+        "pct": pct,
+        "percentile": percentile,
+    }
+    return merged
+
+
+# The steady-state rule, in SQL so that the migration that recomputed stored results says the same:
+# the mean per-second figures over every reported interval but the first (the ramp-up of connections,
+# and the only interval a warm-up run does not cover), summed over clients at each t; latency is the
+# worst client's at each t.
+STEADY_SQL = (
+    "SELECT avg(tps), avg(qps), avg(lat) FROM (SELECT t, sum(tps) tps, sum(qps) qps, max(latency_pct_ms) lat"
+    " FROM campaigns_intervalsample WHERE job_id = %s"
+    " AND t > (SELECT min(t) FROM campaigns_intervalsample WHERE job_id = %s) GROUP BY t) s"
+)
+
+
+def steady_figures(job_id: int) -> dict[str, float | None]:
+    """The job's steady-state figures from its stored samples (measured or imported alike)."""
+    with connection.cursor() as cursor:
+        cursor.execute(STEADY_SQL, [job_id, job_id])
+        tps, qps, lat = cursor.fetchone()
+    return {"steady_tps": tps, "steady_qps": qps, "steady_latency_pct_ms": lat}
+
+
+def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResult | None:
+    """The job's JobResult from its clients' summaries (one client's comes back unchanged) and its samples.
+
+    No result when there is neither a summary nor a steady figure.
+    """
+    summary = merge_summaries([c.summary for c in clients], [c.histogram for c in clients])
+    steady = steady_figures(job.pk)
+    if not summary and all(value is None for value in steady.values()):
+        return None
+    latency = summary.get("latency_ms") or {}
+    fields = {key: summary.get(key) for key in _SUMMED}
+    fields.update({
+        "source": source, "duration_s": summary.get("duration_s"),
+        "latency_min_ms": latency.get("min"), "latency_avg_ms": latency.get("avg"),
+        "latency_max_ms": latency.get("max"), "latency_pct": latency.get("pct"),
+        "latency_pct_ms": latency.get("percentile"), "latency_sum_ms": latency.get("sum"),
+        **steady,
+    })
+    result, _ = JobResult.objects.update_or_create(job=job, defaults=fields)
+    return result
+
+
+# ---------------------------------------------------------------- closing a job
+
+
+def _load(job_id: int) -> Job:
+    return Job.objects.select_related("target", "target__spec", "scenario", "scenario__dataset", "run").get(pk=job_id)
+
+
+def client_prefix(job: Job, client: JobClient) -> str:
+    return f"client {client.host_name}: " if job.clients_needed > 1 else ""
+
+
+def job_close(job: Job, *, status: str, error: str = "") -> None:
+    """Records the end of a job (a cancel or failure recorded meanwhile wins over `status`)."""
+    transitions.job_close(job_id=job.pk, status=status, error=error)
+    results_changed()  # a job that just succeeded joins the comparisons
+
+
+def job_finalize(*, job_id: int) -> bool:
+    """Merges the clients' figures into the job once all have finished; True if this call did it."""
+    if JobClient.objects.filter(job_id=job_id, status__in=transitions.CLIENT_ACTIVE).exists():
+        return False
+    # Exactly one caller wins the move out of the "run" phase, whoever else arrives. The heartbeat
+    # (kept up by the cleanup below) tells the reconciler this closer is alive.
+    if not transitions.job_finalizing_begin(job_id=job_id):
+        return False
+    job = _load(job_id)
+    clients = list(job.clients.order_by("index"))
+    starts = [c.started_at for c in clients if c.started_at is not None]
+    skew_ms = (max(starts) - min(starts)).total_seconds() * 1000 if len(starts) == len(clients) and starts else None
+    result = result_store(job=job, clients=clients, source=JobResult.Source.MEASURED)
+    snapshot = dict(job.server_snapshot)
+    ratio = None
+    warning = ""
+    try:
+        conn = target_connection(target=job.target)
+        after = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)])
+        snapshot["after"] = after.to_dict()
+        before_status = (snapshot.get("before") or {}).get("status") or {}
+        ratio = cache_hit_ratio(before_status, after.status)
+        if ratio is not None and ratio < FULL_CACHE_HIT_RATIO and "cache" in job.scenario.dataset.name.lower():
+            warning = f"buffer-pool hit ratio {ratio:.2%} is below 99% on a full-cache dataset"
+    except (ProbeError, DecryptionError) as exc:
+        snapshot["after"] = {"error": str(exc)}
+    else:
+        if job.scenario.cleanup == Scenario.Cleanup.AFTER_JOB:
+            dataset_drop(job=job, signature=job_dataset_signature(job))
+    wall = [c.wall_time_s for c in clients if c.wall_time_s is not None]
+    Job.objects.filter(pk=job.pk).update(
+        server_snapshot=snapshot, cache_hit_ratio=ratio, cache_warning=warning, start_skew_ms=skew_ms,
+        wall_time_s=max(wall) if wall else None,
+    )
+    failed = [c for c in clients if c.status == JobClient.Status.FAILED]
+    if failed:
+        job_close(job, status=Job.Status.FAILED, error=client_prefix(job, failed[0]) + failed[0].error)
+    elif any(c.status == JobClient.Status.CANCELLED for c in clients):
+        job_close(job, status=Job.Status.CANCELLED)
+    elif result is None:
+        job_close(job, status=Job.Status.FAILED, error="sysbench printed no results")
+    else:
+        job_close(job, status=Job.Status.SUCCEEDED)
+    run_advance(run_id=job.run_id)
+    return True

@@ -1,0 +1,297 @@
+"""The one place where a Job, a JobClient or a Run changes status or phase.
+
+Every transition is a conditional UPDATE: it names the states it may start from and changes nothing
+(returning False) when the row is elsewhere, so two workers, a reconciler and a user's cancel can all
+try at once and exactly the legal one wins. A transition asked for a state it can never lead to raises
+IllegalTransition: that is a bug in the caller, not a race. tests/test_transitions.py walks the tables
+below, and tests/test_transition_owner.py fails when any other module writes one of these fields.
+
+A job's status and its phase move separately: a job cancelled while measuring stays in phase "run"
+until its last client has stopped, and its closer then moves it through "finalizing" to "done".
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Case, CharField, Count, F, Q, TextField, Value, When
+from django.utils import timezone
+
+from campaigns.models import Job, JobClient, Run
+
+JobStatus = Job.Status
+ClientStatus = JobClient.Status
+RunStatus = Run.Status
+Phase = Job.Phase
+
+ERROR_MAX = 5000
+
+
+class StateConflict(Exception):
+    """The requested change does not fit the current state (e.g. cancelling a finished run)."""
+
+
+class IllegalTransition(StateConflict):
+    """A transition that the state machine never allows, whatever the row's current state."""
+
+
+# Which states each status may be entered from.
+JOB_SOURCES: dict[str, frozenset[str]] = {
+    JobStatus.QUEUED: frozenset(),
+    JobStatus.WAITING: frozenset({JobStatus.PREPARING}),
+    JobStatus.PREPARING: frozenset({JobStatus.QUEUED, JobStatus.WAITING}),
+    JobStatus.RUNNING: frozenset({JobStatus.PREPARING}),
+    JobStatus.SUCCEEDED: frozenset({JobStatus.RUNNING}),
+    JobStatus.FAILED: frozenset({JobStatus.QUEUED, JobStatus.WAITING, JobStatus.PREPARING, JobStatus.RUNNING}),
+    JobStatus.CANCELLED: frozenset({JobStatus.QUEUED, JobStatus.WAITING, JobStatus.PREPARING, JobStatus.RUNNING}),
+}
+CLIENT_SOURCES: dict[str, frozenset[str]] = {
+    ClientStatus.PENDING: frozenset(),
+    ClientStatus.READY: frozenset({ClientStatus.PENDING}),
+    ClientStatus.RUNNING: frozenset({ClientStatus.READY}),
+    ClientStatus.SUCCEEDED: frozenset({ClientStatus.RUNNING}),
+    ClientStatus.FAILED: frozenset({ClientStatus.PENDING, ClientStatus.READY, ClientStatus.RUNNING}),
+    ClientStatus.CANCELLED: frozenset({ClientStatus.PENDING, ClientStatus.READY, ClientStatus.RUNNING}),
+}
+RUN_SOURCES: dict[str, frozenset[str]] = {
+    RunStatus.PENDING: frozenset(),
+    RunStatus.RUNNING: frozenset({RunStatus.PENDING}),
+    RunStatus.SUCCEEDED: frozenset({RunStatus.RUNNING}),
+    RunStatus.PARTIALLY_SUCCEEDED: frozenset({RunStatus.RUNNING}),
+    RunStatus.FAILED: frozenset({RunStatus.RUNNING}),
+    RunStatus.CANCELLED: frozenset({RunStatus.PENDING, RunStatus.RUNNING}),
+}
+# Which phases each phase may be entered from ("" is a job nobody has claimed yet).
+PHASE_SOURCES: dict[str, frozenset[str]] = {
+    Phase.NONE: frozenset({Phase.PREPARE}),
+    Phase.PREPARE: frozenset({Phase.NONE}),
+    Phase.RUN: frozenset({Phase.PREPARE, Phase.FINALIZING}),
+    Phase.FINALIZING: frozenset({Phase.RUN}),
+    Phase.DONE: frozenset({Phase.NONE, Phase.PREPARE, Phase.RUN, Phase.FINALIZING}),
+}
+CLIENT_ACTIVE = (ClientStatus.PENDING, ClientStatus.READY, ClientStatus.RUNNING)
+CLIENT_FINISHED = (ClientStatus.SUCCEEDED, ClientStatus.FAILED, ClientStatus.CANCELLED)
+
+
+def _final(status: str, allowed: Iterable[str], what: str) -> None:
+    if status not in allowed:
+        raise IllegalTransition(f"a {what} cannot be closed as {status!r}")
+
+
+def _error(text: str) -> str:
+    return text[:ERROR_MAX]
+
+
+# ---------------------------------------------------------------- jobs
+
+
+def job_claim(*, job_id: int, host: str) -> bool:
+    """queued | waiting → preparing: a coordinator takes the job (one wins, whatever the duplicates)."""
+    now = timezone.now()
+    return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.PREPARING]).update(
+        status=JobStatus.PREPARING, phase=Phase.PREPARE, claimed_by=host, claimed_at=now, heartbeat_at=now,
+    ))
+
+
+def job_wait(*, job_id: int, reason: str) -> bool:
+    """preparing → waiting: handed back with the reason shown; the reconciler sends it again later."""
+    return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.WAITING]).update(
+        status=JobStatus.WAITING, phase=Phase.NONE, claimed_by="", wait_reason=reason[:300],
+    ))
+
+
+def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any]) -> bool:
+    """preparing → running (phase run): the clients are about to be sent. False if cancelled meanwhile."""
+    now = timezone.now()
+    return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.RUNNING]).update(
+        status=JobStatus.RUNNING, phase=Phase.RUN, started_at=now, heartbeat_at=now,
+        command_line=command_line, server_snapshot=server_snapshot,
+    ))
+
+
+def job_fail(*, job_id: int, cause: str) -> bool:
+    """Any unfinished status → failed, keeping its phase (its clients notice and stop; its closer closes it).
+
+    False when the job had already ended.
+    """
+    return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.FAILED]).update(
+        status=JobStatus.FAILED, error=_error(cause),
+    ))
+
+
+def job_lose_coordinator(*, job_id: int, heartbeat_before: datetime, cause: str) -> bool:
+    """preparing with a heartbeat older than heartbeat_before → failed and done: its coordinator died."""
+    return bool(Job.objects.filter(
+        pk=job_id, status=JobStatus.PREPARING, heartbeat_at__lt=heartbeat_before,
+    ).update(status=JobStatus.FAILED, phase=Phase.DONE, finished_at=timezone.now(), error=_error(cause)))
+
+
+def job_close(*, job_id: int, status: str, error: str = "") -> None:
+    """Ends a job: phase done and finished_at, and `status` when the job may enter it from where it is (a
+    cancel or failure recorded meanwhile wins over a later "succeeded").
+
+    One statement, so that nobody sees a finished job without its end or the reverse.
+    """
+    _final(status, Job.FINISHED, "job")
+    keeps = ~Q(status__in=JOB_SOURCES[status])
+    Job.objects.filter(pk=job_id).update(
+        status=Case(When(keeps, then=F("status")), default=Value(status), output_field=CharField()),
+        error=Case(When(keeps, then=F("error")), default=Value(_error(error)), output_field=TextField()),
+        phase=Phase.DONE, finished_at=timezone.now(),
+    )
+
+
+def job_finalizing_begin(*, job_id: int) -> bool:
+    """Phase run → finalizing: exactly one of the callers that arrive wins the closing of the job."""
+    return bool(Job.objects.filter(pk=job_id, phase__in=PHASE_SOURCES[Phase.FINALIZING]).update(
+        phase=Phase.FINALIZING, heartbeat_at=timezone.now(),
+    ))
+
+
+def job_finalizing_restart(*, job_id: int, heartbeat_before: datetime) -> bool:
+    """Phase finalizing → run for a closer that stopped beating: closing is idempotent and starts over."""
+    return bool(Job.objects.filter(pk=job_id, phase=Phase.FINALIZING, heartbeat_at__lt=heartbeat_before).update(
+        phase=Phase.RUN,
+    ))
+
+
+def jobs_cancel(*, run: Run) -> int:
+    """Cancels a run's unfinished jobs: queued or waiting ones end at once; active ones are marked and their
+    workers stop within a poll interval, then close them. A job already closing keeps its outcome.
+
+    Returns how many jobs were active.
+    """
+    now = timezone.now()
+    jobs = Job.objects.filter(run=run)
+    active = jobs.filter(status__in=Job.ACTIVE).count()
+    jobs.filter(status__in=(JobStatus.QUEUED, JobStatus.WAITING)).update(
+        status=JobStatus.CANCELLED, phase=Phase.DONE, finished_at=now, error="cancelled before it started",
+    )
+    jobs.filter(status__in=Job.ACTIVE).exclude(phase=Phase.FINALIZING).update(
+        status=JobStatus.CANCELLED, error="cancelled",
+    )
+    return active
+
+
+def jobs_create(*, jobs: list[Job]) -> list[Job]:
+    """A launch's jobs, all queued (the model's default status and phase)."""
+    for job in jobs:
+        if job.status != JobStatus.QUEUED or job.phase != Phase.NONE:
+            raise IllegalTransition("a new job starts queued")
+    return Job.objects.bulk_create(jobs)
+
+
+def job_create_imported(*, complete: bool, error: str, **fields: Any) -> Job:
+    """A job whose figures come from a sysbench log made elsewhere: it is born finished."""
+    now = timezone.now()
+    return Job.objects.create(
+        imported=True, phase=Phase.DONE, started_at=now, finished_at=now,
+        status=JobStatus.SUCCEEDED if complete else JobStatus.FAILED, error=_error(error), **fields,
+    )
+
+
+# ---------------------------------------------------------------- clients
+
+
+def client_claim(*, client_id: int) -> bool:
+    """pending → ready: the host's worker took its client task (one wins, whatever the duplicates)."""
+    return bool(JobClient.objects.filter(pk=client_id, status__in=CLIENT_SOURCES[ClientStatus.READY]).update(
+        status=ClientStatus.READY, heartbeat_at=timezone.now(),
+    ))
+
+
+def client_start(*, client_id: int) -> bool:
+    """ready → running: past the barrier, sysbench starts now."""
+    return bool(JobClient.objects.filter(pk=client_id, status__in=CLIENT_SOURCES[ClientStatus.RUNNING]).update(
+        status=ClientStatus.RUNNING,
+    ))
+
+
+def client_close(*, client_id: int, status: str, error: str = "", **fields: Any) -> bool:
+    """An unfinished client → succeeded | failed | cancelled, with what its process left (output, summary…)."""
+    _final(status, CLIENT_FINISHED, "client")
+    fields.setdefault("finished_at", timezone.now())
+    return bool(JobClient.objects.filter(pk=client_id, status__in=CLIENT_SOURCES[status]).update(
+        status=status, error=_error(error), **fields,
+    ))
+
+
+def client_lose(*, client_id: int, heartbeat_before: datetime, cause: str) -> bool:
+    """An unfinished client whose heartbeat is older than heartbeat_before → failed. False if it beat meanwhile."""
+    return bool(JobClient.objects.filter(
+        pk=client_id, status__in=CLIENT_ACTIVE, heartbeat_at__lt=heartbeat_before,
+    ).update(status=ClientStatus.FAILED, error=_error(cause), finished_at=timezone.now()))
+
+
+def client_create_imported(*, complete: bool, **fields: Any) -> JobClient:
+    """The one client of an imported job, finished as its log ends."""
+    return JobClient.objects.create(status=ClientStatus.SUCCEEDED if complete else ClientStatus.FAILED, **fields)
+
+
+# ---------------------------------------------------------------- runs
+
+
+def run_create(*, waits: bool, **fields: Any) -> Run:
+    """A new run: pending when it waits for another run, else running from now."""
+    return Run.objects.create(
+        status=RunStatus.PENDING if waits else RunStatus.RUNNING,
+        started_at=None if waits else timezone.now(), **fields,
+    )
+
+
+def run_start(*, run: Run) -> bool:
+    """pending → running, on a row locked by the caller."""
+    if run.status not in RUN_SOURCES[RunStatus.RUNNING]:
+        return False
+    run.status, run.started_at = RunStatus.RUNNING, timezone.now()
+    run.save(update_fields=["status", "started_at"])
+    return True
+
+
+def run_outcome(counts: dict[str, int]) -> tuple[str, str]:
+    """A finished run's status and error from its jobs' statuses (status → count).
+
+    cancelled when any job was cancelled; else succeeded when every job did, partially_succeeded when some
+    did, failed when none did (a run with no job at all has nothing that failed: succeeded).
+    """
+    total = sum(counts.values())
+    succeeded = counts.get(JobStatus.SUCCEEDED, 0)
+    failed = counts.get(JobStatus.FAILED, 0)
+    if counts.get(JobStatus.CANCELLED, 0):
+        return RunStatus.CANCELLED, ""
+    if failed == 0:
+        return RunStatus.SUCCEEDED, ""
+    error = f"{failed} of {total} jobs failed"
+    return (RunStatus.PARTIALLY_SUCCEEDED if succeeded else RunStatus.FAILED), error
+
+
+def run_close(*, run: Run) -> bool:
+    """running → its outcome by run_outcome(), on a row locked by the caller, once every job has ended."""
+    if run.status != RunStatus.RUNNING:
+        return False
+    # One row per status, counted by the database (a run may hold thousands of jobs).
+    counts = dict(Job.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by())
+    if any(status not in Job.FINISHED for status in counts):
+        return False
+    run.status, run.error = run_outcome(counts)
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "finished_at"])
+    return True
+
+
+def run_cancel_now(*, run: Run) -> bool:
+    """pending | running → cancelled, on a row locked by the caller (no job of it still active)."""
+    if run.status not in RUN_SOURCES[RunStatus.CANCELLED]:
+        return False
+    run.status, run.finished_at = RunStatus.CANCELLED, timezone.now()
+    run.save(update_fields=["status", "finished_at"])
+    return True
+
+
+def run_create_imported(**fields: Any) -> Run:
+    """An imported run, running until its jobs are stored; close it with run_close() in the same transaction."""
+    if not transaction.get_connection().in_atomic_block:
+        raise IllegalTransition("an imported run is created and closed in one transaction")
+    return Run.objects.create(status=RunStatus.RUNNING, started_at=timezone.now(), **fields)

@@ -1,0 +1,33 @@
+"""What a user starts: plans, launches and cancels, imports of logs made elsewhere, target checks, demo data.
+
+Everything after a launch lives in campaigns.execution, which this package builds on and which never
+imports it back. Functions are keyword-only and named <noun>_<verb>; the names below are the ones
+the rest of the app imports from here.
+"""
+from __future__ import annotations
+
+from campaigns.execution.phases import JobFailure, split_threads, target_connection
+from campaigns.execution.transitions import StateConflict
+from campaigns.services.demo import DEMO_TARGET_NAMES, demo_load
+from campaigns.services.imports import ImportRejected, results_import
+from campaigns.services.launch import campaign_launch, run_cancel
+from campaigns.services.plans import (
+    BYTES_PER_ROW,
+    JOB_OVERHEAD_S,
+    PREPARE_ROWS_PER_S,
+    PlannedJob,
+    campaign_expand,
+    campaign_plan,
+    format_duration,
+    job_estimate_s,
+    run_progress,
+    runs_with_progress,
+)
+from campaigns.services.targets import target_check
+
+__all__ = [
+    "BYTES_PER_ROW", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure",
+    "PlannedJob", "StateConflict", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
+    "format_duration", "job_estimate_s", "results_import", "run_cancel", "run_progress", "runs_with_progress",
+    "split_threads", "target_check", "target_connection",
+]

@@ -1,0 +1,77 @@
+"""Launching a campaign and cancelling a run."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from campaigns.execution import transitions
+from campaigns.execution.dispatch import followers_start, run_advance
+from campaigns.execution.transitions import StateConflict
+from campaigns.models import Campaign, Job, Run
+from campaigns.services.plans import campaign_expand
+
+
+def campaign_launch(
+    *,
+    campaign: Campaign,
+    user: Any = None,
+    trigger: str = Run.Trigger.MANUAL,
+    idempotency_key: str | None = None,
+    label: str = "",
+    after: Run | None = None,
+) -> Run:
+    """Creates a run with all its jobs and dispatches the first one after commit.
+
+    The same idempotency key returns the run it created the first time. With `after`, a run that
+    has not finished yet, the new run stays pending (its jobs queued) and starts when that one ends.
+    """
+    if idempotency_key:
+        existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return existing
+    if Run.objects.filter(campaign=campaign).active().exists():
+        raise StateConflict(f"campaign '{campaign.name}' already has a run in progress")
+    planned = campaign_expand(campaign=campaign)
+    if not planned:
+        raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
+    try:
+        with transaction.atomic():
+            waits = after is not None and not Run.objects.get(pk=after.pk).is_finished()
+            run = transitions.run_create(
+                waits=waits, campaign=campaign, trigger=trigger, idempotency_key=idempotency_key or None,
+                label=label, created_by=user if getattr(user, "is_authenticated", False) else None,
+                waits_for=after if waits else None, queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+            )
+            transitions.jobs_create(jobs=[
+                Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads,
+                    repetition=p.repetition, position=p.position, tables=p.tables,
+                    table_size=p.table_size, clients_needed=p.clients, time_s=p.time_s, warmup_s=p.warmup_s)
+                for p in planned
+            ])
+            transaction.on_commit(lambda: run_advance(run_id=run.pk))
+    except IntegrityError:
+        # A concurrent request with the same key won the race: return its run.
+        return Run.objects.get(campaign=campaign, idempotency_key=idempotency_key)
+    return run
+
+
+def run_cancel(*, run: Run) -> Run:
+    """Cancels every unfinished job; running sysbench processes notice within a second.
+
+    Each client polls its job's status every BENCHAPP_CANCEL_POLL_S and then kills its process
+    group (SIGTERM, SIGKILL a second later), keeps the samples stored so far, and the job's closer
+    still runs the scenario's cleanup. A job already past its measurement (closing) keeps its outcome.
+    """
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        if locked.is_finished():
+            raise StateConflict(f"run #{run.pk} is already {locked.status}")
+        # Active jobs keep their process until the worker notices (within a poll interval); the
+        # worker then records what was measured, runs cleanup and closes the run.
+        if not transitions.jobs_cancel(run=locked):
+            transitions.run_cancel_now(run=locked)
+            transaction.on_commit(lambda: followers_start(run.pk))
+    run.refresh_from_db()
+    return run

@@ -1,0 +1,168 @@
+"""What a launch would do, before it does it: a campaign's jobs in order, their commands, and how long
+they take. The one estimate of a job's duration serves the plan and a run's progress and ETA."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from campaigns.execution.datasets import dataset_signature
+from campaigns.execution.phases import phase_argv, split_threads
+from campaigns.models import Campaign, Job, Run, Scenario, Target
+from campaigns.sysbench.command import Connection, format_command
+
+# Rough costs for the plan's estimates, from runs on a 2-core machine (SYSBENCH-NOTES.md):
+# prepare loads about 100,000 rows/s; an InnoDB sbtest row with its secondary index takes about
+# 230 bytes on disk; each job spends about a second on snapshots, process start and closing
+# (seed 001's quick run: 4 s measured + 1 s warm-up took 4-6 s per job, 1 client, quiet machine);
+# 2 s leaves room for the client barrier of multi-client jobs.
+PREPARE_ROWS_PER_S = 100_000
+BYTES_PER_ROW = 230
+JOB_OVERHEAD_S = 2
+
+
+@dataclass(slots=True)
+class PlannedJob:
+    position: int
+    target: Target
+    scenario: Scenario
+    threads: int
+    repetition: int
+    tables: int
+    table_size: int
+    clients: int
+    time_s: int
+    warmup_s: int
+
+
+def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
+    """The campaign's jobs in execution order: per target, per scenario, per threads, per repetition.
+
+    Targets outermost so that each target's dataset is prepared once and reused by every job on it.
+    """
+    planned: list[PlannedJob] = []
+    targets = list(campaign.targets.select_related("spec", "product").order_by("name"))
+    scenarios = list(campaign.scenarios.select_related("dataset").order_by("name"))
+    for target in targets:
+        for scenario in scenarios:
+            tables, table_size = campaign.dataset_size(scenario.dataset, target.spec)
+            for threads in campaign.threads_for(target, scenario):
+                for repetition in range(1, campaign.repetitions + 1):
+                    planned.append(PlannedJob(
+                        position=len(planned), target=target, scenario=scenario, threads=threads,
+                        repetition=repetition, tables=tables, table_size=table_size,
+                        clients=campaign.clients_for(threads),
+                        time_s=campaign.run_time_s or scenario.time_s,
+                        warmup_s=scenario.warmup_s if campaign.warmup_override_s is None else campaign.warmup_override_s,
+                    ))
+    return planned
+
+
+def job_estimate_s(*, time_s: float, warmup_s: float, prepare_s: float = 0.0,
+                   overhead_s: float = JOB_OVERHEAD_S) -> float:
+    """How long one job takes: its preparation, warm-up and measured time, plus the app's own overhead."""
+    return prepare_s + warmup_s + time_s + overhead_s
+
+
+def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
+    """What a launch would do, before it does it: jobs in order, exact commands, time and size."""
+    jobs: list[dict[str, Any]] = []
+    total_s = 0.0
+    prepared: set[tuple[int, str]] = set()
+    datasets: dict[tuple[int, str], int] = {}
+    for p in campaign_expand(campaign=campaign):
+        scenario = p.scenario
+        shell_job = Job(target=p.target, scenario=scenario, threads=p.threads, tables=p.tables, table_size=p.table_size,
+                        time_s=p.time_s, warmup_s=p.warmup_s)
+        conn = Connection(driver=p.target.driver, host=p.target.host, port=p.target.port,
+                          database=p.target.database, user=p.target.user,
+                          password="***" if p.target.has_password() else "")
+        signature = dataset_signature(scenario=scenario, tables=p.tables, table_size=p.table_size)
+        key = (p.target.pk, signature)
+        rows = p.tables * p.table_size
+        prepare_s = 0.0
+        if scenario.prepare_mode != Scenario.PrepareMode.NEVER and (
+            key not in prepared or scenario.prepare_mode == Scenario.PrepareMode.ALWAYS
+        ):
+            prepare_s = rows / PREPARE_ROWS_PER_S
+            prepared.add(key)
+        datasets[key] = rows * BYTES_PER_ROW
+        duration_s = job_estimate_s(time_s=p.time_s, warmup_s=p.warmup_s, prepare_s=prepare_s)
+        total_s += duration_s
+        shares = split_threads(p.threads, p.clients)
+        jobs.append({
+            "position": p.position, "target": p.target.name, "target_id": p.target.pk,
+            "scenario": scenario.name, "scenario_id": scenario.pk, "test": scenario.test,
+            "threads": p.threads, "repetition": p.repetition, "tables": p.tables, "table_size": p.table_size,
+            "clients": p.clients, "threads_per_client": shares,
+            "prepare_command": format_command(phase_argv(job=shell_job, conn=conn, command="prepare")) if prepare_s else None,
+            "commands": [format_command(phase_argv(job=shell_job, conn=conn, command="run", threads=share))
+                         for share in shares],
+            "estimated_prepare_s": round(prepare_s, 1),
+            "estimated_duration_s": round(duration_s, 1),
+            "estimated_dataset_bytes": rows * BYTES_PER_ROW,
+        })
+    return {
+        "campaign": campaign.name, "campaign_id": campaign.pk, "jobs": jobs, "job_count": len(jobs),
+        "estimated_duration_s": round(total_s, 1), "estimated_duration": format_duration(total_s),
+        "estimated_dataset_bytes": sum(datasets.values()),
+        "max_clients": max((j["clients"] for j in jobs), default=0),
+    }
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h {minutes} min"
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"
+
+
+# A job's nominal seconds (measured + warm-up) with the campaign's overrides the job carries.
+_JOB_NOMINAL_S = (Coalesce(F("jobs__time_s"), F("jobs__scenario__time_s"))
+                  + Coalesce(F("jobs__warmup_s"), F("jobs__scenario__warmup_s")))
+
+
+def runs_with_progress() -> QuerySet[Run]:
+    """Runs with their jobs counted and their nominal seconds summed (done and not done), in one query."""
+    unfinished = Q(jobs__status__in=(*Job.PENDING, *Job.ACTIVE))
+    return Run.objects.select_related("campaign").annotate(
+        jobs_total=Count("jobs"),
+        jobs_done=Count("jobs", filter=Q(jobs__status__in=Job.FINISHED)),
+        jobs_failed=Count("jobs", filter=Q(jobs__status=Job.Status.FAILED)),
+        remaining_nominal_s=Sum(_JOB_NOMINAL_S, filter=unfinished),
+        done_nominal_s=Sum(_JOB_NOMINAL_S, filter=Q(jobs__status__in=Job.FINISHED)),
+    )
+
+
+def run_progress(run: Run, *, now: datetime | None = None) -> dict[str, Any]:
+    """Jobs done of total, elapsed and an ETA, for a run from runs_with_progress().
+
+    The ETA is the unfinished jobs' own measured and warm-up seconds (the campaign's overrides included),
+    plus an overhead per job: the planned JOB_OVERHEAD_S until a job has finished, then what the finished
+    jobs actually took beyond their nominal seconds (preparation included), so it moves as jobs finish.
+    """
+    now = now or timezone.now()
+    total = getattr(run, "jobs_total", 0) or 0
+    done = getattr(run, "jobs_done", 0) or 0
+    end = run.finished_at or now
+    elapsed_s = (end - run.started_at).total_seconds() if run.started_at else 0.0
+    eta_s = None
+    if not run.is_finished():
+        overhead_s: float = JOB_OVERHEAD_S
+        if done:
+            overhead_s = max(0.0, (elapsed_s - float(getattr(run, "done_nominal_s", 0) or 0)) / done)
+        remaining_s = float(getattr(run, "remaining_nominal_s", 0) or 0)
+        eta_s = job_estimate_s(time_s=remaining_s, warmup_s=0, overhead_s=overhead_s * (total - done))
+    return {"done": done, "total": total, "pct": round(done * 100 / total) if total else 0,
+            "elapsed_s": elapsed_s, "eta_s": eta_s, "failed": getattr(run, "jobs_failed", 0) or 0}

@@ -1,0 +1,180 @@
+"""The state machine of campaigns.execution.transitions: every legal transition is taken, every illegal one
+is refused (the row does not move, or the call raises), whatever state the row starts from."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from campaigns.execution import transitions as tr
+from campaigns.models import Job, JobClient, Run
+from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
+
+pytestmark = pytest.mark.django_db
+
+JS, CS, RS, PH = Job.Status, JobClient.Status, Run.Status, Job.Phase
+LONG_AGO = timedelta(hours=1)
+
+
+def _run(status: str = RS.RUNNING) -> Run:
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[ScenarioFactory()], threads=[1])
+    run = Run.objects.create(campaign=campaign)
+    Run.objects.filter(pk=run.pk).update(status=status)  # the test puts the row where it wants it
+    run.refresh_from_db()
+    return run
+
+
+def _job(status: str, phase: str = PH.NONE, run: Run | None = None) -> Job:
+    run = run or _run()
+    target, scenario = run.campaign.targets.get(), run.campaign.scenarios.get()
+    (job,) = tr.jobs_create(jobs=[Job(run=run, target=target, scenario=scenario, threads=1)])
+    Job.objects.filter(pk=job.pk).update(status=status, phase=phase,
+                                         heartbeat_at=timezone.now() - LONG_AGO)
+    return Job.objects.get(pk=job.pk)
+
+
+def _client(status: str) -> JobClient:
+    client = JobClient.objects.create(job=_job(JS.RUNNING, PH.RUN), index=0, host_name="h")
+    JobClient.objects.filter(pk=client.pk).update(status=status, heartbeat_at=timezone.now() - LONG_AGO)
+    return JobClient.objects.get(pk=client.pk)
+
+
+JOB_MOVES: dict[str, Callable[[Job], object]] = {
+    JS.PREPARING: lambda job: tr.job_claim(job_id=job.pk, host="h"),
+    JS.WAITING: lambda job: tr.job_wait(job_id=job.pk, reason="r"),
+    JS.RUNNING: lambda job: tr.job_start(job_id=job.pk, command_line="", server_snapshot={}),
+    JS.SUCCEEDED: lambda job: tr.job_close(job_id=job.pk, status=JS.SUCCEEDED),
+    JS.FAILED: lambda job: tr.job_fail(job_id=job.pk, cause="x"),
+    JS.CANCELLED: lambda job: tr.job_close(job_id=job.pk, status=JS.CANCELLED),
+}
+CLIENT_MOVES: dict[str, Callable[[JobClient], object]] = {
+    CS.READY: lambda c: tr.client_claim(client_id=c.pk),
+    CS.RUNNING: lambda c: tr.client_start(client_id=c.pk),
+    CS.SUCCEEDED: lambda c: tr.client_close(client_id=c.pk, status=CS.SUCCEEDED),
+    CS.FAILED: lambda c: tr.client_close(client_id=c.pk, status=CS.FAILED, error="x"),
+    CS.CANCELLED: lambda c: tr.client_close(client_id=c.pk, status=CS.CANCELLED),
+}
+
+
+@pytest.mark.parametrize("source", JS.values)
+@pytest.mark.parametrize("goal", list(JOB_MOVES))
+def test_a_job_moves_only_along_the_table(source, goal):
+    job = _job(source)
+    JOB_MOVES[goal](job)
+    job.refresh_from_db()
+    if source in tr.JOB_SOURCES[goal]:
+        assert job.status == goal
+    else:
+        assert job.status == source, f"{source} -> {goal} is not a transition, but the job moved"
+
+
+@pytest.mark.parametrize("source", CS.values)
+@pytest.mark.parametrize("goal", list(CLIENT_MOVES))
+def test_a_client_moves_only_along_the_table(source, goal):
+    client = _client(source)
+    CLIENT_MOVES[goal](client)
+    client.refresh_from_db()
+    assert client.status == (goal if source in tr.CLIENT_SOURCES[goal] else source)
+
+
+@pytest.mark.parametrize("source", CS.values)
+def test_only_an_unfinished_client_that_stopped_beating_is_lost(source):
+    client = _client(source)
+    lost = tr.client_lose(client_id=client.pk, heartbeat_before=timezone.now(), cause="client lost")
+    client.refresh_from_db()
+    assert lost == (source in tr.CLIENT_ACTIVE)
+    assert client.status == (CS.FAILED if lost else source)
+    fresh = _client(CS.RUNNING)
+    assert not tr.client_lose(client_id=fresh.pk, heartbeat_before=timezone.now() - 2 * LONG_AGO, cause="x")
+
+
+@pytest.mark.parametrize("source", RS.values)
+def test_a_run_starts_only_from_pending_and_is_cancelled_only_while_unfinished(source):
+    run = _run(source)
+    assert tr.run_start(run=run) == (source in tr.RUN_SOURCES[RS.RUNNING])
+    run = _run(source)
+    assert tr.run_cancel_now(run=run) == (source in tr.RUN_SOURCES[RS.CANCELLED])
+    run.refresh_from_db()
+    assert run.status == (RS.CANCELLED if source in tr.RUN_SOURCES[RS.CANCELLED] else source)
+
+
+@pytest.mark.parametrize("statuses, outcome", [
+    ([JS.SUCCEEDED, JS.SUCCEEDED], RS.SUCCEEDED),
+    ([JS.SUCCEEDED, JS.FAILED], RS.PARTIALLY_SUCCEEDED),
+    ([JS.FAILED, JS.FAILED], RS.FAILED),
+    ([JS.SUCCEEDED, JS.CANCELLED], RS.CANCELLED),
+    ([JS.FAILED, JS.CANCELLED], RS.CANCELLED),
+])
+def test_a_run_closes_by_its_jobs(statuses, outcome):
+    run = _run()
+    for status in statuses:
+        _job(status, PH.DONE, run=run)
+    assert tr.run_close(run=run)
+    run.refresh_from_db()
+    assert run.status == outcome and run.finished_at is not None
+    if outcome in (RS.PARTIALLY_SUCCEEDED, RS.FAILED):
+        assert run.error == f"{statuses.count(JS.FAILED)} of {len(statuses)} jobs failed"
+
+
+def test_a_run_with_an_unfinished_job_does_not_close():
+    run = _run()
+    _job(JS.SUCCEEDED, PH.DONE, run=run)
+    _job(JS.QUEUED, run=run)
+    assert not tr.run_close(run=run)
+    assert Run.objects.get(pk=run.pk).status == RS.RUNNING
+
+
+@pytest.mark.parametrize("source", [PH.NONE, PH.PREPARE, PH.RUN, PH.FINALIZING, PH.DONE])
+def test_exactly_one_closer_wins_the_finalizing_phase(source):
+    job = _job(JS.RUNNING, source)
+    assert tr.job_finalizing_begin(job_id=job.pk) == (source in tr.PHASE_SOURCES[PH.FINALIZING])
+    assert not tr.job_finalizing_begin(job_id=job.pk)  # the second caller loses
+    # A closer that stopped beating hands the job back to phase run, to be closed again.
+    restarted = tr.job_finalizing_restart(job_id=job.pk, heartbeat_before=timezone.now() + LONG_AGO)
+    assert restarted == (source in (PH.RUN, PH.FINALIZING))
+
+
+def test_closing_a_job_ends_its_phase_and_a_recorded_cancel_wins():
+    job = _job(JS.CANCELLED, PH.RUN)
+    tr.job_close(job_id=job.pk, status=JS.SUCCEEDED)
+    job.refresh_from_db()
+    assert (job.status, job.phase) == (JS.CANCELLED, PH.DONE) and job.finished_at is not None
+
+
+@pytest.mark.parametrize("call", [
+    lambda: tr.job_close(job_id=0, status=JS.RUNNING),
+    lambda: tr.job_close(job_id=0, status=JS.QUEUED),
+    lambda: tr.client_close(client_id=0, status=CS.READY),
+    lambda: tr.client_close(client_id=0, status=CS.PENDING),
+])
+def test_asking_for_a_state_that_no_transition_leads_to_raises(call):
+    with pytest.raises(tr.IllegalTransition):
+        call()
+
+
+def test_new_jobs_are_born_queued():
+    run = _run()
+    target, scenario = run.campaign.targets.get(), run.campaign.scenarios.get()
+    with pytest.raises(tr.IllegalTransition):
+        tr.jobs_create(jobs=[Job(run=run, target=target, scenario=scenario, threads=1, status=JS.RUNNING)])
+
+
+def test_a_coordinator_that_stopped_beating_loses_only_a_preparing_job():
+    for status in JS.values:
+        job = _job(status, PH.PREPARE)
+        lost = tr.job_lose_coordinator(job_id=job.pk, heartbeat_before=timezone.now(), cause="client lost")
+        assert lost == (status == JS.PREPARING)
+
+
+def test_the_dispatch_count_counts_every_send_even_from_a_stale_copy(monkeypatch):
+    from campaigns.execution import dispatch
+
+    monkeypatch.setattr(dispatch, "_tasks", lambda: type("T", (), {"job_execute_task": type(
+        "K", (), {"apply_async": staticmethod(lambda **kwargs: None)})})())
+    job = _job(JS.QUEUED)
+    stale = Job.objects.get(pk=job.pk)
+    dispatch.job_dispatch(job=stale)
+    dispatch.job_dispatch(job=stale)
+    assert Job.objects.get(pk=job.pk).dispatch_count == 2
