@@ -565,6 +565,30 @@ def test_import_stores_a_real_sysbench_log_as_a_run_with_its_figures(operator):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("files", "status"), [
+    (["cut.txt"], "failed"),
+    (["cut.txt", "whole.txt"], "partially_succeeded"),
+    (["whole.txt"], "succeeded"),
+])
+def test_an_imported_runs_status_follows_its_jobs_by_the_measured_runs_rule(operator, files, status):
+    """A log that ends before its final statistics is a failed job: a run of only such jobs is failed, not
+    succeeded (issue 14, item 2)."""
+    log = (SYSBENCH_LOGS / "mysql_oltp_read_write.txt").read_bytes()
+    contents = {"whole.txt": log, "cut.txt": log[:log.index(b"SQL statistics:")]}
+    target, scenario = TargetFactory(), ScenarioFactory(test="oltp_read_write")
+    response = operator.post(f"{API}/results/import/", {
+        "files": [upload(name, contents[name]) for name in files], "target": target.pk, "scenario": scenario.pk,
+    }, format="multipart")
+    assert response.status_code == 201, response.json()
+    run = Run.objects.get(pk=response.json()["run"]["id"])
+    assert run.status == status and run.finished_at is not None
+    jobs = {job.status for job in run.jobs.all()}
+    assert jobs == ({"failed", "succeeded"} if len(files) == 2 else {status})
+    if "cut.txt" in files:
+        assert "final statistics" in run.jobs.get(status="failed").error
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [

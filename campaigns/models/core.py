@@ -382,7 +382,14 @@ class Run(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["campaign", "idempotency_key"], name="run_unique_idempotency_key"
-            )
+            ),
+            # Two runs of one campaign would measure each other and drop each other's tables. An import is
+            # created and closed in one transaction and measures nothing: it may sit beside a live run.
+            models.UniqueConstraint(
+                fields=["campaign"], condition=models.Q(status__in=["pending", "running"]) & ~models.Q(trigger="import"),
+                name="run_one_active_per_campaign",
+                violation_error_message="the campaign already has a run in progress",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -24,20 +24,30 @@ def campaign_launch(
 ) -> Run:
     """Creates a run with all its jobs and dispatches the first one after commit.
 
-    The same idempotency key returns the run it created the first time. With `after`, a run that
-    has not finished yet, the new run stays pending (its jobs queued) and starts when that one ends.
+    A campaign has at most one active run: launches of one campaign take its row lock in turn, and a partial
+    unique constraint (`run_one_active_per_campaign`) holds the rule in the database whatever the caller.
+    The same idempotency key returns the run it created the first time, however many requests race with it.
+    With `after`, a run that has not finished yet, the new run stays pending (its jobs queued) and starts when
+    that one ends.
     """
-    if idempotency_key:
+    if idempotency_key:  # a retried request, the common case, needs no lock
         existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()
         if existing is not None:
             return existing
-    if Run.objects.filter(campaign=campaign).active().exists():
-        raise StateConflict(f"campaign '{campaign.name}' already has a run in progress")
     planned = campaign_expand(campaign=campaign)
     if not planned:
         raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
     try:
         with transaction.atomic():
+            # Concurrent launches of this campaign queue here; each then sees what the one before it committed.
+            Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+            if idempotency_key:
+                existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()
+                if existing is not None:
+                    return existing
+            active = Run.objects.filter(campaign=campaign).active().exclude(trigger=Run.Trigger.IMPORT).first()
+            if active is not None:
+                raise StateConflict(f"campaign '{campaign.name}' already has a run in progress (run #{active.pk})")
             waits = after is not None and not Run.objects.get(pk=after.pk).is_finished()
             run = transitions.run_create(
                 waits=waits, campaign=campaign, trigger=trigger, idempotency_key=idempotency_key or None,
@@ -52,8 +62,13 @@ def campaign_launch(
             ])
             transaction.on_commit(lambda: run_advance(run_id=run.pk))
     except IntegrityError:
-        # A concurrent request with the same key won the race: return its run.
-        return Run.objects.get(campaign=campaign, idempotency_key=idempotency_key)
+        # Only a writer that skipped the row lock gets here (the lock serialises launches): the key's run, if it
+        # made one, or the rule that was broken.
+        if idempotency_key:
+            existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()
+            if existing is not None:
+                return existing
+        raise StateConflict(f"campaign '{campaign.name}' already has a run in progress") from None
     return run
 
 
