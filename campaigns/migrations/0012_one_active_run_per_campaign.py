@@ -26,12 +26,12 @@ class Migration(migrations.Migration):
                     ) ranked WHERE n > 1
                 ), jobs AS (
                     UPDATE campaigns_job SET status = 'cancelled', finished_at = now(),
-                           error = 'cancelled by migration 0009: its run was a second active run of its campaign'
+                           error = 'cancelled by migration 0012: its run was a second active run of its campaign'
                     WHERE run_id IN (SELECT id FROM extra)
                       AND status NOT IN ('succeeded', 'failed', 'cancelled')
                 )
                 UPDATE campaigns_run SET status = 'cancelled', finished_at = now(),
-                       error = 'cancelled by migration 0009: a second active run of this campaign '
+                       error = 'cancelled by migration 0012: a second active run of this campaign '
                                '(a campaign has one active run at a time)'
                 WHERE id IN (SELECT id FROM extra)
             """,
