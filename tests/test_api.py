@@ -781,6 +781,25 @@ def test_comparison_exports_csv(viewer, comparison_data):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_a_comparison_filtered_to_a_target_without_results_is_empty_not_a_500(viewer, comparison_data, fmt):
+    """Issue 14, item 7: an empty products= and a target whose product has no cell in the selection."""
+    idle = TargetFactory(product=ProductFactory(name="Idle product"), spec=comparison_data["spec"])
+    run, scenario = comparison_data["run"], comparison_data["scenario"]
+    response = viewer.get(f"{API}/comparisons/?campaign={run.campaign_id}&products=&runs={run.pk}"
+                          f"&scenarios={scenario.pk}&specs={comparison_data['spec'].pk}&targets={idle.pk}"
+                          f"&threads=8&format={fmt}")
+    assert response.status_code == 200, body_text(response)
+    if fmt == "csv":
+        assert list(csv.DictReader(io.StringIO(body_text(response)))) == []
+    else:
+        assert response.json()["products"] == [] and response.json()["groups"] == []
+    # Beside a target that has results, the idle one's product is left out rather than shown empty.
+    both = viewer.get(f"{API}/comparisons/?targets={idle.pk},{comparison_data['tdsql'].pk}&products=").json()
+    assert [p["name"] for p in both["products"]] == ["TDSQL-C"]
+
+
+@pytest.mark.django_db
 def test_results_export_csv_with_their_context(viewer, comparison_data):
     response = viewer.get(f"{API}/results/?product={comparison_data['tdsql'].product_id}&format=csv&ordering=id")
     rows = list(csv.DictReader(io.StringIO(body_text(response))))
