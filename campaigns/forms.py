@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.db import transaction
@@ -114,8 +114,8 @@ class TargetForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["product"].queryset = Product.objects.order_by("name")
-        self.fields["spec"].queryset = InstanceSpec.objects.all()
+        cast(forms.ModelChoiceField, self.fields["product"]).queryset = Product.objects.order_by("name")
+        cast(forms.ModelChoiceField, self.fields["spec"]).queryset = InstanceSpec.objects.all()
         if self.instance.pk and self.instance.has_password():
             self.fields["password"].help_text = "A password is stored. Leave blank to keep it."
         else:
@@ -212,7 +212,7 @@ class ScenarioForm(forms.ModelForm):
                 or self.instance.test or "oltp_read_write"
         if test not in TESTS:
             test = "oltp_read_write"
-        self.test = test
+        self.test_name = test
         self.fields["test"].initial = test
         self.test_option_names: list[str] = []
         self.common_option_names: list[str] = []
@@ -236,7 +236,8 @@ class ScenarioForm(forms.ModelForm):
         return any(self[name].value() not in (None, "") for name in self.common_option_names)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         options: dict[str, object] = {}
         where: dict[str, str] = {}
         for field_name in (*self.test_option_names, *self.common_option_names):
@@ -247,7 +248,7 @@ class ScenarioForm(forms.ModelForm):
             options[name] = value
             where[name] = field_name
         try:
-            self.instance.options = validate_options(self.test, options)
+            self.instance.options = validate_options(self.test_name, options)
         except OptionError as exc:
             self.instance.options = {}
             field = where.get(exc.option.replace("_", "-"))
@@ -258,13 +259,13 @@ class ScenarioForm(forms.ModelForm):
             for field in missing:
                 if field not in self.errors:
                     self.add_error(field, "Required for a new dataset (or choose an existing dataset).")
-            name = data.get("new_dataset_name")
-            if name and Dataset.objects.filter(name=name).exists():
+            new_name = data.get("new_dataset_name")
+            if new_name and Dataset.objects.filter(name=new_name).exists():
                 self.add_error("new_dataset_name", "A dataset with this name exists: choose it above instead.")
         return data
 
     def _get_validation_exclusions(self) -> set[str]:
-        exclude = set(super()._get_validation_exclusions())
+        exclude = set(super()._get_validation_exclusions())  # type: ignore[misc]  # Django's, not in the stubs
         exclude.add("dataset")
         return exclude
 
@@ -358,6 +359,14 @@ class ThreadsMapField(forms.CharField):
         return result
 
 
+def _target_label(target: Target) -> str:
+    return f"{target.name} ({target.product.name}{', ' + target.spec.label if target.spec else ''})"
+
+
+def _scenario_label(scenario: Scenario) -> str:
+    return f"{scenario.name} ({scenario.test}, {scenario.dataset})"
+
+
 class CampaignForm(forms.ModelForm):
     threads = ThreadsField(label="Threads")
     threads_by_spec = ThreadsMapField(
@@ -393,11 +402,13 @@ class CampaignForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["targets"].queryset = Target.objects.select_related("product", "spec").order_by("name")
-        self.fields["scenarios"].queryset = Scenario.objects.select_related("dataset").order_by("name")
-        self.fields["targets"].label_from_instance = lambda t: f"{t.name} ({t.product.name}"\
-            f"{', ' + t.spec.label if t.spec else ''})"
-        self.fields["scenarios"].label_from_instance = lambda s: f"{s.name} ({s.test}, {s.dataset})"
+        targets = cast(forms.ModelMultipleChoiceField, self.fields["targets"])
+        scenarios = cast(forms.ModelMultipleChoiceField, self.fields["scenarios"])
+        targets.queryset = Target.objects.select_related("product", "spec").order_by("name")
+        scenarios.queryset = Scenario.objects.select_related("dataset").order_by("name")
+        # Per-form labels: Django calls label_from_instance on the field, so it is replaced on this instance.
+        targets.label_from_instance = _target_label  # type: ignore[method-assign,assignment]
+        scenarios.label_from_instance = _scenario_label  # type: ignore[method-assign,assignment]
         # Regression settings have sensible defaults: a form that leaves them out keeps those.
         for name in self.DEFAULTED:
             self.fields[name].required = False
@@ -405,10 +416,12 @@ class CampaignForm(forms.ModelForm):
     DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n")
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         for name in self.DEFAULTED:
             if cleaned.get(name) is None:
-                cleaned[name] = getattr(self.instance, name, None) or Campaign._meta.get_field(name).default
+                default = cast(Any, Campaign._meta.get_field(name)).default
+                cleaned[name] = getattr(self.instance, name, None) or default
         return cleaned
 
     def clean_scale_factor(self) -> float:
@@ -478,7 +491,7 @@ class ComparisonForm(forms.Form):
         # The specs each published product has figures on, to refuse a spec of another product.
         self.published_specs = published_specs or {}
         for name, options in choices.items():
-            field = self.fields[name]
+            field = cast(forms.ChoiceField, self.fields[name])
             field.choices = options
             if name in self.SINGLE:
                 field.widget = forms.Select(choices=[("", "—"), *options])
@@ -486,7 +499,8 @@ class ComparisonForm(forms.Form):
                 field.widget = forms.SelectMultiple(choices=options, attrs={"size": min(8, max(3, len(options)))})
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not any(data.get(k) for k in ("targets", "products", "campaign", "runs", "scenarios", "published")):
             raise forms.ValidationError("Choose what to compare: targets, products, a campaign, runs, scenarios "
                                         "or published figures.")

@@ -1,13 +1,19 @@
 """URLs of the web UI (the API's are in campaigns/api/urls.py)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from django.http import HttpResponse
 from django.urls import URLPattern, path
 
 from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios, schedules, seeds
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
+View = Callable[..., HttpResponse]
 
-def catalogue_urls(cat: Catalogue, *, list_view: object = None, edit_view: object = None) -> list[URLPattern]:
+
+def catalogue_urls(cat: Catalogue, *, list_view: View | None = None, edit_view: View | None = None
+                   ) -> list[URLPattern]:
     """list, new, <pk>/edit, <pk>/delete for one catalogue, with the generic views unless given others."""
     key = cat.key
     lister = list_view or CatalogueList.as_view(catalogue=cat)

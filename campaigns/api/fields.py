@@ -73,9 +73,11 @@ class FastReadMixin:
                       | serializers.DecimalField):
             return _chain(attrs, field.to_representation), True
 
+        any_field: Any = field  # whatever its kind: the closure keeps no narrowing
+
         def fallback(serializer: Any, instance: Any) -> Any:
-            value = field.get_attribute(instance)
-            return None if value is None else field.to_representation(value)
+            value = any_field.get_attribute(instance)
+            return None if value is None else any_field.to_representation(value)
 
         return fallback, False
 

@@ -39,7 +39,7 @@ class ScheduleSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     def get_recent_firings(self, obj: CampaignSchedule) -> list[dict[str, Any]]:
         firings = sorted(obj.firings.all(), key=lambda f: f.fired_at, reverse=True)[:5]
-        return ScheduleFiringSerializer(firings, many=True).data
+        return list(ScheduleFiringSerializer(firings, many=True).data)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # The model's validators name the field (cron, timezone); run them here so a bad value is a 400.
@@ -147,7 +147,7 @@ class HistoryCellSerializer(serializers.Serializer):
 
 class HistoryPointSerializer(serializers.Serializer):
     run_id = serializers.IntegerField()
-    label = serializers.CharField(allow_blank=True)
+    label = serializers.CharField(allow_blank=True)  # type: ignore[assignment]  # a field named like Field.label
     trigger = serializers.CharField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -166,7 +166,7 @@ class HistoryBandSerializer(serializers.Serializer):
     high = serializers.FloatField(help_text="median × (1 + threshold).")
     threshold_pct = serializers.FloatField()
     run_ids = serializers.ListField(child=serializers.IntegerField())
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
 
 
 class HistoryChangeSerializer(serializers.Serializer):

@@ -156,7 +156,8 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
     threads = thread_list_field(required=False, help_text="Thread counts to run, e.g. [8, 16, 32].")
     threads_by_spec = ThreadsByKeyField(required=False, help_text="Per instance spec label: its thread counts.")
     threads_by_scenario = ThreadsByKeyField(required=False, help_text="Per scenario name: its thread counts.")
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = Campaign
@@ -202,7 +203,8 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
     """A run with its jobs counted by state (annotated by the viewset's queryset)."""
 
     campaign_name = serializers.CharField(source="campaign.name", read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True)
     jobs_total = serializers.IntegerField(read_only=True)
     jobs_pending = serializers.IntegerField(read_only=True)
     jobs_active = serializers.IntegerField(read_only=True)
@@ -219,7 +221,9 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
 
 
 class LaunchSerializer(StrictInputMixin, serializers.Serializer):
-    label = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+    # A field named like Field.label, the field's own caption: DRF keeps declared fields apart from attributes.
+    label = serializers.CharField(required=False, allow_blank=True, max_length=200,  # type: ignore[assignment]
+                                  default="")
 
 
 class ResultBriefSerializer(FastReadMixin, serializers.ModelSerializer):
@@ -349,7 +353,7 @@ class SamplesQuerySerializer(serializers.Serializer):
 class LatencyMetaSerializer(serializers.Serializer):
     pct = serializers.FloatField(allow_null=True, help_text="The percentile of latency_pct_ms, e.g. 95.0.")
     aggregate = serializers.CharField(help_text="How clients' percentiles combine: max.")
-    label = serializers.CharField(help_text="worst client")
+    label = serializers.CharField(help_text="worst client")  # type: ignore[assignment]  # a field, as above
 
 
 class SamplesResponseSerializer(serializers.Serializer):
@@ -395,7 +399,7 @@ class SeriesResponseSerializer(serializers.Serializer):
 class IdListParam(serializers.CharField):
     """`1,2,3` → [1, 2, 3]; at most 200 ids."""
 
-    def to_internal_value(self, data: Any) -> list[int]:
+    def to_internal_value(self, data: Any) -> list[int]:  # type: ignore[override]  # a CharField read as ids
         text = super().to_internal_value(data)
         items = [item.strip() for item in text.split(",") if item.strip()]
         if len(items) > 200:
@@ -433,7 +437,9 @@ class FromCommandSerializer(StrictInputMixin, serializers.Serializer):
                                     help_text="A sysbench command line as pasted (0.5 or 1.0 spelling).")
     default_test = serializers.ChoiceField(choices=TEST_CHOICES, required=False,
                                            help_text="Assumed when the command names no test.")
-    save = serializers.BooleanField(default=False, help_text="Also create the scenario (needs name and dataset).")
+    # A field named save (the serializer's own save() is not used here).
+    save = serializers.BooleanField(  # type: ignore[assignment]
+        default=False, help_text="Also create the scenario (needs name and dataset).")
     name = serializers.CharField(max_length=200, required=False)
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False)
     description = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)

@@ -7,11 +7,11 @@ the number of queries does not grow with the number of rows.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth import authenticate, get_user_model
 from django.db import transaction
-from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, Model, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -84,7 +84,11 @@ MAX_UPLOAD_BYTES = 64 * 2**20
 LIST_TIMEOUT_S = 60
 
 
-def cached_json(request: Request, view: APIView, key: str | None, build: Callable[[], Any], *,
+class _RendersContext(Protocol):
+    def get_renderer_context(self) -> dict[str, Any]: ...
+
+
+def cached_json(request: Request, view: _RendersContext, key: str | None, build: Callable[[], Any], *,
                 timeout: int | None = None) -> Response | HttpResponse:
     """build()'s answer. Plain JSON (nearly every request) is served as the exact bytes
     JSONRenderer made of it, from the cache under `key` when there (key None: never cached); other
@@ -127,13 +131,15 @@ class CachedListMixin(mixins.ListModelMixin):
 
     list_cached = True
 
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response | HttpResponse:
+    # DRF sends any HttpResponse as it is: a cached list is the exact bytes rendered the first time.
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response | HttpResponse:  # type: ignore[override]
         key = None
         if self.list_cached:
             snapshot = database_snapshot()
             if snapshot is not None:
                 key = query_key("list", roles.user_role(request.user), request.build_absolute_uri(), snapshot)
-        return cached_json(request, self, key, lambda: super(CachedListMixin, self).list(request, *args, **kwargs).data,
+        view: Any = self  # the viewset this mixin is part of
+        return cached_json(request, view, key, lambda: super(CachedListMixin, self).list(request, *args, **kwargs).data,
                            timeout=LIST_TIMEOUT_S)
 
 
@@ -361,7 +367,7 @@ def _scenarios_prefetch(path: str) -> Prefetch:
 
 def _serialized_columns(serializer: type[serializers.ModelSerializer]) -> list[str]:
     """The model fields a serializer lists by name: the columns worth loading for it."""
-    model = serializer.Meta.model
+    model: type[Model] = serializer.Meta.model
     concrete = {f.name for f in model._meta.concrete_fields}
     return [name for name in serializer.Meta.fields if name in concrete]
 
@@ -452,7 +458,7 @@ class JobViewSet(ReadOnlyViewSet):
         return cached_json(request, self, key, build, timeout=SERIES_TIMEOUT_S)
 
     @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
-    def series(self, request: Request, pk: str | None = None) -> Response:
+    def series(self, request: Request, pk: str | None = None) -> Response | HttpResponse:
         job = self.get_object()
         query = s.SeriesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -212,7 +212,7 @@ def _product_order(cells: list[dict[str, Any]], *, product_ids: list[int], targe
         target_product = dict(Target.objects.filter(pk__in=target_ids).values_list("pk", "product_id"))
         for t in target_ids:
             p = target_product.get(t)
-            if p in names and p not in order:  # a chosen target without results in the selection adds no column
+            if p is not None and p in names and p not in order:  # a chosen target without results in the selection adds no column
                 order.append(p)
     order += sorted((p for p in names if p not in order), key=lambda p: (names[p].lower(), p))
     return [{"id": p, "name": names[p]} for p in order]

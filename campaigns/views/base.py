@@ -139,7 +139,7 @@ class Catalogue:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def get_queryset(self) -> QuerySet:
-        return self.queryset() if self.queryset else self.model.objects.all()
+        return self.queryset() if self.queryset else self.model._default_manager.all()
 
     def rows(self, objects: Any) -> list[tuple[Model, list[tuple[Any, bool]]]]:
         return [(obj, [(col.value(obj), col.numeric) for col in self.columns]) for obj in objects]

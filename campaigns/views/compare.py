@@ -98,19 +98,20 @@ def compare(request: HttpRequest) -> HttpResponse:
     })
 
 
-def _layout_or_error(request: HttpRequest) -> tuple[dict[str, Any] | None, HttpResponse | None]:
+def _layout_or_error(request: HttpRequest) -> dict[str, Any] | HttpResponse:
+    """The comparison's layout, or a plain-text 400 saying why there is nothing to export."""
     form, selection = _selection(request)
     if selection is None:
-        errors = "; ".join(e for errs in form.errors.values() for e in errs) or "choose what to compare"
-        return None, HttpResponse(f"Nothing to export: {errors}\n", status=400, content_type="text/plain")
-    return comparison_layout(selection), None
+        errors = "; ".join(str(e) for errs in form.errors.values() for e in errs) or "choose what to compare"
+        return HttpResponse(f"Nothing to export: {errors}\n", status=400, content_type="text/plain")
+    return comparison_layout(selection)
 
 
 @role_required(roles.VIEWER)
 def compare_csv(request: HttpRequest) -> HttpResponse:
-    layout, error = _layout_or_error(request)
-    if error:
-        return error
+    layout = _layout_or_error(request)
+    if isinstance(layout, HttpResponse):
+        return layout
     response = HttpResponse(to_csv(layout), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="comparison.csv"'
     return response
@@ -118,9 +119,9 @@ def compare_csv(request: HttpRequest) -> HttpResponse:
 
 @role_required(roles.VIEWER)
 def compare_markdown(request: HttpRequest) -> HttpResponse:
-    layout, error = _layout_or_error(request)
-    if error:
-        return error
+    layout = _layout_or_error(request)
+    if isinstance(layout, HttpResponse):
+        return layout
     text = to_markdown(layout, title=_title(layout), report=report_sections(layout))
     response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="comparison.md"'

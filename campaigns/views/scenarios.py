@@ -156,7 +156,7 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
         if request.GET.get("test") in TESTS and not preset:
             initial["test"] = request.GET["test"]
         form = ScenarioForm(instance=scenario, initial=initial)
-        if notes:
+        if notes and preset is not None:
             parse_report = {"title": f"Preset “{preset.label}” loaded", "warnings": [], "notes": notes}
         return _render(request, form, paste, scenario, parse_report)
 
@@ -203,5 +203,5 @@ def _render(request: HttpRequest, form: ScenarioForm, paste: CommandPasteForm, s
             parse_report: dict[str, Any] | None) -> HttpResponse:
     return render(request, "campaigns/scenario_form.html", {
         "form": form, "paste": paste, "scenario": scenario, "parse_report": parse_report,
-        "test": TESTS[form.test], "catalogue": SCENARIOS,
+        "test": TESTS[form.test_name], "catalogue": SCENARIOS,
     })

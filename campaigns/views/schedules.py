@@ -28,8 +28,8 @@ def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"Schedule “{schedule.cron} {schedule.timezone}” saved.")
     else:
-        for field, errors in form.errors.items():
-            messages.error(request, f"{field}: {' '.join(errors)}")
+        for field_name, field_errors in form.errors.items():
+            messages.error(request, f"{field_name}: {' '.join(map(str, field_errors))}")
     return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#schedules")
 
 

@@ -6,7 +6,7 @@ and 003 on the local demo MariaDB and PostgreSQL) and queues the runs one after 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
@@ -78,7 +78,7 @@ class QuickRunForm(ReductionForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["templates"].choices = _template_choices()
+        cast(forms.ChoiceField, self.fields["templates"]).choices = _template_choices()
 
 
 def _quick_form_initial() -> dict[str, Any]:
@@ -170,5 +170,5 @@ def seed_instantiate(request: HttpRequest, key: str) -> HttpResponse:
             return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]))
     else:
         for field_name, errors in form.errors.items():
-            messages.error(request, f"{field_name}: {' '.join(errors)}")
+            messages.error(request, f"{field_name}: {' '.join(map(str, errors))}")
     return HttpResponseRedirect(reverse("seeds") + f"#template-{key}")
