@@ -59,6 +59,18 @@ def _pg_createdb(name: str) -> None:
         subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, capture_output=True)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing(django_test_environment: Any) -> Iterator[None]:
+    """Tests create hundreds of users: a PBKDF2 hash (a million rounds) each cost most of `make check`. The
+    hashing itself is Django's, tested by Django; tests/test_login_abuse.py counts hashes with its own hasher."""
+    from django.test import override_settings
+
+    fast = override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
+    fast.enable()
+    yield
+    fast.disable()
+
+
 # Fixtures that start Celery workers or sysbench: a test using one is an integration test whatever its own marks
 # say, so `make check` (which leaves integration tests out) never starts a worker by an oversight.
 _INTEGRATION_FIXTURES = frozenset({"celery_worker_process", "make_worker", "target_databases"})
