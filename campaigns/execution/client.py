@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.hosts import clients_sweep_lost
+from campaigns.execution.metrics import Samplers, round_trip_measure, target_is_local
 from campaigns.execution.phases import (
     JobFailure,
     client_count,
@@ -115,13 +116,20 @@ def jobclient_execute(*, client_id: int) -> None:
 def _client_run(job: Job, client: JobClient) -> None:
     conn = job_connection(job)
     argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
-    JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH))
+    same_host = target_is_local(conn.host)
+    JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH),
+                                                  same_host=same_host)
     release_at = _barrier_wait(client, client_count(job))
     delay = release_at - time.time()
     if delay > 0:
         time.sleep(delay)
     transitions.client_start(client_id=client.pk)
-    outcome = _client_process(job, client, argv, conn)
+    samplers = Samplers(job_id=job.pk, client_index=client.index, conn=conn, sample_server=client.index == 0,
+                        same_host=same_host)
+    try:
+        outcome = _client_process(job, client, argv, conn, samplers)
+    finally:
+        samplers.stop()
     parsed = parser.parse_output(outcome.output)
     output = redact_text(outcome.output, [conn.password])
     summary = parsed.to_dict()["summary"] or {}
@@ -142,10 +150,13 @@ def _client_run(job: Job, client: JobClient) -> None:
             cause = explain_failure(output, outcome.exit_code, phase="run")
         transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause, **fields)
         raise JobFailure(cause)
+    # After the measurement, so that it never delays a release or shares the target with sysbench.
+    round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
     transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, **fields)
 
 
-def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection) -> ProcessOutcome:
+def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
+                    samplers: Samplers) -> ProcessOutcome:
     """Runs sysbench, storing each interval the moment it is printed, and a live output tail."""
     tail: list[str] = []
     last_tail_save = [time.monotonic()]
@@ -165,6 +176,7 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
 
     def on_start(pid: int) -> None:
         JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=timezone.now())
+        samplers.start(pid)
 
     def should_cancel() -> bool:
         return _client_heartbeat(client.pk) in _JOB_STOPPED

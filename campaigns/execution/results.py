@@ -18,6 +18,7 @@ from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import run_advance
 from campaigns.execution.phases import target_connection
+from campaigns.execution.verdict import job_judge
 from campaigns.models import IntervalSample, Job, JobClient, JobResult, Scenario
 from campaigns.probes import ProbeError, cache_hit_ratio, server_info
 from campaigns.sysbench import parser
@@ -202,6 +203,7 @@ def job_finalize(*, job_id: int) -> bool:
     elif result is None:
         job_close(job, status=Job.Status.FAILED, error="sysbench printed no results")
     else:
+        job_judge(job_id=job.pk)  # before it closes: a succeeded job always carries its verdict
         job_close(job, status=Job.Status.SUCCEEDED)
     run_advance(run_id=job.run_id)
     return True

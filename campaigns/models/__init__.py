@@ -16,12 +16,14 @@ from campaigns.models.core import (
     Scenario,
     Target,
 )
+from campaigns.models.metrics import HostSample, RoundTrip, ServerSample
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 from campaigns.models.published import PublishedResult
 
 __all__ = [
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
+    "HostSample", "RoundTrip", "ServerSample",
     "CampaignSchedule", "Regression", "ScheduleFiring",
     "PublishedResult",
 ]

@@ -425,6 +425,14 @@ class Job(models.Model):
         FINALIZING = "finalizing", "closing (results, snapshot, cleanup)"
         DONE = "done", "done"
 
+    class Verdict(models.TextChoices):
+        """Whether the job's figures can be believed (campaigns.validity); "" until it is judged."""
+
+        NONE = "", "not judged"
+        VALID = "valid"
+        SUSPECT = "suspect"
+        INVALID = "invalid"
+
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
     ACTIVE = (Status.PREPARING, Status.RUNNING)
     PENDING = (Status.QUEUED, Status.WAITING)
@@ -450,6 +458,11 @@ class Job(models.Model):
     server_snapshot = models.JSONField(default=dict, blank=True)
     cache_hit_ratio = models.FloatField(null=True, blank=True)
     cache_warning = models.CharField(max_length=300, blank=True)
+    verdict = models.CharField(max_length=10, blank=True, choices=Verdict.choices, default=Verdict.NONE)
+    server_window = models.JSONField(default=dict, blank=True,
+                                     help_text="the server's counters at the start and the end of the measurement")
+    findings = models.JSONField(default=list, blank=True,
+                                help_text="[{code, level, figure, message}], from campaigns.validity")
     imported = models.BooleanField(default=False)
     claimed_by = models.CharField(max_length=255, blank=True)
     dispatch_count = models.PositiveIntegerField(default=0)
@@ -512,6 +525,7 @@ class JobClient(models.Model):
     exit_code = models.IntegerField(null=True, blank=True)
     sysbench_version = models.CharField(max_length=50, blank=True)
     pid = models.IntegerField(null=True, blank=True)
+    same_host = models.BooleanField(default=False, help_text="the target's address is this client host's own")
     error = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
     histogram = models.JSONField(null=True, blank=True)

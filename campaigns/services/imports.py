@@ -7,6 +7,7 @@ from django.db import transaction
 
 from campaigns.execution import transitions
 from campaigns.execution.results import result_store, samples_bulk_store
+from campaigns.execution.verdict import job_judge
 from campaigns.models import Campaign, JobResult, Run, Scenario, Target
 from campaigns.sysbench import parser
 
@@ -62,5 +63,6 @@ def results_import(*, files: list[tuple[str, str]], target: Target, scenario: Sc
             )
             samples_bulk_store(job_id=job.pk, client_index=0, intervals=parsed.intervals)
             result_store(job=job, clients=[client], source=JobResult.Source.IMPORTED)
+            job_judge(job_id=job.pk)
         transitions.run_close(run=run)
     return run

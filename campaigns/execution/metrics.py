@@ -1,0 +1,317 @@
+"""Per-second measurements beside a running sysbench: the client host (psutil) and the target server (SQL).
+
+Each sampler is a thread of the client task, started when sysbench has started and stopped when it has
+exited; a reading is taken on whole seconds of sysbench's own clock, so row t of a HostSample or ServerSample
+lines up with sysbench's `[ t s ]` interval. Rows are written a few at a time on the thread's own database
+connection. A sampler that fails stops quietly (with a log line): it never fails the measurement it watches.
+
+The client task of client 0 (on the coordinating host) also samples the server, over one light connection per
+job, and keeps exact readings at the start and the end of the measurement (job.server_window); after the run,
+each client host measures its round trip to the target once per run (RoundTrip).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psutil
+from django.db import IntegrityError, connection
+
+from campaigns.models import HostSample, Job, RoundTrip, ServerSample
+from campaigns.probes import ProbeError
+from campaigns.server_status import StatusReader, counter_rates
+from campaigns.sysbench.command import Connection
+
+log = logging.getLogger(__name__)
+
+FLUSH_EVERY_S = 5
+ROUND_TRIPS = 200
+PGSQL_FLUSH_S = 1.0
+
+
+class _Sampler(threading.Thread):
+    """Calls take(t) at start + t seconds for t = 1, 2, ... until stop(); take() returns rows to store."""
+
+    def __init__(self, name: str, started_at: float) -> None:
+        super().__init__(name=name, daemon=True)
+        self.started_at = started_at
+        self._stop_event = threading.Event()
+        self._rows: list[Any] = []
+        self.cpu_s = 0.0  # the thread's own CPU time: what sampling costs (bench/sampler_cost.py)
+        self.samples = 0
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=10)
+
+    def run(self) -> None:
+        try:
+            self.begin()
+            t = 1
+            while not self._stop_event.wait(max(0.0, self.started_at + t - time.monotonic())):
+                cpu = time.thread_time()
+                row = self.take(t)
+                if row is not None:
+                    self._rows.append(row)
+                    self.samples += 1
+                if len(self._rows) >= FLUSH_EVERY_S:
+                    self.flush()
+                self.cpu_s += time.thread_time() - cpu
+                t = max(t + 1, int(time.monotonic() - self.started_at) + 1)  # a late wake-up skips, never bunches
+            self.end(time.monotonic() - self.started_at)
+            self.flush()
+        except Exception:
+            log.exception("%s stopped", self.name)
+        finally:
+            self.close()
+            connection.close()
+
+    def begin(self) -> None:
+        pass
+
+    def take(self, t: int) -> Any:
+        raise NotImplementedError
+
+    def end(self, elapsed_s: float) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def flush(self) -> None:
+        if self._rows:
+            rows, self._rows = self._rows, []
+            type(rows[0]).objects.bulk_create(rows, ignore_conflicts=True)
+
+
+# ---------------------------------------------------------------- the client host
+
+
+def _busy(times: Any) -> float:
+    idle = times.idle + getattr(times, "iowait", 0.0)
+    return sum(times) - idle
+
+
+def _listening_pids(port: int) -> set[int]:
+    """Processes of this host listening on `port`: the target server, when it runs here."""
+    try:
+        return {c.pid for c in psutil.net_connections(kind="inet")
+                if c.pid and c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
+    except (psutil.Error, OSError):
+        return set()
+
+
+def target_is_local(host: str) -> bool:
+    """Whether `host` resolves to an address of this machine."""
+    try:
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False
+    own = {a.address for addrs in psutil.net_if_addrs().values() for a in addrs
+           if a.family in (socket.AF_INET, socket.AF_INET6)}
+    return any(a.startswith("127.") or a == "::1" or a in own for a in addresses)
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _threads_cpu(pids: set[int]) -> dict[int, tuple[float, int]]:
+    """Every thread of `pids`: (CPU seconds so far, the CPU it last ran on), from /proc/PID/task/TID/stat."""
+    found: dict[int, tuple[float, int]] = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            # After the ")" ending the command name: field 3 is fields[0]; utime, stime are 14, 15; processor 39.
+            found[int(tid)] = ((int(fields[11]) + int(fields[12])) / _CLOCK_TICKS, int(fields[36]))
+    return found
+
+
+class HostSampler(_Sampler):
+    """CPU (total, per core, of sysbench, of the CPUs sysbench may use), load, context switches, network and
+    memory of this client host."""
+
+    def __init__(self, *, job_id: int, client_index: int, pid: int, started_at: float, server_port: int | None):
+        super().__init__(f"host-sampler-{job_id}-{client_index}", started_at)
+        self.job_id, self.client_index, self.pid = job_id, client_index, pid
+        self.server_port = server_port
+
+    def begin(self) -> None:
+        try:
+            self.process: psutil.Process | None = psutil.Process(self.pid)
+            self.cpus = self.process.cpu_affinity() or list(range(psutil.cpu_count() or 1))
+        except (psutil.Error, AttributeError):
+            self.process, self.cpus = None, list(range(psutil.cpu_count() or 1))
+        self.server_pids = _listening_pids(self.server_port) if self.server_port else set()
+        self.last = self._read()
+        self.last_at = time.monotonic()
+
+    def _proc_cpu(self, processes: list[psutil.Process]) -> float:
+        total = 0.0
+        for proc in processes:
+            try:
+                times = proc.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                pass
+        return total
+
+    def _read(self) -> dict[str, Any]:
+        return {
+            "total": psutil.cpu_times(), "cores": psutil.cpu_times(percpu=True),
+            "sysbench": self._proc_cpu([self.process]) if self.process else None,
+            "server": _threads_cpu(self.server_pids), "stats": psutil.cpu_stats(), "net": psutil.net_io_counters(),
+        }
+
+    def take(self, t: int) -> HostSample | None:
+        now, at = self._read(), time.monotonic()
+        before, elapsed = self.last, at - self.last_at
+        self.last, self.last_at = now, at
+        if elapsed <= 0:
+            return None
+        total = sum(now["total"]) - sum(before["total"]) or 1e-9
+
+        def share(field: str) -> float:
+            return round(100 * (getattr(now["total"], field, 0.0) - getattr(before["total"], field, 0.0)) / total, 2)
+
+        per_core = []
+        for new, old in zip(now["cores"], before["cores"], strict=False):
+            span = sum(new) - sum(old) or 1e-9
+            per_core.append(round(max(0.0, min(100.0, 100 * (_busy(new) - _busy(old)) / span)), 1))
+        # The target server's own CPU on this host is not the client's load: each of its threads' CPU time is
+        # taken off the core it last ran on.
+        server_by_core = [0.0] * len(per_core)
+        for tid, (cpu_s, core) in now["server"].items():
+            if tid in before["server"] and core < len(server_by_core):
+                server_by_core[core] += 100 * max(0.0, cpu_s - before["server"][tid][0]) / elapsed
+        cores = [c for c in self.cpus if c < len(per_core)] or list(range(len(per_core)))
+        client_cpus = sum(max(0.0, per_core[c] - server_by_core[c]) for c in cores) / len(cores)
+        sysbench = None
+        if now["sysbench"] is not None and before["sysbench"] is not None:
+            sysbench = round(100 * (now["sysbench"] - before["sysbench"]) / elapsed, 1)
+        net_new, net_old = now["net"], before["net"]
+        return HostSample(
+            job_id=self.job_id, client_index=self.client_index, t=t,
+            cpu_user_pct=share("user"), cpu_system_pct=share("system"), cpu_iowait_pct=share("iowait"),
+            cpu_steal_pct=share("steal"),
+            cpu_busy_pct=round(100 * (_busy(now["total"]) - _busy(before["total"])) / total, 2),
+            per_core_busy_pct=per_core, client_cpus_busy_pct=round(min(100.0, client_cpus), 2),
+            sysbench_cpu_pct=sysbench, load_1m=round(os.getloadavg()[0], 2),
+            context_switches_per_s=round((now["stats"].ctx_switches - before["stats"].ctx_switches) / elapsed, 1),
+            net_bytes_in_per_s=round((net_new.bytes_recv - net_old.bytes_recv) / elapsed, 1),
+            net_bytes_out_per_s=round((net_new.bytes_sent - net_old.bytes_sent) / elapsed, 1),
+            net_packets_in_per_s=round((net_new.packets_recv - net_old.packets_recv) / elapsed, 1),
+            net_packets_out_per_s=round((net_new.packets_sent - net_old.packets_sent) / elapsed, 1),
+            memory_used_pct=psutil.virtual_memory().percent,
+        )
+
+
+# ---------------------------------------------------------------- the target server
+
+
+class ServerSampler(_Sampler):
+    """The server's counters each second, and exact readings at the start and at the end of the measurement."""
+
+    def __init__(self, *, job_id: int, conn: Connection, started_at: float):
+        super().__init__(f"server-sampler-{job_id}", started_at)
+        self.job_id, self.conn = job_id, conn
+        self.reader: StatusReader | None = None
+
+    def begin(self) -> None:
+        self.reader = StatusReader(self.conn)
+        self.first, _ = self.reader.read()
+        self.first_at = time.monotonic() - self.started_at
+        self.last, self.last_at = self.first, self.first_at
+
+    def take(self, t: int) -> ServerSample | None:
+        assert self.reader is not None
+        counters, gauges = self.reader.read()
+        at = time.monotonic() - self.started_at
+        rates = counter_rates(self.last, counters, at - self.last_at)
+        self.last, self.last_at = counters, at
+        return ServerSample(job_id=self.job_id, t=t, rates=rates, gauges=gauges)
+
+    def end(self, elapsed_s: float) -> None:
+        """The exact reading after sysbench exited, stored with the first one (job.server_window)."""
+        assert self.reader is not None
+        if self.conn.driver == "pgsql":
+            time.sleep(PGSQL_FLUSH_S)  # sysbench's backends report their last counters as they exit
+        counters, _ = self.reader.read()
+        at = time.monotonic() - self.started_at
+        Job.objects.filter(pk=self.job_id).update(server_window={
+            "driver": self.conn.driver, "start_t": round(self.first_at, 3), "end_t": round(at, 3),
+            "start": self.first, "end": counters,
+        })
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+
+
+# ---------------------------------------------------------------- both, around one sysbench process
+
+
+@dataclass
+class Samplers:
+    """The samplers of one client; start() once sysbench runs, stop() once it has exited."""
+
+    job_id: int
+    client_index: int
+    conn: Connection
+    sample_server: bool
+    same_host: bool = False
+    host: HostSampler | None = None
+    server: ServerSampler | None = None
+
+    def start(self, pid: int) -> None:
+        started_at = time.monotonic()
+        port = self.conn.port if self.same_host else None
+        self.host = HostSampler(job_id=self.job_id, client_index=self.client_index, pid=pid,
+                                started_at=started_at, server_port=port)
+        self.host.start()
+        if self.sample_server:
+            self.server = ServerSampler(job_id=self.job_id, conn=self.conn, started_at=started_at)
+            self.server.start()
+
+    def stop(self) -> None:
+        for sampler in (self.host, self.server):
+            if sampler is not None:
+                sampler.stop()
+
+
+def round_trip_measure(*, run_id: int, target_id: int, host_name: str, conn: Connection,
+                       count: int = ROUND_TRIPS) -> RoundTrip | None:
+    """`count` SELECT 1 round trips from this host to the target, once per run, host and target."""
+    if RoundTrip.objects.filter(run_id=run_id, target_id=target_id, host_name=host_name).exists():
+        return None
+    try:
+        reader = StatusReader(conn)
+    except ProbeError as exc:
+        log.warning("round trips to %s:%s not measured: %s", conn.host, conn.port, exc)
+        return None
+    try:
+        timings = sorted(reader.round_trips(count))
+    except ProbeError as exc:
+        log.warning("round trips to %s:%s not measured: %s", conn.host, conn.port, exc)
+        return None
+    finally:
+        reader.close()
+    p99 = timings[min(len(timings) - 1, int(round(0.99 * (len(timings) - 1))))]
+    try:
+        return RoundTrip.objects.create(run_id=run_id, target_id=target_id, host_name=host_name, count=len(timings),
+                                        median_ms=round(statistics.median(timings), 4), p99_ms=round(p99, 4))
+    except IntegrityError:
+        return None  # another client of this host measured it meanwhile

@@ -1,0 +1,101 @@
+"""A job's validity verdict: the evidence gathered from what was stored, judged by campaigns.validity."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import Q
+from django.utils import timezone
+
+from campaigns import validity
+from campaigns.models import HostSample, IntervalSample, Job, JobResult
+from campaigns.server_status import RATE_COUNTERS
+
+# Tests whose events are explicit transactions (BEGIN ... COMMIT) unless skip-trx is set: on PostgreSQL the
+# server's transactions then compare with sysbench's; otherwise every statement is its own transaction.
+_TRANSACTIONAL = {"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp"}
+
+
+def _per_second(job: Job) -> dict[str, list[float]]:
+    """The job's per-second sums over clients, every measured interval but the first (the steady-state rule)."""
+    rows: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for t, qps, errors, reconnects in IntervalSample.objects.filter(job=job).values_list(
+            "t", "qps", "errors_per_s", "reconnects_per_s"):
+        row = rows[t]
+        row[0] += qps
+        row[1] += errors
+        row[2] += reconnects
+    seconds = sorted(rows)[1:]
+    return {"qps": [rows[t][0] for t in seconds], "errors": [rows[t][1] for t in seconds],
+            "reconnects": [rows[t][2] for t in seconds]}
+
+
+def _shared_with(job: Job, hosts: list[str]) -> list[str]:
+    """Other benchapp jobs that used this job's database or one of its client hosts while it measured."""
+    spans = list(job.clients.exclude(started_at=None).values_list("started_at", "finished_at"))
+    starts = [s for s, _ in spans if s is not None]
+    if not starts:
+        return []
+    start = min(starts)
+    end = max((f for _, f in spans if f is not None), default=timezone.now())
+    target = job.target
+    same_database = Q(target__driver=target.driver, target__host=target.host, target__port=target.port,
+                      target__database=target.database)
+    overlapping = (Job.objects.exclude(pk=job.pk).filter(claimed_at__lt=end)
+                   .filter(Q(finished_at__isnull=True) | Q(finished_at__gt=start)).exclude(claimed_at=None))
+    on_database = overlapping.filter(same_database)
+    on_hosts = overlapping.filter(clients__host_name__in=hosts, clients__started_at__lt=end).filter(
+        Q(clients__finished_at__isnull=True) | Q(clients__finished_at__gt=start))
+    found = []
+    for other in (on_database | on_hosts).distinct().select_related("run__campaign")[:10]:
+        found.append(f"job #{other.pk} of run #{other.run_id} ({other.run.campaign.name})")
+    return found
+
+
+def job_evidence(job: Job) -> validity.Evidence:
+    result = JobResult.objects.filter(job=job).first()
+    seconds = _per_second(job)
+    clients = list(job.clients.all())
+    hosts = {c.index: c.host_name for c in clients}
+    busy: dict[str, list[float]] = defaultdict(list)
+    steal: dict[str, list[float]] = defaultdict(list)
+    for index, b, s in HostSample.objects.filter(job=job, t__gt=1).order_by("t").values_list(
+            "client_index", "client_cpus_busy_pct", "cpu_steal_pct"):
+        busy[hosts.get(index, str(index))].append(b)
+        steal[hosts.get(index, str(index))].append(s)
+    window = job.server_window or {}
+    server_total = sysbench_total = window_s = None
+    measure = "queries"
+    if window.get("start") and window.get("end") and result is not None:
+        names = RATE_COUNTERS.get(window.get("driver", ""), ())
+        server_total = float(sum(window["end"].get(n, 0) - window["start"].get(n, 0) for n in names))
+        window_s = float(window["end_t"]) - float(window["start_t"])
+        transactional = job.scenario.test in _TRANSACTIONAL and \
+            str(job.scenario.options.get("skip-trx", "off")).lower() not in ("on", "true", "1")
+        if window.get("driver") == "pgsql" and transactional:
+            measure, sysbench_total = "transactions", float(result.transactions or 0)
+        else:
+            measure, sysbench_total = "queries", float(result.queries or 0)
+            if window.get("driver") == "pgsql":
+                measure = "transactions (one per statement)"
+    time_s = job.time_s or job.scenario.time_s
+    return validity.Evidence(
+        time_s=float(time_s) if time_s else None,
+        duration_s=result.duration_s if result is not None else None,
+        qps=seconds["qps"], errors_per_s=seconds["errors"], reconnects_per_s=seconds["reconnects"],
+        noise_cv_pct=float(job.run.campaign.noise_cv_pct),
+        client_busy_pct=dict(busy), client_steal_pct=dict(steal),
+        same_host=any(c.same_host for c in clients),
+        server_measure=measure, server_total=server_total, sysbench_total=sysbench_total, window_s=window_s,
+        full_cache="cache" in job.scenario.dataset.name.lower(), cache_hit_ratio=job.cache_hit_ratio,
+        shared_with=_shared_with(job, list(hosts.values())) if not job.imported else [],
+        imported=job.imported,
+    )
+
+
+def job_judge(*, job_id: int) -> str:
+    """Judges a job from what it stored and records its findings and verdict; returns the verdict."""
+    job = Job.objects.select_related("target", "scenario__dataset", "run__campaign").get(pk=job_id)
+    findings, verdict = validity.judge(job_evidence(job))
+    Job.objects.filter(pk=job_id).update(verdict=verdict, findings=[f.to_dict() for f in findings])
+    return verdict
+

@@ -1,0 +1,84 @@
+"""What was measured beside sysbench: each client host's and the target server's per-second figures, and the
+client → target round trip of a run. They tell whether a job's numbers can be believed (campaigns.validity)."""
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from campaigns.models.core import Job, Run, Target
+
+
+class HostSample(models.Model):
+    """One second of one client host while its sysbench ran (psutil), on sysbench's time axis.
+
+    CPU figures are percentages of the whole host (every core) except `sysbench_cpu_pct`, which is the
+    sysbench process's own use in percent of one core (400 = four cores busy) and `per_core_busy_pct`.
+    `client_cpus_busy_pct` is the busy share of the CPUs sysbench may run on (its affinity), leaving out the
+    target server's own processes when it runs on the same host.
+    """
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="host_samples")
+    client_index = models.PositiveSmallIntegerField(default=0)
+    t = models.PositiveIntegerField(help_text="seconds since the client's sysbench started")
+    cpu_user_pct = models.FloatField()
+    cpu_system_pct = models.FloatField()
+    cpu_iowait_pct = models.FloatField()
+    cpu_steal_pct = models.FloatField()
+    cpu_busy_pct = models.FloatField()
+    per_core_busy_pct = ArrayField(models.FloatField(), default=list)
+    client_cpus_busy_pct = models.FloatField(help_text="busy share of the CPUs sysbench may use, "
+                                                       "without the target server's processes")
+    sysbench_cpu_pct = models.FloatField(null=True, blank=True)
+    load_1m = models.FloatField()
+    context_switches_per_s = models.FloatField()
+    net_bytes_in_per_s = models.FloatField()
+    net_bytes_out_per_s = models.FloatField()
+    net_packets_in_per_s = models.FloatField()
+    net_packets_out_per_s = models.FloatField()
+    memory_used_pct = models.FloatField()
+
+    class Meta:
+        ordering = ["job_id", "t", "client_index"]
+        constraints = [models.UniqueConstraint(fields=["job", "client_index", "t"], name="host_sample_once")]
+
+    def __str__(self) -> str:
+        return f"job #{self.job_id} client {self.client_index} t={self.t} cpu={self.cpu_busy_pct:.0f}%"
+
+
+class ServerSample(models.Model):
+    """One second of the target server as it reports itself through SQL (SHOW GLOBAL STATUS deltas on
+    MySQL/MariaDB, pg_stat_database deltas and pg_stat_activity on PostgreSQL), on sysbench's time axis.
+
+    `rates` holds per-second deltas of counters by their server names (Questions, Com_select, xact_commit ...);
+    `gauges` the instantaneous values (Threads_running, active backends ...)."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="server_samples")
+    t = models.PositiveIntegerField(help_text="seconds since the job's sysbench started")
+    rates = models.JSONField(default=dict)
+    gauges = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["job_id", "t"]
+        constraints = [models.UniqueConstraint(fields=["job", "t"], name="server_sample_once")]
+
+    def __str__(self) -> str:
+        return f"job #{self.job_id} server t={self.t}"
+
+
+class RoundTrip(models.Model):
+    """Client host → target round trips of `SELECT 1`, measured once per host and target in a run."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="round_trips")
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="+")
+    host_name = models.CharField(max_length=255)
+    count = models.PositiveIntegerField()
+    median_ms = models.FloatField()
+    p99_ms = models.FloatField()
+    measured_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run_id", "target_id", "host_name"]
+        constraints = [models.UniqueConstraint(fields=["run", "target", "host_name"], name="round_trip_once")]
+
+    def __str__(self) -> str:
+        return f"{self.host_name} → {self.target}: {self.median_ms:.3f} ms median"

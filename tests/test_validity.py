@@ -1,0 +1,81 @@
+"""The validity verdict's rules on made-up evidence (each finding at its threshold), no database."""
+from __future__ import annotations
+
+import pytest
+
+from campaigns import validity
+from campaigns.validity import Evidence, judge
+
+STEADY = [1000.0, 1004.0, 998.0, 1001.0, 999.0, 1003.0, 997.0, 1002.0, 1000.0, 1001.0, 999.0, 1000.0]
+
+
+def _codes(evidence: Evidence) -> list[tuple[str, str]]:
+    findings, _ = judge(evidence)
+    return [(f.code, f.level) for f in findings]
+
+
+def test_a_quiet_steady_run_is_valid_with_nothing_to_say():
+    findings, verdict = judge(Evidence(time_s=12, duration_s=12.0, qps=STEADY, errors_per_s=[0] * 12,
+                                       reconnects_per_s=[0] * 12, client_busy_pct={"a": [40.0] * 12}))
+    assert findings == [] and verdict == validity.VALID
+
+
+def test_sharing_a_host_is_information_not_a_failure():
+    findings, verdict = judge(Evidence(qps=STEADY, same_host=True))
+    assert [(f.code, f.level) for f in findings] == [("same-host", "info")] and verdict == validity.VALID
+    assert "share a host" in findings[0].message
+
+
+@pytest.mark.parametrize(("busy", "steal", "bound"), [
+    ([95.0] * 3 + [50.0] * 9, [], True),          # 25 % of the seconds over 90 %
+    ([95.0] * 2 + [50.0] * 10, [], False),        # 17 %: not more than a fifth
+    ([50.0] * 12, [12.0] * 4 + [0.0] * 8, True),  # steal above 10 % for a third of the run
+    ([90.0] * 12, [10.0] * 12, False),            # at the thresholds, not above
+])
+def test_client_bound_when_the_clients_cpus_are_busy_or_stolen_for_more_than_a_fifth(busy, steal, bound):
+    codes = _codes(Evidence(qps=STEADY, client_busy_pct={"client-a": busy}, client_steal_pct={"client-a": steal}))
+    assert (("client-bound", "invalid") in codes) is bound
+
+
+def test_the_server_disagreeing_by_more_than_5_percent_is_invalid_and_short_runs_are_not_checked():
+    base = {"qps": STEADY, "server_measure": "queries", "sysbench_total": 100_000.0}
+    assert _codes(Evidence(**base, server_total=104_000.0, window_s=60)) == []
+    findings, verdict = judge(Evidence(**base, server_total=112_000.0, window_s=60))
+    assert [(f.code, f.figure) for f in findings] == [("server-disagrees", "+12.0 %")] and verdict == "invalid"
+    assert "112,000 queries" in findings[0].message
+    assert _codes(Evidence(**base, server_total=150_000.0, window_s=20)) == [("server-not-checked", "info")]
+
+
+def test_a_trend_or_noise_in_the_last_half_is_not_settled_and_short_runs_are_too_short_to_judge():
+    rising = STEADY[:6] + [1000.0, 1020.0, 1040.0, 1060.0, 1080.0, 1100.0]
+    assert _codes(Evidence(qps=rising)) == [("not-settled", "suspect")]
+    noisy = STEADY[:6] + [900.0, 1100.0, 1000.0, 1000.0, 1100.0, 900.0]  # no trend, CV 8.9 %
+    findings, _ = judge(Evidence(qps=noisy, noise_cv_pct=5.0))
+    assert [(f.code, f.figure) for f in findings] == [("not-settled", "CV 8.9 %")]
+    assert _codes(Evidence(qps=noisy, noise_cv_pct=10.0)) == []
+    assert _codes(Evidence(qps=STEADY[:9])) == [("too-short", "info")]
+
+
+def test_errors_reconnects_cold_cache_overrun_shared_each_say_so():
+    assert _codes(Evidence(qps=STEADY, errors_per_s=[0.0] * 11 + [3.0])) == [("errors", "suspect")]
+    assert _codes(Evidence(qps=STEADY, reconnects_per_s=[1.0] * 12)) == [("reconnects", "suspect")]
+    assert _codes(Evidence(qps=STEADY, full_cache=True, cache_hit_ratio=0.95)) == [("cache-cold", "suspect")]
+    assert _codes(Evidence(qps=STEADY, full_cache=True, cache_hit_ratio=0.995)) == []
+    assert _codes(Evidence(qps=STEADY, full_cache=False, cache_hit_ratio=0.5)) == []
+    assert _codes(Evidence(qps=STEADY, time_s=60, duration_s=67.0)) == [("overran", "suspect")]
+    assert _codes(Evidence(qps=STEADY, time_s=60, duration_s=65.0)) == []
+    assert _codes(Evidence(qps=STEADY, shared_with=["job #3 of run #2 (nightly)"])) == [("shared", "invalid")]
+
+
+def test_the_verdict_is_the_worst_finding_and_a_cell_takes_the_worst_of_its_jobs():
+    _, verdict = judge(Evidence(qps=STEADY, same_host=True, errors_per_s=[1.0] * 12,
+                                shared_with=["job #1"]))
+    assert verdict == "invalid"
+    assert validity.worst(["valid", "suspect", "valid"]) == "suspect"
+    assert validity.worst(["valid", "", "invalid"]) == "invalid"
+    assert validity.worst(["", ""]) == ""
+
+
+def test_the_trend_is_the_fitted_change_over_the_span():
+    assert validity.trend_pct([100.0, 101.0, 102.0, 103.0, 104.0]) == pytest.approx(100 * 4 / 102)
+    assert validity.trend_pct([5.0, 5.0, 5.0]) == 0.0
