@@ -192,7 +192,8 @@ class Scenario(models.Model):
     cleanup = models.CharField(max_length=10, choices=Cleanup.choices, default=Cleanup.AFTER_RUN)
     prepare_threads = models.PositiveIntegerField(default=4, validators=[MinValueValidator(1)])
     table_ddl = models.TextField(
-        blank=True, help_text="Optional CREATE TABLE template; {table} is replaced by each table name."
+        blank=True, help_text="Optional CREATE TABLE template; {table} is replaced by each table name. One CREATE "
+                              "TABLE, no comments, optionally ending with a partitioning clause."
     )
     preset = models.CharField(max_length=100, blank=True)
     description = models.TextField(blank=True)
@@ -206,7 +207,14 @@ class Scenario(models.Model):
 
     def clean(self) -> None:
         from campaigns.sysbench.catalogue import OptionError, validate_options
+        from campaigns.sysbench.ddl import table_ddl_error
 
+        # It runs with the target's credentials: one checked CREATE TABLE, which must run on MySQL/MariaDB
+        # or PostgreSQL targets (a launch checks it again for each target's own driver).
+        if self.table_ddl:
+            problem = table_ddl_error(self.table_ddl)
+            if problem is not None:
+                raise ValidationError({"table_ddl": f"refused: {problem}"})
         if self.percentile is not None and not float(self.percentile).is_integer():
             raise ValidationError({"percentile": "sysbench takes a whole percentile between 0 and 100"})
 
