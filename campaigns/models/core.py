@@ -192,8 +192,7 @@ class Scenario(models.Model):
     cleanup = models.CharField(max_length=10, choices=Cleanup.choices, default=Cleanup.AFTER_RUN)
     prepare_threads = models.PositiveIntegerField(default=4, validators=[MinValueValidator(1)])
     table_ddl = models.TextField(
-        blank=True, help_text="Optional CREATE TABLE template; {table} is replaced by each table name. One CREATE "
-                              "TABLE, no comments, optionally ending with a partitioning clause."
+        blank=True, help_text="Optional CREATE TABLE template; {table} is replaced by each table name."
     )
     preset = models.CharField(max_length=100, blank=True)
     description = models.TextField(blank=True)
@@ -231,6 +230,7 @@ class Campaign(models.Model):
     threads_by_spec and threads_by_scenario override the thread list (white papers pick a
     concurrency per instance class and per scenario). The client rule says how many client hosts
     one job uses: clients_min, plus one per clients_per_threads threads beyond that many.
+    The webhook URL is stored encrypted and never shown again (forms and the API say only whether one is set).
     """
 
     # threads_by_scenario keys "<scenario name> @ <spec label>" hold one cell's list (seed 001's concurrency
@@ -279,7 +279,8 @@ class Campaign(models.Model):
         "Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     baseline_last_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1)])
-    webhook_url = models.URLField(blank=True)
+    # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
+    webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
@@ -292,6 +293,15 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def set_webhook_url(self, raw: str) -> None:
+        self.webhook_url_encrypted = encrypt_secret(raw)
+
+    def get_webhook_url(self) -> str:
+        return decrypt_secret(self.webhook_url_encrypted)
+
+    def has_webhook(self) -> bool:
+        return self.webhook_url_encrypted != ""
 
     def clean(self) -> None:
         if (self.table_rows_min is not None and self.table_rows_max is not None
