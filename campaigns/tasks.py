@@ -38,7 +38,7 @@ def run_finished_task(run_id: int) -> None:
 
     regression_ids = monitoring.run_finished(run_id=run_id)
     if regression_ids:
-        webhook_notify_task.apply_async(args=[run_id, regression_ids], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        webhook_notify_task.apply_async(args=(run_id, regression_ids), queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 # A receiver that fails is retried by Celery with exponential back-off (no sleeping in a worker slot); a

@@ -151,12 +151,12 @@ _CREATE_ARGS = frozenset({"this", "kind", "exists", "properties"})
 _INDEX_ARGS = frozenset({"columns", "using"})
 
 
-def _node_label(node: exp.Expression, dialect: str) -> str:
+def _node_label(node: exp.Expr, dialect: str) -> str:
     text = node.sql(dialect=dialect)
     return f"{type(node).__name__} ({text[:60]}{'…' if len(text) > 60 else ''})"
 
 
-def _check_create(tree: exp.Expression, *, table: str, dialect: str) -> None:
+def _check_create(tree: exp.Expr, *, table: str, dialect: str) -> None:
     if isinstance(tree, exp.Command):
         text = " ".join(tree.sql(dialect=dialect).split())
         raise DdlError(f"sqlglot cannot read it as a plain CREATE TABLE (unsupported syntax in: {text[:100]})")
@@ -189,7 +189,7 @@ def _check_create(tree: exp.Expression, *, table: str, dialect: str) -> None:
         _check_property(prop, dialect=dialect)
 
 
-def _check_property(prop: exp.Expression, *, dialect: str) -> None:
+def _check_property(prop: exp.Expr, *, dialect: str) -> None:
     if type(prop) not in _PROPERTY_NODES[dialect]:
         raise DdlError(f"this table option is not allowed: {prop.sql(dialect=dialect)}")
     if isinstance(prop, exp.EngineProperty):
