@@ -194,6 +194,9 @@ BENCHAPP_STALE_S = envfloat("BENCHAPP_STALE_S", "30")
 # A queued job (or a client not yet picked up) whose message is older than this is sent again:
 # Redis may have lost it (restart, flush); the atomic claim makes a duplicate harmless.
 BENCHAPP_REDISPATCH_S = envfloat("BENCHAPP_REDISPATCH_S", "30")
+# Webhooks go to public addresses only; true also allows loopback and private ones (a receiver on this
+# machine or the office network). Link-local (cloud metadata), multicast and reserved ones never.
+BENCHAPP_WEBHOOK_ALLOW_PRIVATE = envbool("BENCHAPP_WEBHOOK_ALLOW_PRIVATE", "false")
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header is what makes DRF answer anonymous requests with 401.

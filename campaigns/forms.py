@@ -15,6 +15,7 @@ import re
 from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.db import transaction
 
 from campaigns import jsonlimits
@@ -30,6 +31,8 @@ from campaigns.sysbench.catalogue import (
 )
 from campaigns.sysbench.presets import PRESETS
 from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
+from campaigns.webhooks import MAX_URL_CHARS as MAX_WEBHOOK_URL_CHARS
+from campaigns.webhooks import WebhookRefused, webhook_url_check
 
 # Options a scenario never stores: the dataset (tables, rows), the campaign (threads) and the
 # scenario's own fields (time, report interval, percentile) set them; benchapp always asks for the
@@ -204,6 +207,9 @@ class ScenarioForm(forms.ModelForm):
                   "percentile": "Latency percentile", "prepare_threads": "Prepare threads",
                   "table_ddl": "Custom CREATE TABLE"}
         widgets = {"description": forms.Textarea(attrs={"rows": 3}), "table_ddl": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {"table_ddl": "Optional: one CREATE TABLE {table} (…) with its table options, no comments, "
+                                   "optionally ending with dbpartition by hash(col) or PARTITION BY HASH|KEY(col) "
+                                   "PARTITIONS n. {table} stands for each table's name."}
 
     def __init__(self, *args: Any, test: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -368,7 +374,14 @@ def _scenario_label(scenario: Scenario) -> str:
 
 
 class CampaignForm(forms.ModelForm):
+    """The webhook URL is write-only, as a target's password: never rendered back; blank on an edit keeps it."""
+
     threads = ThreadsField(label="Threads")
+    webhook_url = forms.CharField(
+        required=False, strip=True, max_length=MAX_WEBHOOK_URL_CHARS, label="Webhook (Slack-compatible)",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+    )
+    clear_webhook = forms.BooleanField(required=False, label="Remove the stored webhook")
     threads_by_spec = ThreadsMapField(
         required=False, label="Threads per spec",
         help_text="Optional, overrides Threads for targets on a spec: one line per spec, "
@@ -382,14 +395,13 @@ class CampaignForm(forms.ModelForm):
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
-                  "baseline_last_n", "webhook_url", "notify_emails"]
+                  "baseline_last_n", "notify_emails"]
         labels = {"clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
                   "table_rows_min": "Rows per table, at least", "table_rows_max": "Rows per table, at most",
                   "regression_threshold_pct": "Regression threshold (%)", "noise_cv_pct": "Noisy above CV (%)",
-                  "baseline_last_n": "Baseline: last N scheduled runs", "webhook_url": "Webhook (Slack-compatible)",
-                  "notify_emails": "E-mail recipients"}
+                  "baseline_last_n": "Baseline: last N scheduled runs", "notify_emails": "E-mail recipients"}
         help_texts = {
             "clients_per_threads": "Optional: seed 001's rule is 2 clients, one more per 1,000 threads.",
             "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
@@ -412,6 +424,31 @@ class CampaignForm(forms.ModelForm):
         # Regression settings have sensible defaults: a form that leaves them out keeps those.
         for name in self.DEFAULTED:
             self.fields[name].required = False
+        if self.instance.pk and self.instance.has_webhook():
+            self.fields["webhook_url"].help_text = "A webhook is set. Leave blank to keep it."
+        else:
+            self.fields["webhook_url"].help_text = "Optional: regressions and improvements are posted here."
+            del self.fields["clear_webhook"]
+
+    def clean_webhook_url(self) -> str:
+        value = self.cleaned_data["webhook_url"]
+        if value:
+            try:
+                webhook_url_check(value, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
+            except WebhookRefused as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return value
+
+    def save(self, commit: bool = True) -> Campaign:
+        campaign = super().save(commit=False)
+        if self.cleaned_data.get("webhook_url"):
+            campaign.set_webhook_url(self.cleaned_data["webhook_url"])
+        elif self.cleaned_data.get("clear_webhook"):
+            campaign.set_webhook_url("")
+        if commit:
+            campaign.save()
+            self.save_m2m()
+        return campaign
 
     DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n")
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 import json
 import logging
 import statistics as pystats
-import time
-import urllib.error
-import urllib.request
 from collections import defaultdict
 from datetime import timedelta
 from typing import Any
@@ -18,16 +15,15 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
+from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
 from campaigns.statistics import cell_stats, compare
+from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
 log = logging.getLogger(__name__)
 
-WEBHOOK_TIMEOUT_S = 5.0
-WEBHOOK_ATTEMPTS = 3
-WEBHOOK_BACKOFF_S = 1.0
 # A schedule never fires twice within this window, whatever beat replays after a restart.
 MIN_FIRING_GAP_S = 50.0
 
@@ -269,62 +265,76 @@ def _message(run: Run, regressions: list[Regression]) -> str:
     return "\n".join(lines)
 
 
-def webhook_post(*, url: str, payload: dict[str, Any], attempts: int = WEBHOOK_ATTEMPTS,
-                 timeout_s: float = WEBHOOK_TIMEOUT_S, backoff_s: float | None = None) -> str:
-    """POSTs JSON with retries; returns "" on success or the last error (never raises)."""
-    body = json.dumps(payload).encode()
-    error = ""
-    for attempt in range(attempts):
-        request = urllib.request.Request(url, data=body, method="POST",
-                                         headers={"Content-Type": "application/json", "User-Agent": "benchapp"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (user-configured URL)
-                if 200 <= response.status < 300:
-                    return ""
-                error = f"HTTP {response.status}"
-        except urllib.error.HTTPError as exc:
-            error = f"HTTP {exc.code}"
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            error = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
-        if attempt + 1 < attempts:
-            time.sleep((WEBHOOK_BACKOFF_S if backoff_s is None else backoff_s) * (2 ** attempt))
-    return f"webhook failed after {attempts} attempts: {error}"
+def _changes_payload(run: Run, regressions: list[Regression]) -> dict[str, Any]:
+    return {"text": _message(run, regressions), "run_id": run.pk, "campaign": run.campaign.name,
+            "changes": [{"kind": r.kind, "target": r.target.name, "scenario": r.scenario.name,
+                         "threads": r.threads, "metric": r.metric, "baseline": r.baseline_value,
+                         "current": r.current_value, "change_pct": r.change_pct} for r in regressions]}
 
 
-def regressions_notify(*, run: Run) -> None:
-    """Tells the campaign's webhook and e-mail recipients about the run's regressions and improvements."""
+def _notification_error_add(regression_ids: list[int], error: str) -> None:
+    for regression in Regression.objects.filter(pk__in=regression_ids).only("pk", "notification_error"):
+        text = "; ".join(e for e in (regression.notification_error, error) if e)[:2000]
+        Regression.objects.filter(pk=regression.pk).update(notification_error=text)
+
+
+def regressions_notify(*, run: Run) -> list[int]:
+    """E-mails the campaign's recipients about the run's regressions and improvements, and marks them notified.
+
+    Returns the ids of those the campaign's webhook should hear about: posting is the work of a task of its
+    own (tasks.webhook_notify_task), with Celery's retries and back-off, never of the task closing a run.
+    """
     pending = list(Regression.objects.filter(run=run, notified_at__isnull=True).select_related("target", "scenario"))
     if not pending:
-        return
+        return []
     campaign = run.campaign
-    text = _message(run, pending)
     errors = []
-    if campaign.webhook_url:
-        payload = {"text": text, "run_id": run.pk, "campaign": campaign.name,
-                   "changes": [{"kind": r.kind, "target": r.target.name, "scenario": r.scenario.name,
-                                "threads": r.threads, "metric": r.metric, "baseline": r.baseline_value,
-                                "current": r.current_value, "change_pct": r.change_pct} for r in pending]}
-        error = webhook_post(url=campaign.webhook_url, payload=payload)
-        if error:
-            errors.append(error)
     recipients = [a.strip() for a in campaign.notify_emails.replace(";", ",").split(",") if a.strip()]
     if recipients:
         try:
-            send_mail(f"benchapp: changes in {campaign.name}", text, None, recipients)
+            send_mail(f"benchapp: changes in {campaign.name}", _message(run, pending), None, recipients)
         except Exception as exc:  # a mail server problem must never fail the run
             errors.append(f"e-mail failed: {exc}")
-    Regression.objects.filter(pk__in=[r.pk for r in pending]).update(
-        notified_at=timezone.now(), notification_error="; ".join(errors)[:2000]
-    )
+    ids = [r.pk for r in pending]
+    Regression.objects.filter(pk__in=ids).update(notified_at=timezone.now(), notification_error="; ".join(errors)[:2000])
+    return ids if campaign.has_webhook() else []
 
 
-def run_finished(*, run_id: int) -> None:
-    """After a run ends: find regressions against the baseline and send notifications."""
+def webhook_notify(*, run_id: int, regression_ids: list[int], final_attempt: bool) -> None:
+    """Posts a run's changes to its campaign's webhook, once.
+
+    The address is checked where the URL resolves now (BENCHAPP_WEBHOOK_ALLOW_PRIVATE); a refused one is
+    recorded on the regressions and not retried. A receiver that fails raises WebhookFailed for the task to
+    retry, and on the final attempt its error is recorded instead. Nothing here writes the URL anywhere.
+    """
+    run = Run.objects.select_related("campaign").filter(pk=run_id).first()
+    regressions = list(Regression.objects.filter(run_id=run_id, pk__in=regression_ids)
+                       .select_related("target", "scenario").order_by("pk"))
+    if run is None or not regressions or not run.campaign.has_webhook():
+        return
+    try:
+        url = run.campaign.get_webhook_url()
+    except DecryptionError:
+        _notification_error_add(regression_ids, "webhook: the stored URL cannot be decrypted; set it again")
+        return
+    try:
+        webhook_post(url, _changes_payload(run, regressions), allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
+    except WebhookRefused as exc:
+        _notification_error_add(regression_ids, f"webhook refused: {exc}")
+    except WebhookFailed as exc:
+        if not final_attempt:
+            raise
+        _notification_error_add(regression_ids, f"webhook failed after {WEBHOOK_MAX_RETRIES + 1} attempts: {exc}")
+
+
+def run_finished(*, run_id: int) -> list[int]:
+    """After a run ends: find regressions against the baseline and send e-mails; returns the regressions the
+    webhook should hear about (the caller enqueues that)."""
     run = Run.objects.select_related("campaign").filter(pk=run_id).first()
     if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
-        return
+        return []
     run_evaluate(run=run)
-    regressions_notify(run=run)
+    return regressions_notify(run=run)
 
 
 def recent_regressions(*, days: int = 14) -> Any:

@@ -193,12 +193,19 @@ def cache_hit_ratio(before: dict[str, int], after: dict[str, int]) -> float | No
     return None
 
 
+# mysql_set_server_option(): mysqlclient turns multi-statement queries on for every connection.
+MYSQL_OPTION_MULTI_STATEMENTS_OFF = 1
+
+
 def execute_ddl(conn: Connection, statements: list[str]) -> None:
-    """Runs a scenario's own CREATE TABLE statements (seed 002's sharded tables)."""
+    """Runs a scenario's own CREATE TABLE statements (seed 002's sharded tables), already checked by
+    campaigns.sysbench.ddl; each is also sent so that the server would refuse a second statement in it
+    (MySQL: multi-statements off; PostgreSQL: a prepared statement, which holds one)."""
     try:
         if conn.driver == "mysql":
             db = _mysql_connect(conn)
             try:
+                db.set_server_option(MYSQL_OPTION_MULTI_STATEMENTS_OFF)
                 cur = db.cursor()
                 for statement in statements:
                     cur.execute(statement)
@@ -208,7 +215,7 @@ def execute_ddl(conn: Connection, statements: list[str]) -> None:
         else:
             with _pg_connect(conn) as db, db.cursor() as cur:
                 for statement in statements:
-                    cur.execute(statement)
+                    cur.execute(statement, prepare=True)
     except MySQLdb.Error as exc:
         raise _mysql_error(exc, conn) from None
     except psycopg.Error as exc:

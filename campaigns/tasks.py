@@ -1,9 +1,13 @@
 """Celery tasks: thin wrappers that load rows by primary key and call one service."""
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
+from django.conf import settings
 
 from campaigns import execution
+from campaigns.webhooks import WEBHOOK_BACKOFF_MAX_S, WEBHOOK_BACKOFF_S, WEBHOOK_MAX_RETRIES, WebhookFailed
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -32,4 +36,18 @@ def schedule_fire_task(schedule_id: int) -> None:
 def run_finished_task(run_id: int) -> None:
     from campaigns import monitoring
 
-    monitoring.run_finished(run_id=run_id)
+    regression_ids = monitoring.run_finished(run_id=run_id)
+    if regression_ids:
+        webhook_notify_task.apply_async(args=(run_id, regression_ids), queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+# A receiver that fails is retried by Celery with exponential back-off (no sleeping in a worker slot); a
+# refused address is not retried. Its arguments are ids, so the URL never reaches the broker or a log line.
+@shared_task(bind=True, ignore_result=True, acks_late=False, autoretry_for=(WebhookFailed,),
+             max_retries=WEBHOOK_MAX_RETRIES, retry_backoff=WEBHOOK_BACKOFF_S, retry_backoff_max=WEBHOOK_BACKOFF_MAX_S,
+             retry_jitter=True, soft_time_limit=30, time_limit=60)
+def webhook_notify_task(self: Any, run_id: int, regression_ids: list[int]) -> None:
+    from campaigns import monitoring
+
+    monitoring.webhook_notify(run_id=run_id, regression_ids=regression_ids,
+                              final_attempt=self.request.retries >= self.max_retries)

@@ -100,3 +100,10 @@ class CampaignFactory(DjangoModelFactory):
     def scenarios(obj: models.Campaign, create: bool, extracted: list[models.Scenario] | None, **kwargs: object) -> None:  # noqa: N805
         if extracted:
             obj.scenarios.set(extracted)
+
+    @factory.post_generation
+    def webhook_url(obj: models.Campaign, create: bool, extracted: str | None, **kwargs: object) -> None:  # noqa: N805
+        if extracted:
+            obj.set_webhook_url(extracted)
+            if create:
+                obj.save(update_fields=["webhook_url_encrypted"])

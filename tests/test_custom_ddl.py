@@ -21,10 +21,10 @@ PLAIN_DDL = ("CREATE TABLE {table} (id INT UNSIGNED NOT NULL AUTO_INCREMENT, k I
 
 
 def test_the_ddl_names_each_table_and_refuses_a_fixed_name_for_several_tables():
-    assert table_ddl_statements(ddl="CREATE TABLE {table} (id INT); ", tables=2) == [
+    assert table_ddl_statements(ddl="CREATE TABLE {table} (id INT); ", tables=2, driver="mysql") == [
         "CREATE TABLE sbtest1 (id INT)", "CREATE TABLE sbtest2 (id INT)"]
     with pytest.raises(JobFailure, match="must contain"):
-        table_ddl_statements(ddl="CREATE TABLE t (id INT)", tables=2)
+        table_ddl_statements(ddl="CREATE TABLE t (id INT)", tables=2, driver="mysql")
 
 
 def _comment(database: str, table: str) -> str:

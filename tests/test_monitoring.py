@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 from django.utils import timezone
 
-from campaigns import monitoring
+from campaigns import monitoring, tasks
 from campaigns.models import CampaignSchedule, Job, JobResult, Regression, Run, ScheduleFiring
 from campaigns.statistics import cell_stats, compare
 from tests.conftest import OUTPUT_DIR, ROOT, record_measurement, wait_for
@@ -132,36 +132,53 @@ class _Receiver:
         self.server.server_close()
 
 
+@pytest.fixture
+def eager_tasks():
+    """Celery tasks run in this process as they are sent (retries included, without their countdown)."""
+    from benchapp.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
 @pytest.mark.django_db
-def test_the_webhook_receives_the_regressions_as_slack_compatible_json():
+def test_the_webhook_receives_the_regressions_as_slack_compatible_json(settings, eager_tasks):
+    settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True  # the receiver is on 127.0.0.1
     receiver = _Receiver()
     try:
         target, scenario = TargetFactory(), ScenarioFactory()
         campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=receiver.url)
         _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
         (current,) = _history(campaign, target, scenario, [9000])
-        monitoring.run_finished(run_id=current.pk)
+        tasks.run_finished_task.delay(current.pk)
         assert len(receiver.bodies) == 1
         body = receiver.bodies[0]
         assert "regression" in body["text"] and body["changes"][0]["change_pct"] == pytest.approx(-10.0)
-        assert Regression.objects.get().notified_at is not None
+        regression = Regression.objects.get()
+        assert regression.notified_at is not None and regression.notification_error == ""
     finally:
         receiver.close()
 
 
 @pytest.mark.django_db
-def test_a_failing_webhook_is_retried_and_never_fails_the_run(monkeypatch):
+def test_a_failing_webhook_is_retried_with_back_off_by_its_own_task_and_never_fails_the_run(settings, eager_tasks):
+    settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True
     receiver = _Receiver(status=500)
-    monkeypatch.setattr(monitoring, "WEBHOOK_BACKOFF_S", 0.01)
     try:
         target, scenario = TargetFactory(), ScenarioFactory()
         campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=receiver.url)
         _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
         (current,) = _history(campaign, target, scenario, [9000])
-        monitoring.run_finished(run_id=current.pk)
-        assert len(receiver.bodies) == 3
+        # The task closing the run only finds the regression and hands the post to webhook_notify_task.
+        assert monitoring.run_finished(run_id=current.pk) == [Regression.objects.get().pk]
+        assert receiver.bodies == []
+        tasks.webhook_notify_task.delay(current.pk, [Regression.objects.get().pk])
+        assert len(receiver.bodies) == tasks.webhook_notify_task.max_retries + 1 == 6
         regression = Regression.objects.get()
-        assert "HTTP 500" in regression.notification_error
+        assert "HTTP 500" in regression.notification_error and "after 6 attempts" in regression.notification_error
+        assert receiver.url not in regression.notification_error
         current.refresh_from_db()
         assert current.status == Run.Status.SUCCEEDED
     finally:

@@ -310,8 +310,13 @@ def test_the_campaign_form_renders_every_field_it_saves(role_client):
     TargetFactory()
     ScenarioFactory()
     html = _text(role_client("operator").get("/campaigns/new/"))
-    missing = [name for name in CampaignForm.base_fields if f'name="{name}"' not in html]
+    missing = [name for name in CampaignForm().fields if f'name="{name}"' not in html]
     assert not missing
+    # An edit of a campaign with a webhook adds the box that removes it.
+    campaign = CampaignFactory(webhook_url="https://hooks.example.com/x")
+    html = _text(role_client("operator").get(f"/campaigns/{campaign.pk}/edit/"))
+    missing = [name for name in CampaignForm(instance=campaign).fields if f'name="{name}"' not in html]
+    assert not missing and 'name="clear_webhook"' in html
 
 
 def test_a_campaign_form_shows_field_errors_and_keeps_the_choices(role_client):

@@ -6,7 +6,8 @@ DRF already answers its own exceptions (400 validation, 401, 403, 404, 405). On 
 * ProtectedError / RestrictedError (deleting a row that others still refer to) → 409 naming them;
 * IntegrityError (a unique value taken by a concurrent request) → 409;
 * DataError (a value PostgreSQL cannot store) → 400;
-* services.StateConflict → 409; services.ImportRejected and the command parser's CommandError → 400;
+* services.StateConflict → 409 (but ScenarioDdlRefused, a scenario DDL a target cannot run → 400 on "scenarios");
+  services.ImportRejected and the command parser's CommandError → 400;
 * ProbeError (a target that cannot be reached) → 400 with code "target_unreachable";
 * SuspiciousOperation (too many files or fields in an upload, a body over the limit) → 400.
 
@@ -30,7 +31,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from campaigns.probes import ProbeError
-from campaigns.services import ImportRejected, StateConflict
+from campaigns.services import ImportRejected, ScenarioDdlRefused, StateConflict
 from campaigns.sysbench.cmdline import CommandError
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ def translate(exc: Exception) -> exceptions.APIException | None:
         # Too many fields or files in an upload, a body over the size limit: Django would answer with
         # an HTML page.
         return BadRequest(str(exc) or "the request was refused as malformed", code="malformed")
+    if isinstance(exc, ScenarioDdlRefused):
+        return exceptions.ValidationError({"scenarios": [str(exc)]})
     if isinstance(exc, StateConflict):
         return Conflict(str(exc), code="state_conflict")
     if isinstance(exc, ImportRejected):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -42,6 +43,8 @@ from campaigns.models import (
 )
 from campaigns.sysbench.catalogue import MAX_THREADS, TESTS
 from campaigns.sysbench.cmdline import MAX_COMMAND_CHARS
+from campaigns.webhooks import MAX_URL_CHARS as MAX_WEBHOOK_URL_CHARS
+from campaigns.webhooks import WebhookRefused, webhook_url_check
 
 TEST_CHOICES = sorted(TESTS)
 MAX_PASSWORD_CHARS = 1024
@@ -151,6 +154,15 @@ class ScenarioSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
 
 
 class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+    """A campaign; `webhook_url` is write-only (often a secret Slack URL): set it, or send "" to clear it;
+    leaving the key out keeps the stored one. `has_webhook` says whether one is set."""
+
+    webhook_url = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=MAX_WEBHOOK_URL_CHARS,
+        help_text="Write-only. Omit to keep the stored webhook; an empty string clears it. Public http(s) "
+                  "addresses only (unless BENCHAPP_WEBHOOK_ALLOW_PRIVATE).",
+    )
+    has_webhook = serializers.BooleanField(read_only=True)
     targets = serializers.PrimaryKeyRelatedField(many=True, queryset=Target.objects.all(), required=False)
     scenarios = serializers.PrimaryKeyRelatedField(many=True, queryset=Scenario.objects.all(), required=False)
     threads = thread_list_field(required=False, help_text="Thread counts to run, e.g. [8, 16, 32].")
@@ -165,7 +177,7 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
-                  "webhook_url", "notify_emails", "created_by", "created_at", "updated_at"]
+                  "webhook_url", "has_webhook", "notify_emails", "created_by", "created_at", "updated_at"]
         # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it (#21).
         read_only_fields = ["is_template", "template_key", "created_at", "updated_at"]
         extra_kwargs = {
@@ -179,6 +191,28 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
             "table_rows_min": {"max_value": 10**12},
             "table_rows_max": {"max_value": 10**12},
         }
+
+    def validate_webhook_url(self, value: str) -> str:
+        if value:
+            try:
+                webhook_url_check(value, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
+            except WebhookRefused as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def create(self, validated_data: dict[str, Any]) -> Campaign:
+        webhook_url = validated_data.pop("webhook_url", "")
+        campaign: Campaign = super().create(validated_data)
+        if webhook_url:
+            campaign.set_webhook_url(webhook_url)
+            campaign.save(update_fields=["webhook_url_encrypted"])
+        return campaign
+
+    def update(self, instance: Campaign, validated_data: dict[str, Any]) -> Campaign:
+        webhook_url = validated_data.pop("webhook_url", None)
+        if webhook_url is not None:
+            instance.set_webhook_url(webhook_url)
+        return super().update(instance, validated_data)
 
     def validate_notify_emails(self, value: str) -> str:
         addresses = [a for a in re.split(r"[\s,;]+", value) if a]

@@ -23,6 +23,8 @@ from campaigns.models import Job, PreparedDataset, Run, Scenario
 from campaigns.probes import ProbeError, execute_ddl
 from campaigns.sysbench.catalogue import TESTS
 from campaigns.sysbench.command import Connection, build_argv
+from campaigns.sysbench.ddl import DdlError
+from campaigns.sysbench.ddl import table_ddl_statements as ddl_render_all
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,9 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
     Returns the prepare output ("" when skipped), or None when the job was cancelled meanwhile.
     """
     scenario = job.scenario
+    # A refused DDL fails the job before anything changes, on the target or in our records of it.
+    ddl_statements = (table_ddl_statements(ddl=scenario.table_ddl, tables=job.tables, driver=conn.driver)
+                      if scenario.table_ddl else [])
     signature = job_dataset_signature(job)
     prepared, _ = PreparedDataset.objects.get_or_create(
         target=job.target, signature=signature,
@@ -74,7 +79,7 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
     started = time.monotonic()
     for command in ("cleanup", "prepare"):
         if command == "prepare" and scenario.table_ddl:
-            outputs.append(_tables_create(job, conn))
+            outputs.append(_tables_create(job, conn, ddl_statements))
             argv = _custom_ddl_prepare_argv(job=job, conn=conn)
         else:
             argv = phase_argv(job=job, conn=conn, command=command)
@@ -138,20 +143,17 @@ def run_cleanup_data(*, run: Run) -> None:
         dataset_drop(job=job, signature=signature)
 
 
-def table_ddl_statements(*, ddl: str, tables: int) -> list[str]:
-    """The scenario's own CREATE TABLE for each sbtest table: "{table}" stands for the name."""
-    if "{table}" not in ddl and tables > 1:
-        raise JobFailure("the scenario's table DDL must contain {table} when the dataset has several tables")
-    statements: list[str] = []
-    for i in range(1, tables + 1):
-        text = ddl.replace("{table}", f"sbtest{i}")
-        statements.extend(part.strip() for part in text.split(";") if part.strip())
-    return statements
+def table_ddl_statements(*, ddl: str, tables: int, driver: str) -> list[str]:
+    """The scenario's own CREATE TABLE for each sbtest table ("{table}" stands for the name), as checked and
+    rendered for the target's driver by campaigns.sysbench.ddl: never the text as the user wrote it."""
+    try:
+        return ddl_render_all(ddl, tables=tables, driver=driver)
+    except DdlError as exc:
+        raise JobFailure(f"the scenario's table DDL is refused: {exc}") from None
 
 
-def _tables_create(job: Job, conn: Connection) -> str:
-    """Creates the tables with the scenario's DDL (seed 002's sharded table, say) before loading rows."""
-    statements = table_ddl_statements(ddl=job.scenario.table_ddl, tables=job.tables)
+def _tables_create(job: Job, conn: Connection, statements: list[str]) -> str:
+    """Creates the tables with the scenario's checked DDL (seed 002's sharded table, say) before loading rows."""
     try:
         execute_ddl(conn, statements)
     except ProbeError as exc:

@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('campaigns', '0008_run_outcome_phase_queue'),
+        ('campaigns', '0011_campaign_webhook_url_encrypted'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -206,7 +206,14 @@ class Scenario(models.Model):
 
     def clean(self) -> None:
         from campaigns.sysbench.catalogue import OptionError, validate_options
+        from campaigns.sysbench.ddl import table_ddl_error
 
+        # It runs with the target's credentials: one checked CREATE TABLE, which must run on MySQL/MariaDB
+        # or PostgreSQL targets (a launch checks it again for each target's own driver).
+        if self.table_ddl:
+            problem = table_ddl_error(self.table_ddl)
+            if problem is not None:
+                raise ValidationError({"table_ddl": f"refused: {problem}"})
         if self.percentile is not None and not float(self.percentile).is_integer():
             raise ValidationError({"percentile": "sysbench takes a whole percentile between 0 and 100"})
 
@@ -223,6 +230,7 @@ class Campaign(models.Model):
     threads_by_spec and threads_by_scenario override the thread list (white papers pick a
     concurrency per instance class and per scenario). The client rule says how many client hosts
     one job uses: clients_min, plus one per clients_per_threads threads beyond that many.
+    The webhook URL is stored encrypted and never shown again (forms and the API say only whether one is set).
     """
 
     # threads_by_scenario keys "<scenario name> @ <spec label>" hold one cell's list (seed 001's concurrency
@@ -271,7 +279,8 @@ class Campaign(models.Model):
         "Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     baseline_last_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1)])
-    webhook_url = models.URLField(blank=True)
+    # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
+    webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
@@ -284,6 +293,15 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def set_webhook_url(self, raw: str) -> None:
+        self.webhook_url_encrypted = encrypt_secret(raw)
+
+    def get_webhook_url(self) -> str:
+        return decrypt_secret(self.webhook_url_encrypted)
+
+    def has_webhook(self) -> bool:
+        return self.webhook_url_encrypted != ""
 
     def clean(self) -> None:
         if (self.table_rows_min is not None and self.table_rows_max is not None

@@ -14,7 +14,6 @@ lists (a plain scenario entry, which the instance's own form and API can show an
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from django.db import transaction
@@ -23,6 +22,7 @@ from campaigns.models import Campaign, Dataset, Scenario, Target
 from campaigns.seeds.specs import spec_get_or_create
 from campaigns.seeds.templates import PAIR_SEPARATOR, TEMPLATES, ScenarioDef, TemplateDef
 from campaigns.sysbench.cmdline import scenario_fields
+from campaigns.sysbench.ddl import partition_clause_split
 from campaigns.sysbench.presets import PRESETS
 
 # Preset options that are Scenario fields rather than options.
@@ -133,14 +133,11 @@ def threads_fitted(threads: Iterable[int], cap: int | None) -> list[int]:
     return sorted({max(1, round(t * factor)) for t in values})
 
 
-# DDM's partitioning clauses, which a plain MySQL or MariaDB server refuses.
-_DDM_CLAUSE = re.compile(r"\s*\b(?:dbpartition|tbpartition)\s+by\s+\w+\s*\([^)]*\)(?:\s+tbpartitions\s+\d+)?",
-                         re.IGNORECASE)
-
-
 def _plain_ddl(ddl: str) -> str:
-    """The seed 002 DDL without what only the DDM middleware understands (its partitioning clause)."""
-    return _DDM_CLAUSE.sub("", ddl).rstrip()
+    """The seed 002 DDL without what only the DDM middleware understands (its partitioning clause, matched by
+    the same strict pattern that lets it through the DDL check)."""
+    body, clause = partition_clause_split(ddl.strip().removesuffix(";").rstrip())
+    return body if clause is not None and clause.kind == "ddm" else ddl
 
 
 def _scenario_plain_ddl(scenario: Scenario) -> Scenario:

@@ -9,8 +9,32 @@ from django.db import IntegrityError, transaction
 from campaigns.execution import transitions
 from campaigns.execution.dispatch import followers_start, run_advance
 from campaigns.execution.transitions import StateConflict
-from campaigns.models import Campaign, Job, Run
-from campaigns.services.plans import campaign_expand
+from campaigns.models import Campaign, Job, Run, Scenario
+from campaigns.services.plans import PlannedJob, campaign_expand
+from campaigns.sysbench.ddl import DRIVER_LABELS, DdlError, table_ddl_statements
+
+
+class ScenarioDdlRefused(StateConflict):
+    """A scenario's table DDL cannot run on one of the campaign's targets (its driver's dialect, its table count).
+
+    A StateConflict, so that every caller that reports a refused launch reports it; the API answers 400.
+    """
+
+
+def campaign_ddl_check(*, planned: list[PlannedJob]) -> None:
+    """Refuses a launch whose scenario DDL would be refused on a target, before any run exists."""
+    seen: set[tuple[str, int, int]] = set()
+    for p in planned:
+        scenario = p.scenario
+        key = (p.target.driver, scenario.pk, p.tables)
+        if not scenario.table_ddl or scenario.prepare_mode == Scenario.PrepareMode.NEVER or key in seen:
+            continue
+        seen.add(key)
+        try:
+            table_ddl_statements(scenario.table_ddl, tables=p.tables, driver=p.target.driver)
+        except DdlError as exc:
+            raise ScenarioDdlRefused(f"the table DDL of scenario '{scenario.name}' cannot run on target "
+                                     f"'{p.target.name}' ({DRIVER_LABELS[p.target.driver]}): {exc}") from None
 
 
 def campaign_launch(
@@ -37,6 +61,7 @@ def campaign_launch(
     planned = campaign_expand(campaign=campaign)
     if not planned:
         raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
+    campaign_ddl_check(planned=planned)
     try:
         with transaction.atomic():
             # Concurrent launches of this campaign queue here; each then sees what the one before it committed.

@@ -14,6 +14,7 @@ from campaigns.execution.datasets import dataset_signature
 from campaigns.execution.phases import phase_argv, split_threads
 from campaigns.models import Campaign, Job, Run, Scenario, Target
 from campaigns.sysbench.command import Connection, format_command
+from campaigns.sysbench.ddl import DdlError, table_ddl_statements
 
 # Rough costs for the plan's estimates, from runs on a 2-core machine (SYSBENCH-NOTES.md):
 # prepare loads about 100,000 rows/s; an InnoDB sbtest row with its secondary index takes about
@@ -68,9 +69,22 @@ def job_estimate_s(*, time_s: float, warmup_s: float, prepare_s: float = 0.0,
     return prepare_s + warmup_s + time_s + overhead_s
 
 
+def planned_ddl(*, scenario: Scenario, driver: str, tables: int) -> tuple[str | None, str | None]:
+    """The CREATE TABLE a job's prepare runs on its target, as it will run (for the first table; each table
+    gets its own name), or the reason it would be refused; (None, None) for a scenario without DDL."""
+    if not scenario.table_ddl:
+        return None, None
+    try:
+        statements = table_ddl_statements(scenario.table_ddl, tables=tables, driver=driver)
+    except DdlError as exc:
+        return None, str(exc)
+    return statements[0], None
+
+
 def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
-    """What a launch would do, before it does it: jobs in order, exact commands, time and size."""
+    """What a launch would do, before it does it: jobs in order, exact commands and table DDL, time and size."""
     jobs: list[dict[str, Any]] = []
+    ddl_cache: dict[tuple[int, str, int], tuple[str | None, str | None]] = {}
     total_s = 0.0
     prepared: set[tuple[int, str]] = set()
     datasets: dict[tuple[int, str], int] = {}
@@ -94,6 +108,10 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
         duration_s = job_estimate_s(time_s=p.time_s, warmup_s=p.warmup_s, prepare_s=prepare_s)
         total_s += duration_s
         shares = split_threads(p.threads, p.clients)
+        ddl_key = (scenario.pk, p.target.driver, p.tables)
+        if ddl_key not in ddl_cache:
+            ddl_cache[ddl_key] = planned_ddl(scenario=scenario, driver=p.target.driver, tables=p.tables)
+        table_ddl, table_ddl_error = ddl_cache[ddl_key] if prepare_s else (None, None)
         jobs.append({
             "position": p.position, "target": p.target.name, "target_id": p.target.pk,
             "scenario": scenario.name, "scenario_id": scenario.pk, "test": scenario.test,
@@ -102,6 +120,7 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
             "prepare_command": format_command(phase_argv(job=shell_job, conn=conn, command="prepare")) if prepare_s else None,
             "commands": [format_command(phase_argv(job=shell_job, conn=conn, command="run", threads=share))
                          for share in shares],
+            "table_ddl": table_ddl, "table_ddl_error": table_ddl_error,
             "estimated_prepare_s": round(prepare_s, 1),
             "estimated_duration_s": round(duration_s, 1),
             "estimated_dataset_bytes": rows * BYTES_PER_ROW,
