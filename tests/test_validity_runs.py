@@ -158,7 +158,7 @@ def test_a_cpu_hog_on_the_clients_cores_makes_the_job_client_bound(pinned_worker
 
 def test_ignored_duplicate_key_errors_are_reported_with_their_rate(celery_worker_process, target_databases):
     scenario = ScenarioFactory(test="oltp_read_write", time_s=12,
-                               options={"skip-trx": "on", "mysql-ignore-errors": "1062"},
+                               options={"skip-trx": "on", "mysql-ignore-errors": "1062,1213"},
                                dataset=DatasetFactory(name="dup 1x200", tables=1, table_size=200))
     job = _run_one(TargetFactory(), scenario, threads=8, noise_cv_pct=100)
     finding = next(f for f in job.findings if f["code"] == "errors")

@@ -284,7 +284,7 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
         fields = ["id", "run", "campaign", "target", "target_name", "product", "product_name", "spec", "spec_label",
                   "scenario", "scenario_name", "test", "threads", "repetition", "position", "tables", "table_size",
                   "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms",
-                  "wall_time_s", "cache_hit_ratio", "cache_warning", "imported", "claimed_by", "queued_at",
+                  "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
                   "started_at", "finished_at", "result"]
         read_only_fields = fields
 
@@ -295,7 +295,7 @@ class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = JobClient
         fields = ["index", "host_name", "threads", "status", "command_line", "exit_code", "sysbench_version",
-                  "error", "started_at", "finished_at", "wall_time_s"]
+                  "same_host", "error", "started_at", "finished_at", "wall_time_s"]
         read_only_fields = fields
 
 
@@ -305,7 +305,7 @@ class JobDetailSerializer(JobSerializer):
     clients = JobClientSerializer(many=True, read_only=True)
 
     class Meta(JobSerializer.Meta):
-        fields = [*JobSerializer.Meta.fields, "server_snapshot", "clients"]
+        fields = [*JobSerializer.Meta.fields, "findings", "server_snapshot", "server_window", "clients"]
         read_only_fields = fields
 
 

@@ -50,6 +50,7 @@ from campaigns.cache import (
 )
 from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
 from campaigns.downsample import downsample
+from campaigns.execution.metrics import job_metrics
 from campaigns.filtersets import (
     CampaignFilterSet,
     ClientHostFilterSet,
@@ -397,6 +398,13 @@ def _latency_meta(job: Job) -> dict[str, Any]:
         description="The job's whole series per metric, downsampled server-side to at most max_points points "
                     "(min/max buckets keep every extreme; lttb keeps the shape); full=true for every point.",
     ),
+    metrics=extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        description="What was measured beside sysbench, per second on its time axis: each client host's CPU (total, "
+                    "per core, of sysbench, of the CPUs sysbench may use), load, context switches, network and memory; "
+                    "the target server's counter rates and gauges; the exact server readings around the measurement; "
+                    "the run's client-to-target round trips; and the job's validity findings and verdict.",
+    ),
 )
 class JobViewSet(ReadOnlyViewSet):
     # Targets and scenarios are few and shared by many jobs: prefetched (one small query each)
@@ -456,6 +464,10 @@ class JobViewSet(ReadOnlyViewSet):
 
         key = job_key and f"{job_key}:samples:{since}:{limit}"
         return cached_json(request, self, key, build, timeout=SERIES_TIMEOUT_S)
+
+    @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
+    def metrics(self, request: Request, pk: str | None = None) -> Response:
+        return Response(job_metrics(self.get_object()))
 
     @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
     def series(self, request: Request, pk: str | None = None) -> Response | HttpResponse:

@@ -315,3 +315,46 @@ def round_trip_measure(*, run_id: int, target_id: int, host_name: str, conn: Con
                                         median_ms=round(statistics.median(timings), 4), p99_ms=round(p99, 4))
     except IntegrityError:
         return None  # another client of this host measured it meanwhile
+
+
+# ---------------------------------------------------------------- reading them back
+
+HOST_SERIES = ("cpu_busy_pct", "client_cpus_busy_pct", "cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct",
+               "cpu_steal_pct", "sysbench_cpu_pct", "load_1m", "context_switches_per_s", "net_bytes_in_per_s",
+               "net_bytes_out_per_s", "net_packets_in_per_s", "net_packets_out_per_s", "memory_used_pct")
+
+
+def job_metrics(job: Job) -> dict[str, Any]:
+    """A job's host and server seconds as series on sysbench's time axis (one list per figure), its exact
+    server readings and the round trips of its run to its target."""
+    hosts: dict[int, dict[str, Any]] = {}
+    for row in HostSample.objects.filter(job=job).order_by("client_index", "t").values(
+            "client_index", "t", "per_core_busy_pct", *HOST_SERIES):
+        host = hosts.setdefault(row["client_index"], {"client_index": row["client_index"], "t": [],
+                                                      "per_core_busy_pct": [], **{n: [] for n in HOST_SERIES}})
+        host["t"].append(row["t"])
+        host["per_core_busy_pct"].append(row["per_core_busy_pct"])
+        for name in HOST_SERIES:
+            host[name].append(row[name])
+    names = dict(job.clients.values_list("index", "host_name"))
+    for index, host in hosts.items():
+        host["host_name"] = names.get(index, "")
+    server: dict[str, Any] = {"t": [], "rates": {}, "gauges": {}}
+    samples = list(ServerSample.objects.filter(job=job).order_by("t").values_list("t", "rates", "gauges"))
+    rate_names = sorted({name for _, rates, _ in samples for name in rates})
+    gauge_names = sorted({name for _, _, gauges in samples for name in gauges})
+    server["rates"] = {name: [] for name in rate_names}
+    server["gauges"] = {name: [] for name in gauge_names}
+    for t, rates, gauges in samples:
+        server["t"].append(t)
+        for name in rate_names:
+            server["rates"][name].append(rates.get(name))
+        for name in gauge_names:
+            server["gauges"][name].append(gauges.get(name))
+    trips = RoundTrip.objects.filter(run_id=job.run_id, target_id=job.target_id).order_by("host_name")
+    return {
+        "job": job.pk, "verdict": job.verdict, "findings": job.findings,
+        "hosts": [hosts[i] for i in sorted(hosts)], "server": server, "server_window": job.server_window,
+        "round_trips": [{"host_name": r.host_name, "count": r.count, "median_ms": r.median_ms, "p99_ms": r.p99_ms}
+                        for r in trips],
+    }
