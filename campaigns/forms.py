@@ -518,6 +518,9 @@ class ComparisonForm(forms.Form):
     published_spec = IdListField(
         label="…on its published spec",
         help_text="Leave blank for the published spec nearest to each measured one.")
+    trusted_only = forms.BooleanField(
+        required=False, label="Only trusted cells",
+        help_text="Leave out the cells whose validity verdict is suspect or invalid.")
 
     # Fields that take one id at most: a plain select with an empty choice.
     SINGLE = ("published_product", "published_spec")

@@ -106,7 +106,10 @@ def _cell_values(run_ids: list[int], *, only: Cell | None = None) -> dict[int, d
     """Per run, per cell: the QPS and latency-percentile values of its succeeded repetitions
     (of every cell, or of the `only` one)."""
     out: dict[int, dict[Cell, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: {"qps": [], "lat": []}))
-    jobs = Job.objects.filter(run_id__in=run_ids, status=Job.Status.SUCCEEDED, result__isnull=False)
+    # An invalid job measured something else than the server (a busy client, a shared target): it is no
+    # evidence of a regression either way, so it is left out, of the baseline as of the run (the run page says so).
+    jobs = Job.objects.filter(run_id__in=run_ids, status=Job.Status.SUCCEEDED, result__isnull=False).exclude(
+        verdict=Job.Verdict.INVALID)
     if only is not None:
         jobs = jobs.filter(target_id=only[0], scenario_id=only[1], threads=only[2])
     rows = jobs.values_list("run_id", "target_id", "scenario_id", "threads", "result__qps", "result__latency_pct_ms")
@@ -138,6 +141,7 @@ def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
         IntervalSample.objects.filter(job__run_id__in=run_ids, job__target_id=target_id,
                                       job__scenario_id=scenario_id, job__threads=threads,
                                       job__status=Job.Status.SUCCEEDED, t__gt=1)
+        .exclude(job__verdict=Job.Verdict.INVALID)
         .values_list("qps", flat=True)[:20000]
     )
 

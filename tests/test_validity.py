@@ -79,3 +79,99 @@ def test_the_verdict_is_the_worst_finding_and_a_cell_takes_the_worst_of_its_jobs
 def test_the_trend_is_the_fitted_change_over_the_span():
     assert validity.trend_pct([100.0, 101.0, 102.0, 103.0, 104.0]) == pytest.approx(100 * 4 / 102)
     assert validity.trend_pct([5.0, 5.0, 5.0]) == 0.0
+
+
+# ---------------------------------------------------------------- verdicts where results are shown
+
+
+def _cell_data():
+    from tests.factories import ScenarioFactory, TargetFactory
+    from tests.test_api import JobFactory, JobResultFactory, RunFactory
+
+    target, scenario, run = TargetFactory(), ScenarioFactory(), RunFactory()
+    verdicts = {8: ["valid", "valid"], 16: ["valid", "invalid"], 32: ["suspect", "valid"], 64: ["", ""]}
+    for threads, levels in verdicts.items():
+        for repetition, verdict in enumerate(levels, start=1):
+            job = JobFactory(run=run, target=target, scenario=scenario, threads=threads, repetition=repetition,
+                             verdict=verdict, findings=[{"code": "shared", "level": verdict, "figure": "1 job(s)",
+                                                         "message": "Another benchapp job used the target"}]
+                             if verdict == "invalid" else [])
+            JobResultFactory(job=job, qps=1000.0 * threads)
+    return target, run
+
+
+@pytest.mark.django_db
+def test_a_comparison_cell_carries_the_worst_verdict_of_its_jobs_and_the_switch_leaves_out_the_doubtful():
+    from campaigns.comparison.query import comparison_build
+
+    target, run = _cell_data()
+    rows = comparison_build(run_ids=[run.pk])["groups"][0]["rows"]
+    assert {r["threads"]: r["cells"][0]["verdict"] for r in rows} == {8: "valid", 16: "invalid", 32: "suspect",
+                                                                      64: ""}
+    trusted = comparison_build(run_ids=[run.pk], trusted_only=True)
+    assert [r["threads"] for r in trusted["groups"][0]["rows"]] == [8, 64] and trusted["cells_left_out"] == 2
+
+
+@pytest.mark.django_db
+def test_the_api_csv_and_the_page_show_verdicts_and_honour_trusted_only(admin_client):
+    import csv
+    import io
+
+    target, run = _cell_data()
+    data = admin_client.get(f"/api/v1/comparisons/?runs={run.pk}&trusted_only=true").json()
+    assert [r["threads"] for r in data["groups"][0]["rows"]] == [8, 64]
+    text = b"".join(admin_client.get(f"/api/v1/comparisons/?runs={run.pk}&format=csv").streaming_content).decode()
+    assert {row["threads"]: row["verdict"] for row in csv.DictReader(io.StringIO(text))} == {
+        "8": "valid", "16": "invalid", "32": "suspect", "64": ""}
+    page = admin_client.get(f"/compare/?runs={run.pk}").content.decode()
+    assert 'class="badge verdict-invalid"' in page and 'class="badge verdict-suspect"' in page
+    trusted = admin_client.get(f"/compare/?runs={run.pk}&trusted_only=on").content.decode()
+    assert 'data-verdict="invalid"' not in trusted and "2 such cells left out" in trusted
+    export = list(csv.DictReader(io.StringIO(admin_client.get(f"/compare/comparison.csv?runs={run.pk}")
+                                             .content.decode())))
+    assert sorted(row["verdict"] for row in export) == ["", "invalid", "suspect", "valid"]
+    markdown = admin_client.get(f"/compare/comparison.md?runs={run.pk}").content.decode()
+    assert "(invalid)" in markdown and "(suspect)" in markdown
+
+
+@pytest.mark.django_db
+def test_the_job_page_and_api_show_the_findings_and_the_run_page_the_jobs_left_out_of_regressions(admin_client):
+    from campaigns.models import Job
+
+    target, run = _cell_data()
+    job = Job.objects.get(run=run, threads=16, verdict="invalid")
+    page = admin_client.get(f"/jobs/{job.pk}/").content.decode()
+    assert 'data-verdict="invalid"' in page and "Another benchapp job used the target" in page
+    assert admin_client.get(f"/api/v1/jobs/{job.pk}/").json()["findings"][0]["code"] == "shared"
+    metrics = admin_client.get(f"/api/v1/jobs/{job.pk}/metrics/").json()
+    assert metrics["verdict"] == "invalid" and metrics["hosts"] == [] and metrics["server"]["t"] == []
+    assert admin_client.get(f"/api/v1/jobs/?run={run.pk}").json()["results"][0]["verdict"] in (
+        "valid", "invalid", "suspect", "")
+    run_page = admin_client.get(f"/runs/{run.pk}/").content.decode()
+    assert "1 job of this run was left out of the regression check" in run_page
+
+
+@pytest.mark.django_db
+def test_the_regression_check_ignores_invalid_jobs():
+    from django.utils import timezone
+
+    from campaigns import monitoring
+    from campaigns.models import Job, JobResult, Run
+    from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
+
+    target, scenario = TargetFactory(), ScenarioFactory()
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+
+    def history(values: list[float], verdict: str = "valid") -> Run:
+        run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED, trigger=Run.Trigger.SCHEDULED,
+                                 started_at=timezone.now(), finished_at=timezone.now())
+        for value in values:
+            job = Job.objects.create(run=run, target=target, scenario=scenario, threads=8,
+                                     status=Job.Status.SUCCEEDED, verdict=verdict)
+            JobResult.objects.create(job=job, qps=value, tps=value / 20, latency_pct_ms=10.0, latency_pct=95.0)
+        return run
+
+    for value in (10000, 10300, 9700, 10150, 9850):
+        history([value])
+    assert monitoring.run_evaluate(run=history([9000], verdict="invalid")) == []  # a busy client, not a regression
+    assert len(monitoring.run_evaluate(run=history([9000]))) == 1

@@ -455,6 +455,8 @@ class ComparisonQuerySerializer(serializers.Serializer):
     scenarios = IdListParam(required=False, max_length=4000)
     specs = IdListParam(required=False, max_length=4000)
     threads = IdListParam(required=False, max_length=4000)
+    trusted_only = serializers.BooleanField(required=False, default=False,
+                                            help_text="Leave out cells whose validity verdict is suspect or invalid.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):

@@ -618,12 +618,15 @@ class ComparisonViewSet(viewsets.ViewSet):
             _id_list_parameter("scenarios", "Only these scenarios."),
             _id_list_parameter("specs", "Only targets on these instance specs."),
             _id_list_parameter("threads", "Only these thread counts."),
+            OpenApiParameter("trusted_only", OpenApiTypes.BOOL,
+                             description="Leave out cells whose validity verdict is suspect or invalid."),
             _format_parameter("csv: one line per (dataset, scenario, spec, threads, product) cell."),
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
         description="For each (dataset × scenario), a table of rows (spec, threads, table size, tables) with, per "
                     "product, the median over repetitions (and n, mean, stdev, CV) of QPS, TPS, average and "
-                    "percentile latency, and Δ% against the first product. Succeeded jobs only.",
+                    "percentile latency, and Δ% against the first product, and the worst validity verdict of "
+                    "its jobs. Succeeded jobs only.",
     )
     def list(self, request: Request) -> Any:
         query = s.ComparisonQuerySerializer(data=request.query_params)
@@ -634,7 +637,7 @@ class ComparisonViewSet(viewsets.ViewSet):
             return comparison_build(
                 target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
                 campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
-                threads=data.get("threads"),
+                threads=data.get("threads"), trusted_only=data.get("trusted_only", False),
             )
 
         if request.accepted_renderer.format == "csv":
@@ -643,7 +646,8 @@ class ComparisonViewSet(viewsets.ViewSet):
         # version (campaigns/cache.py), so a cached comparison is always the current one.
         version = results_version()
         key = None if version is None else (
-            f"api:comparison:{version}:{query_key(sorted((k, tuple(v)) for k, v in data.items() if v))}")
+            f"api:comparison:{version}:"
+            f"{query_key(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items() if v))}")
         return cached_json(request, self, key, build)
 
 

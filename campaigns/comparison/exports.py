@@ -17,7 +17,7 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
                "n", "qps", "qps_delta_pct", "tps", "latency_avg_ms", "latency_pct", "latency_pct_ms", "qps_cv_pct",
                "qps_delta_significance", "qps_delta_p_value",
                "published_product", "published_spec", "published_concurrency", "published_qps", "qps_per_core",
-               "published_qps_per_core", "ratio_to_published", "ratio_basis", "hardware"]
+               "published_qps_per_core", "ratio_to_published", "ratio_basis", "hardware", "verdict"]
 
 
 def _beside_csv(table: dict[str, Any], row: dict[str, Any], index: int) -> list[Any]:
@@ -43,7 +43,7 @@ def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
                        cell["delta_pct"]["qps"], cell["tps"]["median"], cell["latency_avg_ms"]["median"],
                        cell["latency_pct"], cell["latency_pct_ms"]["median"], cell["qps"]["cv_pct"],
                        mark["text"] if mark else None, mark["p_value"] if mark else None,
-                       *_beside_csv(table, row, index)]
+                       *_beside_csv(table, row, index), cell.get("verdict") or None]
 
 
 def to_csv(layout: dict[str, Any]) -> str:
@@ -77,9 +77,12 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
             if cell is None:
                 return "—"
             text = fmt(cell[name]["median"])
+            notes = []
             if name == "qps" and (cell["imported"] or cell.get("published")):
-                return f"{text} ({'published' if cell.get('published') else 'imported'})"
-            return text
+                notes.append("published" if cell.get("published") else "imported")
+            if name == "qps" and cell.get("verdict") in ("suspect", "invalid"):
+                notes.append(cell["verdict"])
+            return f"{text} ({', '.join(notes)})" if notes else text
 
         line = [row["spec"] or "—", f"{row['threads']:,}", f"{row['table_size']:,}" if row["table_size"] else "—",
                 str(row["tables"] or "—")]

@@ -32,6 +32,12 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
             note = f' title="{escape(cell["correction"])}"' if cell.get("correction") else ""
             mark = "published, corrected" if cell.get("correction") else "published"
             extra = f' <span class="badge published"{note}>{mark}</span>' + extra
+        verdict = cell.get("verdict")
+        if verdict in ("suspect", "invalid"):
+            counts = cell.get("verdicts") or {}
+            why = f"{counts.get(verdict, 0)} of {stats['n']} jobs {verdict}: see their findings on the job pages"
+            extra = f' <span class="badge verdict-{verdict}" title="{escape(why)}">{verdict}</span>' + extra
+        attrs += f' data-verdict="{escape(verdict or "")}"'
     return f'<td class="num"{attrs} data-value="{stats["median"]!r}">{fmt(stats["median"])}{extra}</td>'
 
 

@@ -96,6 +96,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         data = comparison_build(
             target_ids=selection.targets, product_ids=selection.products, run_ids=selection.runs,
             campaign_ids=selection.campaign, scenario_ids=selection.scenarios, spec_ids=selection.specs,
+            trusted_only=selection.trusted_only,
         )
     else:
         data = {"products": [], "groups": [], "job_count": 0}
@@ -157,7 +158,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
             table["beside"]["body_html"] = beside_body_html(table["beside"])
         tables.append(table)
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,
-            "job_count": data["job_count"], "selection": selection, "has_imported": bool(imported),
+            "job_count": data["job_count"], "cells_left_out": data.get("cells_left_out", 0), "selection": selection, "has_imported": bool(imported),
             "has_published": any(t["published"] for t in tables),
             "has_beside": any(t["beside"] and t["beside"]["rows"] for t in tables),
             "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"])}

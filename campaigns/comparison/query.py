@@ -92,8 +92,12 @@ def comparison_build(
     scenario_ids: Sequence[int] | None = None,
     spec_ids: Sequence[int] | None = None,
     threads: Sequence[int] | None = None,
+    trusted_only: bool = False,
 ) -> dict[str, Any]:
     """Compare products over succeeded jobs selected by any combination of the given ids.
+
+    Each cell carries the worst validity verdict of its jobs ("" when none was judged: jobs from before
+    verdicts existed); `trusted_only` leaves out the cells whose verdict is suspect or invalid.
 
     Every argument narrows the selection (None or empty means "no condition"); at least one of
     target_ids, product_ids, run_ids, campaign_ids or scenario_ids is required (ValueError).
@@ -130,6 +134,9 @@ def comparison_build(
         "test": Min("job__scenario__test"), "spec_label": Min("job__target__spec__label"),
         "spec_cores": Min("job__target__spec__cpu_cores"), "spec_memory": Min("job__target__spec__memory_gb"),
         "product_name": Min("job__target__product__name"),
+        "invalid_n": Count("id", filter=Q(job__verdict=Job.Verdict.INVALID)),
+        "suspect_n": Count("id", filter=Q(job__verdict=Job.Verdict.SUSPECT)),
+        "valid_n": Count("id", filter=Q(job__verdict=Job.Verdict.VALID)),
     }
     for metric in METRICS:
         aggregates[f"{metric}_median"] = Median(metric)
@@ -144,6 +151,13 @@ def comparison_build(
     with connections[grouped.db].cursor() as cursor:
         cursor.execute(sql, params)
         cells = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    for cell in cells:
+        cell["verdict"] = (Job.Verdict.INVALID if cell["invalid_n"] else Job.Verdict.SUSPECT if cell["suspect_n"]
+                           else Job.Verdict.VALID if cell["valid_n"] else "")
+    left_out = 0
+    if trusted_only:
+        kept = [c for c in cells if c["verdict"] not in (Job.Verdict.SUSPECT, Job.Verdict.INVALID)]
+        left_out, cells = len(cells) - len(kept), kept
 
     products = _product_order(cells, product_ids=product_ids, target_ids=target_ids)
     column = {p["id"]: i for i, p in enumerate(products)}
@@ -172,6 +186,8 @@ def comparison_build(
             group["rows"].append(row)
         entry: dict[str, Any] = {
             "product_id": cell["product_id"], "n": cell["n"], "latency_pct": cell["pct"],
+            "verdict": str(cell["verdict"]),
+            "verdicts": {"invalid": cell["invalid_n"], "suspect": cell["suspect_n"], "valid": cell["valid_n"]},
         }
         for metric in METRICS:
             entry[metric] = _stats(cell[f"{metric}_median"], cell[f"{metric}_n"], cell[f"{metric}_mean"],
@@ -194,7 +210,8 @@ def comparison_build(
                 }
     return {
         "filters": {"targets": target_ids, "products": product_ids, "runs": run_ids, "campaigns": campaign_ids,
-                    "scenarios": scenario_ids, "specs": spec_ids, "threads": threads},
+                    "scenarios": scenario_ids, "specs": spec_ids, "threads": threads, "trusted_only": trusted_only},
+        "cells_left_out": left_out,
         "products": products,
         "baseline_product": products[0]["id"] if products else None,
         "metrics": list(METRICS),
@@ -222,6 +239,7 @@ COMPARISON_CSV_COLUMNS = [
     "dataset", "scenario", "test", "spec", "threads", "table_size", "tables", "product", "n", "latency_pct",
     *[f"{metric}_{stat}" for metric in METRICS for stat in STATS],
     *[f"{metric}_delta_pct" for metric in METRICS],
+    "verdict",
 ]
 
 
@@ -238,4 +256,5 @@ def comparison_rows(comparison: dict[str, Any]) -> Iterable[list[Any]]:
                         entry["latency_pct"]]
                 line += [entry[metric][stat] for metric in METRICS for stat in STATS]
                 line += [entry["delta_pct"][metric] for metric in METRICS]
+                line.append(entry.get("verdict", ""))
                 yield line

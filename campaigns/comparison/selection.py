@@ -24,6 +24,7 @@ class Selection:
     published: list[str] = field(default_factory=list)  # seed documents whose published figures to show
     published_product: list[int] = field(default_factory=list)  # at most one: set beside the measured tables
     published_spec: list[int] = field(default_factory=list)  # at most one of that product's published specs
+    trusted_only: bool = False  # leave out cells whose validity verdict is suspect or invalid
 
     def measured(self) -> bool:
         return bool(self.targets or self.products or self.campaign or self.runs or self.scenarios)
@@ -37,5 +38,8 @@ class Selection:
         return Job.objects.filter(condition, result__isnull=False)
 
     def query_string(self) -> str:
-        parts = [f"{name}={quote(str(i))}" for name, ids in self.__dict__.items() for i in ids]
+        parts = [f"{name}={quote(str(i))}" for name, ids in self.__dict__.items() if isinstance(ids, list)
+                 for i in ids]
+        if self.trusted_only:
+            parts.append("trusted_only=on")
         return "&".join(parts)

@@ -62,7 +62,10 @@ def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
 
 
 def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
-    data = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields if name in request.GET}
+    data: dict[str, Any] = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields
+                            if name in request.GET and name != "trusted_only"}
+    if request.GET.get("trusted_only") and data:
+        data["trusted_only"] = request.GET["trusted_only"]
     choices, published_specs = _choices()
     form = ComparisonForm(data or None, choices=choices, published_specs=published_specs)
     if not data or not form.is_valid():

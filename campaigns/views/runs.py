@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from campaigns import roles, services
 from campaigns.filtersets import RunFilterSet
-from campaigns.models import Job, JobClient, Regression, Run
+from campaigns.models import Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
 from campaigns.services import runs_with_progress
 from campaigns.views.base import paginate, role_required
@@ -126,6 +126,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "run": run, "jobs": jobs, "state": state, "progress": progress(run),
         "running": state["running"], "can_edit": roles.can_edit(request.user),
         "live_url": reverse("run-live", args=[run.pk]), "changes": run_changes(run, jobs),
+        "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
     })
 
 
@@ -180,5 +181,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "after_error": (snapshot.get("after") or {}).get("error"),
         "dataset_bytes": (snapshot.get("after") or snapshot.get("before") or {}).get("dataset_bytes"),
         "samples_url": reverse("api:job-samples", args=[job.pk]),
+        "metrics_url": reverse("api:job-metrics", args=[job.pk]),
+        "round_trips": list(RoundTrip.objects.filter(run_id=job.run_id, target_id=job.target_id)
+                            .order_by("host_name")),
         "can_edit": roles.can_edit(request.user),
     })
