@@ -26,8 +26,18 @@ def main() -> None:
     from django.utils import timezone
 
     from campaigns.execution.metrics import HostSampler, ServerSampler, target_is_local
-    from campaigns.models import Campaign, Dataset, HostSample, InstanceSpec, Job, Product, Run, Scenario, \
-        ServerSample, Target
+    from campaigns.models import (
+        Campaign,
+        Dataset,
+        HostSample,
+        InstanceSpec,
+        Job,
+        Product,
+        Run,
+        Scenario,
+        ServerSample,
+        Target,
+    )
     from campaigns.sysbench.command import Connection
 
     db = "bench_sampler"

@@ -77,7 +77,8 @@ def _barrier_wait(client: JobClient, needed: int) -> float:
             return job["release_at"].timestamp()
         ready = JobClient.objects.filter(job_id=client.job_id, status=JobClient.Status.READY).count()
         if ready >= needed:
-            release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S)
+            # A lone client has no one to wait for: it starts now (the first live point comes that much sooner).
+            release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S if needed > 1 else 0)
             Job.objects.filter(pk=client.job_id, release_at__isnull=True).update(release_at=release)
             continue
         if now > deadline:
