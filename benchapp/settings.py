@@ -180,6 +180,9 @@ BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
 # Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
 # reconcile task waits for a free pool slot, and during long jobs every slot may be busy.
 BENCHAPP_RECONCILE_IN_WORKER = envbool("BENCHAPP_RECONCILE_IN_WORKER", "true")
+# Per-second host and server samples beside every job (campaigns/execution/metrics.py); off only to measure the
+# application's own cost without them (bench/overhead.py).
+BENCHAPP_METRICS_SAMPLING = envbool("BENCHAPP_METRICS_SAMPLING", "true")
 BENCHAPP_RECONCILE_S = envfloat("BENCHAPP_RECONCILE_S", "10")
 BENCHAPP_HOST_OFFLINE_S = envfloat("BENCHAPP_HOST_OFFLINE_S", "60")
 BENCHAPP_PREPARE_TIMEOUT_S = envfloat("BENCHAPP_PREPARE_TIMEOUT_S", str(6 * 3600))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psutil
+from django.conf import settings
 from django.db import IntegrityError, connection
 
 from campaigns.models import HostSample, Job, RoundTrip, ServerSample
@@ -277,6 +278,8 @@ class Samplers:
     server: ServerSampler | None = None
 
     def start(self, pid: int) -> None:
+        if not settings.BENCHAPP_METRICS_SAMPLING:
+            return
         started_at = time.monotonic()
         port = self.conn.port if self.same_host else None
         self.host = HostSampler(job_id=self.job_id, client_index=self.client_index, pid=pid,
