@@ -72,8 +72,10 @@ def _redis_urls() -> Iterable[str]:
     yield getattr(settings, "BENCHAPP_CACHE_URL", "")
     for cache in settings.CACHES.values():
         location = cache.get("LOCATION", "")
-        if "redis" in str(cache.get("BACKEND", "")).lower() or "redis" in str(location):
-            yield from ([location] if isinstance(location, str) else location)
+        if isinstance(location, str):
+            yield location
+        elif isinstance(location, list | tuple):
+            yield from (str(one) for one in location)
 
 
 def own_services() -> list[Service]:

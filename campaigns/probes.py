@@ -140,7 +140,7 @@ def _mysql_connect(conn: Connection, *, database: bool = True) -> Any:
     return MySQLdb.connect(**kwargs)
 
 
-def _pg_require_auth(conn: Connection) -> dict[str, str]:
+def _pg_require_auth(conn: Connection) -> dict[str, Any]:
     """libpq's refusal of clear-text password authentication (trust, md5 and SCRAM stay allowed)."""
     if psycopg.pq.version() >= _PQ_REQUIRE_AUTH_VERSION:
         return {"require_auth": "!password"}
@@ -152,14 +152,15 @@ def _pg_require_auth(conn: Connection) -> dict[str, str]:
 
 def _pg_connect(conn: Connection) -> psycopg.Connection[Any]:
     connection_guard(conn)
-    return psycopg.connect(
-        **_pg_require_auth(conn),
+    params = _pg_require_auth(conn)
+    params.update(
         host=conn.host, port=conn.port, user=conn.user, password=conn.password or None,
-        dbname=conn.database, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
+        dbname=conn.database, connect_timeout=CONNECT_TIMEOUT_S,
         # The server ends a probe or a DDL statement that runs or waits on a lock too long (a table
         # another session keeps locked), as read_timeout does for MySQL targets.
         options=f"-c statement_timeout={_statement_timeout_s() * 1000} -c lock_timeout={_statement_timeout_s() * 1000}",
     )
+    return psycopg.connect(autocommit=True, **params)
 
 
 def connection_verify(conn: Connection) -> None:
