@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
@@ -67,7 +67,8 @@ class TargetAdminForm(forms.ModelForm):
     # Write-only: the stored password is never rendered back into the form.
     password = forms.CharField(
         required=False, widget=forms.PasswordInput(render_value=False),
-        help_text="Leave empty to keep the stored password.",
+        help_text="Leave empty to keep the stored password (it is removed if the driver, host, port, user or "
+                  "database changes).",
     )
 
     class Meta:
@@ -89,6 +90,11 @@ class TargetAdmin(admin.ModelAdmin):
     list_display = ("name", "product", "spec", "driver", "host", "port", "database", "user")
     list_filter = ("driver", "product")
     search_fields = ("name", "host")
+
+    def save_model(self, request: HttpRequest, obj: models.Target, form: forms.ModelForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if obj.password_cleared:
+            self.message_user(request, models.Target.PASSWORD_CLEARED_MESSAGE, messages.WARNING)
 
 
 @admin.register(models.Dataset)

@@ -120,7 +120,8 @@ class TargetForm(forms.ModelForm):
         cast(forms.ModelChoiceField, self.fields["product"]).queryset = Product.objects.order_by("name")
         cast(forms.ModelChoiceField, self.fields["spec"]).queryset = InstanceSpec.objects.all()
         if self.instance.pk and self.instance.has_password():
-            self.fields["password"].help_text = "A password is stored. Leave blank to keep it."
+            self.fields["password"].help_text = ("A password is stored. Leave blank to keep it (it is removed "
+                                                 "if the driver, host, port, user or database changes).")
         else:
             self.fields["password"].help_text = "Leave blank for none."
             del self.fields["clear_password"]
@@ -136,6 +137,10 @@ class TargetForm(forms.ModelForm):
         if commit:
             target.save()
         return target
+
+    def save_notices(self) -> list[str]:
+        """What saving did that was not asked for, for the page to say (Target.save() may clear the password)."""
+        return [Target.PASSWORD_CLEARED_MESSAGE] if self.instance.password_cleared else []
 
 
 # ---------------------------------------------------------------- scenarios

@@ -3,20 +3,33 @@
 MySQL and MariaDB go through mysqlclient, PostgreSQL through psycopg. Every call has a connect
 timeout, and every failure becomes a ProbeError whose message names the cause (refused, denied,
 unknown database) without ever containing the password.
+
+Every connection refuses to hand the password over in clear text, whatever the server asks: psycopg's
+libpq with `require_auth=!password`, libmariadb with a `restricted-auth` list (mysql_restricted_auth.cnf).
+sysbench's own libraries cannot be told so, which is why a job checks its target through here right before
+each sysbench starts (connection_verify). Every connection also refuses benchapp's own database and Redis
+(campaigns.endpoints), resolved again at that moment.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import MySQLdb
 import psycopg
 from django.conf import settings
 
+from campaigns.endpoints import own_service_problem
 from campaigns.sysbench.command import Connection, redact_text
 
 CONNECT_TIMEOUT_S = 5
+MYSQL_RESTRICTED_AUTH_FILE = Path(__file__).resolve().parent / "mysql_restricted_auth.cnf"
+# libpq learnt require_auth in PostgreSQL 16.
+_PQ_REQUIRE_AUTH_VERSION = 160000
+# libmariadb: the server asked for a plugin outside restricted-auth (CR_PLUGIN_NOT_ALLOWED).
+_MYSQL_PLUGIN_NOT_ALLOWED = 5010
 
 MYSQL_SETTINGS = (
     "version", "version_comment", "innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit",
@@ -64,7 +77,9 @@ def _one(cursor: Any) -> Sequence[Any]:
 def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
     code = exc.args[0] if exc.args else None
     text = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-    if code in (2002, 2003, 2005):
+    if code == _MYSQL_PLUGIN_NOT_ALLOWED:
+        msg = cleartext_refused_message(conn)
+    elif code in (2002, 2003, 2005):
         msg = f"connection refused to {conn.host}:{conn.port} ({text})"
     elif code == 1045:
         msg = f"access denied for user '{conn.user}' ({text})"
@@ -79,7 +94,9 @@ def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
 
 def _pg_error(exc: Exception, conn: Connection) -> ProbeError:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if "Connection refused" in str(exc) or "could not connect" in str(exc):
+    if "authentication method requirement" in str(exc):
+        msg = cleartext_refused_message(conn)
+    elif "Connection refused" in str(exc) or "could not connect" in str(exc):
         msg = f"connection refused to {conn.host}:{conn.port} ({text})"
     elif "password authentication failed" in str(exc) or "no password supplied" in str(exc):
         msg = f"access denied for user '{conn.user}' ({text})"
@@ -90,30 +107,78 @@ def _pg_error(exc: Exception, conn: Connection) -> ProbeError:
     return ProbeError(redact_text(msg, [conn.password]))
 
 
+def cleartext_refused_message(conn: Connection) -> str:
+    return (f"refused to authenticate to {conn.host}:{conn.port}: the server asked for the password in clear "
+            "text (or by a method that would reveal it), which benchapp never sends; use "
+            + ("mysql_native_password or ed25519" if conn.driver == "mysql" else "scram-sha-256, md5 or trust")
+            + " for this user")
+
+
+def connection_guard(conn: Connection) -> None:
+    """Raises ProbeError when the endpoint is benchapp's own database or Redis (resolved now)."""
+    problem = own_service_problem(host=conn.host, port=conn.port, database=conn.database)
+    if problem:
+        raise ProbeError(f"refused: {problem}")
+
+
 def _statement_timeout_s() -> int:
     """The longest a probe query or a scenario's DDL may run or wait on a lock (BENCHAPP_PROBE_TIMEOUT_S)."""
     return max(1, int(settings.BENCHAPP_PROBE_TIMEOUT_S))
 
 
 def _mysql_connect(conn: Connection, *, database: bool = True) -> Any:
+    connection_guard(conn)
     kwargs: dict[str, Any] = {
         "host": conn.host, "port": conn.port, "user": conn.user, "password": conn.password,
         "connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": _statement_timeout_s(),
         "write_timeout": _statement_timeout_s(),
+        # restricted-auth: no plugin that would send the password in clear (mysql_clear_password).
+        "read_default_file": str(MYSQL_RESTRICTED_AUTH_FILE),
     }
     if database:
         kwargs["database"] = conn.database
     return MySQLdb.connect(**kwargs)
 
 
+def _pg_require_auth(conn: Connection) -> dict[str, Any]:
+    """libpq's refusal of clear-text password authentication (trust, md5 and SCRAM stay allowed)."""
+    if psycopg.pq.version() >= _PQ_REQUIRE_AUTH_VERSION:
+        return {"require_auth": "!password"}
+    if conn.password:
+        raise ProbeError(f"this psycopg's libpq ({psycopg.pq.version()}) cannot refuse clear-text password "
+                         "authentication (PostgreSQL 16 or later needed); not sending the target's password")
+    return {}
+
+
 def _pg_connect(conn: Connection) -> psycopg.Connection[Any]:
-    return psycopg.connect(
+    connection_guard(conn)
+    params = _pg_require_auth(conn)
+    params.update(
         host=conn.host, port=conn.port, user=conn.user, password=conn.password or None,
-        dbname=conn.database, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True,
+        dbname=conn.database, connect_timeout=CONNECT_TIMEOUT_S,
         # The server ends a probe or a DDL statement that runs or waits on a lock too long (a table
         # another session keeps locked), as read_timeout does for MySQL targets.
         options=f"-c statement_timeout={_statement_timeout_s() * 1000} -c lock_timeout={_statement_timeout_s() * 1000}",
     )
+    return psycopg.connect(autocommit=True, **params)
+
+
+def connection_verify(conn: Connection) -> None:
+    """Connects as sysbench is about to, through the restrictions above; ProbeError when refused."""
+    try:
+        if conn.driver == "mysql":
+            db = _mysql_connect(conn)
+            try:
+                db.cursor().execute("SELECT 1")
+            finally:
+                db.close()
+        else:
+            with _pg_connect(conn) as pg:
+                pg.execute("SELECT 1")
+    except MySQLdb.Error as exc:
+        raise _mysql_error(exc, conn) from None
+    except psycopg.Error as exc:
+        raise _pg_error(exc, conn) from None
 
 
 def server_info(conn: Connection, *, tables: list[str] | None = None) -> ServerInfo:

@@ -277,8 +277,9 @@ def test_the_target_password_is_write_only_everywhere(operator):
         if response.status_code < 300 and response.request["PATH_INFO"] != "/api/schema/":
             assert '"password"' not in text
     assert "--mysql-password=***" in json.dumps(responses[9].json())
-    # Leaving the password out keeps it; an empty string clears it.
-    operator.patch(f"{API}/targets/{target.pk}/", {"port": 3307})
+    # Leaving the password out keeps it (while the endpoint stays); an empty string clears it.
+    kept = operator.patch(f"{API}/targets/{target.pk}/", {"name": "db-1 renamed"})
+    assert kept.json()["password_cleared"] is False and kept.json()["notice"] == ""
     target.refresh_from_db()
     assert target.get_password() == SECRET
     operator.patch(f"{API}/targets/{target.pk}/", {"password": ""})

@@ -3,13 +3,19 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
+import MySQLdb
 import pytest
 
 from campaigns import execution, services
 from campaigns.models import IntervalSample, Job, JobClient, PreparedDataset, Run, Scenario, Target
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
+from tests.fake_servers import FakeMysql, FakePostgres, fake_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -145,14 +151,57 @@ def test_it_marks_job_failed_with_an_actionable_cause(celery_worker_process, tar
     assert after == before
 
 
+class ProcScanner:
+    """Reads every process's command line (/proc/*/cmdline, what `ps` shows any local user) every few
+    milliseconds while a job runs: the secret must never be in one, and sysbench must have been seen."""
+
+    def __init__(self, secret: str, *, marker: str) -> None:
+        self.secret = secret.encode()
+        self.marker = marker.encode()  # in the argv of this test's sysbench, not another session's
+        self.leaks: list[str] = []
+        self.sysbench_pids: set[int] = set()
+        self.environ_has_secret = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._scan, daemon=True)
+
+    def __enter__(self) -> ProcScanner:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _scan(self) -> None:
+        while not self._stop.is_set():
+            for path in Path("/proc").glob("[0-9]*/cmdline"):
+                try:
+                    cmdline = path.read_bytes()
+                except OSError:
+                    continue
+                if self.secret in cmdline:
+                    self.leaks.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+                argv0 = cmdline.split(b"\0", 1)[0]
+                if (argv0 == b"sysbench" or argv0.endswith(b"/sysbench")) and self.marker in cmdline:
+                    self.sysbench_pids.add(int(path.parent.name))
+                    try:
+                        self.environ_has_secret |= self.secret in (path.parent / "environ").read_bytes()
+                    except OSError:
+                        pass
+            time.sleep(0.02)
+
+
 def test_the_target_password_never_reaches_stored_commands_outputs_or_logs(celery_worker_process, target_databases):
     secret = "S3cret-Pw-4242"
     # PostgreSQL here trusts local connections, so the job succeeds whatever the password is.
     target = PgTargetFactory(password=secret)
     scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="tiny-secret", tables=1, table_size=200))
-    run = _launch(target, scenario, threads=[1])
-    job = _wait_finished(run.jobs.get())
+    with ProcScanner(secret, marker=f"-db={target.database}\0") as scanner:
+        run = _launch(target, scenario, threads=[1])
+        job = _wait_finished(run.jobs.get())
     assert job.status == Job.Status.SUCCEEDED, job.error
+    assert scanner.sysbench_pids and not scanner.leaks, scanner.leaks
+    assert scanner.environ_has_secret  # PGPASSWORD, readable by its owner only
     assert "--pgsql-password=***" in job.command_line
     client = job.clients.get()
     stored = " ".join([job.command_line, job.error, str(job.server_snapshot), client.command_line,
@@ -160,6 +209,64 @@ def test_the_target_password_never_reaches_stored_commands_outputs_or_logs(celer
     assert secret not in stored
     assert secret not in Target.objects.filter(pk=target.pk).values_list("password_encrypted", flat=True)[0]
     assert secret not in celery_worker_process.log_text()
+
+
+@pytest.fixture
+def mariadb_user_with_password(target_databases: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """A MariaDB account that needs its password, on this session's target database; made through a library
+    connection, not the mariadb command line, whose argv would show the password."""
+    user, secret = f"pw_{target_databases['mysql']}"[:80], "Pw-In-Env-Only-7731"
+    admin = MySQLdb.connect(host="127.0.0.1", port=3306, user="root", password="")
+    try:
+        cur = admin.cursor()
+        cur.execute("CREATE OR REPLACE USER %s@'%%' IDENTIFIED BY %s", [user, secret])
+        cur.execute(f"GRANT ALL ON `{target_databases['mysql']}`.* TO %s@'%%'", [user])
+        yield user, secret
+        cur.execute("DROP USER IF EXISTS %s@'%%'", [user])
+    finally:
+        admin.close()
+
+
+def test_a_running_sysbench_shows_no_password_in_any_process_list(celery_worker_process, mariadb_user_with_password):
+    user, secret = mariadb_user_with_password
+    target = TargetFactory(user=user, password=secret)
+    scenario = ScenarioFactory(time_s=3, warmup_s=1,
+                               dataset=DatasetFactory(name="tiny-ps", tables=1, table_size=200))
+    with ProcScanner(secret, marker=f"-db={target.database}\0") as scanner:
+        run = _launch(target, scenario, threads=[1])
+        job = _wait_finished(run.jobs.get())
+    # MariaDB checks the password: the job authenticated with it, through MYSQL_PWD.
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert len(scanner.sysbench_pids) >= 2  # prepare, warm-up and the measured run were all watched
+    assert not scanner.leaks, scanner.leaks
+    assert scanner.environ_has_secret
+    assert "--mysql-password=***" in job.command_line and secret not in job.command_line
+    assert secret not in celery_worker_process.log_text()
+
+
+def test_a_wrong_password_still_fails_the_job_with_access_denied(celery_worker_process, mariadb_user_with_password):
+    user, _secret = mariadb_user_with_password
+    target = TargetFactory(user=user, password="not-the-password")
+    run = _launch(target, ScenarioFactory(time_s=2, dataset=DatasetFactory(name="tiny-denied", tables=1,
+                                                                          table_size=200)), threads=[1])
+    job = _wait_finished(run.jobs.get())
+    assert job.status == Job.Status.FAILED and "access denied" in job.error
+
+
+@pytest.mark.parametrize("kind, make", [(FakePostgres, PgTargetFactory), (FakeMysql, TargetFactory)])
+def test_a_job_on_a_server_asking_for_a_clear_text_password_fails_before_sysbench(celery_worker_process,
+                                                                                   target_databases, kind, make):
+    secret = "Never-In-Clear-5150"
+    with fake_server(kind) as server:
+        target = make(password=secret, port=server.port)
+        run = _launch(target, ScenarioFactory(time_s=2, dataset=DatasetFactory(name="tiny-fake", tables=1,
+                                                                              table_size=200)), threads=[1])
+        job = _wait_finished(run.jobs.get())
+        received = server.received()
+    assert job.status == Job.Status.FAILED
+    assert "clear text" in job.error and f"127.0.0.1:{server.port}" in job.error, job.error
+    assert secret.encode() not in received and secret not in job.error
+    assert not job.clients.exists()  # sysbench never started
 
 
 def test_a_duplicated_message_runs_the_job_once(celery_worker_process, target_databases):

@@ -75,15 +75,23 @@ class InstanceSpecSerializer(StrictInputMixin, FastReadMixin, serializers.ModelS
 class TargetSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
     """A target; `password` is write-only: set it on create or update, it is never returned.
 
-    Sending `"password": ""` clears it; leaving the key out keeps the stored one.
+    Sending `"password": ""` clears it; leaving the key out keeps the stored one, unless the same
+    request changes the driver, host, port, user or database: then the stored password is removed
+    (it belongs to the old endpoint) and the answer says so with `password_cleared` and `notice`.
     """
 
     password = serializers.CharField(
         write_only=True, required=False, allow_blank=True, trim_whitespace=False,
         max_length=MAX_PASSWORD_CHARS, style={"input_type": "password"},
-        help_text="Write-only. Omit to keep the stored password; an empty string clears it.",
+        help_text="Write-only. Omit to keep the stored password (removed anyway when the driver, host, port, "
+                  "user or database changes); an empty string clears it.",
     )
     has_password = serializers.BooleanField(read_only=True)
+    password_cleared = serializers.BooleanField(
+        read_only=True, help_text="True in the answer to an update that removed the stored password because "
+                                  "the endpoint changed and no password came with it.",
+    )
+    notice = serializers.SerializerMethodField(help_text="What an update did that was not asked for, or empty.")
     product_name = serializers.CharField(source="product.name", read_only=True)
     spec_label = serializers.CharField(source="spec.label", read_only=True, allow_null=True, default=None)
     endpoint = serializers.CharField(source="endpoint_label", read_only=True)
@@ -91,9 +99,12 @@ class TargetSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seriali
     class Meta:
         model = Target
         fields = ["id", "name", "product", "product_name", "spec", "spec_label", "driver", "host", "port",
-                  "database", "user", "password", "has_password", "endpoint", "is_demo", "created_at",
-                  "updated_at"]
+                  "database", "user", "password", "has_password", "password_cleared", "notice", "endpoint",
+                  "is_demo", "created_at", "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
+
+    def get_notice(self, instance: Target) -> str:
+        return Target.PASSWORD_CLEARED_MESSAGE if instance.password_cleared else ""
 
     def create(self, validated_data: dict[str, Any]) -> Target:
         password = validated_data.pop("password", "")

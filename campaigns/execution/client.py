@@ -23,6 +23,7 @@ from campaigns.execution.phases import (
     job_secrets,
     phase_argv,
     run_timeout_s,
+    sysbench_gate,
 )
 from campaigns.execution.results import _load, client_prefix, job_finalize, sample_store
 from campaigns.models import Job, JobClient
@@ -117,6 +118,7 @@ def jobclient_execute(*, client_id: int) -> None:
 def _client_run(job: Job, client: JobClient) -> None:
     conn = job_connection(job)
     argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
+    sysbench_gate(conn)  # before the barrier, so that the check adds nothing to the start skew
     same_host = target_is_local(conn.host)
     JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH),
                                                   same_host=same_host)

@@ -20,7 +20,7 @@ from campaigns.execution.phases import (
     target_connection,
 )
 from campaigns.models import Job, PreparedDataset, Run, Scenario
-from campaigns.probes import ProbeError, execute_ddl
+from campaigns.probes import ProbeError, connection_guard, execute_ddl
 from campaigns.sysbench.catalogue import TESTS
 from campaigns.sysbench.command import Connection, build_argv
 from campaigns.sysbench.ddl import DdlError
@@ -110,7 +110,9 @@ def dataset_drop(*, job: Job, signature: str) -> None:
     """
     try:
         conn = target_connection(target=job.target)
-    except DecryptionError:
+        connection_guard(conn)
+    except (DecryptionError, ProbeError) as exc:
+        log.warning("cleanup of %s on %s skipped: %s", signature, job.target, exc)
         return
 
     def keep_alive() -> bool:

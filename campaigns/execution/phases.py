@@ -9,6 +9,7 @@ from django.db import connection
 
 from campaigns.crypto import DecryptionError
 from campaigns.models import Job, Target
+from campaigns.probes import ProbeError, connection_guard, connection_verify
 from campaigns.sysbench.command import Connection, build_argv, format_command, redact_text
 from campaigns.sysbench.errors import explain_failure
 from campaigns.sysbench.runner import run_process
@@ -26,10 +27,26 @@ def target_connection(*, target: Target) -> Connection:
 
 
 def job_connection(job: Job) -> Connection:
-    """The job's target connection; an undecryptable password is the job's failure, said plainly."""
+    """The job's target connection; an undecryptable password, or an endpoint that is benchapp's own
+    database or Redis (resolved now, not only when the target was saved), is the job's failure, said plainly."""
     try:
-        return target_connection(target=job.target)
-    except DecryptionError as exc:
+        conn = target_connection(target=job.target)
+        connection_guard(conn)
+    except (DecryptionError, ProbeError) as exc:
+        raise JobFailure(str(exc)) from None
+    return conn
+
+
+def sysbench_gate(conn: Connection) -> None:
+    """Connects to the target the way sysbench is about to, right before it starts.
+
+    sysbench's libraries (Debian's libpq 15, libmariadb without a restricted-auth list) would answer a server
+    that asks for the password in clear text; our own connection refuses it (campaigns.probes), so a target
+    that asks fails here, with that cause, and sysbench never starts.
+    """
+    try:
+        connection_verify(conn)
+    except ProbeError as exc:
         raise JobFailure(str(exc)) from None
 
 
@@ -90,6 +107,7 @@ def sysbench_phase(*, argv: list[str], conn: Connection, phase: str, should_canc
     cancelled) and whether it was cancelled. Raises JobFailure with the cause when sysbench fails, or
     when it overran `timeout_s` and the setting `timeout_setting` bounds that phase.
     """
+    sysbench_gate(conn)
     outcome = run_process(argv, should_cancel=should_cancel, timeout_s=timeout_s,
                           poll_s=settings.BENCHAPP_CANCEL_POLL_S)
     output = redact_text(outcome.output, [conn.password])

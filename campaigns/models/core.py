@@ -9,6 +9,7 @@ per-second reports are IntervalSamples and whose final figures become the JobRes
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -18,6 +19,7 @@ from django.db import models
 from django.utils import timezone
 
 from campaigns.crypto import decrypt_secret, encrypt_secret
+from campaigns.endpoints import own_service_problem
 from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
 
 
@@ -77,6 +79,10 @@ class Target(models.Model):
 
     The password is stored encrypted (see campaigns.crypto) and is never rendered back: forms and
     the API treat it as write-only, and every stored command line carries "***" in its place.
+    Saving a target whose driver, host, port, user or database changed clears its stored password
+    unless a password was set on this instance since it was loaded (save() enforces it, so the API,
+    the pages and Django's admin all obey it): otherwise re-pointing a target at a server of one's
+    own would hand that server the password. `password_cleared` says afterwards that it happened.
     """
 
     class Driver(models.TextChoices):
@@ -98,14 +104,43 @@ class Target(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # A password belongs to the server it was typed for: pointed elsewhere, a target must be given it again.
+    ENDPOINT_FIELDS = ("driver", "host", "port", "user", "database")
+    PASSWORD_CLEARED_MESSAGE = (
+        "The stored password was removed because the target's driver, host, port, user or database changed; "
+        "enter the password again if the new endpoint needs one."
+    )
+    password_cleared = False
+    _password_given = False
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.password_cleared = False
+        if self.pk is not None and self.has_password() and not self._password_given and self._endpoint_changed():
+            self.password_encrypted = ""
+            self.password_cleared = True
+            update_fields = kwargs.get("update_fields")
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "password_encrypted"}
+        super().save(*args, **kwargs)
+        self._password_given = False
+
+    def _endpoint_changed(self) -> bool:
+        """Whether the stored row points elsewhere than this instance (compared with the database, not with
+        what was loaded, so that however the instance was obtained the rule holds)."""
+        stored = Target.objects.filter(pk=self.pk).values_list(*self.ENDPOINT_FIELDS).first()
+        if stored is None:
+            return False
+        return tuple(map(str, stored)) != tuple(str(getattr(self, name)) for name in self.ENDPOINT_FIELDS)
+
     def set_password(self, raw: str) -> None:
         self.password_encrypted = encrypt_secret(raw)
+        self._password_given = True
 
     def get_password(self) -> str:
         return decrypt_secret(self.password_encrypted)
@@ -122,6 +157,10 @@ class Target(models.Model):
         # These reach sysbench as option values (--mysql-host=…): checked as a scenario's options are,
         # so that whitespace, a line break or a leading dash never reads as another argument.
         problems = connection_problems(host=self.host, user=self.user, database=self.database)
+        if not problems.get("host"):
+            own = own_service_problem(host=self.host, port=self.port, database=self.database)
+            if own:
+                problems["host"] = own
         if problems:
             raise ValidationError(problems)
 

@@ -2,8 +2,10 @@
 
 Values always travel as separate argv items (never through a shell, never joined and split);
 validate_options in the catalogue has already refused anything that could read as another
-argument. The password appears only in the argv handed to the process: every copy that is
-stored or logged goes through redact_argv first.
+argument. The password is part of the argv built here (so that the command a user sees says
+--mysql-password=***, through redact_argv), but never of a process's argv: the runner moves it into
+the process's environment (secrets_to_env), where other local users cannot read it (`ps` shows every
+argv; /proc/PID/environ is readable by its owner only).
 """
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ from campaigns.sysbench.catalogue import TESTS, options_to_argv, test_script_arg
 
 LUA_DIR = Path(__file__).resolve().parent / "lua"
 REDACTED = "***"
-_SECRET_OPTIONS = ("--mysql-password=", "--pgsql-password=")
+# Each password option and the variable its client library reads instead (libmariadb: MYSQL_PWD, libpq:
+# PGPASSWORD); sysbench passes an empty password when the option is absent, and both libraries then use it.
+_SECRET_ENV = {"--mysql-password=": "MYSQL_PWD", "--pgsql-password=": "PGPASSWORD"}
+_SECRET_OPTIONS = tuple(_SECRET_ENV)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +150,23 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
                 break
         redacted.append(item)
     return redacted
+
+
+def secrets_to_env(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """argv without its password options, and the environment that carries them instead.
+
+    The environment always names both variables (empty when there is no password), so that a
+    password the worker itself inherited never reaches a target.
+    """
+    env = dict.fromkeys(_SECRET_ENV.values(), "")
+    kept = []
+    for item in argv:
+        prefix = next((p for p in _SECRET_OPTIONS if item.startswith(p)), None)
+        if prefix is None:
+            kept.append(item)
+        else:
+            env[_SECRET_ENV[prefix]] = item[len(prefix):]
+    return kept, env
 
 
 def format_command(argv: Sequence[str]) -> str:

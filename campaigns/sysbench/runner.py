@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from campaigns.sysbench.command import secrets_to_env
+
 _PR_SET_PDEATHSIG = 1
 # Loaded once here: loading a library in the forked child of a multi-threaded worker could block
 # on a lock another thread held at fork time.
@@ -85,17 +87,25 @@ def run_process(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> ProcessOutcome:
-    """Runs argv to completion, streaming lines; never raises for a failing process."""
+    """Runs argv to completion, streaming lines; never raises for a failing process.
+
+    A password option in argv (--mysql-password=…) travels in the process's environment instead: every
+    local user can read a process's argv.
+    """
     started = time.monotonic()
+    argv, secret_env = secrets_to_env(argv)
+    process_env = {**(dict(env) if env is not None else os.environ), **secret_env}
+    # An empty variable is still read by libpq as a password; absent is what "no password" means.
+    process_env = {k: v for k, v in process_env.items() if v or k not in secret_env}
     try:
         proc = subprocess.Popen(
-            list(argv),
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             preexec_fn=_die_with(os.getpid()),
-            env=dict(env) if env is not None else None,
+            env=process_env,
             cwd=cwd,
         )
     except OSError as exc:

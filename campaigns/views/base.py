@@ -193,6 +193,8 @@ class CatalogueEdit(CatalogueView):
             with transaction.atomic():
                 saved = form.save()
             messages.success(request, f"{self.catalogue.singular.capitalize()} “{saved}” saved.")
+            for notice in getattr(form, "save_notices", list)():
+                messages.warning(request, notice)
             return HttpResponseRedirect(self.after_save_url(saved))
         return self.show(form, obj)
 
