@@ -21,6 +21,8 @@ MYSQL_COUNTERS = (
     "Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated", "Innodb_rows_deleted",
     "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests", "Innodb_data_reads", "Innodb_data_writes",
     "Innodb_row_lock_waits", "Aborted_clients", "Aborted_connects",
+    # MariaDB has no Innodb_rows_* (since 10.5? they are MySQL's): its handler-level row counts stand in.
+    "Rows_read", "Rows_sent",
 )
 MYSQL_GAUGES = ("Threads_running", "Threads_connected")
 PGSQL_COUNTERS = (

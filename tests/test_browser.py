@@ -214,6 +214,19 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     shot(page, "09-run-finished")
     record_measurement(f"ui browser: run #{run.pk} took {(run.finished_at - run.started_at).total_seconds():.1f} s")
 
+    # A job's page: its verdict and findings, and the client host and server drawn on sysbench's time axis.
+    job = run.jobs.filter(target=maria).order_by("position").last()
+    page.goto(f"/jobs/{job.pk}/")
+    validity = page.locator("[data-testid=validity]")
+    assert validity.get_attribute("data-verdict") == job.verdict != ""
+    assert "same-host" in validity.inner_text()
+    page.wait_for_function("Chart.getChart('chart-host') && Chart.getChart('chart-host').data.datasets.length > 0"
+                           " && Chart.getChart('chart-host').data.datasets[0].data.length >= 2", timeout=10_000)
+    page.wait_for_function("Chart.getChart('chart-server').data.datasets.some(d => d.data.length >= 2)",
+                           timeout=10_000)
+    assert "server seconds" in page.locator("#metrics-note").inner_text()
+    shot(page, "10-job-validity-and-metrics")
+
     # The comparison of MariaDB and PostgreSQL: the table's cells are the stored results.
     page.goto("/compare/")
     page.get_by_label("Targets").select_option([str(maria.pk), str(pg.pk)])
@@ -232,7 +245,11 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
             cell = table.locator(f"tr[data-threads='{threads}'] td[data-metric=qps]"
                                  f"[data-product='{product_target.product_id}']")
             assert float(cell.get_attribute("data-value")) == pytest.approx(result.qps)
-            assert cell.inner_text().strip() == fmt_number(result.qps)
+            # The figure, then the job's verdict when it is not to be trusted (a loaded test machine can make it so).
+            figure, *badge = cell.inner_text().split()
+            assert figure == fmt_number(result.qps)
+            assert badge == ([job.verdict] if job.verdict in ("suspect", "invalid") else []), job.findings
+            assert cell.get_attribute("data-verdict") == job.verdict
             tps = table.locator(f"tr[data-threads='{threads}'] td[data-metric=tps]").nth(
                 0 if product_target == maria else 1)
             assert float(tps.get_attribute("data-value")) == pytest.approx(result.tps)

@@ -44,7 +44,8 @@
   // Server figures worth drawing, by what each product calls them.
   const SERVER_RATES = [
     ["Questions", "queries", "#2563eb"], ["xact_commit", "transactions committed", "#2563eb"],
-    ["Innodb_rows_read", "rows read", "#16a34a"], ["tup_fetched", "rows fetched", "#16a34a"],
+    ["Innodb_rows_read", "rows read", "#16a34a"], ["Rows_read", "rows read", "#16a34a"],
+    ["tup_fetched", "rows fetched", "#16a34a"],
     ["Innodb_buffer_pool_reads", "buffer-pool misses", "#dc2626"], ["blks_read", "blocks read (misses)", "#dc2626"],
   ];
   const SERVER_GAUGES = [["Threads_running", "threads running", "#7c3aed"],
@@ -67,8 +68,13 @@
     host.update();
     server.data.datasets = [];
     const s = data.server;
+    const drawn = {};
     SERVER_RATES.forEach(function (r) {
-      if (s.rates[r[0]]) server.data.datasets.push(line(r[1], points(s.t, s.rates[r[0]]), r[2]));
+      // One line per meaning: MySQL's Innodb_rows_read, else MariaDB's Rows_read.
+      if (s.rates[r[0]] && s.rates[r[0]].some(function (v) { return v; }) && !drawn[r[1]]) {
+        drawn[r[1]] = true;
+        server.data.datasets.push(line(r[1], points(s.t, s.rates[r[0]]), r[2]));
+      }
     });
     SERVER_GAUGES.forEach(function (g) {
       if (s.gauges[g[0]]) server.data.datasets.push({ ...line(g[1], points(s.t, s.gauges[g[0]]), g[2], "y1"),
