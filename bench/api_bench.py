@@ -342,13 +342,14 @@ def main() -> None:
     fill(opts.refill)
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
-    from rest_framework.authtoken.models import Token
 
     from campaigns.models import InstanceSpec, Job, Product, Run, Scenario
 
     user, _ = get_user_model().objects.get_or_create(username="bench-viewer")
     user.groups.add(Group.objects.get(name="viewer"))
-    token = Token.objects.get_or_create(user=user)[0].key
+    from campaigns.services import token_issue
+
+    token = token_issue(user=user)
     long_ids = list(Job.objects.order_by("pk").values_list("pk", flat=True)[:LONG_JOBS])
     short_ids = list(Job.objects.order_by("-pk").values_list("pk", flat=True)[:200])
     run_ids = list(Run.objects.order_by("pk").values_list("pk", flat=True)[:5])

@@ -183,6 +183,8 @@ BENCHAPP_RECONCILE_IN_WORKER = envbool("BENCHAPP_RECONCILE_IN_WORKER", "true")
 # Per-second host and server samples beside every job (campaigns/execution/metrics.py); off only to measure the
 # application's own cost without them (bench/overhead.py).
 BENCHAPP_METRICS_SAMPLING = envbool("BENCHAPP_METRICS_SAMPLING", "true")
+# An API token works this many days after it was issued (0: until revoked).
+BENCHAPP_TOKEN_TTL_DAYS = envint("BENCHAPP_TOKEN_TTL_DAYS", "90")
 BENCHAPP_RECONCILE_S = envfloat("BENCHAPP_RECONCILE_S", "10")
 BENCHAPP_HOST_OFFLINE_S = envfloat("BENCHAPP_HOST_OFFLINE_S", "60")
 BENCHAPP_PREPARE_TIMEOUT_S = envfloat("BENCHAPP_PREPARE_TIMEOUT_S", str(6 * 3600))

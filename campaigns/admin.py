@@ -194,3 +194,32 @@ class PublishedResultAdmin(admin.ModelAdmin):
     list_display = ("document", "table_ref", "product", "spec", "scenario_label", "threads", "qps", "correction")
     list_filter = ("document", "product")
     search_fields = ("table_ref", "scenario_label", "correction")
+
+
+# DRF's own token admin would show clear tokens; benchapp stores hashes (ApiToken) and never shows a token again.
+from rest_framework.authtoken.models import TokenProxy  # noqa: E402
+
+if admin.site.is_registered(TokenProxy):
+    admin.site.unregister(TokenProxy)
+
+
+@admin.register(models.ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens by their first characters: who has them, until when, and revoking them."""
+
+    list_display = ["prefix", "user", "created", "expires_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["prefix", "user__username"]
+    fields = ["prefix", "user", "created", "expires_at", "revoked_at"]
+    readonly_fields = ["prefix", "user", "created"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False  # tokens are issued through /api/v1/auth/token/, which shows the token once
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: Any, queryset: Any) -> None:
+        from django.utils import timezone
+
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"{count} token(s) revoked.")

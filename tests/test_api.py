@@ -19,10 +19,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from factory.django import DjangoModelFactory
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from campaigns import roles
+from campaigns import roles, services
 from campaigns.downsample import lttb_indices, minmax_indices
 from campaigns.models import (
     Campaign,
@@ -97,8 +96,7 @@ def make_user(role: str | None, username: str | None = None) -> Any:
 
 def client_for(user: Any) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {services.token_issue(user=user)}")
     return client
 
 

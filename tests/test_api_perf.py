@@ -302,13 +302,15 @@ def test_an_unknown_token_is_refused_and_the_highest_of_several_roles_counts():
 
 @pytest.mark.django_db
 def test_the_authenticated_token_and_user_are_the_stored_ones():
-    from rest_framework.authtoken.models import Token
-
     from campaigns.api.authentication import TokenAuthentication
+    from campaigns.models import ApiToken
+    from campaigns.services import token_issue
 
     user = make_user("operator", username="whole-token")
-    stored = Token.objects.create(user=user)
-    found_user, token = TokenAuthentication().authenticate_credentials(stored.key)
-    assert (token.key, token.user_id, token.created) == (stored.key, user.pk, stored.created)
+    key = token_issue(user=user)
+    stored = ApiToken.objects.get(user=user)
+    found_user, token = TokenAuthentication().authenticate_credentials(key)
+    assert (token.pk, token.key_hash, token.user_id, token.created, token.expires_at) == (
+        stored.pk, stored.key_hash, user.pk, stored.created, stored.expires_at)
     assert token.user is found_user and found_user.pk == user.pk and found_user.username == "whole-token"
     assert found_user.password == user.password and found_user._benchapp_groups == {"operator"}

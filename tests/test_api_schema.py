@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -86,8 +85,9 @@ def known_ids(db: Any) -> dict[str, list[int]]:
 
 @pytest.fixture
 def operator_headers(db: Any) -> dict[str, str]:
-    token, _ = Token.objects.get_or_create(user=make_user("operator", "fuzz-operator"))
-    return {"Authorization": f"Token {token.key}"}
+    from campaigns.services import token_issue
+
+    return {"Authorization": f"Token {token_issue(user=make_user('operator', 'fuzz-operator'))}"}
 
 
 _RESOURCE = re.compile(r"^/api/v1/([\w-]+)/\{id\}/")

@@ -39,6 +39,7 @@ router.register("templates", TemplateViewSet, basename="template")
 app_name = "api"
 urlpatterns = [
     path("api/v1/auth/token/", views.TokenView.as_view(), name="token"),
+    path("api/v1/auth/token/revoke/", views.TokenRevokeView.as_view(), name="token-revoke"),
     path("api/v1/", include(router.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),

@@ -24,7 +24,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.authtoken.models import Token
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -64,6 +63,7 @@ from campaigns.filtersets import (
     TargetFilterSet,
 )
 from campaigns.models import (
+    ApiToken,
     Campaign,
     ClientHost,
     Dataset,
@@ -682,7 +682,8 @@ class UserViewSet(ModelViewSet):
 
 
 class TokenView(APIView):
-    """POST username and password → the user's API token (created on first use).
+    """POST username and password → a new API token of the user (stored as its SHA-256 only, so it is shown this
+    once; it expires after BENCHAPP_TOKEN_TTL_DAYS, and POST auth/token/revoke/ with it ends it sooner).
 
     Throttled per client address and per username (campaigns.api.throttling): past the limit a request
     is a 429 with Retry-After before its password is checked, so guessing costs no password hashes.
@@ -707,8 +708,21 @@ class TokenView(APIView):
                             password=body.validated_data["password"])
         if user is None or not user.is_active:
             raise serializers.ValidationError({"non_field_errors": ["unknown username or wrong password"]})
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key, "username": user.get_username(), "role": roles.user_role(user)})
+        key = services.token_issue(user=user)
+        return Response({"token": key, "username": user.get_username(), "role": roles.user_role(user)})
+
+
+class TokenRevokeView(APIView):
+    """POST with a token → that token no longer works (204). Session users have no token to revoke (400)."""
+
+    @extend_schema(request=None, responses={204: None, 400: OpenApiResponse(description="Not a token request.")})
+    def post(self, request: Request) -> Response:
+        NoInputSerializer(data=request.data).is_valid(raise_exception=True)
+        if not isinstance(request.auth, ApiToken):
+            raise serializers.ValidationError({"non_field_errors": ["authenticate with the token to revoke "
+                                                                   "(Authorization: Token ...)"]})
+        services.token_revoke(token=request.auth)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 @csrf_exempt

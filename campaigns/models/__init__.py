@@ -19,11 +19,12 @@ from campaigns.models.core import (
 from campaigns.models.metrics import HostSample, RoundTrip, ServerSample
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 from campaigns.models.published import PublishedResult
+from campaigns.models.tokens import ApiToken
 
 __all__ = [
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
     "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult",
+    "PublishedResult", "ApiToken",
 ]

@@ -24,10 +24,11 @@ from campaigns.services.plans import (
     runs_with_progress,
 )
 from campaigns.services.targets import target_check
+from campaigns.services.tokens import token_hash, token_issue, token_revoke
 
 __all__ = [
     "BYTES_PER_ROW", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure",
     "PlannedJob", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
     "format_duration", "job_estimate_s", "results_import", "run_cancel", "run_progress", "runs_with_progress",
-    "split_threads", "target_check", "target_connection",
+    "split_threads", "target_check", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]
