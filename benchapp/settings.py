@@ -11,6 +11,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from benchapp import local_secrets
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -44,11 +46,26 @@ def envlist(name: str, default: str) -> list[str]:
 
 
 DEBUG = envbool("DEBUG", "false")
-# The default key is only good for a developer machine; a deployment sets SECRET_KEY.
-SECRET_KEY = os.environ.get("SECRET_KEY", "benchapp-insecure-development-key-change-me-0123456789")
-# Key for encrypting target passwords at rest (Fernet, derived from this string). Changing it makes
-# stored passwords unreadable, so it is separate from SECRET_KEY, which may rotate.
-FIELD_ENCRYPTION_KEY = os.environ.get("BENCHAPP_FIELD_KEY", "benchapp-development-field-key")
+# SECRET_KEY, BENCHAPP_FIELD_KEY and the first admin password: from the environment, else this installation's own,
+# generated on first start into a 0600 file outside git (benchapp/local_secrets.py).
+_SECRETS = local_secrets.local_secrets(Path(os.environ.get("BENCHAPP_SECRETS_FILE", BASE_DIR / "var" / "secrets.env")))
+SECRET_KEY = local_secrets.secret(_SECRETS, "SECRET_KEY")
+BENCHAPP_ADMIN_PASSWORD = local_secrets.secret(_SECRETS, "BENCHAPP_ADMIN_PASSWORD")
+# Keys for encrypting secrets at rest (target passwords, webhook URLs; Fernet keys derived from these strings). The
+# first encrypts; every one decrypts: to rotate, put the new key first (BENCHAPP_FIELD_KEYS=new,old), run
+# `manage.py rotate_field_key`, then drop the old one. The key the repository used to ship only ever decrypts.
+FIELD_ENCRYPTION_KEYS = envlist("BENCHAPP_FIELD_KEYS", "") or [local_secrets.secret(_SECRETS, "BENCHAPP_FIELD_KEY")]
+FIELD_DECRYPTION_ONLY_KEYS = [local_secrets.DEVELOPMENT_FIELD_KEY]
+if not DEBUG:
+    _public = {"SECRET_KEY": SECRET_KEY == local_secrets.DEVELOPMENT_SECRET_KEY,
+               "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] == local_secrets.DEVELOPMENT_FIELD_KEY}
+    if any(_public.values()):
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            f"{', '.join(name for name, bad in _public.items() if bad)} is the development value published in "
+            "benchapp's repository: unset it (each installation makes its own in var/secrets.env) or set a secret "
+            "one")
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
 

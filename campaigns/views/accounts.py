@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponseBase
 
 NOT_REAL_MAIL = frozenset({
     "django.core.mail.backends.console.EmailBackend", "django.core.mail.backends.filebased.EmailBackend",
@@ -24,11 +24,11 @@ def password_reset_offered() -> bool:
     return settings.EMAIL_BACKEND not in NOT_REAL_MAIL
 
 
-def reset_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def reset_view(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     """A reset page that is a 404 unless e-mail really leaves this server."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not password_reset_offered():
             raise Http404("password reset needs a real e-mail backend (EMAIL_BACKEND)")
         return view(request, *args, **kwargs)

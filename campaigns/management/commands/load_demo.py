@@ -1,9 +1,9 @@
 """Creates the demo targets for the local MariaDB and PostgreSQL, a smoke scenario and a login."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
@@ -14,7 +14,8 @@ class Command(BaseCommand):
     help = "Load demo targets (local MariaDB and PostgreSQL), a smoke scenario and an admin login."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        password = os.environ.get("BENCHAPP_ADMIN_PASSWORD", "benchapp-admin")
+        # From BENCHAPP_ADMIN_PASSWORD, else generated for this installation on first start (var/secrets.env).
+        password = settings.BENCHAPP_ADMIN_PASSWORD
         created = demo_load()
         for line in created:
             self.stdout.write(line)
@@ -23,6 +24,8 @@ class Command(BaseCommand):
         if made:
             user.set_password(password)
             user.save()
-            self.stdout.write(f"Log in as admin / {password} (set BENCHAPP_ADMIN_PASSWORD to choose another)")
+            self.stdout.write(f"Log in as admin / {password} (shown this once; it is also in var/secrets.env, "
+                              "readable by you only; set BENCHAPP_ADMIN_PASSWORD before the first start to choose "
+                              "another)")
         else:
             self.stdout.write("Log in as admin with the password you set before.")

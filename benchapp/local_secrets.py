@@ -1,0 +1,61 @@
+"""The secrets of one installation, generated on first start into a 0600 file outside git.
+
+`make run` used to start with a public SECRET_KEY, field key and admin password from the repository: a stolen
+database dump then decrypted every target password with a key anyone could read. Now each installation makes its
+own on first start, in var/secrets.env (or BENCHAPP_SECRETS_FILE), readable by its owner only, and uses them from
+then on. An environment variable of the same name always wins (deployments set them). Client hosts decrypt target
+passwords, so they need the same BENCHAPP_FIELD_KEY (README: "Keys").
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+# The values the repository used to ship: never accepted outside DEBUG, and the old field key is kept only to
+# decrypt (and re-encrypt, with `manage.py rotate_field_key`) rows written with it.
+DEVELOPMENT_SECRET_KEY = "benchapp-insecure-development-key-change-me-0123456789"
+DEVELOPMENT_FIELD_KEY = "benchapp-development-field-key"
+DEVELOPMENT_ADMIN_PASSWORD = "benchapp-admin"
+
+GENERATED = {
+    "SECRET_KEY": lambda: secrets.token_urlsafe(50),
+    "BENCHAPP_FIELD_KEY": lambda: secrets.token_urlsafe(32),
+    "BENCHAPP_ADMIN_PASSWORD": lambda: secrets.token_urlsafe(12),
+}
+
+
+def _read(path: Path) -> dict[str, str]:
+    values = {}
+    for line in path.read_text().splitlines():
+        name, sep, value = line.partition("=")
+        if sep and not line.lstrip().startswith("#"):
+            values[name.strip()] = value.strip()
+    return values
+
+
+def local_secrets(path: Path) -> dict[str, str]:
+    """The file's secrets, written first with fresh values for any it lacks (mode 0600, written whole)."""
+    values = _read(path) if path.exists() else {}
+    missing = {name: make() for name, make in GENERATED.items() if not values.get(name)}
+    if missing:
+        values.update(missing)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write("# benchapp's own secrets, made on first start; keep this file (0600), never commit it.\n")
+            out.writelines(f"{name}={value}\n" for name, value in values.items())
+        try:
+            os.link(temporary, path)  # the first process to start wins; the others read what it wrote
+        except FileExistsError:
+            values = {**_read(path), **{k: v for k, v in values.items() if k not in _read(path)}}
+        finally:
+            temporary.unlink()
+    os.chmod(path, 0o600)
+    return values
+
+
+def secret(values: dict[str, str], name: str) -> str:
+    """An environment variable of that name, else the installation's own value."""
+    return os.environ.get(name) or values[name]

@@ -1,0 +1,89 @@
+"""Each installation's own keys (issue 13, item 3): generated once into a 0600 file, refused outside DEBUG when they
+are the values the repository used to ship, and rotated with `manage.py rotate_field_key`."""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchapp import local_secrets
+from campaigns.crypto import DecryptionError, _fernet, decrypt_secret, encrypt_secret
+from campaigns.models import Target
+from tests.factories import TargetFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+PRINT = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'benchapp.settings'); django.setup(); "
+         "from django.conf import settings as s; print(s.SECRET_KEY, s.FIELD_ENCRYPTION_KEYS[0], "
+         "s.BENCHAPP_ADMIN_PASSWORD)")
+
+
+def _settings_in_a_fresh_process(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("SECRET_KEY", "BENCHAPP_FIELD_KEY", "BENCHAPP_FIELD_KEYS", "BENCHAPP_ADMIN_PASSWORD",
+                          "DEBUG")}
+    return subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, env={**clean, **env}, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_the_first_start_makes_the_installations_own_secrets_in_a_0600_file_and_reuses_them(tmp_path):
+    path = tmp_path / "var" / "secrets.env"
+    first = _settings_in_a_fresh_process({"BENCHAPP_SECRETS_FILE": str(path)})
+    assert first.returncode == 0, first.stderr
+    secret_key, field_key, admin_password = first.stdout.split()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert len(secret_key) >= 50 and len(field_key) >= 32 and len(admin_password) >= 12
+    assert local_secrets.DEVELOPMENT_SECRET_KEY != secret_key
+    assert local_secrets.DEVELOPMENT_FIELD_KEY != field_key and admin_password != "benchapp-admin"
+    again = _settings_in_a_fresh_process({"BENCHAPP_SECRETS_FILE": str(path)})
+    assert again.stdout.split() == [secret_key, field_key, admin_password]
+    # An environment variable wins over the file.
+    chosen = _settings_in_a_fresh_process({"BENCHAPP_SECRETS_FILE": str(path), "SECRET_KEY": "x" * 60})
+    assert chosen.stdout.split()[0] == "x" * 60
+
+
+@pytest.mark.parametrize(("name", "value"), [("SECRET_KEY", local_secrets.DEVELOPMENT_SECRET_KEY),
+                                             ("BENCHAPP_FIELD_KEY", local_secrets.DEVELOPMENT_FIELD_KEY)])
+def test_outside_debug_the_published_development_values_are_refused(tmp_path, name, value):
+    done = _settings_in_a_fresh_process({"BENCHAPP_SECRETS_FILE": str(tmp_path / "s.env"), name: value})
+    assert done.returncode != 0 and "ImproperlyConfigured" in done.stderr and name in done.stderr
+    assert "development value" in done.stderr
+    allowed = _settings_in_a_fresh_process({"BENCHAPP_SECRETS_FILE": str(tmp_path / "s.env"), name: value,
+                                            "DEBUG": "true"})
+    assert allowed.returncode == 0, allowed.stderr
+
+
+@pytest.mark.django_db
+def test_rotation_re_encrypts_old_and_development_key_rows_with_the_first_key(settings):
+    settings.FIELD_ENCRYPTION_KEYS = ["old-key"]
+    old = TargetFactory(password="secret-old")
+    legacy = TargetFactory()
+    Target.objects.filter(pk=legacy.pk).update(
+        password_encrypted=_fernet(local_secrets.DEVELOPMENT_FIELD_KEY).encrypt(b"secret-legacy").decode())
+    settings.FIELD_ENCRYPTION_KEYS = ["new-key", "old-key"]
+    assert decrypt_secret(Target.objects.get(pk=old.pk).password_encrypted) == "secret-old"  # still read
+    call_command("rotate_field_key")
+    settings.FIELD_ENCRYPTION_KEYS, settings.FIELD_DECRYPTION_ONLY_KEYS = ["new-key"], []
+    assert decrypt_secret(Target.objects.get(pk=old.pk).password_encrypted) == "secret-old"
+    assert decrypt_secret(Target.objects.get(pk=legacy.pk).password_encrypted) == "secret-legacy"
+    settings.FIELD_ENCRYPTION_KEYS = ["old-key"]
+    with pytest.raises(DecryptionError):
+        decrypt_secret(Target.objects.get(pk=old.pk).password_encrypted)
+
+
+@pytest.mark.django_db
+def test_rotation_names_the_rows_no_key_can_read_and_changes_nothing_else(settings):
+    settings.FIELD_ENCRYPTION_KEYS = ["lost-key"]
+    lost = TargetFactory(password="gone")
+    settings.FIELD_ENCRYPTION_KEYS = ["new-key"]
+    kept = TargetFactory(password="kept")
+    before = Target.objects.get(pk=lost.pk).password_encrypted
+    with pytest.raises(CommandError, match=f"Target #{lost.pk}"):
+        call_command("rotate_field_key")
+    assert Target.objects.get(pk=lost.pk).password_encrypted == before
+    assert decrypt_secret(Target.objects.get(pk=kept.pk).password_encrypted) == "kept"
+    assert encrypt_secret("") == ""
