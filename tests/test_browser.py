@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,16 @@ def browser_page(live_server: Any, monkeypatch: pytest.MonkeyPatch,
         finally:
             context.close()
             browser.close()
+
+
+def wait_js(page: Any, expression: str, *, timeout_ms: int = 30_000) -> None:
+    """Waits until a JavaScript expression is truthy, polling with page.evaluate: a DevTools call, which the page's
+    Content-Security-Policy allows, where wait_for_function evaluates its string with eval, which it forbids."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_ms} ms waiting for {expression}")
+        page.wait_for_timeout(100)
 
 
 def shot(page: Any, name: str, *, full: bool = True) -> Path:
@@ -196,17 +207,17 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
 
     # The live chart gains points while a job runs, without reloading the page.
     page.wait_for_selector("#live:not([hidden])", timeout=60_000)
-    page.wait_for_function("Number(document.getElementById('sample-count').textContent) >= 1", timeout=60_000)
+    wait_js(page, "Number(document.getElementById('sample-count').textContent) >= 1", timeout_ms=60_000)
     first = int(page.locator("#sample-count").inner_text())
-    page.wait_for_function(f"Number(document.getElementById('sample-count').textContent) > {first}",
-                           timeout=10_000)
+    wait_js(page, f"Number(document.getElementById('sample-count').textContent) > {first}",
+                           timeout_ms=10_000)
     points = page.evaluate("Chart.getChart('chart-throughput').data.datasets[0].data.length")
     assert points > first >= 1
     # sysbench's output arrives too: the prepare output first, then the run's tail (saved every 2 s).
-    page.wait_for_function("document.getElementById('live-tail').textContent.includes('sysbench')", timeout=60_000)
+    wait_js(page, "document.getElementById('live-tail').textContent.includes('sysbench')", timeout_ms=60_000)
     shot(page, "08-run-live-chart")
-    page.wait_for_function("document.getElementById('run-status').textContent.trim() === 'succeeded'",
-                           timeout=120_000)
+    wait_js(page, "document.getElementById('run-status').textContent.trim() === 'succeeded'",
+                           timeout_ms=120_000)
     page.wait_for_timeout(1000)  # the page reloads itself once the run has finished; let it, then settle
     page.reload()
     run.refresh_from_db()
@@ -220,10 +231,10 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     validity = page.locator("[data-testid=validity]")
     assert validity.get_attribute("data-verdict") == job.verdict != ""
     assert "same-host" in validity.inner_text()
-    page.wait_for_function("Chart.getChart('chart-host') && Chart.getChart('chart-host').data.datasets.length > 0"
-                           " && Chart.getChart('chart-host').data.datasets[0].data.length >= 2", timeout=10_000)
-    page.wait_for_function("Chart.getChart('chart-server').data.datasets.some(d => d.data.length >= 2)",
-                           timeout=10_000)
+    wait_js(page, "Chart.getChart('chart-host') && Chart.getChart('chart-host').data.datasets.length > 0"
+                           " && Chart.getChart('chart-host').data.datasets[0].data.length >= 2", timeout_ms=10_000)
+    wait_js(page, "Chart.getChart('chart-server').data.datasets.some(d => d.data.length >= 2)",
+                           timeout_ms=10_000)
     assert "server seconds" in page.locator("#metrics-note").inner_text()
     shot(page, "10-job-validity-and-metrics")
 
@@ -233,7 +244,7 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     page.get_by_label("Campaigns").select_option(label="browser campaign")
     page.get_by_role("button", name="Compare").click()
     page.wait_for_selector("table.comparison")
-    page.wait_for_function("document.querySelectorAll('.charts canvas').length > 0 && "
+    wait_js(page, "document.querySelectorAll('.charts canvas').length > 0 && "
                            "[...document.querySelectorAll('.charts canvas')].every(c => Chart.getChart(c))")
     table = page.locator(f"#table-t{scenario.dataset_id}-{scenario.pk}")
     header = table.locator("thead").inner_text()

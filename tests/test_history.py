@@ -18,7 +18,7 @@ from campaigns import monitoring, roles
 from campaigns.models import Campaign, Dataset, Job, JobResult, Run, Scenario, Target
 from tests.factories import CampaignFactory, DatasetFactory, ProductFactory, ScenarioFactory, TargetFactory
 from tests.test_api import client_for, make_user
-from tests.test_browser import browser_page  # noqa: F401 (a fixture)
+from tests.test_browser import browser_page, wait_js  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -315,7 +315,7 @@ def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(
     row.get_by_role("link", name="cell history").click()
     page.wait_for_url(re.compile(rf"/campaigns/{campaign.pk}/\?target=.*#history$"))
     assert page.locator("#history-cell").input_value() == f"{target.pk}:{scenario.pk}:8"
-    page.wait_for_function("() => Chart.getChart(document.getElementById('history-chart')) !== undefined")
+    wait_js(page, "() => Chart.getChart(document.getElementById('history-chart')) !== undefined")
     drawn = page.evaluate("""() => {
         const chart = Chart.getChart(document.getElementById('history-chart'));
         return Object.fromEntries(chart.data.datasets.map(d => [d.label, d.data]));
@@ -329,7 +329,7 @@ def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(
     with page.expect_response(lambda r: "/api/v1/regressions/history/" in r.url) as answer:
         page.locator("#history-cell").select_option(f"{target.pk}:{scenario.pk}:16")
     assert answer.value.status == 200
-    page.wait_for_function("() => document.getElementById('history-baseline').textContent"
+    wait_js(page, "() => document.getElementById('history-baseline').textContent"
                            ".includes('Baseline: 20,000 QPS')")
     drawn = page.evaluate("""() => {
         const chart = Chart.getChart(document.getElementById('history-chart'));

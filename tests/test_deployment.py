@@ -1,0 +1,57 @@
+"""Deployment settings (issue 13, "Deployment"): a Content-Security-Policy on every page that the pages keep, secure
+cookies and HSTS over HTTPS, and `manage.py check --deploy` clean with the production settings of the README."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_api import make_user
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCTION = {"DEBUG": "false", "BENCHAPP_HTTPS": "true", "ALLOWED_HOSTS": "bench.example.com",
+              "CSRF_TRUSTED_ORIGINS": "https://bench.example.com",
+              "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend"}
+
+
+def test_check_deploy_is_clean_with_the_production_settings_of_the_readme():
+    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")}
+    done = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
+                          env={**env, **PRODUCTION}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "no issues" in done.stdout, done.stdout + done.stderr
+    readme = (ROOT / "README.md").read_text()
+    for name, value in PRODUCTION.items():
+        assert f"{name}={value}" in readme, f"the README's production settings lack {name}={value}"
+
+
+@pytest.mark.django_db
+def test_every_page_carries_a_policy_without_inline_scripts_and_has_none(client):
+    user = make_user("admin", "csp-admin")
+    client.force_login(user)
+    for url in ("/", "/targets/", "/campaigns/", "/runs/", "/compare/", "/seeds/", "/scenarios/new/",
+                "/campaigns/new/", "/accounts/login/", "/admin/"):
+        response = client.get(url, follow=True)
+        assert response.status_code == 200, url
+        policy = response["Content-Security-Policy"]
+        directives = dict(part.strip().split(" ", 1) for part in policy.split(";") if part.strip())
+        assert directives["script-src"] == "'self'" and directives["frame-ancestors"] == "'none'", policy
+        assert "unsafe-inline" not in directives["script-src"] + directives["style-src"]
+        html = response.content.decode()
+        inline = [tag for tag in re.findall(r"<script\b[^>]*>", html)
+                  if "src=" not in tag and "application/json" not in tag]
+        assert inline == [], (url, inline)
+        assert not re.search(r"\son[a-z]+=\"", html), f"{url} has an inline event handler"
+
+
+def test_over_https_cookies_are_secure_and_hsts_is_sent():
+    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")}
+    code = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'benchapp.settings'; django.setup(); "
+            "from django.conf import settings as s; print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
+            "s.SECURE_HSTS_SECONDS, s.SECURE_SSL_REDIRECT)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, **PRODUCTION}, capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout.split() == ["True", "True", "31536000", "True"], done.stderr
