@@ -19,7 +19,8 @@ CLIENT_STEAL_PCT = 10.0       # ... or steal above this ...
 CLIENT_BOUND_SHARE = 0.2      # ... for more than this share of the run's seconds: client-bound
 SERVER_DISAGREE_PCT = 5.0     # server's own rate vs sysbench's
 SERVER_CHECK_MIN_S = 30.0     # shorter runs are not checked against the server
-TREND_PCT = 5.0               # the last half of the run trends by more than this: not settled
+TREND_PCT = 5.0               # the last half of the run trends by more than this: not settled ...
+TREND_T = 3.0                 # ... and the noise cannot explain it (|slope / its standard error|)
 MIN_INTERVALS = 10            # fewer measured intervals: too short to judge
 OVERRUN_PCT = 10.0            # sysbench ran longer than --time by more than this
 FULL_CACHE_HIT_RATIO = 0.99
@@ -68,6 +69,20 @@ def worst(levels: list[str]) -> str:
 
 def verdict_of(findings: list[Finding]) -> str:
     return {0: VALID, 1: SUSPECT, 2: INVALID}[max([0, *(_RANK[f.level] for f in findings)])]
+
+
+def trend_t(values: list[float]) -> float:
+    """The least-squares slope over `values` in standard errors: how far from "no trend" the noise leaves it
+    (a noisy run's fitted slope is large by chance; 0 when there are too few points or no noise at all)."""
+    n = len(values)
+    if n < 3:
+        return 0.0
+    fit = statistics.linear_regression(range(n), values)
+    residuals = sum((v - (fit.intercept + fit.slope * i)) ** 2 for i, v in enumerate(values))
+    spread_x = sum((i - (n - 1) / 2) ** 2 for i in range(n))
+    if residuals == 0:
+        return 0.0 if fit.slope == 0 else float("inf")
+    return fit.slope / (residuals / (n - 2) / spread_x) ** 0.5
 
 
 def trend_pct(values: list[float]) -> float:
@@ -145,7 +160,7 @@ def _settled(e: Evidence) -> list[Finding]:
     mean = statistics.fmean(half)
     cv = 100 * statistics.stdev(half) / mean if mean and len(half) > 1 else 0.0
     out = []
-    if abs(trend) > TREND_PCT:
+    if abs(trend) > TREND_PCT and abs(trend_t(half)) >= TREND_T:
         out.append(Finding("not-settled", SUSPECT, f"{trend:+.1f} %",
                            f"Throughput still moved by {trend:+.1f} % over the last half of the run: it had not "
                            "settled. Run longer, or warm up longer."))

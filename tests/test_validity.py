@@ -54,6 +54,10 @@ def test_a_trend_or_noise_in_the_last_half_is_not_settled_and_short_runs_are_too
     assert [(f.code, f.figure) for f in findings] == [("not-settled", "CV 8.9 %")]
     assert _codes(Evidence(qps=noisy, noise_cv_pct=10.0)) == []
     assert _codes(Evidence(qps=STEADY[:9])) == [("too-short", "info")]
+    # A large fitted slope that the noise explains (CV within the setting) is not a trend.
+    chance = STEADY[:6] + [950.0, 1060.0, 930.0, 1070.0, 980.0, 1050.0]
+    assert validity.trend_pct(chance[6:]) > 5 and abs(validity.trend_t(chance[6:])) < validity.TREND_T
+    assert _codes(Evidence(qps=chance, noise_cv_pct=10.0)) == []
 
 
 def test_errors_reconnects_cold_cache_overrun_shared_each_say_so():

@@ -43,7 +43,9 @@ def _codes(job: Job) -> list[str]:
 def test_a_quiet_run_stores_host_and_server_seconds_and_only_notes_the_shared_host(celery_worker_process,
                                                                                    target_databases):
     scenario = ScenarioFactory(time_s=30, dataset=DatasetFactory(name="quiet 2x1000", tables=2, table_size=1000))
-    job = _run_one(TargetFactory(), scenario)
+    # A 2-core machine running sysbench and the server side by side varies by about 10 % second to second: the
+    # campaign's noise setting says so, as a user would set it for this host.
+    job = _run_one(TargetFactory(), scenario, noise_cv_pct=25)
     host = list(HostSample.objects.filter(job=job).order_by("t"))
     # Only the note that client and server share this host; unless the machine was not quiet after all (other
     # processes busy beside sysbench and the server, as when test sessions share it), which rightly shows as
