@@ -15,7 +15,7 @@ import MySQLdb
 import psutil
 import pytest
 
-from campaigns import services
+from campaigns import services, validity
 from campaigns.models import HostSample, Job, RoundTrip, Run, Scenario, ServerSample, Target
 from tests.conftest import WorkerProcess, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
@@ -47,13 +47,16 @@ def test_a_quiet_run_stores_host_and_server_seconds_and_only_notes_the_shared_ho
     # campaign's noise setting says so, as a user would set it for this host.
     job = _run_one(TargetFactory(), scenario, noise_cv_pct=25)
     host = list(HostSample.objects.filter(job=job).order_by("t"))
-    # Only the note that client and server share this host; unless the machine was not quiet after all (other
-    # processes busy beside sysbench and the server, as when test sessions share it), which rightly shows as
-    # throughput that did not settle.
-    others_pct = [s.client_cpus_busy_pct * len(s.per_core_busy_pct) - (s.sysbench_cpu_pct or 0) for s in host]
+    # Only the note that client and server share this host. Whether throughput settled is the machine's to say: on
+    # a shared 2-core test machine a run can really drift, and then "not settled" must be what the stored seconds
+    # show (the rule recomputed from them), never a guess.
     qps = [round(q) for q in job.samples.order_by("t").values_list("qps", flat=True)]
     if "not-settled" in _codes(job):
-        assert max(others_pct) > 50, (job.findings, qps, others_pct)
+        half = [float(q) for q in qps[1:]][len(qps[1:]) // 2:]
+        cv = 100 * statistics.stdev(half) / statistics.fmean(half)
+        drifted = abs(validity.trend_pct(half)) > validity.TREND_PCT and \
+            abs(validity.trend_t(half)) >= validity.TREND_T
+        assert drifted or cv > 25, (job.findings, qps)
         assert job.verdict == Job.Verdict.SUSPECT
     else:
         assert job.verdict == Job.Verdict.VALID
