@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import statistics as pystats
 from collections import defaultdict
 from datetime import timedelta
 from typing import Any
@@ -19,7 +18,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
-from campaigns.statistics import cell_stats, compare
+from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
 log = logging.getLogger(__name__)
@@ -131,7 +130,7 @@ def baseline_runs(*, campaign: Campaign, before: Run) -> tuple[list[int], str]:
                            created_at__lt=before.created_at)
         .exclude(pk=before.pk).order_by("-created_at").values_list("pk", flat=True)[: campaign.baseline_last_n]
     )
-    label = f"median of the last {len(ids)} scheduled runs ({', '.join(f'#{i}' for i in ids)})" if ids else "none"
+    label = f"geometric mean of the last {len(ids)} scheduled runs ({', '.join(f'#{i}' for i in ids)})" if ids else "none"
     return ids, label
 
 
@@ -148,49 +147,43 @@ def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
 
 def _baseline_values(values: dict[int, dict[Cell, dict[str, list[float]]]], ids: list[int], cell: Cell,
                      key: str) -> list[float]:
-    """One value per baseline run (its median), or the single (pinned) run's repetitions as they are."""
+    """One value per baseline run (the geometric mean of its repetitions), or the single (pinned) run's
+    repetitions as they are."""
     if len(ids) == 1:
         return list(values.get(ids[0], {}).get(cell, {}).get(key, []))
-    return [pystats.median(v[cell][key]) for r in ids if (v := values.get(r)) and v.get(cell) and v[cell][key]]
+    return [m for r in ids if (v := values.get(r)) and v.get(cell) and (m := geometric_mean(v[cell][key])) is not None]
 
 
 def run_evaluate(*, run: Run) -> list[Regression]:
-    """Compares each cell of a finished run with its baseline and stores regressions/improvements."""
+    """Compares each cell of a finished run with its baseline (campaigns.statistics.cells_judge: the unit of the
+    test, the correction for many cells, the resolution of latencies) and stores regressions/improvements."""
     campaign = run.campaign
     ids, label = baseline_runs(campaign=campaign, before=run)
     if not ids:
         return []
     values = _cell_values([run.pk, *ids])
-    current = values.get(run.pk, {})
-    threshold = campaign.regression_threshold_pct
+    keys = {QPS: "qps", LATENCY: "lat"}
+    current = {cell: {metric: v[key] for metric, key in keys.items()} for cell, v in values.get(run.pk, {}).items()}
+    baseline = {cell: {metric: [values[r][cell][key] for r in ids if r in values and cell in values[r]]
+                       for metric, key in keys.items()} for cell in current}
+
+    def per_second(cell: Cell) -> tuple[list[float], list[float]]:
+        return _per_second_qps(ids, cell), _per_second_qps([run.pk], cell)
+
     found: list[Regression] = []
-    for cell, now_values in current.items():
-        base_qps = _baseline_values(values, ids, cell, "qps")
-        base_lat = _baseline_values(values, ids, cell, "lat")
-        for metric, base, cur, worse_when_lower in (
-            (Regression.Metric.QPS, base_qps, now_values["qps"], True),
-            (Regression.Metric.LATENCY, base_lat, now_values["lat"], False),
-        ):
-            if not base or not cur:
-                continue
-            fallback = {}
-            if metric == Regression.Metric.QPS and (len(base) < 2 or len(cur) < 2):
-                fallback = {"fallback_baseline": _per_second_qps(ids, cell),
-                            "fallback_current": _per_second_qps([run.pk], cell)}
-            diff = compare(base, cur, **fallback)
-            if diff.change_pct is None or not diff.significant or abs(diff.change_pct) <= threshold:
-                continue
-            worse = diff.change_pct < 0 if worse_when_lower else diff.change_pct > 0
-            regression, _ = Regression.objects.update_or_create(
-                run=run, target_id=cell[0], scenario_id=cell[1], threads=cell[2], metric=metric,
-                defaults={
-                    "campaign": campaign, "kind": Regression.Kind.REGRESSION if worse else Regression.Kind.IMPROVEMENT,
-                    "baseline_value": pystats.median(base), "current_value": pystats.median(cur),
-                    "change_pct": diff.change_pct, "p_value": diff.p_value, "method": diff.method,
-                    "baseline_run_ids": ids, "baseline_label": label[:200],
-                },
-            )
-            found.append(regression)
+    for change in cells_judge(baseline=baseline, current=current, threshold_pct=campaign.regression_threshold_pct,
+                              per_second=per_second):
+        regression, _ = Regression.objects.update_or_create(
+            run=run, target_id=change.cell[0], scenario_id=change.cell[1], threads=change.cell[2],
+            metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,
+            defaults={
+                "campaign": campaign, "kind": Regression.Kind.REGRESSION if change.worse else Regression.Kind.IMPROVEMENT,
+                "baseline_value": change.baseline_value, "current_value": change.current_value,
+                "change_pct": change.change_pct, "p_value": change.p_value, "p_adjusted": change.p_adjusted,
+                "method": change.method[:120], "baseline_run_ids": ids, "baseline_label": label[:200],
+            },
+        )
+        found.append(regression)
     return found
 
 
@@ -199,10 +192,11 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
     """One cell's QPS over the last `limit` succeeded runs of the campaign that measured it, with the
     baseline band and the regressions and improvements found in the cell.
 
-    A point is a run: the median QPS and percentile latency of its repetitions, and whether they are
+    A point is a run: the geometric mean QPS and percentile latency of its repetitions (the statistic
+    run_evaluate tests), and whether they are
     noisy (CV above the campaign's noise_cv_pct). The band is what the newest point is judged against
-    (the pinned run, or the last N scheduled runs before it, as run_evaluate does): the baseline median
-    ± the campaign's regression threshold. Four queries whatever the number of runs.
+    (the pinned run, or the last N scheduled runs before it, as run_evaluate does): the baseline's geometric
+    mean ± the campaign's regression threshold. Four queries whatever the number of runs.
     """
     cell = (target_id, scenario_id, threads)
     measured = Job.objects.filter(run=OuterRef("pk"), target_id=target_id, scenario_id=scenario_id,
@@ -227,23 +221,25 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
         points.append({
             "run_id": run.pk, "label": run.label, "trigger": run.trigger,
             "created_at": run.created_at, "started_at": run.started_at,
-            "qps": stats.median, "repetitions": stats.n, "cv_pct": stats.cv_pct, "noisy": stats.noisy,
-            "latency_pct_ms": pystats.median(lat) if lat else None,
+            "qps": geometric_mean(qps), "repetitions": stats.n, "cv_pct": stats.cv_pct, "noisy": stats.noisy,
+            "latency_pct_ms": geometric_mean(lat),
             "regression": Regression.Kind.REGRESSION in kinds[run.pk],
             "improvement": Regression.Kind.IMPROVEMENT in kinds[run.pk],
         })
     band = None
     base = _baseline_values(values, base_ids, cell, "qps")
     if base:
-        median = pystats.median(base)
+        mean = geometric_mean(base)
+        assert mean is not None
         threshold = campaign.regression_threshold_pct
-        band = {"median": median, "low": median * (1 - threshold / 100), "high": median * (1 + threshold / 100),
+        band = {"mean": mean, "low": mean * (1 - threshold / 100), "high": mean * (1 + threshold / 100),
                 "threshold_pct": threshold, "run_ids": base_ids, "label": base_label}
     return {
         "points": points, "baseline": band,
         "changes": [{"id": c.pk, "run_id": c.run_id, "kind": c.kind, "metric": c.metric,
                      "baseline_value": c.baseline_value, "current_value": c.current_value,
-                     "change_pct": c.change_pct, "p_value": c.p_value, "method": c.method} for c in changes],
+                     "change_pct": c.change_pct, "p_value": c.p_value, "p_adjusted": c.p_adjusted,
+                     "method": c.method} for c in changes],
     }
 
 
