@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import statistics as pystats
 from collections import defaultdict
 from datetime import timedelta
 from typing import Any
@@ -18,7 +20,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
-from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean
+from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
 log = logging.getLogger(__name__)
@@ -185,6 +187,49 @@ def run_evaluate(*, run: Run) -> list[Regression]:
         )
         found.append(regression)
     return found
+
+
+NOISE_CHANGES_PCT = (15.0, 30.0)
+
+
+def campaign_noise(*, campaign: Campaign, last_runs: int = 20) -> dict[str, Any]:
+    """How noisy the campaign's measurements are, from its last succeeded runs, and how many repetitions that calls
+    for: the repetitions the campaign form recommends.
+
+    cv_within_pct: median over cells and runs of the CV of one repetition's QPS within its run (cells measured
+    2+ times); cv_between_pct: median over cells of the CV of the runs' geometric means; between_only_pct: the
+    part of the latter that repetitions cannot reduce. recommended: per change size, the repetitions with which
+    the regression check (against the last baseline_last_n runs) catches it 9 times in 10; None where no number
+    would. Two queries.
+    """
+    ids = list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED)
+               .order_by("-created_at", "-id").values_list("pk", flat=True)[:last_runs])
+    values = _cell_values(ids)
+    within, reps_seen = [], []
+    per_cell: dict[Cell, list[float]] = defaultdict(list)
+    for cells in values.values():
+        for cell, v in cells.items():
+            qps = v["qps"]
+            if len(qps) >= 2 and (mean := pystats.fmean(qps)) > 0:
+                within.append(pystats.stdev(qps) / mean * 100)
+                reps_seen.append(len(qps))
+            if (m := geometric_mean(qps)) is not None:
+                per_cell[cell].append(m)
+    between = [pystats.stdev(m) / pystats.fmean(m) * 100 for m in per_cell.values() if len(m) >= 2 and pystats.fmean(m) > 0]
+    cv_within = pystats.median(within) if within else None
+    cv_between = pystats.median(between) if between else None
+    between_only = None
+    if cv_between is not None:
+        reps = pystats.median(reps_seen) if reps_seen else 1
+        between_only = math.sqrt(max(0.0, cv_between ** 2 - (cv_within or 0.0) ** 2 / reps))
+    recommended = {}
+    if cv_within is not None:
+        for change in NOISE_CHANGES_PCT:
+            recommended[f"{change:g}"] = repetitions_needed(cv_within, between_cv_pct=between_only or 0.0,
+                                                            change_pct=change, baseline_runs=campaign.baseline_last_n)
+    return {"runs": len(values), "cv_within_pct": cv_within, "cv_between_pct": cv_between,
+            "between_only_pct": between_only, "repetitions": campaign.repetitions, "recommended": recommended,
+            "baseline_runs": campaign.baseline_last_n}
 
 
 def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, threads: int,

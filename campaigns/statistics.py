@@ -214,14 +214,16 @@ def latency_resolution_ms(value_ms: float) -> float:
     return max(PRINTED_RESOLUTION_MS, abs(value_ms) * HISTOGRAM_BUCKET_RATIO)
 
 
-def repetitions_needed(cv_pct: float | None, *, change_pct: float = 15.0, baseline_runs: int = 5,
-                       power: float = 0.9, limit: int = 50) -> int | None:
-    """How many repetitions per cell let a run-level check (the run's geometric mean against the 95% prediction
-    interval of the last `baseline_runs` runs) catch a change of change_pct with probability `power`, when one
-    repetition varies with coefficient of variation cv_pct. None when even `limit` repetitions would not do.
+def repetitions_needed(cv_pct: float | None, *, between_cv_pct: float = 0.0, change_pct: float = 15.0,
+                       baseline_runs: int = 5, power: float = 0.9, limit: int = 50) -> int | None:
+    """How many repetitions per cell let the run-level check (the run's geometric mean against the 95% prediction
+    interval of the last `baseline_runs` runs' means) catch a change of change_pct with probability `power`.
 
-    The spread of a run's mean falls with the square root of its repetitions; the interval's width grows with
-    the t quantile of a small baseline, hence repetitions ≥ ((t·√(1 + 1/N) + z_power) · CV / change)².
+    cv_pct: the coefficient of variation of one repetition within a run; between_cv_pct: what varies from run to
+    run whatever the repetitions (a re-prepared dataset, the machine's other load). A run mean's spread is
+    √(between² + within² / repetitions); the interval's width grows with the t quantile of a small baseline, so
+    the change must exceed (t·√(1 + 1/N) + z_power) times that spread. None when even `limit` repetitions would
+    not do (the between-run part alone is too large: more baseline runs or longer jobs are the remedy).
     """
     if cv_pct is None or cv_pct <= 0:
         return 1
@@ -229,7 +231,10 @@ def repetitions_needed(cv_pct: float | None, *, change_pct: float = 15.0, baseli
     t = float(sstats.t.ppf(1 - ALPHA / 2, n - 1))
     z = float(sstats.norm.ppf(power))
     effect = abs(math.log1p(-change_pct / 100)) if change_pct < 100 else math.log1p(change_pct / 100)
-    needed = math.ceil(((t * math.sqrt(1 + 1 / n) + z) * (cv_pct / 100) / effect) ** 2)
+    allowed = (effect / (t * math.sqrt(1 + 1 / n) + z)) ** 2 - (between_cv_pct / 100) ** 2
+    if allowed <= 0:
+        return None
+    needed = math.ceil((cv_pct / 100) ** 2 / allowed)
     return max(1, needed) if needed <= limit else None
 
 

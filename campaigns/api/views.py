@@ -31,7 +31,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns import roles, services
+from campaigns import monitoring, roles, services
 from campaigns.api import serializers as s
 from campaigns.api.exceptions import Conflict
 from campaigns.api.fields import NoInputSerializer
@@ -316,6 +316,12 @@ class CampaignViewSet(ModelViewSet):
         campaign = self.get_object()
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
         return Response(services.campaign_plan(campaign=campaign))
+
+    @extend_schema(responses={200: s.CampaignNoiseSerializer})
+    @action(detail=True, methods=["get"])
+    def noise(self, request: Request, pk: str | None = None) -> Response:
+        """The noise measured in the campaign's last runs and the repetitions it calls for (campaign_noise)."""
+        return Response(s.CampaignNoiseSerializer(monitoring.campaign_noise(campaign=self.get_object())).data)
 
     @action(detail=True, methods=["post"])
     def launch(self, request: Request, pk: str | None = None) -> Response:
