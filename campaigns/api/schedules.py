@@ -90,8 +90,8 @@ class RegressionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Regression
         fields = ["id", "campaign", "run", "target", "scenario", "threads", "metric", "kind", "baseline_value",
-                  "current_value", "change_pct", "p_value", "p_adjusted", "method", "baseline_run_ids", "baseline_label",
-                  "notified_at", "notification_error", "created_at"]
+                  "current_value", "change_pct", "p_value", "p_adjusted", "method", "detector", "found_in_run",
+                  "baseline_run_ids", "baseline_label", "notified_at", "notification_error", "created_at"]
 
 
 class RegressionFilterSet(filters.FilterSet):
@@ -158,6 +158,7 @@ class HistoryPointSerializer(serializers.Serializer):
     latency_pct_ms = serializers.FloatField(allow_null=True, help_text="Median percentile latency.")
     regression = serializers.BooleanField()
     improvement = serializers.BooleanField()
+    change_point = serializers.BooleanField(help_text="The cell's history changes level at this run.")
 
 
 class HistoryBandSerializer(serializers.Serializer):
@@ -180,6 +181,7 @@ class HistoryChangeSerializer(serializers.Serializer):
     p_value = serializers.FloatField(allow_null=True)
     p_adjusted = serializers.FloatField(allow_null=True)
     method = serializers.CharField()
+    detector = serializers.ChoiceField(choices=Regression.Detector.choices)
 
 
 class HistoryResponseSerializer(serializers.Serializer):

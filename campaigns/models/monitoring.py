@@ -81,8 +81,8 @@ class ScheduleFiring(models.Model):
 
 class Regression(models.Model):
     """A cell (target × scenario × threads) of a run that moved beyond the campaign's threshold,
-    significantly, against its baseline: a regression when throughput fell or latency rose, an
-    improvement the other way."""
+    significantly, against its baseline, or where the cell's history changes level (a change point): a
+    regression when throughput fell or latency rose, an improvement the other way."""
 
     class Kind(models.TextChoices):
         REGRESSION = "regression"
@@ -91,6 +91,10 @@ class Regression(models.Model):
     class Metric(models.TextChoices):
         QPS = "qps"
         LATENCY = "latency_pct_ms"
+
+    class Detector(models.TextChoices):
+        THRESHOLD = "threshold", "threshold against the baseline"
+        CHANGE_POINT = "change_point", "change point in the history"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="regressions")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="regressions")
@@ -107,6 +111,10 @@ class Regression(models.Model):
     # that decided (null where the test gave no p-value, e.g. identical repetitions).
     p_adjusted = models.FloatField(null=True, blank=True)
     method = models.CharField(max_length=120)
+    # threshold: this run against its baseline (run_evaluate). change_point: the cell's history changes level at
+    # this run (E-Divisive means over the scheduled runs, campaigns.changepoints), found after found_in_run.
+    detector = models.CharField(max_length=20, choices=Detector.choices, default=Detector.THRESHOLD)
+    found_in_run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     baseline_run_ids = ArrayField(models.BigIntegerField(), default=list)
     baseline_label = models.CharField(max_length=200)
     notified_at = models.DateTimeField(null=True, blank=True)
@@ -115,8 +123,8 @@ class Regression(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "metric"],
-                                               name="regression_unique_cell")]
+        constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "metric", "detector"],
+                                               name="regression_unique_cell_detector")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.metric} {self.change_pct:+.1f}% in run #{self.run_id}"

@@ -10,7 +10,7 @@
   if (!config || !select || !canvas || typeof Chart === "undefined") return;
 
   const COLORS = {
-    qps: "#2563eb", band: "rgba(37, 99, 235, 0.12)", bandEdge: "rgba(37, 99, 235, 0.35)", median: "#64748b",
+    qps: "#2563eb", band: "rgba(37, 99, 235, 0.12)", bandEdge: "rgba(37, 99, 235, 0.35)", median: "#64748b", changePoint: "#7c3aed",
     regression: "#dc2626", improvement: "#059669", noisy: "#d97706",
   };
   const baselineText = document.getElementById("history-baseline");
@@ -66,6 +66,10 @@
     sets.push({ label: "improvement", data: marked(points, "improvement"), showLine: false, pointRadius: 7,
                 pointHoverRadius: 9, pointStyle: "rectRot", backgroundColor: COLORS.improvement,
                 borderColor: COLORS.improvement, order: 1 });
+    // Where the history changes level (E-Divisive means): the first run of the new level, as a hollow triangle.
+    sets.push({ label: "change point", data: marked(points, "change_point"), showLine: false, pointRadius: 9,
+                pointHoverRadius: 11, pointStyle: "triangle", backgroundColor: "rgba(0, 0, 0, 0)",
+                borderColor: COLORS.changePoint, borderWidth: 2, order: 0 });
     return sets;
   }
 
@@ -98,6 +102,7 @@
                 if (p.latency_pct_ms !== null) lines.push("latency " + fmt(p.latency_pct_ms, 2) + " ms");
                 if (p.regression) lines.push("regression");
                 if (p.improvement) lines.push("improvement");
+                if (p.change_point) lines.push("change point: the history changes level here");
                 return lines;
               },
             },
