@@ -19,7 +19,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from campaigns.changepoints import change_points
 from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
-from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
+from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
 from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
@@ -191,6 +191,53 @@ def run_evaluate(*, run: Run) -> list[Regression]:
     return found
 
 
+# ---------------------------------------------------------------- annotations
+
+
+def annotations_auto(*, run: Run) -> list[Annotation]:
+    """Notes benchapp records itself after a run: for each target the run measured, the server version and the
+    snapshotted settings (the "before" snapshot of the run's first job on it) against the target's previous
+    measured job in an earlier run; one auto annotation per target that changed, at the run's start. Idempotent.
+    Two queries per target."""
+    made = []
+    firsts: dict[int, Job] = {}
+    for job in (Job.objects.filter(run=run).exclude(server_snapshot={}).select_related("target")
+                .order_by("position", "pk")):
+        firsts.setdefault(job.target_id, job)
+    for target_id, job in firsts.items():
+        if Annotation.objects.filter(run=run, target_id=target_id, kind=Annotation.Kind.AUTO).exists():
+            continue
+        previous = (Job.objects.filter(target_id=target_id, run__created_at__lt=run.created_at)
+                    .exclude(run=run).exclude(server_snapshot={}).order_by("-run__created_at", "-position").first())
+        if previous is None:
+            continue
+        now = (job.server_snapshot or {}).get("before") or {}
+        then = (previous.server_snapshot or {}).get("before") or {}
+        changes = []
+        if now.get("version") and then.get("version") and now["version"] != then["version"]:
+            changes.append(f"server version {then['version']} → {now['version']}")
+        old, new = then.get("settings") or {}, now.get("settings") or {}
+        for name in sorted(set(old) & set(new)):
+            if old[name] != new[name]:
+                changes.append(f"{name} {old[name]} → {new[name]}")
+        if changes:
+            text = f"{job.target.name}: " + "; ".join(changes)
+            made.append(Annotation.objects.create(run=run, target_id=target_id, at=run.started_at or run.created_at,
+                                                  text=text[:500], kind=Annotation.Kind.AUTO))
+    return made
+
+
+def _near_notes(campaign: Campaign, cell: Cell, runs: list[int], index: int) -> str:
+    """The annotations at or near a change point (on its run or the runs within CHANGE_POINT_NEAR of it, or the
+    target's notes between those runs' starts; a change point found in noisy data may land a run off): what may
+    explain it."""
+    window = runs[max(0, index - CHANGE_POINT_NEAR):index + CHANGE_POINT_NEAR + 1]
+    times = list(Run.objects.filter(pk__in=window).order_by("created_at").values_list("created_at", flat=True))
+    notes = Annotation.objects.filter(Q(run_id__in=window) & (Q(target_id=cell[0]) | Q(target__isnull=True))
+                                      | Q(run__isnull=True, target_id=cell[0], at__gte=times[0], at__lte=times[-1]))
+    return "; ".join(n.text for n in notes.order_by("at", "pk"))[:2000]
+
+
 CHANGE_POINT_HISTORY = 60  # scheduled runs of a cell searched for change points
 CHANGE_POINT_NEAR = 2  # a change point this close (in runs) to one already stored is the same one
 
@@ -237,6 +284,7 @@ def run_change_points(*, run: Run) -> list[Regression]:
                     "method": f"e-divisive means, permutation test over {len(series)} runs",
                     "baseline_run_ids": segment[-20:],
                     "baseline_label": f"change point: the runs before #{runs[point.index]} against it and after"[:200],
+                    "explanation": _near_notes(campaign, cell, runs, point.index),
                 },
             )
             found.append(regression)
@@ -334,12 +382,18 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
         threshold = campaign.regression_threshold_pct
         band = {"mean": mean, "low": mean * (1 - threshold / 100), "high": mean * (1 + threshold / 100),
                 "threshold_pct": threshold, "run_ids": base_ids, "label": base_label}
+    notes = Annotation.objects.filter(Q(run_id__in=[p["run_id"] for p in points])
+                                      & (Q(target_id=target_id) | Q(target__isnull=True))
+                                      | Q(run__isnull=True, target_id=target_id)).order_by("at", "pk")
+    if runs:
+        notes = notes.filter(at__gte=min(r.created_at for r in runs) - timedelta(days=1))
     return {
         "points": points, "baseline": band,
+        "annotations": [{"id": n.pk, "run_id": n.run_id, "at": n.at, "text": n.text, "kind": n.kind} for n in notes],
         "changes": [{"id": c.pk, "run_id": c.run_id, "kind": c.kind, "metric": c.metric,
                      "baseline_value": c.baseline_value, "current_value": c.current_value,
                      "change_pct": c.change_pct, "p_value": c.p_value, "p_adjusted": c.p_adjusted,
-                     "method": c.method, "detector": c.detector} for c in changes],
+                     "method": c.method, "detector": c.detector, "explanation": c.explanation} for c in changes],
     }
 
 
@@ -360,6 +414,8 @@ def _message(run: Run, regressions: list[Regression]) -> str:
     lines = [f"benchapp: {len(regressions)} change(s) in {run.campaign.name} run #{run.pk}"]
     for r in regressions:
         where = f" (change point at run #{r.run_id})" if r.detector == Regression.Detector.CHANGE_POINT else ""
+        if r.explanation:
+            where += f" [near: {r.explanation}]"
         lines.append(f"- {r.kind}{where}: {r.target.name} / {r.scenario.name} @ {r.threads} threads: {r.metric} "
                      f"{r.baseline_value:,.1f} → {r.current_value:,.1f} ({r.change_pct:+.1f}%, {r.method}, "
                      f"baseline {r.baseline_label})")
@@ -435,6 +491,7 @@ def run_finished(*, run_id: int) -> list[int]:
     run = Run.objects.select_related("campaign").filter(pk=run_id).first()
     if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
         return []
+    annotations_auto(run=run)
     run_evaluate(run=run)
     if run.trigger == Run.Trigger.SCHEDULED:
         run_change_points(run=run)
