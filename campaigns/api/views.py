@@ -342,7 +342,7 @@ class CampaignViewSet(ModelViewSet):
     cancel=extend_schema(request=None, responses={200: s.RunSerializer,
                                                   409: OpenApiResponse(description="The run has already finished.")}),
     export=extend_schema(responses={200: OpenApiResponse(description="The run bundle (docs/bundle.md).")}),
-    import_bundle=extend_schema(request={"application/json": {"type": "object"}}, responses={
+    import_bundle=extend_schema(request=s.RunBundleSerializer, responses={
         201: s.RunSerializer, 400: OpenApiResponse(description="The bundle is refused; the message names the part.")}),
     retry_failed=extend_schema(request=None, responses={
         202: s.RunSerializer, 409: OpenApiResponse(description="No failed or cancelled job, the run is still "
@@ -392,6 +392,7 @@ class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
     @action(detail=False, methods=["post"], url_path="import-bundle")
     def import_bundle(self, request: Request) -> Response:
         """Stores a bundle exported by another benchapp as an imported run (400 naming the part refused)."""
+        s.RunBundleSerializer(data=request.data).is_valid(raise_exception=True)
         try:
             run = services.bundle_import(bundle=request.data, user=request.user)
         except services.BundleRejected as exc:
