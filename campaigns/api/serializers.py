@@ -171,7 +171,7 @@ class RunBundleSerializer(StrictInputMixin, serializers.Serializer):
     format = serializers.CharField(help_text='"benchapp-run"')
     version = serializers.IntegerField(min_value=1)
     exported_at = serializers.CharField(required=False)
-    source = serializers.DictField(required=False)
+    source = serializers.DictField(required=False)  # type: ignore[assignment]  # a field named like Field.source
     campaign = serializers.DictField()
     run = serializers.DictField()
     targets = serializers.ListField(child=serializers.DictField())
@@ -218,7 +218,8 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
-                  "webhook_url", "has_webhook", "notify_emails", "created_by", "created_at", "updated_at"]
+                  "webhook_url", "has_webhook", "notify_emails", "client_hosts", "created_by", "created_at",
+                  "updated_at"]
         # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it (#21).
         read_only_fields = ["is_template", "template_key", "created_at", "updated_at"]
         extra_kwargs = {
@@ -572,7 +573,7 @@ class ClientHostSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSer
 
     class Meta:
         model = ClientHost
-        fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "started_at",
+        fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "labels", "started_at",
                   "last_heartbeat", "online"]
         read_only_fields = ["started_at", "last_heartbeat"]
         extra_kwargs = {"cores": {"max_value": 100_000}, "memory_gb": {"min_value": 0, "max_value": 10**9}}

@@ -263,6 +263,11 @@ class Scenario(models.Model):
             raise ValidationError({field: str(exc)}) from None
 
 
+def hosts_allowed(choice: list[str], hostname: str, labels: list[str]) -> bool:
+    """Whether a client host is among a campaign's choice (names or labels; an empty choice allows any)."""
+    return not choice or hostname in choice or any(label in choice for label in labels)
+
+
 class Campaign(models.Model):
     """A benchmark matrix: targets × scenarios × thread counts × repetitions.
 
@@ -318,6 +323,10 @@ class Campaign(models.Model):
         "Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     baseline_last_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1)])
+    # The client hosts this campaign's jobs may run on, by host name or label; empty: any online host. No part of
+    # a job (prepare, warm-up, the measured clients) runs on a host outside the choice.
+    client_hosts = ArrayField(models.CharField(max_length=255), default=list, blank=True,
+                              help_text="host names or labels; empty: any client host")
     # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
     webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
@@ -724,6 +733,9 @@ class ClientHost(models.Model):
     sysbench_version = models.CharField(max_length=50, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_heartbeat = models.DateTimeField(default=timezone.now)
+    # Where it stands ("ap-guangzhou-3", "near tdsql"): a campaign may choose its hosts by name or by label.
+    # A worker announces its own (BENCHAPP_HOST_LABELS) when it joins; an operator may edit them.
+    labels = ArrayField(models.CharField(max_length=100), default=list, blank=True)
 
     objects = ClientHostQuerySet.as_manager()
 
