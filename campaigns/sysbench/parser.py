@@ -43,7 +43,9 @@ __all__ = [
     "ParsedOutput",
     "SteadyState",
     "Summary",
+    "LATENCY_PERCENTILES",
     "histogram_percentile",
+    "histogram_percentiles",
     "looks_like_sysbench_output",
     "merge_histograms",
     "parse_interval_line",
@@ -399,6 +401,22 @@ def histogram_percentile(histogram: list[tuple[float, int]], pct: float) -> floa
         if running >= target:
             return value
     return rows[-1][0]
+
+
+# The latency distribution benchapp reports for every job: (key, percentile). The keys are the
+# labels users read ("99.9"), kept as strings so that they survive JSON unchanged.
+LATENCY_PERCENTILES: tuple[tuple[str, float], ...] = (
+    ("50", 50.0), ("90", 90.0), ("95", 95.0), ("99", 99.0), ("99.9", 99.9),
+)
+
+
+def histogram_percentiles(histogram: list[tuple[float, int]]) -> dict[str, float | None]:
+    """p50, p90, p95, p99 and p99.9 of a histogram (keys of LATENCY_PERCENTILES), by sysbench's rule.
+
+    Each value is a bucket value, so it is exact only to the bucket's width (about 1.8 % of the
+    value: sysbench's 1,024 buckets are log-spaced from 0.001 ms to 100 s). All None for an empty histogram.
+    """
+    return {key: histogram_percentile(histogram, pct) for key, pct in LATENCY_PERCENTILES}
 
 
 def parse_output(text: str, *, warmup_s: float = 0.0) -> ParsedOutput:
