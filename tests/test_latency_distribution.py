@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.test import Client
 
 from campaigns import roles
@@ -24,6 +25,15 @@ from campaigns.services import results_import
 from campaigns.sysbench.parser import histogram_percentile, merge_histograms, parse_output
 from tests.factories import ScenarioFactory, TargetFactory
 from tests.test_api import API, JobFactory, client_for, make_user
+from tests.test_browser import (  # noqa: F401 (browser_page is a fixture)
+    PASSWORD,
+    SHOTS,
+    USER,
+    _login,
+    browser_page,
+    phone_shots,
+    wait_js,
+)
 
 LOGS = Path(__file__).resolve().parent / "data" / "sysbench"
 KEYS = ["50", "90", "95", "99", "99.9"]
@@ -178,3 +188,40 @@ def test_a_percentile_0_scenario_is_run_without_histogram_which_sysbench_would_r
     job = Job.objects.select_related("scenario").get(pk=job.pk)
     argv = phase_argv(job=job, conn=conn, command="run")
     assert "--percentile=99" in argv and "--histogram=on" in argv
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_the_job_page_draws_the_latency_histogram_and_says_when_there_is_none(browser_page, live_server):  # noqa: F811
+    browser, page, problems = browser_page
+    get_user_model().objects.create_superuser(USER, "lat@example.com", PASSWORD)
+    job, histograms = two_client_job()
+    result_store(job=job, clients=list(job.clients.all()), source=JobResult.Source.MEASURED)
+    no_histogram = imported_job("mysql_oltp_point_select_percentile_0", percentile=0)
+    _login(page)
+
+    page.goto(f"/jobs/{job.pk}/")
+    wait_js(page, "window.Chart && Chart.getChart(document.getElementById('chart-latency-histogram'))")
+    drawn = page.evaluate("""() => {
+        const chart = Chart.getChart(document.getElementById('chart-latency-histogram'));
+        const data = chart.data.datasets[0].data;
+        return {buckets: data.filter(p => p.y > 0).map(p => [p.x, p.y]), events: data.reduce((s, p) => s + p.y, 0),
+                xType: chart.scales.x.type, xTitle: chart.options.scales.x.title.text};
+    }""")
+    merged = merge_histograms(histograms)
+    assert drawn == {"buckets": [list(b) for b in merged], "events": sum(c for _, c in merged),
+                     "xType": "logarithmic", "xTitle": "latency (ms, log scale)"}
+    table = page.locator("[data-testid=latency-percentiles]")
+    assert table.locator("th").all_inner_texts() == ["p50", "p90", "p95", "p99", "p99.9"]
+    p999 = table.locator("[data-pct='99.9']").inner_text().strip()
+    assert p999 == f"{histogram_percentile(merged, 99.9):.2f}"
+    page.locator("[data-testid=latency-distribution]").screenshot(path=str(SHOTS / "latency-distribution.png"))
+    page.screenshot(path=str(SHOTS / "latency-job-page.png"), full_page=True)
+
+    page.goto(f"/jobs/{no_histogram.pk}/")
+    assert page.locator("[data-testid=latency-missing]").inner_text() == NO_HISTOGRAM_PERCENTILE_0 + "."
+    assert page.locator("#chart-latency-histogram").count() == 0
+    page.locator("[data-testid=latency-distribution]").screenshot(path=str(SHOTS / "latency-percentile-0.png"))
+    phone_shots(browser, live_server, problems, {"latency-job-phone": f"/jobs/{job.pk}/"})
+    assert not problems.items, "\n".join(problems.items)
