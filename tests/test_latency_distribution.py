@@ -161,8 +161,13 @@ def test_the_migration_fills_stored_results_measured_and_imported(viewer):
     # As stored before the migration: histograms kept on the clients, no distribution on the result.
     for j in (job, imported, checkpointed):
         JobResult.objects.update_or_create(job=j, defaults={"qps": 1.0})
-    JobClient.objects.filter(job=checkpointed).update(  # an old row kept the last segment's histogram
-        histogram=[list(b) for b in parse_output(log("mysql_oltp_read_only_checkpoints")).histogram or []])
+    # An old checkpointed row: the last block's summary, histogram and figures (775.92 tps of the last 2 s).
+    old_parse = parse_output(log("mysql_oltp_read_only_checkpoints"))
+    assert old_parse.last_segment is not None
+    JobClient.objects.filter(job=checkpointed).update(
+        histogram=[list(b) for b in old_parse.histogram or []], summary=old_parse.last_segment.to_dict())
+    JobResult.objects.filter(job=checkpointed).update(tps=775.92, transactions=1553, latency_pct=95.0,
+                                                      latency_pct_ms=1.55)
     JobResult.objects.update(**{f: None for f in FIELDS}, latency_percentiles_missing="")
     migration = importlib.import_module("campaigns.migrations.0015_result_latency_percentiles")
     migration.fill_latency_percentiles(apps, None)
@@ -172,6 +177,13 @@ def test_the_migration_fills_stored_results_measured_and_imported(viewer):
     assert JobResult.objects.get(job=imported).latency_p999_ms == histogram_percentile(pg, 99.9)
     old = JobResult.objects.get(job=checkpointed)
     assert old.latency_p50_ms is None and old.latency_percentiles_missing == NO_HISTOGRAM_CHECKPOINTS
+    # Its figures are now the whole run's: 822 + 765 + 1,553 transactions over 4.0025 s.
+    assert old.tps == pytest.approx(784.51) and old.transactions == 3140 and old.duration_s == 4.0025
+    assert old.latency_pct_ms is None and old.latency_avg_ms == pytest.approx(1.27)
+    client = JobClient.objects.get(job=checkpointed)
+    assert client.histogram is None and client.summary["checkpoints"] == 2
+    # The others' figures are untouched.
+    assert JobResult.objects.get(job=imported).qps == 1.0
 
 
 @pytest.mark.django_db

@@ -4,7 +4,9 @@ The schema adds the five percentile columns and the reason they are missing; the
 for every stored result, measured or imported alike, from the clients' stored --histogram buckets
 merged into one, by the rule campaigns.execution.results.latency_distribution() applies to new jobs.
 A job logged with --report-checkpoints (seen in its clients' raw output) gets no percentiles: its
-stored histogram covers only the time after the last checkpoint.
+stored histogram covers only the time after the last checkpoint. Its figures were stored from the last
+checkpoint block only; they are recomputed here for the whole run, from each client's raw output parsed
+again (summaries kept per client, counts and rates summed over clients as results.merge_summaries does).
 """
 from itertools import groupby
 
@@ -40,6 +42,41 @@ def _distribution(clients):
     return parser.histogram_percentiles(merged), ""
 
 
+_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "transactions", "queries",
+           "ignored_errors", "reconnects", "events")
+
+
+def _whole_run_figures(JobClient, JobResult, job_id):
+    """Re-parse a checkpointed job's clients; store their whole-run summaries and the job's summed figures."""
+    clients = list(JobClient.objects.filter(job_id=job_id).order_by("index"))
+    summaries = []
+    for client in clients:
+        parsed = parser.parse_output(client.raw_output)
+        if parsed.summary is None:
+            return
+        summaries.append(parsed.summary.to_dict())
+    for client, summary in zip(clients, summaries, strict=True):
+        client.summary, client.histogram = summary, None
+        client.save(update_fields=["summary", "histogram"])
+    fields = {}
+    for key in _SUMMED:
+        values = [s.get(key) for s in summaries if s.get(key) is not None]
+        fields[key] = sum(values) if values else None
+    lats = [s.get("latency_ms") or {} for s in summaries]
+    mins = [lat["min"] for lat in lats if lat.get("min") is not None]
+    maxs = [lat["max"] for lat in lats if lat.get("max") is not None]
+    events = sum(s.get("events") or 0 for s in summaries)
+    fields.update(
+        duration_s=max((s.get("duration_s") or 0) for s in summaries),
+        latency_min_ms=min(mins) if mins else None, latency_max_ms=max(maxs) if maxs else None,
+        latency_avg_ms=(sum((lat.get("avg") or 0) * (s.get("events") or 0) for lat, s in zip(lats, summaries,
+                                                                                            strict=True)) / events
+                        if events else None),
+        latency_sum_ms=sum(lat.get("sum") or 0 for lat in lats), latency_pct=None, latency_pct_ms=None,
+    )
+    JobResult.objects.filter(job_id=job_id).update(**fields)
+
+
 def fill_latency_percentiles(apps, schema_editor):
     JobResult = apps.get_model("campaigns", "JobResult")
     JobClient = apps.get_model("campaigns", "JobClient")
@@ -51,7 +88,10 @@ def fill_latency_percentiles(apps, schema_editor):
     changed = []
     for job_id, rows in groupby(clients.iterator(chunk_size=200), key=lambda c: c.job_id):
         result = results[job_id]
-        percentiles, missing = _distribution(list(rows))
+        rows = list(rows)
+        if any(c.checkpointed for c in rows):
+            _whole_run_figures(JobClient, JobResult, job_id)
+        percentiles, missing = _distribution(rows)
         for key, name in FIELDS.items():
             setattr(result, name, percentiles.get(key))
         result.latency_percentiles_missing = missing
