@@ -5,6 +5,7 @@ import pytest
 
 from campaigns import services
 from campaigns.models import ClientHost, Job
+from campaigns.sysbench.parser import histogram_percentile, merge_histograms
 from tests.conftest import record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 
@@ -42,6 +43,13 @@ def test_a_two_client_job_runs_on_two_hosts_and_sums_their_figures(celery_worker
     # The merged percentile lies within the clients' own percentiles (it comes from merged histograms).
     own = [c.summary["latency_ms"]["percentile"] for c in clients]
     assert min(own) - 0.01 <= result.latency_pct_ms <= max(own) + 0.01
+    # The job's latency distribution is that of every event of both clients: their buckets merged.
+    merged = merge_histograms([[(v, int(c)) for v, c in client.histogram or []] for client in clients])
+    assert sum(c for _, c in merged) == result.events
+    assert result.latency_p99_ms == histogram_percentile(merged, 99.0)
+    assert result.latency_p999_ms == histogram_percentile(merged, 99.9)
+    assert result.latency_p95_ms == pytest.approx(result.latency_pct_ms)
+    assert job.latency_histogram(clients) == [[v, c] for v, c in merged]
     assert job.start_skew_ms is not None and 0 <= job.start_skew_ms < 1000
     record_measurement(f"2-client start skew: {job.start_skew_ms:.1f} ms")
     # Per-second samples are kept per client; both clients reported the same seconds (whether the

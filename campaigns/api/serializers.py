@@ -302,11 +302,32 @@ class LaunchSerializer(StrictInputMixin, serializers.Serializer):
                                   default="")
 
 
-class ResultBriefSerializer(FastReadMixin, serializers.ModelSerializer):
+LATENCY_DISTRIBUTION_FIELDS = ["latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms",
+                               "latency_p999_ms", "latency_percentiles_missing"]
+
+
+def _missing_field() -> serializers.SerializerMethodField:
+    return serializers.SerializerMethodField(
+        help_text="Why latency_p50_ms … latency_p999_ms (p99.9) are null (e.g. 'no latency histogram: sysbench ran "
+                  "with --percentile=0'); null when they are there.")
+
+
+class LatencyDistributionMixin:
+    """latency_p50_ms … latency_p999_ms (p99.9) from the merged histogram, or all null with the reason
+    (each serializer declares `latency_percentiles_missing = _missing_field()`: DRF collects declared fields
+    from serializer classes only)."""
+
+    def get_latency_percentiles_missing(self, result: JobResult) -> str | None:
+        return result.latency_percentiles_missing or None
+
+
+class ResultBriefSerializer(LatencyDistributionMixin, FastReadMixin, serializers.ModelSerializer):
+    latency_percentiles_missing = _missing_field()
+
     class Meta:
         model = JobResult
         fields = ["id", "source", "tps", "qps", "latency_avg_ms", "latency_pct", "latency_pct_ms", "steady_tps",
-                  "steady_qps"]
+                  "steady_qps", *LATENCY_DISTRIBUTION_FIELDS]
         read_only_fields = fields
 
 
@@ -342,17 +363,27 @@ class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
 
 
 class JobDetailSerializer(JobSerializer):
-    """A job with its server snapshots (settings and counters before and after) and its clients."""
+    """A job with its server snapshots (settings and counters before and after), its clients and its
+    latency histogram."""
 
     clients = JobClientSerializer(many=True, read_only=True)
+    latency_histogram = serializers.SerializerMethodField(
+        help_text="The whole job's latency histogram: [bucket value in ms, count] pairs, every client's buckets "
+                  "summed; null when there is none (result.latency_percentiles_missing says why).")
 
     class Meta(JobSerializer.Meta):
-        fields = [*JobSerializer.Meta.fields, "findings", "server_snapshot", "server_window", "clients"]
+        fields = [*JobSerializer.Meta.fields, "findings", "server_snapshot", "server_window", "clients",
+                  "latency_histogram"]
         read_only_fields = fields
 
+    def get_latency_histogram(self, job: Job) -> list[list[float]] | None:
+        return job.latency_histogram(list(job.clients.all()))
 
-class JobResultSerializer(FastReadMixin, serializers.ModelSerializer):
+
+class JobResultSerializer(LatencyDistributionMixin, FastReadMixin, serializers.ModelSerializer):
     """A job's final figures with what they are figures of: target, product, spec, scenario, threads."""
+
+    latency_percentiles_missing = _missing_field()
 
     run = serializers.IntegerField(source="job.run_id", read_only=True)
     campaign = serializers.IntegerField(source="job.run.campaign_id", read_only=True)
@@ -380,7 +411,8 @@ class JobResultSerializer(FastReadMixin, serializers.ModelSerializer):
                   "repetition", "tables", "table_size", "source", "tps", "qps", "reads_per_s", "writes_per_s",
                   "other_per_s", "transactions", "queries", "ignored_errors", "reconnects", "events", "duration_s",
                   "latency_min_ms", "latency_avg_ms", "latency_max_ms", "latency_pct", "latency_pct_ms",
-                  "latency_sum_ms", "steady_tps", "steady_qps", "steady_latency_pct_ms", "created_at"]
+                  "latency_sum_ms", "steady_tps", "steady_qps", "steady_latency_pct_ms", *LATENCY_DISTRIBUTION_FIELDS,
+                  "created_at"]
         read_only_fields = fields
 
 

@@ -207,8 +207,11 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     clients = list(job.clients.order_by("index"))
     snapshot = job.server_snapshot or {}
+    result = getattr(job, "result", None)
     return render(request, "campaigns/job_detail.html", {
-        "job": job, "result": getattr(job, "result", None), "clients": clients,
+        "job": job, "result": result, "clients": clients,
+        "percentiles": result.latency_percentiles() if result is not None else [],
+        "latency_histogram": job.latency_histogram(clients),
         "settings_rows": _snapshot_settings(snapshot), "status_rows": _snapshot_status(snapshot),
         "version": (snapshot.get("before") or {}).get("version") or (snapshot.get("after") or {}).get("version"),
         "after_error": (snapshot.get("after") or {}).get("error"),
