@@ -358,7 +358,7 @@ class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = JobClient
         fields = ["index", "host_name", "threads", "status", "command_line", "exit_code", "sysbench_version",
-                  "same_host", "error", "started_at", "finished_at", "wall_time_s"]
+                  "same_host", "error", "summary", "started_at", "finished_at", "wall_time_s"]
         read_only_fields = fields
 
 

@@ -221,4 +221,24 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "round_trips": list(RoundTrip.objects.filter(run_id=job.run_id, target_id=job.target_id)
                             .order_by("host_name")),
         "can_edit": roles.can_edit(request.user),
+        "per_client": _per_client(result, clients),
     })
+
+
+def _per_client(result: Any, clients: list[JobClient]) -> dict[str, Any] | None:
+    """Each client's own figures beside the job's, and whether the job's throughput is their sum (the figures a
+    multi-client job stores are merged from these)."""
+    if len(clients) < 2:
+        return None
+    rows: list[dict[str, Any]] = []
+    for client in clients:
+        summary = client.summary or {}
+        latency = summary.get("latency_ms") or {}
+        rows.append({"client": client, "qps": summary.get("qps"), "tps": summary.get("tps"),
+                     "avg_ms": latency.get("avg"), "pct_ms": latency.get("percentile")})
+    total = sum(r["qps"] for r in rows if r["qps"] is not None)
+    check = None
+    if result is not None and result.qps and all(r["qps"] is not None for r in rows):
+        off_pct = abs(result.qps - total) / result.qps * 100
+        check = {"sum": total, "off_pct": off_pct, "ok": off_pct <= 0.5}
+    return {"rows": rows, "check": check}
