@@ -76,6 +76,9 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],
         "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN), "runs": runs, "active": active,
         "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": ScheduleForm(),
+        # In each schedule's own time zone, as its cron expression is read.
+        "next_firings": {s.pk: f"{n:%Y-%m-%d %H:%M}" for s in schedules
+                         if (n := monitoring.schedule_next_firing(s)) is not None},
         "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
         "history_cells": cells, "history_selected": selected, "history": history,
         "history_api_url": reverse("api:regression-history"),
@@ -135,6 +138,18 @@ def noise_advice(noise: dict[str, Any]) -> str:
                       "large: longer jobs, more baseline runs or a quieter machine)")
     return (f"{''.join(parts)}. To be caught 9 times in 10 against the last {noise['baseline_runs']} runs, "
             f"{'; '.join(advice)}. This campaign uses {noise['repetitions']}.")
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def campaign_unpin_baseline(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    was = campaign.baseline_run_id
+    monitoring.baseline_pin(campaign=campaign, run=None)
+    if was:
+        messages.success(request, f"Run #{was} is no longer the baseline: runs are judged against the last "
+                                  f"{campaign.baseline_last_n} scheduled runs again.")
+    return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#history")
 
 
 @role_required(roles.OPERATOR)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from campaigns import roles, services
+from campaigns import monitoring, roles, services
 from campaigns.filtersets import RunFilterSet
 from campaigns.models import Annotation, Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
@@ -180,6 +180,32 @@ def run_annotate(request: HttpRequest, pk: int) -> HttpResponse:
         Annotation.objects.create(run=run, at=run.started_at or run.created_at, text=text, created_by=author)
         messages.success(request, "Note added.")
     return HttpResponseRedirect(reverse("run-detail", args=[run.pk]) + "#notes")
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def run_pin_baseline(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("campaign"), pk=pk)
+    try:
+        monitoring.baseline_pin(campaign=run.campaign, run=run)
+    except ValueError as exc:
+        messages.error(request, f"Not pinned: {exc}.")
+    else:
+        messages.success(request, f"Run #{run.pk} is now the baseline of {run.campaign.name}.")
+    return HttpResponseRedirect(reverse("run-detail", args=[run.pk]) + "#changes")
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def regression_acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
+    regression = get_object_or_404(Regression, pk=pk)
+    try:
+        monitoring.regression_acknowledge(regression=regression, user=request.user, note=request.POST.get("note", ""))
+    except ValueError as exc:
+        messages.error(request, f"Not acknowledged: {exc}.")
+    else:
+        messages.success(request, "Acknowledged.")
+    return HttpResponseRedirect(reverse("run-detail", args=[regression.run_id]) + "#changes")
 
 
 def _snapshot_settings(snapshot: dict[str, Any]) -> list[tuple[str, str, str]]:
