@@ -1,0 +1,193 @@
+"""Quick compare (#18) through Django's test client: the plan before anything is kept, a launch that makes
+scenarios named after their shape, a target added inline whose connection is tested before it is saved,
+roles, and bad input as field errors."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+
+from campaigns.models import Campaign, Dataset, InstanceSpec, Job, Product, Run, Scenario, Target
+from campaigns.services import format_duration, job_estimate_s
+from tests import ui_fixtures
+from tests.factories import PgTargetFactory, TargetFactory
+
+role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules
+
+pytestmark = pytest.mark.django_db
+
+
+def _text(response) -> str:
+    return response.content.decode()
+
+
+def _post(client, **fields):
+    data = {"tables": "4", "table_size": "10000", "threads": "1, 4", "time_s": "10", "repetitions": "1",
+            "new_driver": "mysql", "new_database": "sbtest"}
+    data.update(fields)
+    return client.post("/quick/", data)
+
+
+def test_the_plan_shows_jobs_and_time_and_keeps_nothing(role_client):
+    maria, pg = TargetFactory(name="qc-maria"), PgTargetFactory(name="qc-pg")
+    before = (Campaign.objects.count(), Scenario.objects.count(), Dataset.objects.count())
+    response = _post(role_client("operator"), action="plan", targets=[maria.pk, pg.pk],
+                     tests=["oltp_read_write", "oltp_point_select"], threads="1,4,16", repetitions="2", time_s="5")
+    html = _text(response)
+    assert response.status_code == 200
+    jobs = 2 * 2 * 3 * 2
+    assert re.search(r'data-testid="plan-jobs">(\d+)<', html).group(1) == str(jobs)
+    # campaign_plan's estimate: each job's time and overhead, plus one prepare of 40,000 rows per target (both
+    # tests read the same sbtest tables, so the second test reuses them).
+    total = jobs * job_estimate_s(time_s=5, warmup_s=0) + 2 * 40_000 / 100_000
+    assert f'data-testid="plan-duration">{format_duration(total)}<' in html
+    assert "oltp_read_write · 4 × 10,000" in html and "oltp_point_select · 4 × 10,000" in html
+    assert (Campaign.objects.count(), Scenario.objects.count(), Dataset.objects.count()) == before
+    # What was typed stays.
+    assert 'name="threads" value="1, 4, 16"' in html or 'name="threads" value="1,4,16"' in html
+    assert re.search(rf'value="{maria.pk}"[^>]*checked', html)
+
+
+def test_launch_makes_scenarios_named_after_their_shape_and_a_run_with_every_job(role_client):
+    maria = TargetFactory(name="qc-maria")
+    client = role_client("operator")
+    response = _post(client, action="launch", targets=[maria.pk], tests=["oltp_read_write", "oltp_read_only"],
+                     threads="1,4,16,64", repetitions="3", time_s="7", name="my first comparison")
+    run = Run.objects.get(campaign__name="my first comparison")
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+    assert run.jobs.count() == 2 * 4 * 3
+    assert set(run.jobs.values_list("time_s", flat=True)) == {7}
+    names = sorted(run.campaign.scenarios.values_list("name", flat=True))
+    assert names == ["oltp_read_only · 4 × 10,000", "oltp_read_write · 4 × 10,000"]
+    dataset = Dataset.objects.get(name="4 × 10,000 rows")
+    assert (dataset.tables, dataset.table_size) == (4, 10_000)
+    assert run.campaign.threads == [1, 4, 16, 64] and run.campaign.created_by.username == "user-operator"
+
+    # A second comparison of the same shape reuses the same scenarios rather than making copies.
+    client.get(f"/runs/{run.pk}/")
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.SUCCEEDED)
+    _post(client, action="launch", targets=[maria.pk], tests=["oltp_read_write"], threads="2")
+    assert Scenario.objects.filter(name__startswith="oltp_read_write · 4 × 10,000").count() == 1
+    assert Dataset.objects.filter(tables=4, table_size=10_000).count() == 1
+
+
+def test_a_scenario_of_the_same_name_but_another_shape_is_not_reused(role_client):
+    maria = TargetFactory(name="qc-maria")
+    dataset = Dataset.objects.create(name="4 × 10,000 rows", tables=4, table_size=10_000)
+    Scenario.objects.create(name="oltp_insert · 4 × 10,000", test="oltp_insert", dataset=dataset,
+                            options={"auto-inc": False})
+    _post(role_client("operator"), action="launch", targets=[maria.pk], tests=["oltp_insert"], threads="1")
+    campaign = Campaign.objects.get(name__startswith="Quick compare")
+    scenario = campaign.scenarios.get()
+    assert scenario.name == "oltp_insert · 4 × 10,000 #2" and scenario.options == {}
+
+
+@pytest.mark.parametrize("fields, field, message", [
+    ({"threads": "abc"}, "threads", ""),
+    ({"threads": "0"}, "threads", "thread counts go from 1"),
+    ({"tests": []}, "tests", "Tick at least one sysbench test"),
+    ({"targets": []}, "targets", "Tick at least one target"),
+    ({"time_s": "0"}, "time_s", ""),
+    ({"tests": ["oltp_read_wirte"]}, "tests", "not one of the available choices"),
+    ({"targets": ["999999"]}, "targets", ""),
+    ({"tables": "-1"}, "tables", ""),
+])
+def test_bad_input_is_a_field_error_with_what_was_typed_kept(role_client, fields, field, message):
+    maria = TargetFactory(name="qc-maria")
+    data = {"action": "launch", "targets": [maria.pk], "tests": ["oltp_read_write"], "name": "typed name"}
+    data.update(fields)
+    response = _post(role_client("operator"), **data)
+    html = _text(response)
+    assert response.status_code == 200
+    error = html.split(f'id="id_{field}_error1"', 1)[1].split("</p>", 1)[0]
+    assert message in error
+    assert 'value="typed name"' in html
+    assert not Run.objects.exists() and not Campaign.objects.exists()
+
+
+def test_viewers_get_403_and_no_link_operators_see_the_link_on_every_page(role_client):
+    assert role_client("viewer").get("/quick/").status_code == 403
+    assert role_client("viewer").post("/quick/", {"action": "launch"}).status_code == 403
+    assert 'href="/quick/"' not in _text(role_client("viewer").get("/runs/"))
+    assert 'href="/quick/"' in _text(role_client("operator").get("/runs/"))
+
+
+def test_an_inline_target_with_missing_fields_is_refused_at_its_fields(role_client):
+    response = _post(role_client("operator"), action="add_target", new_name="half typed", new_user="root",
+                     new_password="typed-secret-1")
+    html = _text(response)
+    assert "Required to add a target." in html.split('id="id_new_host_error1"', 1)[1].split("</p>", 1)[0]
+    assert "Required for a new product" in html.split('id="id_new_product_name_error1"', 1)[1]
+    assert 'value="half typed"' in html and "typed-secret-1" not in html
+    assert not Target.objects.exists()
+
+
+def test_an_inline_target_on_benchapps_own_database_is_refused_before_any_connection(role_client):
+    own = connection.settings_dict
+    response = _post(role_client("operator"), action="add_target", new_name="steal", new_driver="pgsql",
+                     new_host="localhost", new_port=str(own["PORT"] or 5432), new_database=own["NAME"],
+                     new_user="postgres", new_product_name="PG", new_product_engine="postgresql")
+    html = _text(response)
+    assert "benchapp" in html.split('id="id_new_host_error1"', 1)[1].split("</p>", 1)[0]
+    assert not Target.objects.exists() and not Product.objects.exists()
+
+
+# ---------------------------------------------------------------- against the local MariaDB
+
+
+def test_an_inline_mariadb_target_gets_port_3306_is_tested_then_saved_and_ticked(role_client, target_databases):
+    client = role_client("operator")
+    response = _post(client, action="add_target", new_name="local maria", new_host="127.0.0.1",
+                     new_database=target_databases["mysql"], new_user="root", new_product_name="MariaDB here",
+                     new_product_engine="mariadb", new_spec_label="this box", new_spec_cpu_cores="2",
+                     new_spec_memory_gb="4", tests=["oltp_point_select"], threads="1, 8")
+    html = _text(response)
+    target = Target.objects.get(name="local maria")
+    assert (target.port, target.driver, target.product.name, target.spec.label) == (3306, "mysql", "MariaDB here",
+                                                                                    "this box")
+    added = html.split('data-testid="target-added"', 1)[1].split("</p>", 1)[0]
+    assert "MariaDB" in added and "127.0.0.1:3306" in added
+    assert re.search(rf'value="{target.pk}"[^>]*checked', html)
+    assert re.search(r'value="oltp_point_select"[^>]*checked', html) and 'value="1, 8"' in html
+    assert 'name="new_name"' in html and 'value="local maria"' not in html.split('id="add-target"', 1)[1]
+
+
+def test_an_unreachable_inline_target_is_not_saved_and_the_typed_fields_stay(role_client, target_databases):
+    response = _post(role_client("operator"), action="add_target", new_name="closed port", new_host="127.0.0.1",
+                     new_port="1", new_database=target_databases["mysql"], new_user="root",
+                     new_password="typed-secret-2", new_product_name="Nowhere", new_product_engine="mysql")
+    html = _text(response)
+    error = html.split('id="id_new_host_error1"', 1)[1].split("</p>", 1)[0]
+    assert "connection test failed" in error and "not saved" in error
+    assert 'value="closed port"' in html and 'value="1"' in html and "typed-secret-2" not in html
+    assert not Target.objects.exists() and not Product.objects.filter(name="Nowhere").exists()
+    assert not InstanceSpec.objects.exists()
+
+
+def test_adding_a_target_and_launching_in_one_request_runs_on_it(role_client, target_databases):
+    response = _post(role_client("operator"), action="launch", new_name="maria at once", new_host="127.0.0.1",
+                     new_database=target_databases["mysql"], new_user="root", new_product_name="MariaDB once",
+                     new_product_engine="mariadb", tests=["oltp_point_select"], threads="2")
+    run = Run.objects.get()
+    assert response.status_code == 302
+    assert list(Job.objects.filter(run=run).values_list("target__name", "threads")) == [("maria at once", 2)]
+
+
+# ---------------------------------------------------------------- the dashboard of an empty install
+
+
+def test_an_empty_install_dashboard_says_what_to_do_first_with_links(role_client):
+    html = _text(role_client("operator").get("/"))
+    steps = html.split('data-testid="first-steps"', 1)[1].split("</section>", 1)[0]
+    assert "Start here" in steps and 'href="/quick/"' in steps and 'href="/seeds/"' in steps
+    viewer = _text(role_client("viewer").get("/")).split('data-testid="first-steps"', 1)[1].split("</section>")[0]
+    assert 'href="/seeds/"' in viewer and 'href="/quick/"' not in viewer and "operator" in viewer
+
+
+def test_the_first_steps_go_once_something_was_launched(role_client):
+    maria = TargetFactory(name="qc-maria")
+    client = role_client("operator")
+    _post(client, action="launch", targets=[maria.pk], tests=["oltp_point_select"], threads="1")
+    assert Run.objects.count() == 1
+    assert 'data-testid="first-steps"' not in _text(client.get("/"))
