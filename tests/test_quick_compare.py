@@ -44,6 +44,8 @@ def test_the_plan_shows_jobs_and_time_and_keeps_nothing(role_client):
     assert f'data-testid="plan-duration">{format_duration(total)}<' in html
     assert "oltp_read_write · 4 × 10,000" in html and "oltp_point_select · 4 × 10,000" in html
     assert (Campaign.objects.count(), Scenario.objects.count(), Dataset.objects.count()) == before
+    # The inline target's fields, left empty, are not a target to add: no error there, and the form stays closed.
+    assert "Required to add a target" not in html and '<details id="add-target">' in html
     # What was typed stays.
     assert 'name="threads" value="1, 4, 16"' in html or 'name="threads" value="1,4,16"' in html
     assert re.search(rf'value="{maria.pk}"[^>]*checked', html)

@@ -64,7 +64,9 @@ def quick_compare(request: HttpRequest) -> HttpResponse:
         action = "plan"
     form = QuickCompareForm(request.POST)
     target_form = QuickTargetForm(request.POST)
-    if target_form.is_filled() or action == "add_target":
+    if not target_form.is_filled() and action != "add_target":
+        target_form = QuickTargetForm()  # left empty: nothing to check, nothing to show as an error
+    else:
         if not target_form.is_valid():
             form.is_valid()  # its own errors show too, and what was typed stays
             return _render(request, form, target_form, None, None, None)

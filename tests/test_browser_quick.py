@@ -1,0 +1,91 @@
+"""Quick compare in a real browser (#18): from an empty dashboard to a finished run in one form.
+
+The user starts on an empty install, follows the dashboard's first step, adds the local MariaDB inline (the
+port left blank: the driver's default), ticks two tests, gives a thread ladder, sees the plan and launches;
+a real Celery worker runs sysbench and the run page shows it succeeded. Screenshots at 1440×900 and 390×844.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from campaigns.models import Job, Run, Target
+from tests.conftest import record_measurement
+from tests.test_browser import PASSWORD, USER, _login, browser_page, phone_shots, shot, wait_js
+
+__all__ = ["browser_page"]  # the fixture, shared with test_browser.py
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
+        browser_page, live_server, celery_worker_process, target_databases):
+    browser, page, problems = browser_page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    get_user_model().objects.create_superuser(USER, "admin@example.com", PASSWORD)
+    _login(page)
+
+    # An empty install: the dashboard says what to do first.
+    steps = page.locator("[data-testid=first-steps]")
+    assert "Start here" in steps.inner_text()
+    assert steps.get_by_role("link", name="Seed papers").first.get_attribute("href") == "/seeds/"
+    shot(page, "quick-01-empty-dashboard", full=False)
+    steps.get_by_role("link", name="Quick compare").first.click()
+    page.wait_for_url("**/quick/")
+
+    # No target yet: the inline form is open. The port follows the driver; left blank it is the default.
+    assert page.locator("#add-target").get_attribute("open") is not None
+    assert page.locator("#id_new_port").get_attribute("placeholder") == "3306"
+    page.locator("#id_new_driver").select_option("pgsql")
+    assert page.locator("#id_new_port").get_attribute("placeholder") == "5432"
+    page.locator("#id_new_driver").select_option("mysql")
+    page.locator("#id_new_name").fill("local mariadb")
+    page.locator("#id_new_host").fill("127.0.0.1")
+    page.locator("#id_new_database").fill(target_databases["mysql"])
+    page.locator("#id_new_user").fill("root")
+    page.locator("#id_new_product_name").fill("MariaDB (quick)")
+    page.locator("#id_new_product_engine").select_option("mariadb")
+    page.get_by_role("button", name="Test the connection and add").click()
+    page.wait_for_selector("[data-testid=target-added]")
+    assert "MariaDB" in page.locator("[data-testid=server-version]").inner_text()
+    target = Target.objects.get(name="local mariadb")
+    assert target.port == 3306
+    assert page.get_by_label(re.compile(r"local mariadb \(")).is_checked()
+
+    # Two tests, a thread ladder, a short duration: the plan first.
+    page.get_by_label("oltp_point_select", exact=True).check()
+    page.get_by_label("oltp_read_only", exact=True).check()
+    page.locator("#id_threads").fill("1, 4")
+    page.locator("#id_time_s").fill("2")
+    page.get_by_role("button", name="See the plan").click()
+    page.wait_for_selector("#quick-plan")
+    assert page.locator("[data-testid=plan-jobs]").inner_text() == "4"
+    plan_text = page.locator("#quick-plan").inner_text()
+    assert "oltp_point_select · 4 × 10,000" in plan_text and "oltp_read_only · 4 × 10,000" in plan_text
+    assert page.get_by_label("oltp_read_only", exact=True).is_checked()  # what was ticked stays
+    shot(page, "quick-02-plan-1440")
+    page.locator("#quick-plan").scroll_into_view_if_needed()
+    shot(page, "quick-03-plan-1440-viewport", full=False)
+
+    page.get_by_role("button", name="Launch", exact=True).click()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    run = Run.objects.get()
+    assert run.campaign.name.startswith("Quick compare")
+    wait_js(page, "document.getElementById('run-status').textContent.trim() === 'succeeded'", timeout_ms=180_000)
+    page.wait_for_timeout(1000)  # the run page reloads itself once the run has finished
+    page.reload()
+    run.refresh_from_db()
+    assert run.status == Run.Status.SUCCEEDED, list(run.jobs.values_list("status", "error"))
+    jobs = list(Job.objects.filter(run=run).select_related("scenario", "result").order_by("position"))
+    assert [(j.scenario.name, j.threads) for j in jobs] == [
+        ("oltp_point_select · 4 × 10,000", 1), ("oltp_point_select · 4 × 10,000", 4),
+        ("oltp_read_only · 4 × 10,000", 1), ("oltp_read_only · 4 × 10,000", 4)]
+    assert all(j.result.qps and j.result.qps > 0 for j in jobs)
+    shot(page, "quick-04-run-finished", full=False)
+    record_measurement(f"quick compare browser: run #{run.pk} of 4 jobs took "
+                       f"{(run.finished_at - run.started_at).total_seconds():.1f} s")
+
+    phone_shots(browser, live_server, problems, {"quick-05-phone-quick-compare": "/quick/"})
+    assert not problems.items, "\n".join(problems.items)
