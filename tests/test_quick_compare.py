@@ -193,3 +193,46 @@ def test_the_first_steps_go_once_something_was_launched(role_client):
     _post(client, action="launch", targets=[maria.pk], tests=["oltp_point_select"], threads="1")
     assert Run.objects.count() == 1
     assert 'data-testid="first-steps"' not in _text(client.get("/"))
+
+
+# ---------------------------------------------------------------- form errors at the field, what was typed kept
+
+
+def test_a_bad_cron_is_an_error_at_its_field_with_the_typed_values_kept(role_client):
+    from campaigns.models import CampaignSchedule
+    from tests.factories import CampaignFactory, ScenarioFactory
+
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[ScenarioFactory()])
+    response = role_client("operator").post(f"/campaigns/{campaign.pk}/schedules/", {
+        "label": "my nightly", "cron": "every night", "timezone": "Europe/Paris", "enabled": "on"})
+    html = _text(response)
+    assert response.status_code == 400
+    form = html.split('class="schedule-form"', 1)[1].split("</form>", 1)[0]
+    assert html.count('id="id_cron_error1"') == 1 and 'id="id_cron_error1"' in form
+    assert 'value="my nightly"' in form and 'value="every night"' in form and 'value="Europe/Paris"' in form
+    assert 'class="messages"' not in html  # not a banner at the top of the page
+    assert not CampaignSchedule.objects.exists()
+
+
+def test_a_bad_time_zone_is_an_error_at_its_field(role_client):
+    from tests.factories import CampaignFactory
+
+    campaign = CampaignFactory()
+    response = role_client("operator").post(f"/campaigns/{campaign.pk}/schedules/", {
+        "cron": "0 2 * * *", "timezone": "Mars/Olympus"})
+    html = _text(response)
+    assert response.status_code == 400 and 'id="id_timezone_error1"' in html and 'value="0 2 * * *"' in html
+
+
+def test_a_seed_template_form_refused_shows_its_errors_in_its_row_with_the_typed_values(role_client):
+    Campaign.objects.create(name="seed 001 template", is_template=True, template_key="seed-001")
+    maria = TargetFactory(name="qc-maria")
+    response = role_client("operator").post("/seeds/seed-001/instantiate/", {
+        "seed-001-targets": [maria.pk], "seed-001-scale_factor": "2", "seed-001-run_time_s": "17",
+        "seed-001-warmup_s": "0", "seed-001-max_threads": "32"})
+    html = _text(response)
+    assert response.status_code == 400
+    row = html.split('id="template-seed-001"', 1)[1].split("</tr>", 1)[0]
+    assert "<details open>" in row and 'id="id_seed-001-scale_factor_error1"' in row
+    assert 'value="17"' in row and 'value="2"' in row
+    assert not Campaign.objects.filter(is_template=False).exists()

@@ -52,6 +52,12 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 @role_required(roles.VIEWER)
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The campaign's matrix and its plan: every job, its exact commands, time and size, before launching."""
+    return campaign_page(request, pk)
+
+
+def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm | None = None,
+                  status: int = 200) -> HttpResponse:
+    """The campaign's page; `schedule_form`, a bound schedule form refused, shows its errors at its fields."""
     campaign = get_object_or_404(
         Campaign.objects.prefetch_related(
             Prefetch("targets", queryset=Target.objects.select_related("product", "spec")),
@@ -75,11 +81,11 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "campaigns/campaign_detail.html", {
         "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],
         "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN), "runs": runs, "active": active,
-        "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": ScheduleForm(),
+        "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": schedule_form or ScheduleForm(),
         "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
         "history_cells": cells, "history_selected": selected, "history": history,
         "history_api_url": reverse("api:regression-history"),
-    })
+    }, status=status)
 
 
 def _selected_cell(request: HttpRequest, cells: list[dict[str, Any]]) -> dict[str, Any] | None:
