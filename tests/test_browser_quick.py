@@ -87,5 +87,28 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     record_measurement(f"quick compare browser: run #{run.pk} of 4 jobs took "
                        f"{(run.finished_at - run.started_at).total_seconds():.1f} s")
 
-    phone_shots(browser, live_server, problems, {"quick-05-phone-quick-compare": "/quick/"})
+    # The campaign it made takes a schedule; a bad cron is an error at its field, and what was typed stays.
+    page.goto(f"/campaigns/{run.campaign_id}/")
+    page.locator("#id_label").fill("nightly quick")
+    page.locator("#id_cron").fill("every night at 2")
+    page.locator("#id_timezone").fill("Europe/Paris")
+    page.get_by_role("button", name="Add schedule").click()
+    page.wait_for_selector("#id_cron_error1")
+    assert page.locator("#id_cron").input_value() == "every night at 2"
+    assert page.locator("#id_label").input_value() == "nightly quick"
+    assert page.locator("#id_timezone").input_value() == "Europe/Paris"
+    assert page.locator("#id_cron_error1").is_visible()
+    shot(page, "quick-05-schedule-cron-error", full=False)
+
+    # A pasted command with a misspelt test says which test was meant.
+    page.goto("/scenarios/new/")
+    page.locator("#id_command").fill("sysbench oltp_read_wirte --tables=1 run")
+    page.get_by_role("button", name="Fill the form from the command").click()
+    page.wait_for_selector("#id_command_error1")
+    assert page.locator("#id_command_error1").inner_text() == (
+        "unknown sysbench test 'oltp_read_wirte': did you mean oltp_read_write?")
+    assert page.locator("#id_command").input_value() == "sysbench oltp_read_wirte --tables=1 run"
+    shot(page, "quick-06-misspelt-test", full=False)
+
+    phone_shots(browser, live_server, problems, {"quick-07-phone-quick-compare": "/quick/"})
     assert not problems.items, "\n".join(problems.items)

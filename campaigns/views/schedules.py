@@ -30,7 +30,7 @@ def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"Schedule “{schedule.cron} {schedule.timezone}” saved.")
             return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#schedules")
-    return campaign_page(request, campaign.pk, schedule_form=form, status=400)
+    return campaign_page(request, campaign.pk, schedule_form=form)
 
 
 @role_required(roles.OPERATOR)

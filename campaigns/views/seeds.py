@@ -178,4 +178,4 @@ def seed_instantiate(request: HttpRequest, key: str) -> HttpResponse:
             messages.success(request, f"Campaign “{campaign.name}” created from the template: check its plan, then launch.")
             return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]))
     # The errors at the fields, in the template's own row, with what was typed kept.
-    return _page(request, template_form=form, status=400)
+    return _page(request, template_form=form)
