@@ -54,6 +54,18 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     assert target.port == 3306
     assert page.get_by_label(re.compile(r"local mariadb \(")).is_checked()
 
+    # The list of tests is searchable: typing keeps the matching ones (and any ticked one) in sight.
+    tests_filter = page.get_by_label("Filter sysbench tests")
+    tests_filter.fill("read")
+    visible = page.locator("#id_tests label:visible").all_inner_texts()
+    assert sorted(t.strip() for t in visible) == ["oltp_read_only", "oltp_read_write"]
+    page.get_by_label("oltp_read_only", exact=True).check()
+    tests_filter.fill("point")
+    visible = sorted(t.strip() for t in page.locator("#id_tests label:visible").all_inner_texts())
+    assert visible == ["oltp_point_select", "oltp_read_only", "select_random_points"]
+    shot(page, "quick-02-searchable-tests", full=False)
+    tests_filter.fill("")
+
     # Two tests, a thread ladder, a short duration: the plan first.
     page.get_by_label("oltp_point_select", exact=True).check()
     page.get_by_label("oltp_read_only", exact=True).check()
@@ -65,9 +77,9 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     plan_text = page.locator("#quick-plan").inner_text()
     assert "oltp_point_select · 4 × 10,000" in plan_text and "oltp_read_only · 4 × 10,000" in plan_text
     assert page.get_by_label("oltp_read_only", exact=True).is_checked()  # what was ticked stays
-    shot(page, "quick-02-plan-1440")
+    shot(page, "quick-03-plan-1440")
     page.locator("#quick-plan").scroll_into_view_if_needed()
-    shot(page, "quick-03-plan-1440-viewport", full=False)
+    shot(page, "quick-04-plan-1440-viewport", full=False)
 
     page.get_by_role("button", name="Launch", exact=True).click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
@@ -83,9 +95,17 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
         ("oltp_point_select · 4 × 10,000", 1), ("oltp_point_select · 4 × 10,000", 4),
         ("oltp_read_only · 4 × 10,000", 1), ("oltp_read_only · 4 × 10,000", 4)]
     assert all(j.result.qps and j.result.qps > 0 for j in jobs)
-    shot(page, "quick-04-run-finished", full=False)
+    shot(page, "quick-05-run-finished", full=False)
     record_measurement(f"quick compare browser: run #{run.pk} of 4 jobs took "
                        f"{(run.finished_at - run.started_at).total_seconds():.1f} s")
+
+    # "Compare selected" on the runs list opens the comparison of the ticked runs.
+    page.goto("/runs/")
+    page.get_by_label(f"Select run #{run.pk} to compare").check()
+    page.get_by_role("button", name="Compare selected").click()
+    page.wait_for_selector("table.comparison")
+    assert f"runs={run.pk}" in page.url
+    assert "oltp_point_select · 4 × 10,000" in page.inner_text("main")
 
     # The campaign it made takes a schedule; a bad cron is an error at its field, and what was typed stays.
     page.goto(f"/campaigns/{run.campaign_id}/")
@@ -98,7 +118,7 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     assert page.locator("#id_label").input_value() == "nightly quick"
     assert page.locator("#id_timezone").input_value() == "Europe/Paris"
     assert page.locator("#id_cron_error1").is_visible()
-    shot(page, "quick-05-schedule-cron-error", full=False)
+    shot(page, "quick-06-schedule-cron-error", full=False)
 
     # A pasted command with a misspelt test says which test was meant.
     page.goto("/scenarios/new/")
@@ -108,7 +128,7 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     assert page.locator("#id_command_error1").inner_text() == (
         "unknown sysbench test 'oltp_read_wirte': did you mean oltp_read_write?")
     assert page.locator("#id_command").input_value() == "sysbench oltp_read_wirte --tables=1 run"
-    shot(page, "quick-06-misspelt-test", full=False)
+    shot(page, "quick-07-misspelt-test", full=False)
 
-    phone_shots(browser, live_server, problems, {"quick-07-phone-quick-compare": "/quick/"})
+    phone_shots(browser, live_server, problems, {"quick-08-phone-quick-compare": "/quick/"})
     assert not problems.items, "\n".join(problems.items)

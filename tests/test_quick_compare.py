@@ -236,3 +236,22 @@ def test_a_seed_template_form_refused_shows_its_errors_in_its_row_with_the_typed
     assert "<details open>" in row and 'id="id_seed-001-scale_factor_error1"' in row
     assert 'value="17"' in row and 'value="2"' in row
     assert not Campaign.objects.filter(is_template=False).exists()
+
+
+# ---------------------------------------------------------------- pickers
+
+
+def test_the_runs_list_ticks_runs_into_a_comparison(role_client):
+    maria = TargetFactory(name="qc-maria")
+    client = role_client("operator")
+    _post(client, action="launch", targets=[maria.pk], tests=["oltp_point_select"], threads="1")
+    run = Run.objects.get()
+    html = _text(role_client("viewer").get("/runs/"))
+    assert '<form method="get" action="/compare/" id="compare-selected"' in html
+    assert re.search(rf'<input type="checkbox" name="runs" value="{run.pk}" form="compare-selected"', html)
+    # What the button submits is what the comparison page reads.
+    assert role_client("viewer").get(f"/compare/?runs={run.pk}").status_code == 200
+
+
+def test_every_page_loads_the_picker_module(role_client):
+    assert "/static/campaigns/build/picker.js" in _text(role_client("operator").get("/campaigns/new/"))
