@@ -286,7 +286,8 @@ class ScenarioForm(forms.ModelForm):
         if self.cleaned_data.get("dataset") is None:
             dataset = Dataset(name=self.cleaned_data["new_dataset_name"],
                               tables=self.cleaned_data["new_dataset_tables"],
-                              table_size=self.cleaned_data["new_dataset_table_size"])
+                              table_size=self.cleaned_data["new_dataset_table_size"],
+                              created_by=scenario.created_by)
             dataset.full_clean()
             dataset.save()
             scenario.dataset = dataset

@@ -255,3 +255,51 @@ def test_the_runs_list_ticks_runs_into_a_comparison(role_client):
 
 def test_every_page_loads_the_picker_module(role_client):
     assert "/static/campaigns/build/picker.js" in _text(role_client("operator").get("/campaigns/new/"))
+
+
+# ---------------------------------------------------------------- mine only
+
+
+def test_each_user_can_list_only_the_targets_scenarios_and_datasets_they_made(role_client, target_databases):
+    from campaigns.models import Scenario as ScenarioModel
+
+    other = TargetFactory(name="someone else's")
+    operator = role_client("operator")
+    _post(operator, action="launch", new_name="my maria", new_host="127.0.0.1",
+          new_database=target_databases["mysql"], new_user="root", new_product_name="MariaDB mine",
+          new_product_engine="mariadb", tests=["oltp_point_select"], threads="1")
+    mine = Target.objects.get(name="my maria")
+    assert mine.created_by.username == "user-operator" and other.created_by is None
+    targets = _text(operator.get("/targets/?mine=true"))
+    assert "my maria" in targets and "someone else&#x27;s" not in targets
+    assert "someone else&#x27;s" in _text(operator.get("/targets/"))
+    # The scenario and dataset quick compare made are the operator's too; nobody else's list shows them as theirs.
+    assert "oltp_point_select · 4 × 10,000" in _text(operator.get("/scenarios/?mine=true"))
+    assert "4 × 10,000 rows" in _text(operator.get("/datasets/?mine=true"))
+    assert "oltp_point_select · 4 × 10,000" not in _text(role_client("admin").get("/scenarios/?mine=true"))
+    assert ScenarioModel.objects.get().created_by.username == "user-operator"
+    # The page offers the switch, ticked when on.
+    assert re.search(r'<input type="checkbox" name="mine" value="true"[^>]*checked', targets)
+
+
+def test_new_rows_made_in_the_forms_and_the_api_record_their_creator(role_client):
+    from rest_framework.test import APIClient
+
+    from campaigns.models import Dataset as DatasetModel
+    from tests.ui_fixtures import make_user
+
+    operator = role_client("operator")
+    operator.post("/datasets/new/", {"name": "form dataset", "tables": "1", "table_size": "100"})
+    assert DatasetModel.objects.get(name="form dataset").created_by.username == "user-operator"
+    api = APIClient()
+    api.force_authenticate(make_user("api-operator", "operator"))
+    made = api.post("/api/v1/datasets/", {"name": "api dataset", "tables": 1, "table_size": 100}, format="json")
+    assert made.status_code == 201, made.content
+    assert DatasetModel.objects.get(name="api dataset").created_by.username == "api-operator"
+    listed = api.get("/api/v1/datasets/?mine=true").json()
+    names = [row["name"] for row in (listed["results"] if isinstance(listed, dict) else listed)]
+    assert names == ["api dataset"]
+    # Another operator's "mine" is theirs, not a cached copy of the first answer.
+    api.force_authenticate(make_user("api-operator-2", "operator"))
+    listed = api.get("/api/v1/datasets/?mine=true").json()
+    assert (listed["results"] if isinstance(listed, dict) else listed) == []

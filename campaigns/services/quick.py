@@ -61,6 +61,10 @@ class QuickMatrix:
     name: str = ""
 
 
+def _creator(user: Any) -> Any:
+    return user if getattr(user, "is_authenticated", False) else None
+
+
 def shape_label(*, tables: int, table_size: int) -> str:
     return f"{tables} × {table_size:,}"
 
@@ -73,7 +77,7 @@ def _prefixed(exc: ValidationError, prefix: str, fields: dict[str, str] | None =
     return ValidationError({fields.get(name, f"{prefix}{name}"): errors for name, errors in exc.error_dict.items()})
 
 
-def quick_target_create(*, new: NewTarget) -> tuple[Target, dict[str, Any]]:
+def quick_target_create(*, new: NewTarget, user: Any = None) -> tuple[Target, dict[str, Any]]:
     """Creates a target (with its new product and spec, if any) once a connection to it has succeeded.
 
     Everything is validated first, then the connection is tested with the typed password, then all of it is saved
@@ -100,7 +104,7 @@ def quick_target_create(*, new: NewTarget) -> tuple[Target, dict[str, Any]]:
                                                "memory_gb": "new_spec_memory_gb"}) from None
     target = Target(name=new.name.strip(), driver=driver, host=new.host.strip(),
                     port=new.port or DEFAULT_PORTS.get(driver, 0), database=new.database.strip(),
-                    user=new.user.strip())
+                    user=new.user.strip(), created_by=_creator(user))
     target.set_password(new.password)
     try:
         target.full_clean(exclude=["product", "spec"])
@@ -133,7 +137,7 @@ def _free_name(model: type[Any], field: str, base: str, fits: Any) -> tuple[str,
     raise ValidationError(f"too many rows named like “{base}”")
 
 
-def quick_dataset(*, tables: int, table_size: int) -> Dataset:
+def quick_dataset(*, tables: int, table_size: int, user: Any = None) -> Dataset:
     """The dataset named after its shape ("4 × 10,000 rows"), made if missing."""
     base = f"{shape_label(tables=tables, table_size=table_size)} rows"
     name, row = _free_name(Dataset, "name", base, lambda d: (d.tables, d.table_size, d.sizes_by_spec) ==
@@ -141,13 +145,14 @@ def quick_dataset(*, tables: int, table_size: int) -> Dataset:
     if row is not None:
         return row
     dataset = Dataset(name=name, tables=tables, table_size=table_size,
-                      description="Made by quick compare: sysbench's sbtest tables, nothing else.")
+                      description="Made by quick compare: sysbench's sbtest tables, nothing else.",
+                      created_by=_creator(user))
     dataset.full_clean()
     dataset.save()
     return dataset
 
 
-def quick_scenario(*, test: str, dataset: Dataset, time_s: int) -> Scenario:
+def quick_scenario(*, test: str, dataset: Dataset, time_s: int, user: Any = None) -> Scenario:
     """The plain scenario of a test on a dataset, named after both ("oltp_read_write · 4 × 10,000"): sysbench's
     defaults for every option, prepared once per target and dropped when the run ends."""
     base = f"{test} · {shape_label(tables=dataset.tables, table_size=dataset.table_size)}"
@@ -160,7 +165,7 @@ def quick_scenario(*, test: str, dataset: Dataset, time_s: int) -> Scenario:
     if row is not None:
         return row
     scenario = Scenario(name=name, test=test, dataset=dataset, time_s=time_s, options={},
-                        description="Made by quick compare: sysbench's defaults.")
+                        description="Made by quick compare: sysbench's defaults.", created_by=_creator(user))
     scenario.full_clean()
     scenario.save()
     return scenario
@@ -171,8 +176,9 @@ def quick_campaign_create(*, matrix: QuickMatrix, user: Any = None) -> Campaign:
     if not matrix.targets or not matrix.tests or not matrix.threads:
         raise ValidationError("Tick at least one target and one test, and give at least one thread count.")
     with transaction.atomic():
-        dataset = quick_dataset(tables=matrix.tables, table_size=matrix.table_size)
-        scenarios = [quick_scenario(test=test, dataset=dataset, time_s=matrix.time_s) for test in matrix.tests]
+        dataset = quick_dataset(tables=matrix.tables, table_size=matrix.table_size, user=user)
+        scenarios = [quick_scenario(test=test, dataset=dataset, time_s=matrix.time_s, user=user)
+                     for test in matrix.tests]
         base = matrix.name.strip() or f"Quick compare {timezone.localtime():%Y-%m-%d %H:%M}"
         name, _ = _free_name(Campaign, "name", base, lambda c: False)
         campaign = Campaign(
@@ -180,7 +186,7 @@ def quick_campaign_create(*, matrix: QuickMatrix, user: Any = None) -> Campaign:
             warmup_override_s=0,
             description=(f"Quick compare: {', '.join(matrix.tests)} on {', '.join(t.name for t in matrix.targets)}, "
                          f"{shape_label(tables=matrix.tables, table_size=matrix.table_size)} rows."),
-            created_by=user if getattr(user, "is_authenticated", False) else None,
+            created_by=_creator(user),
         )
         try:
             campaign.full_clean()

@@ -39,7 +39,7 @@ CAMPAIGNS = Catalogue(
 @role_required(roles.VIEWER)
 def campaign_list(request: HttpRequest) -> HttpResponse:
     base = CAMPAIGNS.get_queryset()
-    filterset = CampaignFilterSet(request.GET, queryset=base)
+    filterset = CampaignFilterSet(request.GET, queryset=base, request=request)
     queryset = filterset.qs if filterset.is_valid() else base.none()
     page = paginate(request, queryset)
     rows = CAMPAIGNS.rows(page.object_list)

@@ -71,7 +71,8 @@ def quick_compare(request: HttpRequest) -> HttpResponse:
             form.is_valid()  # its own errors show too, and what was typed stays
             return _render(request, form, target_form, None, None, None)
         try:
-            added, check = services.quick_target_create(new=_new_target(target_form.cleaned_data))
+            added, check = services.quick_target_create(new=_new_target(target_form.cleaned_data),
+                                                        user=request.user)
         except ValidationError as exc:
             _errors_to(target_form, exc)
             form.is_valid()
