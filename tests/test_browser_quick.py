@@ -81,7 +81,9 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     page.locator("#quick-plan").scroll_into_view_if_needed()
     shot(page, "quick-04-plan-1440-viewport", full=False)
 
-    page.get_by_role("button", name="Launch", exact=True).click()
+    assert page.locator("[data-testid=plan-matrix]").inner_text().startswith(
+        "1 target × 2 tests × 2 thread counts × 1 repetition; each job 2 s measured")
+    page.get_by_role("button", name="Launch 4 jobs").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
     run = Run.objects.get()
     assert run.campaign.name.startswith("Quick compare")

@@ -43,6 +43,8 @@ def test_the_plan_shows_jobs_and_time_and_keeps_nothing(role_client):
     total = jobs * job_estimate_s(time_s=5, warmup_s=0) + 2 * 40_000 / 100_000
     assert f'data-testid="plan-duration">{format_duration(total)}<' in html
     assert "oltp_read_write · 4 × 10,000" in html and "oltp_point_select · 4 × 10,000" in html
+    assert "2 targets × 2 tests × 3 thread counts × 2 repetitions; each job 5 s measured" in html
+    assert f">Launch {jobs} jobs</button>" in html
     assert (Campaign.objects.count(), Scenario.objects.count(), Dataset.objects.count()) == before
     # The inline target's fields, left empty, are not a target to add: no error there, and the form stays closed.
     assert "Required to add a target" not in html and '<details id="add-target">' in html

@@ -96,6 +96,9 @@ def quick_compare(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Run #{run.pk} of “{run.campaign.name}” launched.")
             return HttpResponseRedirect(reverse("run-detail", args=[run.pk]))
         plan = services.quick_compare_plan(matrix=matrix)
+        plan["matrix"] = {"targets": len(matrix.targets), "tests": len(matrix.tests), "threads": len(matrix.threads),
+                          "repetitions": matrix.repetitions, "time_s": matrix.time_s,
+                          "overhead_s": services.JOB_OVERHEAD_S}
     except ValidationError as exc:
         _errors_to(form, exc)
     except services.StateConflict as exc:
