@@ -371,6 +371,29 @@ class ThreadsMapField(forms.CharField):
         return result
 
 
+class CreatorCheckboxSelectMultiple(forms.CheckboxSelectMultiple):
+    """Checkboxes of model rows, each marked `data-mine="true"` or `"false"` for the user the form is shown to,
+    so that the picker (picker.js) can offer "Mine only". Unmarked until `user_id` is set."""
+
+    user_id: int | None = None
+
+    def create_option(self, name: str, value: Any, label: Any, selected: Any, index: int,
+                      subindex: int | None = None, attrs: dict[str, Any] | None = None) -> dict[str, Any]:
+        option = super().create_option(name, value, label, selected, index, subindex=subindex, attrs=attrs)
+        instance = getattr(value, "instance", None)
+        if self.user_id is not None and instance is not None and hasattr(instance, "created_by_id"):
+            option["attrs"]["data-mine"] = "true" if instance.created_by_id == self.user_id else "false"
+        return option
+
+
+def mark_mine(form: forms.BaseForm, user: Any, *field_names: str) -> None:
+    """Marks the rows `user` created in the form's creator-aware checkbox lists (for "Mine only")."""
+    for name in field_names:
+        widget = form.fields[name].widget
+        if isinstance(widget, CreatorCheckboxSelectMultiple):
+            widget.user_id = user.pk if getattr(user, "is_authenticated", False) else None
+
+
 def _target_label(target: Target) -> str:
     return f"{target.name} ({target.product.name}{', ' + target.spec.label if target.spec else ''})"
 
@@ -415,7 +438,7 @@ class CampaignForm(forms.ModelForm):
             "run_time_s": "Optional: every job measures this long, whatever its scenario says (smoke runs).",
             "notify_emails": "Comma-separated; regressions and improvements are sent here.",
         }
-        widgets = {"targets": forms.CheckboxSelectMultiple, "scenarios": forms.CheckboxSelectMultiple,
+        widgets = {"targets": CreatorCheckboxSelectMultiple, "scenarios": CreatorCheckboxSelectMultiple,
                    "description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -646,7 +669,7 @@ class QuickCompareForm(forms.Form):
     """What to compare: ticked targets and tests, one dataset shape, a thread ladder, duration, repetitions."""
 
     targets = forms.ModelMultipleChoiceField(queryset=Target.objects.none(), required=False,
-                                             widget=forms.CheckboxSelectMultiple, label="Targets")
+                                             widget=CreatorCheckboxSelectMultiple, label="Targets")
     tests = forms.MultipleChoiceField(choices=quick_test_choices, required=False,
                                       widget=forms.CheckboxSelectMultiple, label="sysbench tests")
     tables = forms.IntegerField(min_value=1, max_value=100_000, initial=4, label="Tables")

@@ -7,15 +7,21 @@ a real Celery worker runs sysbench and the run page shows it succeeded. Screensh
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from campaigns.models import Job, Run, Target
 from tests.conftest import record_measurement
-from tests.test_browser import PASSWORD, USER, _login, browser_page, phone_shots, shot, wait_js
+from tests.factories import PgTargetFactory
+from tests.test_browser import PASSWORD, SHOTS, USER, _login, browser_page, phone_shots, shot, wait_js
 
 __all__ = ["browser_page"]  # the fixture, shared with test_browser.py
+
+def shot_path(name: str) -> Path:
+    return SHOTS / f"{name}.png"
+
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -71,8 +77,17 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     page.get_by_label("oltp_read_only", exact=True).check()
     page.locator("#id_threads").fill("1, 4")
     page.locator("#id_time_s").fill("2")
+    PgTargetFactory(name="a colleague's postgresql")  # made by someone else meanwhile
     page.get_by_role("button", name="See the plan").click()
     page.wait_for_selector("#quick-plan")
+    # Targets mix the user's and a colleague's: "Mine only" keeps the user's in sight.
+    colleague = page.get_by_label(re.compile(r"a colleague's postgresql \("))
+    assert colleague.is_visible()
+    page.locator("#q-targets-h + .field").get_by_label("Mine only").check()
+    assert not colleague.is_visible() and page.get_by_label(re.compile(r"local mariadb \(")).is_visible()
+    page.locator("section[aria-labelledby=q-targets-h]").screenshot(path=str(shot_path("quick-03-mine-only")))
+    page.locator("#q-targets-h + .field").get_by_label("Mine only").uncheck()
+    assert colleague.is_visible() and not colleague.is_checked()
     assert page.locator("[data-testid=plan-jobs]").inner_text() == "4"
     plan_text = page.locator("#quick-plan").inner_text()
     assert "oltp_point_select · 4 × 10,000" in plan_text and "oltp_read_only · 4 × 10,000" in plan_text

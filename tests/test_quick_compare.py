@@ -305,3 +305,16 @@ def test_new_rows_made_in_the_forms_and_the_api_record_their_creator(role_client
     api.force_authenticate(make_user("api-operator-2", "operator"))
     listed = api.get("/api/v1/datasets/?mine=true").json()
     assert (listed["results"] if isinstance(listed, dict) else listed) == []
+
+
+def test_target_pickers_mark_the_rows_the_user_made(role_client):
+    from tests.ui_fixtures import make_user
+
+    mine = TargetFactory(name="mine", created_by=make_user("owner", "operator"))
+    theirs = TargetFactory(name="theirs")
+    owner = role_client("operator")
+    owner.force_login(mine.created_by)
+    for url in ("/quick/", "/campaigns/new/"):
+        html = _text(owner.get(url))
+        assert re.search(rf'value="{mine.pk}"[^>]*data-mine="true"', html), url
+        assert re.search(rf'value="{theirs.pk}"[^>]*data-mine="false"', html), url

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from campaigns import monitoring, roles, services
 from campaigns.filtersets import CampaignFilterSet
-from campaigns.forms import CampaignForm, ScheduleForm
+from campaigns.forms import CampaignForm, ScheduleForm, mark_mine
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
 from campaigns.views.base import Catalogue, Column, paginate, role_required
 
@@ -117,6 +117,7 @@ def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     else:
         initial = {"threads": "1, 2"} if campaign is None else {}
         form = CampaignForm(instance=campaign, initial=initial)
+    mark_mine(form, request.user, "targets", "scenarios")
     return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign,
                                                               "catalogue": CAMPAIGNS})
 

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from campaigns import roles, services
-from campaigns.forms import QuickCompareForm, QuickTargetForm
+from campaigns.forms import QuickCompareForm, QuickTargetForm, mark_mine
 from campaigns.models import Target
 from campaigns.views.base import role_required
 
@@ -108,6 +108,7 @@ def quick_compare(request: HttpRequest) -> HttpResponse:
 
 def _render(request: HttpRequest, form: QuickCompareForm, target_form: QuickTargetForm, added: Target | None,
             check: dict[str, Any] | None, plan: dict[str, Any] | None) -> HttpResponse:
+    mark_mine(form, request.user, "targets")
     return render(request, "campaigns/quick_compare.html", {
         "form": form, "target_form": target_form, "added": added, "check": check, "plan": plan,
         "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN] if plan else [],
