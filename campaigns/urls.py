@@ -6,7 +6,7 @@ from collections.abc import Callable
 from django.http import HttpResponse
 from django.urls import URLPattern, path
 
-from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios, schedules, seeds
+from campaigns.views import campaigns, catalogue, compare, dashboard, quick, runs, scenarios, schedules, seeds
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
 View = Callable[..., HttpResponse]
@@ -28,6 +28,7 @@ def catalogue_urls(cat: Catalogue, *, list_view: View | None = None, edit_view: 
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
+    path("quick/", quick.quick_compare, name="quick-compare"),
     *catalogue_urls(catalogue.PRODUCTS),
     *catalogue_urls(catalogue.SPECS),
     *catalogue_urls(catalogue.DATASETS),

@@ -102,6 +102,10 @@ class Target(models.Model):
     user = models.CharField(max_length=128)
     password_encrypted = models.TextField(blank=True, default="", editable=False)
     is_demo = models.BooleanField(default=False)
+    # Who added it, for "mine only" in lists and pickers (None for rows older than the field, and demo rows).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -181,6 +185,9 @@ class Dataset(models.Model):
     )
     sizes_by_spec = models.JSONField(default=dict, blank=True)
     description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
 
     class Meta:
         ordering = ["name"]
@@ -236,6 +243,9 @@ class Scenario(models.Model):
     )
     preset = models.CharField(max_length=100, blank=True)
     description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

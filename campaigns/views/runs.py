@@ -95,7 +95,7 @@ def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
 @role_required(roles.VIEWER)
 def run_list(request: HttpRequest) -> HttpResponse:
     base = runs_with_progress().order_by("-created_at")
-    filterset = RunFilterSet(request.GET, queryset=base)
+    filterset = RunFilterSet(request.GET, queryset=base, request=request)
     queryset = filterset.qs if filterset.is_valid() else base.none()
     page = paginate(request, queryset)
     runs = [(run, progress(run)) for run in page.object_list]
