@@ -167,6 +167,8 @@ def wait_for_run(api: Api, run: dict[str, Any], *, poll_s: float, timeout_s: flo
     store its findings (it runs as its own task once the run is closed). Exit 3 on timeout."""
     started = time.monotonic()
     seen_active = run["status"] not in report.RUN_FINISHED
+    if not seen_active:
+        return run
     progress = Progress(run)
     try:
         while run["status"] not in report.RUN_FINISHED:

@@ -89,10 +89,11 @@ def deltas_set(cells: list[Cell]) -> None:
 
 
 def regression_text(regression: dict[str, Any]) -> str:
-    metric = "QPS" if regression.get("metric") == "qps" else "percentile latency"
-    return (f"{metric} {regression['change_pct']:+.1f}% against the baseline ({regression['baseline_value']:.4g} → "
-            f"{regression['current_value']:.4g}, {regression.get('detector', 'threshold')}: "
-            f"{regression.get('method', '')})")
+    qps = regression.get("metric") == "qps"
+    unit = "" if qps else " ms"
+    return (f"{'QPS' if qps else 'percentile latency'} {regression['change_pct']:+.1f}% against the baseline "
+            f"({regression['baseline_value']:,.1f}{unit} → {regression['current_value']:,.1f}{unit}; "
+            f"{regression.get('detector', 'threshold')}: {regression.get('method', '')})")
 
 
 def regressions_attach(cells: list[Cell], regressions: list[dict[str, Any]], targets: dict[int, dict[str, Any]]) -> None:
@@ -229,7 +230,7 @@ def junit_xml(runs: list[dict[str, Any]], cells: list[Cell], *, fail_on_invalid:
                 ET.SubElement(case, "failure", message=problems[0],
                               type="regression" if cell.regressions else "invalid").text = "\n".join(problems)
             ET.SubElement(case, "system-out").text = (
-                f"QPS {_number(cell.qps)} (n={cell.n}, CV {_number(cell.qps_cv_pct, 2)}%), "
+                f"QPS {_number(cell.qps)} (n={cell.n}, CV {_number(cell.qps_cv_pct, 2)} %), "
                 f"latency p{cell.latency_pct or 0:g} {_number(cell.latency_pct_ms, 2)} ms, verdict {cell.verdict or '—'}")
         suite.set("tests", str(1 + len(run_cells)))
         suite.set("failures", str(failures))
