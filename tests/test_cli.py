@@ -343,3 +343,20 @@ def test_launch_wait_runs_the_campaign_through_a_worker_and_exits_0(benchapp_cli
     assert {int(r["threads"]): float(r["qps"]) for r in rows} == pytest.approx(stored, rel=1e-4)
     suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
     assert suite is not None and suite.get("tests") == "3" and suite.get("failures") == "0"
+
+
+@pytest.mark.integration
+def test_launch_wait_exits_3_when_the_run_fails_in_the_worker(benchapp_cli, server, tmp_path, celery_worker_process,
+                                                              target_databases):
+    target = TargetFactory(name="cli-denied", database=target_databases["mysql"], password="not-roots-password")
+    scenario = ScenarioFactory(name="cli denied point select", time_s=2,
+                               dataset=DatasetFactory(name="cli denied tiny", tables=1, table_size=200))
+    CampaignFactory(name="cli-e2e-denied", targets=[target], scenarios=[scenario], threads=[1])
+
+    launched = run_cli(benchapp_cli, server, "launch", "cli-e2e-denied", "--wait", "--poll-s", "0.5",
+                       "--timeout-s", "150", "--summary", str(tmp_path / "summary.md"), timeout_s=200)
+    run = Run.objects.get(campaign__name="cli-e2e-denied")
+    assert run.status == Run.Status.FAILED and launched.code == 3, launched.err
+    assert f"benchapp: run {run.pk} of cli-e2e-denied: failed, 0/1 jobs succeeded (1 failed, 0 cancelled)" in launched.err
+    assert launched.out == "no results: the runs have no succeeded job\n"
+    assert (tmp_path / "summary.md").read_text().startswith("### benchapp: ⚠️ the run did not succeed")
