@@ -360,3 +360,34 @@ def test_launch_wait_exits_3_when_the_run_fails_in_the_worker(benchapp_cli, serv
     assert f"benchapp: run {run.pk} of cli-e2e-denied: failed, 0/1 jobs succeeded (1 failed, 0 cancelled)" in launched.err
     assert launched.out == "no results: the runs have no succeeded job\n"
     assert (tmp_path / "summary.md").read_text().startswith("### benchapp: ⚠️ the run did not succeed")
+
+
+@pytest.mark.integration
+def test_launch_wait_exits_1_when_the_run_is_slower_than_its_pinned_baseline(benchapp_cli, server, tmp_path,
+                                                                           celery_worker_process, target_databases):
+    """The baseline is a stored run a hundred times faster than this machine can be: the regression check that
+    benchapp runs after the run finds the real run slower, and launch --wait waits for it (--settle-s)."""
+    target = TargetFactory(name="cli-regressed", database=target_databases["mysql"])
+    scenario = ScenarioFactory(name="cli regressed point select", time_s=2,
+                               dataset=DatasetFactory(name="cli regressed tiny", tables=1, table_size=200))
+    campaign = CampaignFactory(name="cli-e2e-regressed", targets=[target], scenarios=[scenario], threads=[1],
+                               repetitions=2)
+    # Three repetitions against the run's two: Welch's t-test on the repetitions of the two runs.
+    baseline = _stored_run(campaign, target, scenario, {}, label="pinned baseline")
+    for repetition, qps in enumerate([5.0e7, 5.1e7, 4.9e7]):
+        job = Job.objects.create(run=baseline, target=target, scenario=scenario, threads=1, tables=1, table_size=200,
+                                 repetition=repetition, status=Job.Status.SUCCEEDED, verdict=Job.Verdict.VALID)
+        JobResult.objects.create(job=job, qps=qps, tps=qps, latency_avg_ms=0.001, latency_pct_ms=0.001,
+                                 latency_pct=95.0)
+    campaign.baseline_run = baseline
+    campaign.save(update_fields=["baseline_run"])
+
+    launched = run_cli(benchapp_cli, server, "launch", "cli-e2e-regressed", "--wait", "--poll-s", "0.5",
+                       "--timeout-s", "150", "--junit", str(tmp_path / "junit.xml"), timeout_s=200)
+    run = Run.objects.exclude(pk=baseline.pk).get(campaign=campaign)
+    assert run.status == Run.Status.SUCCEEDED, launched.err
+    jobs = list(run.jobs.values_list("verdict", "result__qps"))
+    assert Regression.objects.filter(run=run, kind=Regression.Kind.REGRESSION).exists(), jobs
+    assert launched.code == 1 and "benchapp: regression found" in launched.err, launched.err
+    (failed,) = [c for c in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase") if c.find("failure") is not None]
+    assert "1 threads" in (failed.get("name") or "")
