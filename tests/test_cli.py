@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import hashlib
 import io
 import json
 import os
@@ -32,23 +33,35 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def _cli_sources() -> list[Path]:
+    skip = {"build", "__pycache__"}
+    return sorted(p for p in (ROOT / "cli").rglob("*") if p.is_file() and not skip.intersection(p.parts)
+                  and not any(part.endswith(".egg-info") for part in p.parts))
+
+
 @pytest.fixture(scope="session")
 def benchapp_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `benchapp` executable of a virtual environment made for this session with `pip install ./cli` (from a
-    copy, so the build leaves nothing in the tree). xdist workers share one: the first builds it under a lock."""
+    """The `benchapp` executable of a virtual environment made with `pip install ./cli` (from a copy, so the
+    build leaves nothing in the tree). It is named by a digest of cli/'s files, so a changed client is always
+    installed afresh, and xdist workers (or a later session) share an unchanged one: the first builds it under a
+    lock."""
+    digest = hashlib.sha256()
+    for path in _cli_sources():
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     shared = tmp_path_factory.getbasetemp().parent
-    venv = shared / "benchapp-cli-venv"
+    venv = shared / f"benchapp-cli-venv-{digest.hexdigest()[:16]}"
     with open(shared / "benchapp-cli-venv.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (venv / "ready").exists():
             shutil.rmtree(venv, ignore_errors=True)
-            source = shared / "benchapp-cli-source"
+            source = venv.with_name(venv.name + "-source")
             shutil.rmtree(source, ignore_errors=True)
             shutil.copytree(ROOT / "cli", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
             installed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
                                         "--disable-pip-version-check", str(source)], capture_output=True, text=True)
             assert installed.returncode == 0, installed.stdout + installed.stderr
+            shutil.rmtree(source, ignore_errors=True)
             (venv / "ready").touch()
     return venv / "bin" / "benchapp"
 
@@ -314,7 +327,8 @@ def test_targets_check_names_an_unreachable_target(benchapp_cli, server):
     TargetFactory(name="nowhere", host="127.0.0.1", port=9)
 
     checked = run_cli(benchapp_cli, server, "targets", "check", "nowhere")
-    assert checked.code == 3 and checked.err.startswith("benchapp: target 'nowhere': ")
+    assert checked.code == 3 and checked.err.startswith("benchapp: target 'nowhere' cannot be reached: ")
+    assert checked.err.count("\n") == 1 and "refused the request" not in checked.err
     assert run_cli(benchapp_cli, server, "targets", "check", "no-such-target").code == 2
 
 

@@ -21,10 +21,11 @@ TIMEOUT_S = 30.0
 class ApiError(Exception):
     """A request that did not give an answer; `usage` says whether the caller's input is the cause (a 4xx)."""
 
-    def __init__(self, message: str, *, usage: bool, code: str = "") -> None:
+    def __init__(self, message: str, *, usage: bool, code: str = "", detail: str = "") -> None:
         super().__init__(message)
         self.usage = usage
         self.code = code  # the API's error code when it gave one ("target_unreachable", "state_conflict")
+        self.detail = detail or message  # the API's own words
 
 
 def _detail(response: httpx.Response) -> str:
@@ -69,7 +70,8 @@ def error_for(response: httpx.Response, *, what: str) -> ApiError:
     if code == 429:
         return ApiError(f"too many requests: {detail}", usage=False)
     if 400 <= code < 500:
-        return ApiError(f"the server refused the request for {what}: {detail}", usage=True, code=_code(response))
+        return ApiError(f"the server refused the request for {what}: {detail}", usage=True, code=_code(response),
+                        detail=detail)
     return ApiError(f"server error {code} for {what}: {detail}", usage=False)
 
 

@@ -8,6 +8,7 @@ run already in progress); 3 the run failed, was cancelled, only partially succee
 """
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -269,8 +270,6 @@ def compare(state: State, run_ids: tuple[int, ...], fmt: str, junit: Path | None
 @pass_state
 def runs(state: State, limit: int, campaign: str | None, fmt: str) -> None:
     """The most recent runs, newest first."""
-    import json
-
     api = state.api()
     with _api_errors():
         campaign_id = int(api.find("campaign", "campaigns/", campaign)["id"]) if campaign else None
@@ -326,7 +325,7 @@ def targets_check(state: State, name: str) -> None:
             answer = api.target_check(int(target["id"]), name=str(target["name"]))
         except ApiError as exc:
             if exc.code == "target_unreachable":
-                _fail(f"target {target['name']!r}: {exc}", report.EXIT_RUN_FAILED)
+                _fail(f"target {target['name']!r} cannot be reached: {exc.detail}", report.EXIT_RUN_FAILED)
             raise
     click.echo(f"{target['name']}: {answer.get('version', '?')}")
     for key, value in sorted((answer.get("settings") or {}).items()):
