@@ -331,6 +331,3 @@ def targets_check(state: State, name: str) -> None:
     for key, value in sorted((answer.get("settings") or {}).items()):
         click.echo(f"  {key} = {value}")
 
-
-def main() -> None:
-    cli()
