@@ -489,13 +489,18 @@ def run_finished(*, run_id: int) -> list[int]:
     """After a run ends: find regressions against the baseline and send e-mails; returns the regressions the
     webhook should hear about (the caller enqueues that)."""
     run = Run.objects.select_related("campaign").filter(pk=run_id).first()
-    if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
+    if run is None:
+        return []
+    if run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
+        Run.objects.filter(pk=run.pk, evaluated_at__isnull=True).update(evaluated_at=timezone.now())
         return []
     annotations_auto(run=run)
     run_evaluate(run=run)
     if run.trigger == Run.Trigger.SCHEDULED:
         run_change_points(run=run)
-    return regressions_notify(run=run)
+    webhook_ids = regressions_notify(run=run)
+    Run.objects.filter(pk=run.pk).update(evaluated_at=timezone.now())
+    return webhook_ids
 
 
 def regression_acknowledge(*, regression: Regression, user: Any, note: str) -> Regression:

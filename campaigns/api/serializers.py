@@ -291,7 +291,8 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = ["id", "campaign", "campaign_name", "status", "trigger", "label", "idempotency_key", "error",
-                  "created_by", "created_at", "started_at", "finished_at", "waits_for", "rerun_of", "rerun",
+                  "created_by", "created_at", "started_at", "finished_at", "evaluated_at", "waits_for", "rerun_of",
+                  "rerun",
                   "jobs_total", "jobs_pending", "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled"]
         read_only_fields = fields
 

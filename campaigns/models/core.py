@@ -462,6 +462,9 @@ class Run(models.Model):
     # successful attempt, i.e. from its failed-job retries too.
     rerun_of = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reruns")
     rerun = models.CharField(max_length=10, choices=Rerun.choices, blank=True, default=Rerun.NONE)
+    # When the checks that follow a finished run (regressions, change points, annotations, notifications) were done:
+    # a pipeline waits for this, not for a guessed delay, before it reads the run's regressions.
+    evaluated_at = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
 

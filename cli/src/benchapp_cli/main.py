@@ -93,7 +93,7 @@ def wait_options(function: F) -> F:
                      help="Seconds between two looks at the run."),
         click.option("--timeout-s", type=click.FloatRange(min=0), default=None,
                      help="Give up (exit 3) when the run has not finished after this many seconds."),
-        click.option("--settle-s", type=click.FloatRange(min=0), default=15.0, show_default=True,
+        click.option("--settle-s", type=click.FloatRange(min=0), default=60.0, show_default=True,
                      help="After the run finishes, how long to wait for benchapp's regression check (it runs just "
                           "after) to store what it found."),
     ]
@@ -185,9 +185,17 @@ def wait_for_run(api: Api, run: dict[str, Any], *, poll_s: float, timeout_s: flo
         _fail(f"stopped waiting; run {run['id']} goes on on the server", 130)
     progress.close(run)
     if seen_active and settle_s > 0 and run["status"] in ("succeeded", "partially_succeeded"):
+        # The regression check runs as its own task once the run is closed: a server that says when it is done
+        # (evaluated_at) is waited for, up to settle_s; an older one, until a regression shows or settle_s ends.
         deadline = time.monotonic() + settle_s
-        while not api.regressions(run["id"]) and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            if "evaluated_at" in run:
+                if run["evaluated_at"] is not None:
+                    break
+            elif api.regressions(run["id"]):
+                break
             time.sleep(min(1.0, poll_s))
+            run = api.run(run["id"])
     return run
 
 
