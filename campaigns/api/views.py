@@ -626,9 +626,9 @@ class ComparisonViewSet(viewsets.ViewSet):
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
         description="For each (dataset × scenario), a table of rows (spec, threads, table size, tables) with, per "
-                    "product, the median over repetitions (and n, mean, stdev, CV) of QPS, TPS, average and "
-                    "percentile latency, and Δ% against the first product, and the worst validity verdict of "
-                    "its jobs. Succeeded jobs only.",
+                    "product, the value of QPS, TPS, average and percentile latency over repetitions (`value`: "
+                    "their geometric mean) with median, n, mean, stdev, CV, min and max, Δ% against the first "
+                    "product (ratio of values − 1), and the worst validity verdict of its jobs. Succeeded jobs only.",
     )
     def list(self, request: Request) -> Any:
         query = s.ComparisonQuerySerializer(data=request.query_params)
