@@ -56,6 +56,17 @@ def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_pa
                                                 .inner_text().split("%")[0]), abs=0.05)
     cell = table.locator(f"tr[data-threads='2'] td[data-metric=qps][data-product='{beta.pk}']")
     assert "n=3" in cell.inner_text() and "2,100–2,300 · sd 100" in cell.inner_text()
+    # Hovering Beta's point at 2 threads: the tooltip gives the value, n, the bar's min–max, sd and the mark's Δ%.
+    canvas = page.locator("canvas[data-chart=qps_lines]").first
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    x, y = page.evaluate(f"[{qps}.getDatasetMeta(1).data[1].x, {qps}.getDatasetMeta(1).data[1].y]")
+    page.mouse.move(box["x"] + x, box["y"] + y)
+    wait_js(page, f"{qps}.tooltip.opacity > 0 && {qps}.tooltip.body && {qps}.tooltip.body.length > 0")
+    lines = page.evaluate(f"{qps}.tooltip.body.flatMap(b => b.lines)")
+    delta = table.locator("tr[data-threads='2'] td[data-metric=delta]").inner_text().split("\n")
+    assert lines == ["Beta DB: 2,198 QPS (n = 3)", "min–max 2,100–2,300, sd 100",
+                     f"{delta[0]} vs Alpha DB, {delta[1]}"], lines
     page.screenshot(path=str(SHOTS / "16-compare-error-bars.png"), full_page=True)
 
     cell.click()

@@ -115,6 +115,7 @@ def test_the_conclusion_states_the_tables_delta_in_the_same_direction(db):
     assert "untested in 2 of 2 rows (n = 1)" in table["conclusion"]
     qps_points = table["charts"]["qps_lines"][1]["data"]
     assert [p["delta"] for p in qps_points] == [-94.7, -90.0] and [p["n"] for p in qps_points] == [1, 1]
+    assert [p["significance"] for p in qps_points] == ["untested (n = 1)"] * 2
 
 
 def test_marks_are_corrected_for_the_many_deltas_tested_at_once(role_client):

@@ -22,13 +22,17 @@ def _has(rows: list[dict[str, Any]], metric: str) -> bool:
     return any(c is not None and c[metric]["value"] is not None for row in rows for c in row["cells"])
 
 
-def _point(row: dict[str, Any], cell: dict[str, Any], metric: str) -> dict[str, Any]:
-    """One chart point: the cell's value, its min–max as the error bar, n and Δ% against the baseline."""
+def _point(row: dict[str, Any], index: int, metric: str) -> dict[str, Any]:
+    """One chart point: the cell's value, its min–max as the error bar, n, Δ% against the baseline and, for QPS,
+    the Δ% mark's verdict as the table shows it."""
+    cell = row["cells"][index]
     stats = cell[metric]
     low = stats["min"] if stats["min"] is not None else stats["value"]
     high = stats["max"] if stats["max"] is not None else stats["value"]
+    mark = row["marks"][index - 1] if metric == "qps" and index > 0 and row.get("marks") else None
     return {"x": row["threads"], "y": stats["value"], "yMin": low, "yMax": high, "n": stats["n"],
-            "sd": stats["stdev"], "delta": (cell.get("delta_pct") or {}).get(metric)}
+            "sd": stats["stdev"], "delta": (cell.get("delta_pct") or {}).get(metric),
+            "significance": mark["text"] if mark else None}
 
 
 def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -40,8 +44,8 @@ def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]
             for spec in specs:
                 label = name if len(specs) == 1 else f"{name} — {spec}"
                 rows = [r for r in table["rows"] if r["spec"] == spec and r["cells"][index] is not None]
-                qps = [_point(r, r["cells"][index], "qps") for r in rows if r["cells"][index]["qps"]["value"] is not None]
-                lat = [_point(r, r["cells"][index], latency_metric) for r in rows
+                qps = [_point(r, index, "qps") for r in rows if r["cells"][index]["qps"]["value"] is not None]
+                lat = [_point(r, index, latency_metric) for r in rows
                        if r["cells"][index][latency_metric]["value"] is not None]
                 if qps:
                     lines_qps.append({"label": label, "data": qps})

@@ -46,14 +46,16 @@
   // points carry yMin/yMax, the min–max of the cell's repetitions.
   const errorBars = typeof ChartErrorBars !== "undefined";
 
-  // One tooltip line per point: the value (geometric mean), n, the spread the bar shows, and Δ% vs the baseline.
+  // A point's tooltip lines: the value (geometric mean) with n, the spread the bar shows, and Δ% vs the baseline
+  // with the table's significance mark. Short lines, so the tooltip fits a narrow chart.
   function pointLabel(item, unit, baseline) {
     const p = item.raw || {};
-    let text = item.dataset.label + ": " + fmt(p.y) + unit + " (n = " + p.n;
-    if (p.n > 1) text += ", min–max " + fmt(p.yMin) + "–" + fmt(p.yMax) + ", sd " + fmt(p.sd);
-    text += ")";
-    if (p.delta !== null && p.delta !== undefined) text += ", " + fmtDelta(p.delta) + " vs " + baseline;
-    return text;
+    const lines = [item.dataset.label + ": " + fmt(p.y) + unit + " (n = " + p.n + ")"];
+    if (p.n > 1) lines.push("min–max " + fmt(p.yMin) + "–" + fmt(p.yMax) + ", sd " + fmt(p.sd));
+    if (p.delta !== null && p.delta !== undefined) {
+      lines.push(fmtDelta(p.delta) + " vs " + baseline + (p.significance ? ", " + p.significance : ""));
+    }
+    return lines;
   }
 
   // Thread counts are evenly spaced categories, as the white papers draw them (2, 4, … 3000).
