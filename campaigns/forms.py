@@ -410,7 +410,7 @@ class CampaignForm(forms.ModelForm):
         help_texts = {
             "clients_per_threads": "Optional: seed 001's rule is 2 clients, one more per 1,000 threads.",
             "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
-            "repetitions": "Each cell runs this many times; comparisons show the median.",
+            "repetitions": "Each cell runs this many times; comparisons show the geometric mean and the spread.",
             "run_time_s": "Optional: every job measures this long, whatever its scenario says (smoke runs).",
             "notify_emails": "Comma-separated; regressions and improvements are sent here.",
         }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import statistics as pystats
 from collections import defaultdict
 from datetime import timedelta
@@ -19,7 +20,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
-from campaigns.statistics import cell_stats, compare
+from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ def baseline_runs(*, campaign: Campaign, before: Run) -> tuple[list[int], str]:
                            created_at__lt=before.created_at)
         .exclude(pk=before.pk).order_by("-created_at").values_list("pk", flat=True)[: campaign.baseline_last_n]
     )
-    label = f"median of the last {len(ids)} scheduled runs ({', '.join(f'#{i}' for i in ids)})" if ids else "none"
+    label = f"geometric mean of the last {len(ids)} scheduled runs ({', '.join(f'#{i}' for i in ids)})" if ids else "none"
     return ids, label
 
 
@@ -148,50 +149,87 @@ def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
 
 def _baseline_values(values: dict[int, dict[Cell, dict[str, list[float]]]], ids: list[int], cell: Cell,
                      key: str) -> list[float]:
-    """One value per baseline run (its median), or the single (pinned) run's repetitions as they are."""
+    """One value per baseline run (the geometric mean of its repetitions), or the single (pinned) run's
+    repetitions as they are."""
     if len(ids) == 1:
         return list(values.get(ids[0], {}).get(cell, {}).get(key, []))
-    return [pystats.median(v[cell][key]) for r in ids if (v := values.get(r)) and v.get(cell) and v[cell][key]]
+    return [m for r in ids if (v := values.get(r)) and v.get(cell) and (m := geometric_mean(v[cell][key])) is not None]
 
 
 def run_evaluate(*, run: Run) -> list[Regression]:
-    """Compares each cell of a finished run with its baseline and stores regressions/improvements."""
+    """Compares each cell of a finished run with its baseline (campaigns.statistics.cells_judge: the unit of the
+    test, the correction for many cells, the resolution of latencies) and stores regressions/improvements."""
     campaign = run.campaign
     ids, label = baseline_runs(campaign=campaign, before=run)
     if not ids:
         return []
     values = _cell_values([run.pk, *ids])
-    current = values.get(run.pk, {})
-    threshold = campaign.regression_threshold_pct
+    keys = {QPS: "qps", LATENCY: "lat"}
+    current = {cell: {metric: v[key] for metric, key in keys.items()} for cell, v in values.get(run.pk, {}).items()}
+    baseline = {cell: {metric: [values[r][cell][key] for r in ids if r in values and cell in values[r]]
+                       for metric, key in keys.items()} for cell in current}
+
+    def per_second(cell: Cell) -> tuple[list[float], list[float]]:
+        return _per_second_qps(ids, cell), _per_second_qps([run.pk], cell)
+
     found: list[Regression] = []
-    for cell, now_values in current.items():
-        base_qps = _baseline_values(values, ids, cell, "qps")
-        base_lat = _baseline_values(values, ids, cell, "lat")
-        for metric, base, cur, worse_when_lower in (
-            (Regression.Metric.QPS, base_qps, now_values["qps"], True),
-            (Regression.Metric.LATENCY, base_lat, now_values["lat"], False),
-        ):
-            if not base or not cur:
-                continue
-            fallback = {}
-            if metric == Regression.Metric.QPS and (len(base) < 2 or len(cur) < 2):
-                fallback = {"fallback_baseline": _per_second_qps(ids, cell),
-                            "fallback_current": _per_second_qps([run.pk], cell)}
-            diff = compare(base, cur, **fallback)
-            if diff.change_pct is None or not diff.significant or abs(diff.change_pct) <= threshold:
-                continue
-            worse = diff.change_pct < 0 if worse_when_lower else diff.change_pct > 0
-            regression, _ = Regression.objects.update_or_create(
-                run=run, target_id=cell[0], scenario_id=cell[1], threads=cell[2], metric=metric,
-                defaults={
-                    "campaign": campaign, "kind": Regression.Kind.REGRESSION if worse else Regression.Kind.IMPROVEMENT,
-                    "baseline_value": pystats.median(base), "current_value": pystats.median(cur),
-                    "change_pct": diff.change_pct, "p_value": diff.p_value, "method": diff.method,
-                    "baseline_run_ids": ids, "baseline_label": label[:200],
-                },
-            )
-            found.append(regression)
+    for change in cells_judge(baseline=baseline, current=current, threshold_pct=campaign.regression_threshold_pct,
+                              per_second=per_second):
+        regression, _ = Regression.objects.update_or_create(
+            run=run, target_id=change.cell[0], scenario_id=change.cell[1], threads=change.cell[2],
+            metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,
+            defaults={
+                "campaign": campaign, "kind": Regression.Kind.REGRESSION if change.worse else Regression.Kind.IMPROVEMENT,
+                "baseline_value": change.baseline_value, "current_value": change.current_value,
+                "change_pct": change.change_pct, "p_value": change.p_value, "p_adjusted": change.p_adjusted,
+                "method": change.method[:120], "baseline_run_ids": ids, "baseline_label": label[:200],
+            },
+        )
+        found.append(regression)
     return found
+
+
+NOISE_CHANGES_PCT = (15.0, 30.0)
+
+
+def campaign_noise(*, campaign: Campaign, last_runs: int = 20) -> dict[str, Any]:
+    """How noisy the campaign's measurements are, from its last succeeded runs, and how many repetitions that calls
+    for: the repetitions the campaign form recommends.
+
+    cv_within_pct: median over cells and runs of the CV of one repetition's QPS within its run (cells measured
+    2+ times); cv_between_pct: median over cells of the CV of the runs' geometric means; between_only_pct: the
+    part of the latter that repetitions cannot reduce. recommended: per change size, the repetitions with which
+    the regression check (against the last baseline_last_n runs) catches it 9 times in 10; None where no number
+    would. Two queries.
+    """
+    ids = list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED)
+               .order_by("-created_at", "-id").values_list("pk", flat=True)[:last_runs])
+    values = _cell_values(ids)
+    within, reps_seen = [], []
+    per_cell: dict[Cell, list[float]] = defaultdict(list)
+    for cells in values.values():
+        for cell, v in cells.items():
+            qps = v["qps"]
+            if len(qps) >= 2 and (mean := pystats.fmean(qps)) > 0:
+                within.append(pystats.stdev(qps) / mean * 100)
+                reps_seen.append(len(qps))
+            if (m := geometric_mean(qps)) is not None:
+                per_cell[cell].append(m)
+    between = [pystats.stdev(m) / pystats.fmean(m) * 100 for m in per_cell.values() if len(m) >= 2 and pystats.fmean(m) > 0]
+    cv_within = pystats.median(within) if within else None
+    cv_between = pystats.median(between) if between else None
+    between_only = None
+    if cv_between is not None:
+        reps = pystats.median(reps_seen) if reps_seen else 1
+        between_only = math.sqrt(max(0.0, cv_between ** 2 - (cv_within or 0.0) ** 2 / reps))
+    recommended = {}
+    if cv_within is not None:
+        for change in NOISE_CHANGES_PCT:
+            recommended[f"{change:g}"] = repetitions_needed(cv_within, between_cv_pct=between_only or 0.0,
+                                                            change_pct=change, baseline_runs=campaign.baseline_last_n)
+    return {"runs": len(values), "cv_within_pct": cv_within, "cv_between_pct": cv_between,
+            "between_only_pct": between_only, "repetitions": campaign.repetitions, "recommended": recommended,
+            "baseline_runs": campaign.baseline_last_n}
 
 
 def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, threads: int,
@@ -199,10 +237,11 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
     """One cell's QPS over the last `limit` succeeded runs of the campaign that measured it, with the
     baseline band and the regressions and improvements found in the cell.
 
-    A point is a run: the median QPS and percentile latency of its repetitions, and whether they are
+    A point is a run: the geometric mean QPS and percentile latency of its repetitions (the statistic
+    run_evaluate tests), and whether they are
     noisy (CV above the campaign's noise_cv_pct). The band is what the newest point is judged against
-    (the pinned run, or the last N scheduled runs before it, as run_evaluate does): the baseline median
-    ± the campaign's regression threshold. Four queries whatever the number of runs.
+    (the pinned run, or the last N scheduled runs before it, as run_evaluate does): the baseline's geometric
+    mean ± the campaign's regression threshold. Four queries whatever the number of runs.
     """
     cell = (target_id, scenario_id, threads)
     measured = Job.objects.filter(run=OuterRef("pk"), target_id=target_id, scenario_id=scenario_id,
@@ -227,23 +266,25 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
         points.append({
             "run_id": run.pk, "label": run.label, "trigger": run.trigger,
             "created_at": run.created_at, "started_at": run.started_at,
-            "qps": stats.median, "repetitions": stats.n, "cv_pct": stats.cv_pct, "noisy": stats.noisy,
-            "latency_pct_ms": pystats.median(lat) if lat else None,
+            "qps": geometric_mean(qps), "repetitions": stats.n, "cv_pct": stats.cv_pct, "noisy": stats.noisy,
+            "latency_pct_ms": geometric_mean(lat),
             "regression": Regression.Kind.REGRESSION in kinds[run.pk],
             "improvement": Regression.Kind.IMPROVEMENT in kinds[run.pk],
         })
     band = None
     base = _baseline_values(values, base_ids, cell, "qps")
     if base:
-        median = pystats.median(base)
+        mean = geometric_mean(base)
+        assert mean is not None
         threshold = campaign.regression_threshold_pct
-        band = {"median": median, "low": median * (1 - threshold / 100), "high": median * (1 + threshold / 100),
+        band = {"mean": mean, "low": mean * (1 - threshold / 100), "high": mean * (1 + threshold / 100),
                 "threshold_pct": threshold, "run_ids": base_ids, "label": base_label}
     return {
         "points": points, "baseline": band,
         "changes": [{"id": c.pk, "run_id": c.run_id, "kind": c.kind, "metric": c.metric,
                      "baseline_value": c.baseline_value, "current_value": c.current_value,
-                     "change_pct": c.change_pct, "p_value": c.p_value, "method": c.method} for c in changes],
+                     "change_pct": c.change_pct, "p_value": c.p_value, "p_adjusted": c.p_adjusted,
+                     "method": c.method} for c in changes],
     }
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import math
 import statistics as pystats
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 from scipy import stats as sstats
 
 DEFAULT_NOISE_CV_PCT = 5.0
@@ -53,7 +55,7 @@ def cell_stats(values: list[float], *, noise_cv_pct: float = DEFAULT_NOISE_CV_PC
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    """How b differs from a: the change of the medians in percent and whether it is significant.
+    """How b differs from a: the change of the geometric means in percent and whether it is significant.
 
     significant is None when the data cannot tell (too few values on both sides).
     """
@@ -74,39 +76,235 @@ class Difference:
         return "significant" if self.significant else "within noise"
 
 
-def compare(baseline: list[float], current: list[float], *, fallback_baseline: list[float] | None = None,
-            fallback_current: list[float] | None = None) -> Difference:
-    """Is `current` different from `baseline`?
+def _finite(values: list[float] | None) -> list[float]:
+    return [float(v) for v in (values or []) if v is not None and math.isfinite(v)]
 
-    - both sides with 2+ values: Welch's t-test;
-    - one current value against 2+ baseline values: is it outside the 95% prediction interval of
-      the baseline (a new observation from the same distribution would be inside 95% of the time);
-    - otherwise, when given, the per-second samples of the runs (fallback_*) with Mann–Whitney U;
+
+def geometric_mean(values: list[float]) -> float | None:
+    """The geometric mean of positive values (the statistic a Δ% between repeated cells compares); the
+    arithmetic mean when any value is zero or negative, where logarithms do not exist."""
+    clean = _finite(values)
+    if not clean:
+        return None
+    if min(clean) == max(clean):
+        return clean[0]  # exactly, without a round trip through logarithms
+    if min(clean) <= 0:
+        return pystats.fmean(clean)
+    return math.exp(pystats.fmean(math.log(v) for v in clean))
+
+
+def _log_scale(a: list[float], b: list[float]) -> bool:
+    return min(a) > 0 and min(b) > 0
+
+
+def compare(baseline: list[float], current: list[float], *, fallback_baseline: list[float] | None = None,
+            fallback_current: list[float] | None = None, min_abs_change: float = 0.0) -> Difference:
+    """Is `current` different from `baseline`? Each value is one repetition (or one run); Δ% is the ratio of the
+    two sides' geometric means, the statistic the test compares (a t-test on log values compares exactly that).
+
+    - both sides with 2+ values: Welch's t-test on the log values;
+    - one current value against 2+ baseline values: is it outside the 95% prediction interval of the baseline
+      (log scale: a new observation from the same distribution is inside 95% of the time);
+    - otherwise, when given, the per-second samples of the two sides (fallback_*), by Welch's t-test on their
+      batch means: seconds are autocorrelated, so a test on single seconds (a rank test, as before) claims far
+      more certainty than they hold; batches longer than the series' memory are close to independent;
     - otherwise untested.
+
+    min_abs_change: a difference no larger than this, in the values' own unit, is never significant (a
+    latency percentile read from a histogram cannot move by less than one bucket or one printed digit).
     """
-    a = [float(v) for v in baseline if v is not None and math.isfinite(v)]
-    b = [float(v) for v in current if v is not None and math.isfinite(v)]
+    a, b = _finite(baseline), _finite(current)
     if not a or not b:
         return Difference(None, None, None, "no data")
-    med_a, med_b = pystats.median(a), pystats.median(b)
-    change = (med_b - med_a) / med_a * 100 if med_a else None
-    if len(a) >= 2 and len(b) >= 2:
-        if pystats.stdev(a) == 0 and pystats.stdev(b) == 0:
-            return Difference(change, med_a != med_b, None, "welch-t (no variance)")
-        result = sstats.ttest_ind(a, b, equal_var=False)
-        p = float(result.pvalue)
-        return Difference(change, p < ALPHA, p, "welch-t")
-    if len(a) >= 2 and len(b) == 1:
-        n = len(a)
-        mean, sd = pystats.fmean(a), pystats.stdev(a)
+    mean_a, mean_b = geometric_mean(a), geometric_mean(b)
+    assert mean_a is not None and mean_b is not None
+    change = (mean_b - mean_a) / mean_a * 100 if mean_a else None
+    if abs(mean_b - mean_a) <= min_abs_change:
+        return Difference(change, False, None, "below the measurement's resolution")
+    logs = _log_scale(a, b)
+    la = [math.log(v) for v in a] if logs else a
+    lb = [math.log(v) for v in b] if logs else b
+    scale = "log " if logs else ""
+    if len(la) >= 2 and len(lb) >= 2:
+        if pystats.stdev(la) == 0 and pystats.stdev(lb) == 0:
+            return Difference(change, mean_a != mean_b, None, f"welch-t on {scale}values (no variance)")
+        p = float(sstats.ttest_ind(la, lb, equal_var=False).pvalue)
+        return Difference(change, p < ALPHA, p, f"welch-t on {scale}values")
+    if len(la) >= 2 and len(lb) == 1:
+        n = len(la)
+        mean, sd = pystats.fmean(la), pystats.stdev(la)
         if sd == 0:
-            return Difference(change, b[0] != mean, None, "prediction-interval (no variance)")
-        t_stat = abs(b[0] - mean) / (sd * math.sqrt(1 + 1 / n))
+            return Difference(change, lb[0] != mean, None, "prediction-interval (no variance)")
+        t_stat = abs(lb[0] - mean) / (sd * math.sqrt(1 + 1 / n))
         p = float(2 * sstats.t.sf(t_stat, n - 1))
-        return Difference(change, p < ALPHA, p, "prediction-interval")
-    fa = [float(v) for v in (fallback_baseline or []) if v is not None and math.isfinite(v)]
-    fb = [float(v) for v in (fallback_current or []) if v is not None and math.isfinite(v)]
-    if len(fa) >= 5 and len(fb) >= 5:
-        p = float(sstats.mannwhitneyu(fa, fb, alternative="two-sided").pvalue)
-        return Difference(change, p < ALPHA, p, "mann-whitney (per-second samples)")
+        return Difference(change, p < ALPHA, p, f"prediction-interval on {scale}values")
+    fa, fb = _finite(fallback_baseline), _finite(fallback_current)
+    if len(fa) >= FALLBACK_MIN_SECONDS and len(fb) >= FALLBACK_MIN_SECONDS and pystats.fmean(fa) > 0:
+        p = batch_means_p(fa, fb)
+        return Difference(change, p < ALPHA, p, "batch means (per-second samples)")
     return Difference(change, None, None, "untested")
+
+
+FALLBACK_MIN_SECONDS = 10
+
+
+def block_length(values: list[float]) -> int:
+    """How many seconds a series remembers: the first lag at which the series' autocorrelation falls
+    below 0.1 (so a block holds what one second remembers of the previous ones), at least n^(1/3) and at most
+    n / 4."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    floor = max(1, round(n ** (1 / 3)))
+    centred = x - x.mean()
+    var = float(centred @ centred)
+    lag = floor
+    if var > 0:
+        for k in range(1, n // 4 + 1):
+            if float(centred[:-k] @ centred[k:]) / var < 0.1:
+                lag = max(floor, k)
+                break
+        else:
+            lag = max(floor, n // 4)
+    return max(1, min(lag, max(1, n // 4)))
+
+
+def batch_means(values: list[float], length: int) -> list[float]:
+    """The means of consecutive non-overlapping batches of `length` seconds (a remainder shorter than a batch is
+    dropped)."""
+    return [pystats.fmean(values[i:i + length]) for i in range(0, len(values) - length + 1, length)]
+
+
+def batch_means_p(baseline: list[float], current: list[float]) -> float:
+    """Two-sided p-value of "the means of two autocorrelated series differ": Welch's t-test on batch means.
+
+    Each batch is twice as long as either series' memory (block_length), so batch means are close to independent
+    and the test's degrees of freedom are the few independent pieces the seconds really hold. A block bootstrap
+    of the same series was tried first: with 60–300 seconds it called 12–32% of identical pairs different (the
+    resampled blocks cannot show the variance between blocks that are not there); batch means kept it at 5–10%.
+    Fewer than two batches on a side: 1.0 (the seconds cannot tell)."""
+    length = 2 * max(block_length(baseline), block_length(current))
+    a, b = batch_means(baseline, length), batch_means(current, length)
+    if len(a) < 2 or len(b) < 2:
+        return 1.0
+    if pystats.stdev(a) == 0 and pystats.stdev(b) == 0:
+        return 0.0 if pystats.fmean(a) != pystats.fmean(b) else 1.0
+    return float(sstats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def adjust_many(p_values: list[float | None]) -> list[float | None]:
+    """Benjamini–Hochberg adjusted p-values for many cells tested at once (None stays None): with hundreds of
+    cells per run, a raw p < 0.05 would flag about one in twenty unchanged cells."""
+    present = [i for i, p in enumerate(p_values) if p is not None]
+    out: list[float | None] = list(p_values)
+    if present:
+        adjusted = sstats.false_discovery_control([float(p_values[i]) for i in present])  # type: ignore[arg-type]
+        for i, p in zip(present, adjusted, strict=True):
+            out[i] = float(p)
+    return out
+
+
+# sysbench 1.0's latency histogram: 1024 buckets spread logarithmically over 0.001 ms – 100 s, and percentiles
+# printed with two decimals. A percentile cannot move by less than one bucket or one printed digit.
+HISTOGRAM_BUCKET_RATIO = (100_000 / 0.001) ** (1 / 1024) - 1
+PRINTED_RESOLUTION_MS = 0.01
+
+
+def latency_resolution_ms(value_ms: float) -> float:
+    """The smallest change of a latency percentile near value_ms that the measurement can show."""
+    return max(PRINTED_RESOLUTION_MS, abs(value_ms) * HISTOGRAM_BUCKET_RATIO)
+
+
+def repetitions_needed(cv_pct: float | None, *, between_cv_pct: float = 0.0, change_pct: float = 15.0,
+                       baseline_runs: int = 5, power: float = 0.9, limit: int = 50) -> int | None:
+    """How many repetitions per cell let the run-level check (the run's geometric mean against the 95% prediction
+    interval of the last `baseline_runs` runs' means) catch a change of change_pct with probability `power`.
+
+    cv_pct: the coefficient of variation of one repetition within a run; between_cv_pct: what varies from run to
+    run whatever the repetitions (a re-prepared dataset, the machine's other load). A run mean's spread is
+    √(between² + within² / repetitions); the interval's width grows with the t quantile of a small baseline, so
+    the change must exceed (t·√(1 + 1/N) + z_power) times that spread. None when even `limit` repetitions would
+    not do (the between-run part alone is too large: more baseline runs or longer jobs are the remedy).
+    """
+    if cv_pct is None or cv_pct <= 0:
+        return 1
+    n = max(2, baseline_runs)
+    t = float(sstats.t.ppf(1 - ALPHA / 2, n - 1))
+    z = float(sstats.norm.ppf(power))
+    effect = abs(math.log1p(-change_pct / 100)) if change_pct < 100 else math.log1p(change_pct / 100)
+    allowed = (effect / (t * math.sqrt(1 + 1 / n) + z)) ** 2 - (between_cv_pct / 100) ** 2
+    if allowed <= 0:
+        return None
+    needed = math.ceil((cv_pct / 100) ** 2 / allowed)
+    return max(1, needed) if needed <= limit else None
+
+
+# ---------------------------------------------------------------- judging a run's cells against their baseline
+
+QPS = "qps"
+LATENCY = "latency_pct_ms"
+
+
+@dataclass(frozen=True, slots=True)
+class CellChange:
+    """One cell and metric of a run that moved beyond the threshold, significantly after the correction for
+    the many cells tested at once. worse: throughput fell or latency rose."""
+
+    cell: Any
+    metric: str
+    worse: bool
+    baseline_value: float
+    current_value: float
+    change_pct: float
+    p_value: float | None
+    p_adjusted: float | None
+    method: str
+
+
+def cells_judge(*, baseline: dict[Any, dict[str, list[list[float]]]], current: dict[Any, dict[str, list[float]]],
+                threshold_pct: float,
+                per_second: Callable[[Any], tuple[list[float], list[float]]] | None = None) -> list[CellChange]:
+    """The cells of a run whose QPS or latency changed against their baseline.
+
+    baseline: per cell and metric, the repetitions of each baseline run; current: per cell and metric, the run's
+    repetitions. The unit of the test follows what can vary between runs:
+    - against one (pinned) run, each repetition is a value: Welch's t-test on the repetitions of the two runs;
+    - against several runs, each run is a value (the geometric mean of its repetitions), and the run's own mean
+      is tested against their prediction interval: what differs from night to night (a re-prepared dataset, the
+      machine's other load) then counts as noise, as it is;
+    - with a single value on either side of a pinned comparison, per_second(cell) gives the two sides' per-second
+      QPS, tested by their batch means.
+    Every p-value of the run is then adjusted together (Benjamini–Hochberg); a change counts when its adjusted p
+    is below 0.05, it exceeds threshold_pct, and for latency it exceeds the histogram's resolution.
+    """
+    tests: list[tuple[Any, str, Difference, list[float], list[float]]] = []
+    for cell, metrics in current.items():
+        for metric in (QPS, LATENCY):
+            runs = [r for r in baseline.get(cell, {}).get(metric, []) if _finite(r)]
+            now = _finite(metrics.get(metric, []))
+            if not runs or not now:
+                continue
+            if len(runs) == 1:
+                base, cur = _finite(runs[0]), now
+            else:
+                base = [m for r in runs if (m := geometric_mean(r)) is not None]
+                cur = [m] if (m := geometric_mean(now)) is not None else []
+            fallback: dict[str, list[float]] = {}
+            if metric == QPS and per_second is not None and len(runs) == 1 and (len(base) < 2 or len(cur) < 2):
+                fallback_baseline, fallback_current = per_second(cell)
+                fallback = {"fallback_baseline": fallback_baseline, "fallback_current": fallback_current}
+            base_mean = geometric_mean(base)
+            resolution = latency_resolution_ms(base_mean) if metric == LATENCY and base_mean is not None else 0.0
+            tests.append((cell, metric, compare(base, cur, min_abs_change=resolution, **fallback), base, cur))
+    adjusted = adjust_many([diff.p_value for _, _, diff, _, _ in tests])
+    found = []
+    for (cell, metric, diff, base, cur), p_adjusted in zip(tests, adjusted, strict=True):
+        significant = diff.significant if p_adjusted is None else p_adjusted < ALPHA
+        if diff.change_pct is None or not significant or abs(diff.change_pct) <= threshold_pct:
+            continue
+        base_value, cur_value = geometric_mean(base), geometric_mean(cur)
+        assert base_value is not None and cur_value is not None
+        worse = diff.change_pct < 0 if metric == QPS else diff.change_pct > 0
+        method = diff.method if p_adjusted is None else f"{diff.method}, Benjamini–Hochberg over {len(tests)} tests"
+        found.append(CellChange(cell, metric, worse, base_value, cur_value, diff.change_pct, diff.p_value,
+                                p_adjusted, method))
+    return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from typing import Any
 
 import pytest
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.django_db
 
 API = "/api/v1/regressions/history/"
 BASELINE_QPS = [10000.0, 10300.0, 9700.0, 10150.0, 9850.0]
+# What the newest night is judged against: the geometric mean of the five nights before it (9,997.7).
+BASELINE_MEAN = statistics.geometric_mean(BASELINE_QPS)
 
 
 def _runs(campaign: Campaign, target: Target, scenario: Scenario, values: list[float | list[float]], *,
@@ -88,14 +91,16 @@ def test_the_history_shows_each_run_the_baseline_band_and_the_ten_percent_drop(v
     last = points[-1]
     assert last["label"] == "nightly 0" and last["trigger"] == "scheduled" and last["repetitions"] == 1
     assert last["latency_pct_ms"] == pytest.approx(2e5 / 9000) and last["noisy"] is False
-    # The newest night is judged against the five before it: median 10,000 ± the 5% threshold.
-    assert body["baseline"]["median"] == 10000.0
-    assert body["baseline"]["low"] == pytest.approx(9500.0) and body["baseline"]["high"] == pytest.approx(10500.0)
+    # The newest night is judged against the five before it: their geometric mean ± the 5% threshold.
+    assert body["baseline"]["mean"] == pytest.approx(BASELINE_MEAN)
+    assert body["baseline"]["low"] == pytest.approx(BASELINE_MEAN * 0.95)
+    assert body["baseline"]["high"] == pytest.approx(BASELINE_MEAN * 1.05)
     assert sorted(body["baseline"]["run_ids"]) == sorted(r.pk for r in history)
     assert last["qps"] < body["baseline"]["low"]
     (change,) = [c for c in body["changes"] if c["metric"] == "qps"]
     assert change["run_id"] == current.pk and change["kind"] == "regression"
-    assert change["change_pct"] == pytest.approx(-10.0) and change["baseline_value"] == 10000.0
+    assert change["change_pct"] == pytest.approx((9000 / BASELINE_MEAN - 1) * 100)
+    assert change["baseline_value"] == pytest.approx(BASELINE_MEAN)
     assert change["p_value"] is not None and change["method"]
 
 
@@ -109,7 +114,8 @@ def test_only_succeeded_runs_of_this_cell_are_points_and_noisy_repetitions_are_f
                           trigger=Run.Trigger.MANUAL)
     body = viewer.get(_query(campaign, target, scenario)).json()
     assert [(p["run_id"], p["qps"], p["repetitions"]) for p in body["points"]] == [
-        (steady.pk, 1000.0, 3), (noisy.pk, 1000.0, 3)]
+        (steady.pk, pytest.approx(statistics.geometric_mean([1000.0, 1010.0, 990.0])), 3),
+        (noisy.pk, pytest.approx(statistics.geometric_mean([1000.0, 1400.0, 700.0])), 3)]
     assert [p["noisy"] for p in body["points"]] == [False, True]
     # Manual runs only, nothing pinned: no baseline yet.
     assert body["baseline"] is None and body["changes"] == []
@@ -123,7 +129,8 @@ def test_a_pinned_baseline_run_makes_the_band_and_an_improvement_is_marked(viewe
     (faster,) = _runs(campaign, target, scenario, [[1300.0, 1290.0, 1310.0]])
     assert monitoring.run_evaluate(run=faster)
     body = viewer.get(_query(campaign, target, scenario)).json()
-    assert body["baseline"]["run_ids"] == [pinned.pk] and body["baseline"]["median"] == 1000.0
+    assert body["baseline"]["run_ids"] == [pinned.pk] and body["baseline"]["mean"] == pytest.approx(
+        statistics.geometric_mean([1000.0, 1010.0, 990.0]))
     assert body["baseline"]["label"] == f"pinned run #{pinned.pk}"
     assert [(p["improvement"], p["regression"]) for p in body["points"]] == [(False, False), (True, False)]
     assert {c["kind"] for c in body["changes"]} == {"improvement"}
@@ -233,8 +240,8 @@ def test_the_run_page_lists_the_runs_regression_with_its_cell_and_a_link_to_the_
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row))
     assert target.name in text and "oltp nightly product" in text and "oltp nightly" in text
     assert " 8 " in text and "4 × 25,000" in text and "QPS" in text
-    assert "10000.0" in text and "9000.0" in text and "-10.0%" in text and "p = " in text
-    assert "median of the last 5 scheduled runs" in text
+    assert f"{BASELINE_MEAN:.1f}" in text and "9000.0" in text and "-10.0%" in text and "p = " in text
+    assert "geometric mean of the last 5 scheduled runs" in text
     link = f"/campaigns/{campaign.pk}/?target={target.pk}&amp;scenario={scenario.pk}&amp;threads=8#history"
     assert link in row
     # A steady night before it has nothing to report, and says so.
@@ -252,13 +259,13 @@ def test_the_campaign_page_draws_the_history_of_the_cell_the_link_chose(viewer_p
     assert [(value, bool(sel)) for value, sel, _ in options] == [
         (f"{target.pk}:{other.pk}:8", False), (f"{target.pk}:{scenario.pk}:8", True)]
     assert options[1][2] == f"{target.name} · oltp nightly · 8 threads"
-    assert 'id="history-chart"' in section and "Baseline: 10,000 QPS" in section
+    assert 'id="history-chart"' in section and "Baseline: 9,998 QPS" in section
     assert f'<a href="/runs/{current.pk}/">#{current.pk}</a>' in section and "-10.0%" in section
     data = json.loads(re.search(r'<script id="history-data" type="application/json">(.*?)</script>', html, re.S)
                       .group(1))
     assert (data["target_id"], data["scenario_id"], data["threads"]) == (target.pk, scenario.pk, 8)
     assert [p["regression"] for p in data["points"]] == [False] * 5 + [True]
-    assert data["baseline"]["low"] == pytest.approx(9500.0)
+    assert data["baseline"]["low"] == pytest.approx(BASELINE_MEAN * 0.95)
     assert "campaigns/build/history.js" in html and 'data-api-url="/api/v1/regressions/history/"' in html
     # Without (or with a wrong) choice, the first cell is shown.
     first = _page(viewer_page, f"/campaigns/{campaign.pk}/?target=x&threads=%C2%B2")
@@ -322,7 +329,8 @@ def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(
     }""")
     assert drawn["QPS"] == [*BASELINE_QPS, 9000.0]
     assert drawn["regression"] == [None] * 5 + [9000.0]
-    assert drawn["baseline ± 5%"] == [10500.0] * 6 and drawn["band low"] == [9500.0] * 6
+    assert drawn["baseline ± 5%"] == pytest.approx([BASELINE_MEAN * 1.05] * 6)
+    assert drawn["band low"] == pytest.approx([BASELINE_MEAN * 0.95] * 6)
     page.wait_for_timeout(600)  # the chart's entry animation
     page.locator("#history").screenshot(path=str(shots / "history-02-campaign-cell-regression.png"))
 
@@ -330,7 +338,7 @@ def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(
         page.locator("#history-cell").select_option(f"{target.pk}:{scenario.pk}:16")
     assert answer.value.status == 200
     wait_js(page, "() => document.getElementById('history-baseline').textContent"
-                           ".includes('Baseline: 20,000 QPS')")
+                           ".includes('Baseline: 19,995.5 QPS')")  # the geometric mean of 20,000 ... 19,700
     drawn = page.evaluate("""() => {
         const chart = Chart.getChart(document.getElementById('history-chart'));
         return Object.fromEntries(chart.data.datasets.map(d => [d.label, d.data]));

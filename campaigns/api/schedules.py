@@ -90,7 +90,7 @@ class RegressionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Regression
         fields = ["id", "campaign", "run", "target", "scenario", "threads", "metric", "kind", "baseline_value",
-                  "current_value", "change_pct", "p_value", "method", "baseline_run_ids", "baseline_label",
+                  "current_value", "change_pct", "p_value", "p_adjusted", "method", "baseline_run_ids", "baseline_label",
                   "notified_at", "notification_error", "created_at"]
 
 
@@ -161,9 +161,9 @@ class HistoryPointSerializer(serializers.Serializer):
 
 
 class HistoryBandSerializer(serializers.Serializer):
-    median = serializers.FloatField(help_text="Baseline median QPS.")
-    low = serializers.FloatField(help_text="median × (1 − threshold).")
-    high = serializers.FloatField(help_text="median × (1 + threshold).")
+    mean = serializers.FloatField(help_text="Baseline QPS: the geometric mean the regression check tests against.")
+    low = serializers.FloatField(help_text="mean × (1 − threshold).")
+    high = serializers.FloatField(help_text="mean × (1 + threshold).")
     threshold_pct = serializers.FloatField()
     run_ids = serializers.ListField(child=serializers.IntegerField())
     label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
@@ -178,6 +178,7 @@ class HistoryChangeSerializer(serializers.Serializer):
     current_value = serializers.FloatField()
     change_pct = serializers.FloatField()
     p_value = serializers.FloatField(allow_null=True)
+    p_adjusted = serializers.FloatField(allow_null=True)
     method = serializers.CharField()
 
 

@@ -164,6 +164,20 @@ class ScenarioSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
         }
 
 
+class CampaignNoiseSerializer(serializers.Serializer):
+    runs = serializers.IntegerField(help_text="Succeeded runs the noise was measured on (the last 20 at most).")
+    cv_within_pct = serializers.FloatField(allow_null=True, help_text="CV of one repetition's QPS within its run.")
+    cv_between_pct = serializers.FloatField(allow_null=True, help_text="CV of a run's mean QPS from run to run.")
+    between_only_pct = serializers.FloatField(allow_null=True,
+                                              help_text="The part of the run-to-run CV repetitions cannot reduce.")
+    repetitions = serializers.IntegerField(help_text="The campaign's repetitions today.")
+    baseline_runs = serializers.IntegerField(help_text="Runs a regression check compares against.")
+    recommended = serializers.DictField(
+        child=serializers.IntegerField(allow_null=True),
+        help_text="Per change size in % ('15', '30'): the repetitions that catch it 9 times in 10; null when none "
+                  "would.")
+
+
 class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
     """A campaign; `webhook_url` is write-only (often a secret Slack URL): set it, or send "" to clear it;
     leaving the key out keeps the stored one. `has_webhook` says whether one is set."""
@@ -260,8 +274,8 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = ["id", "campaign", "campaign_name", "status", "trigger", "label", "idempotency_key", "error",
-                  "created_by", "created_at", "started_at", "finished_at", "waits_for", "jobs_total", "jobs_pending",
-                  "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled"]
+                  "created_by", "created_at", "started_at", "finished_at", "waits_for", "rerun_of", "rerun",
+                  "jobs_total", "jobs_pending", "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled"]
         read_only_fields = fields
 
 

@@ -31,7 +31,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns import roles, services
+from campaigns import monitoring, roles, services
 from campaigns.api import serializers as s
 from campaigns.api.exceptions import Conflict
 from campaigns.api.fields import NoInputSerializer
@@ -319,6 +319,12 @@ class CampaignViewSet(ModelViewSet):
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
         return Response(services.campaign_plan(campaign=campaign))
 
+    @extend_schema(responses={200: s.CampaignNoiseSerializer})
+    @action(detail=True, methods=["get"])
+    def noise(self, request: Request, pk: str | None = None) -> Response:
+        """The noise measured in the campaign's last runs and the repetitions it calls for (campaign_noise)."""
+        return Response(s.CampaignNoiseSerializer(monitoring.campaign_noise(campaign=self.get_object())).data)
+
     @action(detail=True, methods=["post"])
     def launch(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
@@ -337,6 +343,12 @@ class CampaignViewSet(ModelViewSet):
 @extend_schema_view(
     cancel=extend_schema(request=None, responses={200: s.RunSerializer,
                                                   409: OpenApiResponse(description="The run has already finished.")}),
+    retry_failed=extend_schema(request=None, responses={
+        202: s.RunSerializer, 409: OpenApiResponse(description="No failed or cancelled job, the run is still "
+                                                               "active, or the campaign has a run in progress.")}),
+    run_again=extend_schema(request=None, responses={
+        202: s.RunSerializer, 409: OpenApiResponse(description="The run is still active, was imported, or the "
+                                                               "campaign has a run in progress.")}),
 )
 class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
     queryset = run_queryset()
@@ -356,6 +368,27 @@ class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
         run = services.run_cancel(run=run)
         return Response(self.get_serializer(run_queryset().get(pk=run.pk)).data)
+
+    def _rerun(self, request: Request, scope: str) -> Response:
+        run = self.get_object()
+        NoInputSerializer(data=request.data).is_valid(raise_exception=True)
+        key = request.headers.get("Idempotency-Key", "").strip() or None
+        if key is not None and (len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable()):
+            raise serializers.ValidationError(
+                {"Idempotency-Key": f"at most {MAX_IDEMPOTENCY_KEY} printable characters"})
+        new = services.run_rerun(run=run, user=request.user, trigger=Run.Trigger.API, scope=scope,
+                                 idempotency_key=key)
+        return Response(self.get_serializer(run_queryset().get(pk=new.pk)).data, status=status.HTTP_202_ACCEPTED)
+
+    @action(detail=True, methods=["post"], url_path="retry-failed")
+    def retry_failed(self, request: Request, pk: str | None = None) -> Response:
+        """A new run of this run's failed and cancelled jobs (409 if it has none or is still active)."""
+        return self._rerun(request, Run.Rerun.FAILED)
+
+    @action(detail=True, methods=["post"], url_path="run-again")
+    def run_again(self, request: Request, pk: str | None = None) -> Response:
+        """A new run of every job of this run, as they were (409 while a run of the campaign is active)."""
+        return self._rerun(request, Run.Rerun.ALL)
 
 
 # ---------------------------------------------------------------- jobs, samples, series, results

@@ -432,6 +432,17 @@ class Run(models.Model):
     # re-send each other's jobs.
     queue = models.CharField(max_length=200, blank=True)
 
+    class Rerun(models.TextChoices):
+        NONE = "", "a launch of the campaign"
+        FAILED = "failed", "the failed and cancelled jobs of another run"
+        ALL = "all", "every job of another run"
+
+    # "Retry failed jobs" and "Run again" make a new run of the jobs of an earlier one (not of the campaign as it
+    # is now, which may have changed since): a comparison of the earlier run takes each cell from its latest
+    # successful attempt, i.e. from its failed-job retries too.
+    rerun_of = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reruns")
+    rerun = models.CharField(max_length=10, choices=Rerun.choices, blank=True, default=Rerun.NONE)
+
     objects = RunQuerySet.as_manager()
 
     class Meta:

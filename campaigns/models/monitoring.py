@@ -103,7 +103,10 @@ class Regression(models.Model):
     current_value = models.FloatField()
     change_pct = models.FloatField()
     p_value = models.FloatField(null=True, blank=True)
-    method = models.CharField(max_length=60)
+    # The p-value after the Benjamini–Hochberg correction over every cell and metric tested in the run: the one
+    # that decided (null where the test gave no p-value, e.g. identical repetitions).
+    p_adjusted = models.FloatField(null=True, blank=True)
+    method = models.CharField(max_length=120)
     baseline_run_ids = ArrayField(models.BigIntegerField(), default=list)
     baseline_label = models.CharField(max_length=200)
     notified_at = models.DateTimeField(null=True, blank=True)

@@ -10,7 +10,7 @@ from campaigns.execution.phases import JobFailure, split_threads, target_connect
 from campaigns.execution.transitions import StateConflict
 from campaigns.services.demo import DEMO_TARGET_NAMES, demo_load
 from campaigns.services.imports import ImportRejected, results_import
-from campaigns.services.launch import ScenarioDdlRefused, campaign_ddl_check, campaign_launch, run_cancel
+from campaigns.services.launch import ScenarioDdlRefused, campaign_ddl_check, campaign_launch, run_cancel, run_rerun
 from campaigns.services.plans import (
     BYTES_PER_ROW,
     JOB_OVERHEAD_S,
@@ -29,6 +29,6 @@ from campaigns.services.tokens import token_hash, token_issue, token_revoke
 __all__ = [
     "BYTES_PER_ROW", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure",
     "PlannedJob", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
-    "format_duration", "job_estimate_s", "results_import", "run_cancel", "run_progress", "runs_with_progress",
+    "format_duration", "job_estimate_s", "results_import", "run_cancel", "run_progress", "run_rerun", "runs_with_progress",
     "split_threads", "target_check", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]

@@ -1,6 +1,7 @@
 """Launching a campaign and cancelling a run."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -62,6 +63,59 @@ def campaign_launch(
     if not planned:
         raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
     campaign_ddl_check(planned=planned)
+
+    def jobs(run: Run) -> list[Job]:
+        return [Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads, repetition=p.repetition,
+                    position=p.position, tables=p.tables, table_size=p.table_size, clients_needed=p.clients,
+                    time_s=p.time_s, warmup_s=p.warmup_s) for p in planned]
+
+    return _run_insert(campaign=campaign, jobs=jobs, user=user, trigger=trigger, idempotency_key=idempotency_key,
+                       label=label, after=after)
+
+
+def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
+              scope: str = Run.Rerun.FAILED, idempotency_key: str | None = None) -> Run:
+    """A new run of the same campaign made of `run`'s own jobs: its failed and cancelled ones ("Retry failed
+    jobs", scope failed) or all of them ("Run again", scope all), with the same targets, scenarios, threads,
+    sizes, clients and times as they had, in their order. Linked to `run` (rerun_of), so a comparison of `run`
+    takes each retried cell from its latest successful attempt. The same rule as a launch: one active run per
+    campaign; the run itself must have finished."""
+    if scope not in (Run.Rerun.FAILED, Run.Rerun.ALL):
+        raise ValueError(f"unknown rerun scope {scope!r}")
+    if idempotency_key:
+        existing = Run.objects.filter(campaign_id=run.campaign_id, idempotency_key=idempotency_key).first()
+        if existing is not None:
+            return existing
+    run = Run.objects.select_related("campaign").get(pk=run.pk)
+    if not run.is_finished():
+        raise StateConflict(f"run #{run.pk} is still {run.status}: wait for it to finish or cancel it")
+    if run.trigger == Run.Trigger.IMPORT:
+        raise StateConflict(f"run #{run.pk} was imported from logs: there is nothing benchapp can run again")
+    source = Job.objects.filter(run=run).order_by("position", "pk")
+    if scope == Run.Rerun.FAILED:
+        source = source.filter(status__in=[Job.Status.FAILED, Job.Status.CANCELLED])
+    originals = list(source.select_related("target", "scenario"))
+    if not originals:
+        raise StateConflict(f"run #{run.pk} has no failed or cancelled jobs to retry")
+    campaign_ddl_check(planned=[PlannedJob(target=j.target, scenario=j.scenario, threads=j.threads,
+                                           repetition=j.repetition, position=j.position, tables=j.tables,
+                                           table_size=j.table_size, clients=j.clients_needed, time_s=j.run_time_s(),
+                                           warmup_s=j.warmup_time_s()) for j in originals])
+
+    def jobs(new: Run) -> list[Job]:
+        return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,
+                    repetition=j.repetition, position=n, tables=j.tables, table_size=j.table_size,
+                    clients_needed=j.clients_needed, time_s=j.time_s, warmup_s=j.warmup_s)
+                for n, j in enumerate(originals)]
+
+    what = "retry of the failed jobs of" if scope == Run.Rerun.FAILED else "run again of"
+    return _run_insert(campaign=run.campaign, jobs=jobs, user=user, trigger=trigger, idempotency_key=idempotency_key,
+                       label=f"{what} run #{run.pk}"[:200], rerun_of=run, rerun=scope)
+
+
+def _run_insert(*, campaign: Campaign, jobs: Callable[[Run], list[Job]], user: Any, trigger: str,
+                idempotency_key: str | None, label: str, after: Run | None = None, **fields: Any) -> Run:
+    """Creates the run and its jobs under the campaign's row lock and sends the first job after commit."""
     try:
         with transaction.atomic():
             # Concurrent launches of this campaign queue here; each then sees what the one before it committed.
@@ -77,14 +131,9 @@ def campaign_launch(
             run = transitions.run_create(
                 waits=waits, campaign=campaign, trigger=trigger, idempotency_key=idempotency_key or None,
                 label=label, created_by=user if getattr(user, "is_authenticated", False) else None,
-                waits_for=after if waits else None, queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+                waits_for=after if waits else None, queue=settings.CELERY_TASK_DEFAULT_QUEUE, **fields,
             )
-            transitions.jobs_create(jobs=[
-                Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads,
-                    repetition=p.repetition, position=p.position, tables=p.tables,
-                    table_size=p.table_size, clients_needed=p.clients, time_s=p.time_s, warmup_s=p.warmup_s)
-                for p in planned
-            ])
+            transitions.jobs_create(jobs=jobs(run))
             transaction.on_commit(lambda: run_advance(run_id=run.pk))
     except IntegrityError:
         # Only a writer that skipped the row lock gets here (the lock serialises launches): the key's run, if it

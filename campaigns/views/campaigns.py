@@ -111,8 +111,30 @@ def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     else:
         initial = {"threads": "1, 2"} if campaign is None else {}
         form = CampaignForm(instance=campaign, initial=initial)
+    advice = noise_advice(monitoring.campaign_noise(campaign=campaign)) if campaign is not None else NO_NOISE_YET
     return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign,
-                                                              "catalogue": CAMPAIGNS})
+                                                              "catalogue": CAMPAIGNS, "noise_advice": advice})
+
+
+NO_NOISE_YET = ("Noise not measured yet: once a run has measured cells 2 or more times, this form says how many "
+                "repetitions let the regression check catch a 15% change 9 times in 10.")
+
+
+def noise_advice(noise: dict[str, Any]) -> str:
+    """The campaign form's recommendation of repetitions, from monitoring.campaign_noise."""
+    if noise["cv_within_pct"] is None:
+        return NO_NOISE_YET
+    parts = [f"Measured over the last {noise['runs']} run{'s' if noise['runs'] != 1 else ''}: one repetition's QPS "
+             f"varies by {noise['cv_within_pct']:.1f}% (CV)"]
+    if noise["cv_between_pct"] is not None:
+        parts.append(f", a run's mean by {noise['cv_between_pct']:.1f}% from run to run")
+    advice = []
+    for change, needed in noise["recommended"].items():
+        advice.append(f"a {change}% change needs {needed} repetition{'s' if needed != 1 else ''}" if needed else
+                      f"no number of repetitions catches a {change}% change (the run-to-run noise alone is too "
+                      "large: longer jobs, more baseline runs or a quieter machine)")
+    return (f"{''.join(parts)}. To be caught 9 times in 10 against the last {noise['baseline_runs']} runs, "
+            f"{'; '.join(advice)}. This campaign uses {noise['repetitions']}.")
 
 
 @role_required(roles.OPERATOR)

@@ -127,6 +127,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "running": state["running"], "can_edit": roles.can_edit(request.user),
         "live_url": reverse("run-live", args=[run.pk]), "changes": run_changes(run, jobs),
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
+        "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
+        "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
     })
 
 
@@ -147,6 +149,21 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, f"Run #{run.pk} is being cancelled; a running sysbench stops within a second.")
     return HttpResponseRedirect(reverse("run-detail", args=[run.pk]))
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def run_rerun(request: HttpRequest, pk: int, scope: str) -> HttpResponse:
+    """"Retry failed jobs" (scope failed) and "Run again" (scope all) from the run page."""
+    run = get_object_or_404(Run, pk=pk)
+    try:
+        new = services.run_rerun(run=run, user=request.user, scope=scope)
+    except services.StateConflict as exc:
+        messages.error(request, f"Not started: {exc}.")
+        return HttpResponseRedirect(reverse("run-detail", args=[run.pk]))
+    what = "retries the failed jobs of" if scope == Run.Rerun.FAILED else "runs again"
+    messages.success(request, f"Run #{new.pk} {what} run #{run.pk}.")
+    return HttpResponseRedirect(reverse("run-detail", args=[new.pk]))
 
 
 def _snapshot_settings(snapshot: dict[str, Any]) -> list[tuple[str, str, str]]:

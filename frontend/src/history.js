@@ -1,4 +1,4 @@
-// Campaign page, "History": one cell's QPS per run (median of its repetitions) with the baseline band the
+// Campaign page, "History": one cell's QPS per run (geometric mean of its repetitions) with the baseline band the
 // newest run is judged against, regressions and improvements marked. The chosen cell's history comes with
 // the page (json_script "history-data"); picking another cell fetches GET /api/v1/regressions/history/.
 (function () {
@@ -51,7 +51,7 @@
       sets.push({ label: "baseline ± " + fmt(band.threshold_pct) + "%", data: flat(points, band.high),
                   borderColor: COLORS.bandEdge, backgroundColor: COLORS.band, borderWidth: 1, pointRadius: 0,
                   pointHitRadius: 0, fill: "-1", order: 4 });
-      sets.push({ label: "baseline median", data: flat(points, band.median), borderColor: COLORS.median,
+      sets.push({ label: "baseline mean", data: flat(points, band.mean), borderColor: COLORS.median,
                   borderDash: [6, 4], borderWidth: 1, pointRadius: 0, pointHitRadius: 0, fill: false, order: 3 });
     }
     sets.push({
@@ -126,7 +126,7 @@
     const band = history.baseline;
     const n = history.points.length;
     const text = band
-      ? "Baseline: " + fmt(band.median) + " QPS, band " + fmt(band.low) + " – " + fmt(band.high) + " (± " +
+      ? "Baseline: " + fmt(band.mean) + " QPS, band " + fmt(band.low) + " – " + fmt(band.high) + " (± " +
         fmt(band.threshold_pct) + "%), " + band.label + "."
       : "No baseline yet: pin a run or let scheduled runs accumulate.";
     baselineText.textContent = text + " " + n + " run" + (n === 1 ? "" : "s") + " shown.";

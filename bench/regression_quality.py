@@ -1,0 +1,246 @@
+"""Do benchapp's regression checks hold on this machine? False alarms on unchanged runs, and slowdowns caught.
+
+Runs real sysbench jobs on the local MariaDB (root, no password; a database of its own, benchapp_rq, dropped at
+the end) and judges them with the very function the nightly check uses (campaigns.statistics.cells_judge, called
+by campaigns.monitoring.run_evaluate), at the campaign defaults (5% threshold, baseline = the last 5 runs):
+
+    cells     oltp_point_select and oltp_read_only × 1, 2, 4, 8 threads: 8 cells, each a job of --time seconds
+              (default 1: short jobs, so that a few hundred cells fit in half an hour), --reps repetitions
+    A/A       --runs runs of the same campaign one after another; each run from the 6th on is judged against the 5
+              before it, cell by cell (QPS and p95 latency): any change reported is a false alarm. Also judged
+              against the single run before it, as a pinned baseline run is (repetitions as the unit).
+    A/B       between those runs, --ab-runs runs slowed down by a known amount: sysbench's --rate set to 85% or
+              70% of the cell's geometric-mean throughput in the baseline it is judged against, so the slowdown
+              is 15% or 30% by construction (the bench prints the slowdown it measured too). Caught: a QPS
+              regression reported for the cell.
+
+It prints, with 95% confidence intervals (Wilson), the false-alarm rate per cell, the detection rate of each
+slowdown, the coefficient of variation measured (one repetition within a run; one run's mean between runs), and
+the repetitions that the measured noise calls for (campaigns.statistics.repetitions_needed: what the campaign
+form recommends). The goal: false alarms on at most 1% of cells, and a 15% slowdown caught 9 times in 10 where
+the noise allows it with the repetitions used.
+
+Usage: .venv/bin/python bench/regression_quality.py [--runs 45] [--ab-runs 20] [--reps 3] [--time 1]
+                                                    [--save var/bench/regression_quality.json] [--load FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scipy import stats as sstats  # noqa: E402
+
+from campaigns.statistics import (  # noqa: E402
+    LATENCY,
+    QPS,
+    cells_judge,
+    geometric_mean,
+    repetitions_needed,
+)
+from campaigns.sysbench.command import Connection, build_argv  # noqa: E402
+from campaigns.sysbench.parser import parse_output  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DATABASE = "benchapp_rq"
+TESTS = ("oltp_point_select", "oltp_read_only")
+THREADS = (1, 2, 4, 8)
+TABLES, TABLE_SIZE = 1, 10_000
+BASELINE_RUNS = 5
+THRESHOLD_PCT = 5.0
+SLOWDOWNS = (15.0, 30.0)
+CONNECTION = Connection(driver="mysql", host="127.0.0.1", port=3306, database=DATABASE, user="root")
+
+Cell = tuple[str, int]
+
+
+def mysql(sql: str) -> None:
+    subprocess.run(["mysql", "-h", "127.0.0.1", "-u", "root", "-e", sql], check=True, timeout=60)
+
+
+def sysbench(test: str, command: str, *, threads: int = 1, time_s: int | None = None,
+             rate: float | None = None) -> str:
+    options: dict[str, object] = {"rand-type": "uniform"}
+    if rate is not None:
+        options["rate"] = max(1, round(rate))
+    argv = build_argv(sysbench="sysbench", test=test, command=command, connection=CONNECTION, tables=TABLES,
+                      table_size=TABLE_SIZE, options=options, threads=threads, time_s=time_s, percentile=95)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120 + (time_s or 0))
+    if done.returncode != 0:
+        raise SystemExit(f"sysbench {test} {command} failed: {done.stderr.strip() or done.stdout[-400:]}")
+    return done.stdout
+
+
+def job(cell: Cell, time_s: int, rate: float | None = None) -> dict[str, float]:
+    test, threads = cell
+    summary = parse_output(sysbench(test, "run", threads=threads, time_s=time_s, rate=rate)).summary
+    if summary is None or summary.qps is None or summary.tps is None:
+        raise SystemExit(f"no summary for {cell}")
+    return {"qps": summary.qps, "tps": summary.tps, "p95_ms": summary.latency.percentile or 0.0}
+
+
+def campaign_run(cells: list[Cell], reps: int, time_s: int, rates: dict[Cell, float] | None = None
+                 ) -> dict[Cell, list[dict[str, float]]]:
+    """One run of the campaign: every cell, its repetitions one after another, as a launch orders them."""
+    return {cell: [job(cell, time_s, rates.get(cell) if rates else None) for _ in range(reps)] for cell in cells}
+
+
+def _values(run: dict[Cell, list[dict[str, float]]]) -> dict[Cell, dict[str, list[float]]]:
+    return {cell: {QPS: [j["qps"] for j in jobs], LATENCY: [j["p95_ms"] for j in jobs]} for cell, jobs in run.items()}
+
+
+def judge(baseline_runs: list[dict], current: dict) -> set[tuple[Cell, str, bool]]:
+    """The (cell, metric, worse) changes cells_judge reports for `current` against `baseline_runs`."""
+    base_values = [_values(r) for r in baseline_runs]
+    now = _values(current)
+    baseline = {cell: {metric: [b[cell][metric] for b in base_values] for metric in (QPS, LATENCY)} for cell in now}
+    return {(c.cell, c.metric, c.worse) for c in cells_judge(baseline=baseline, current=now,
+                                                             threshold_pct=THRESHOLD_PCT)}
+
+
+def wilson(hits: int, n: int) -> str:
+    if n == 0:
+        return "n/a"
+    ci = sstats.binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return f"{hits}/{n} = {hits / n:.1%} (95% CI {ci.low:.1%}–{ci.high:.1%})"
+
+
+def collect(args: argparse.Namespace) -> dict[str, Any]:
+    cells = [(test, threads) for test in TESTS for threads in THREADS]
+    mysql(f"DROP DATABASE IF EXISTS {DATABASE}; CREATE DATABASE {DATABASE}")
+    sysbench(TESTS[0], "prepare")
+    history: list[dict[str, Any]] = []  # {"kind": "A"} or {"kind": "B", "slowdown": 15.0, "rates": ...}
+    started = time.monotonic()
+    try:
+        for _ in range(min(BASELINE_RUNS, args.runs)):
+            history.append({"kind": "A", "run": campaign_run(cells, args.reps, args.time)})
+        a_left, b_left = args.runs - BASELINE_RUNS, args.ab_runs
+        b_every = max(1, a_left // max(1, b_left)) if b_left else 0
+        step = 0
+        while a_left > 0 or b_left > 0:
+            if a_left > 0:
+                history.append({"kind": "A", "run": campaign_run(cells, args.reps, args.time)})
+                a_left -= 1
+            step += 1
+            if b_left > 0 and (a_left == 0 or step % b_every == 0):
+                slowdown = SLOWDOWNS[(args.ab_runs - b_left) % len(SLOWDOWNS)]
+                baseline = [h["run"] for h in history if h["kind"] == "A"][-BASELINE_RUNS:]
+                rates = {cell: (1 - slowdown / 100) * (geometric_mean([j["tps"] for r in baseline for j in r[cell]])
+                                                       or 1.0) for cell in cells}
+                history.append({"kind": "B", "slowdown": slowdown,
+                                "run": campaign_run(cells, args.reps, args.time, rates)})
+                b_left -= 1
+            done = len(history)
+            print(f"  {done} runs in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    finally:
+        mysql(f"DROP DATABASE IF EXISTS {DATABASE}")
+    return {"reps": args.reps, "time_s": args.time, "elapsed_s": time.monotonic() - started,
+            "history": [{**h, "run": {f"{c[0]}:{c[1]}": jobs for c, jobs in h["run"].items()}} for h in history]}
+
+
+def report(data: dict[str, Any]) -> None:
+    history = [{**h, "run": {(k.split(":")[0], int(k.split(":")[1])): v for k, v in h["run"].items()}}
+               for h in data["history"]]
+    a_runs = [h["run"] for h in history if h["kind"] == "A"]
+    cells = list(a_runs[0])
+    reps = data["reps"]
+    print(f"regression quality: {len(a_runs)} unchanged runs and {len(history) - len(a_runs)} slowed runs of "
+          f"{len(cells)} cells × {reps} repetitions of {data['time_s']} s on the local MariaDB "
+          f"({data['elapsed_s'] / 60:.1f} min); threshold {THRESHOLD_PCT:g}%, baseline the last {BASELINE_RUNS} runs")
+
+    # Noise: one repetition within its run, and one run's geometric mean between runs.
+    within = [statistics.stdev(v) / statistics.fmean(v) * 100 for run in a_runs for cell in cells
+              if len(v := [j["qps"] for j in run[cell]]) >= 2]
+    between = []
+    for cell in cells:
+        means = [geometric_mean([j["qps"] for j in run[cell]]) or 0.0 for run in a_runs]
+        if len(means) >= 2:
+            between.append(statistics.stdev(means) / statistics.fmean(means) * 100)
+    cv_within = statistics.median(within) if within else None
+    cv_between = statistics.median(between) if between else None
+    print(f"  CV of one repetition within a run (median over cells and runs): {cv_within:.1f}%" if cv_within
+          is not None else "  CV within a run: needs 2+ repetitions")
+    if cv_between is not None:
+        print(f"  CV of a run's mean between runs (median over cells): {cv_between:.1f}%"
+              f"  [per cell {min(between):.1f}–{max(between):.1f}%]")
+
+    # A/A against the last 5 runs, and against the single run before (a pinned baseline).
+    window_alarms = window_cells = pinned_alarms = pinned_cells = 0
+    a_positions = [i for i, h in enumerate(history) if h["kind"] == "A"]
+    for n, i in enumerate(a_positions):
+        earlier = [history[j]["run"] for j in a_positions[:n]]
+        if len(earlier) >= BASELINE_RUNS:
+            flagged = {c for c, _, _ in judge(earlier[-BASELINE_RUNS:], history[i]["run"])}
+            window_alarms += len(flagged)
+            window_cells += len(cells)
+        if earlier and reps >= 2:
+            flagged = {c for c, _, _ in judge(earlier[-1:], history[i]["run"])}
+            pinned_alarms += len(flagged)
+            pinned_cells += len(cells)
+    print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: {wilson(window_alarms, window_cells)}"
+          f"  (goal ≤ 1%)")
+    if pinned_cells:
+        print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(pinned_alarms, pinned_cells)}")
+
+    # A/B: each slowed run against the 5 unchanged runs before it.
+    for slowdown in SLOWDOWNS:
+        caught = total = 0
+        measured = []
+        for i, h in enumerate(history):
+            if h["kind"] != "B" or h["slowdown"] != slowdown:
+                continue
+            baseline = [history[j]["run"] for j in a_positions if j < i][-BASELINE_RUNS:]
+            found = judge(baseline, h["run"])
+            caught += sum(1 for cell in cells if (cell, QPS, True) in found)
+            total += len(cells)
+            for cell in cells:
+                base = geometric_mean([geometric_mean([j["qps"] for j in r[cell]]) or 0.0 for r in baseline])
+                now = geometric_mean([j["qps"] for j in h["run"][cell]])
+                if base and now:
+                    measured.append((now / base - 1) * 100)
+        if total:
+            print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(caught, total)}"
+                  f"  (measured Δ median {statistics.median(measured):+.1f}%)")
+    if cv_within is not None:
+        # What repetitions cannot reduce: the spread of run means beyond what their repetitions explain.
+        pure_between = math.sqrt(max(0.0, (cv_between or 0.0) ** 2 - cv_within ** 2 / reps))
+        print(f"  of which between runs, whatever the repetitions: {pure_between:.1f}%")
+        for slowdown in SLOWDOWNS:
+            needed = repetitions_needed(cv_within, between_cv_pct=pure_between, change_pct=slowdown,
+                                        baseline_runs=BASELINE_RUNS)
+            advice = (f"{needed} repetitions" if needed is not None else
+                      "no number of repetitions: the run-to-run noise alone is too large (more baseline runs, "
+                      "longer jobs, or a quieter machine)")
+            print(f"  to catch a {slowdown:.0f}% slowdown 9 times in 10 at this noise: {advice} (used {reps})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=45, help="unchanged (A) runs, the first 5 only as baseline")
+    parser.add_argument("--ab-runs", type=int, default=20, help="slowed (B) runs, alternately 15%% and 30%%")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--time", type=int, default=1, help="seconds per job")
+    parser.add_argument("--save", default=str(ROOT / "var" / "bench" / "regression_quality.json"))
+    parser.add_argument("--load", help="report on a saved collection instead of running jobs")
+    args = parser.parse_args()
+    if args.load:
+        data = json.loads(Path(args.load).read_text())
+    else:
+        data = collect(args)
+        Path(args.save).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.save).write_text(json.dumps(data))
+        print(f"saved to {os.path.relpath(args.save)}", file=sys.stderr)
+    report(data)
+
+
+if __name__ == "__main__":
+    main()

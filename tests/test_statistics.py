@@ -1,0 +1,123 @@
+"""Regression statistics that hold on a noisy machine (issue 16): the unit of the test, autocorrelated seconds,
+many cells at once, quantised latencies, and the repetitions a measured noise calls for. Pure: no database."""
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+from scipy import stats as sstats
+
+from campaigns.statistics import (
+    LATENCY,
+    QPS,
+    adjust_many,
+    batch_means_p,
+    cells_judge,
+    compare,
+    geometric_mean,
+    latency_resolution_ms,
+    repetitions_needed,
+)
+
+
+def _ar1(rng: np.random.Generator, n: int, *, phi: float = 0.9, level: float = 10_000.0) -> list[float]:
+    """Per-second QPS of one steady run: each second remembers most of the previous one (as sysbench's do)."""
+    x = np.empty(n)
+    x[0] = rng.normal()
+    for i in range(1, n):
+        x[i] = phi * x[i - 1] + rng.normal() * math.sqrt(1 - phi * phi)
+    return list(level * (1 + 0.03 * x))
+
+
+def test_the_change_is_the_ratio_of_geometric_means_the_statistic_the_log_t_test_compares():
+    base, cur = [1000.0, 1010.0, 990.0], [800.0, 808.0, 792.0]
+    diff = compare(base, cur)
+    assert diff.change_pct == pytest.approx(-20.0)  # every repetition 20% lower: the geometric means say so exactly
+    assert diff.method == "welch-t on log values" and diff.significant
+    logs = sstats.ttest_ind([math.log(v) for v in base], [math.log(v) for v in cur], equal_var=False)
+    assert diff.p_value == pytest.approx(float(logs.pvalue))
+    assert geometric_mean([5.0]) == 5.0 and geometric_mean([2.0, 8.0]) == pytest.approx(4.0)
+
+
+def test_per_second_samples_of_two_identical_runs_rarely_differ_by_batch_means_unlike_a_rank_test():
+    rng = np.random.default_rng(7)
+    rank_alarms = batch_alarms = 0
+    pairs = 60
+    for _ in range(pairs):
+        a, b = _ar1(rng, 120), _ar1(rng, 120)
+        rank_alarms += sstats.mannwhitneyu(a, b).pvalue < 0.05
+        batch_alarms += compare([statistics.fmean(a)], [statistics.fmean(b)], fallback_baseline=a,
+                                    fallback_current=b).significant
+    # Seconds are not independent: a rank test on them calls most equal pairs different.
+    assert rank_alarms / pairs > 0.4
+    assert batch_alarms / pairs <= 0.12
+
+
+def test_batch_means_still_see_a_real_ten_percent_drop():
+    rng = np.random.default_rng(3)
+    a = _ar1(rng, 120)
+    b = [v * 0.9 for v in _ar1(rng, 120)]
+    diff = compare([statistics.fmean(a)], [statistics.fmean(b)], fallback_baseline=a, fallback_current=b)
+    assert diff.method == "batch means (per-second samples)" and diff.significant
+    assert batch_means_p(a, a[:5]) == 1.0  # fewer than two batches: the seconds cannot tell
+
+
+def test_benjamini_hochberg_keeps_p_values_in_order_and_none_as_none():
+    adjusted = adjust_many([0.01, None, 0.04, 0.03])
+    assert adjusted[1] is None
+    assert adjusted[0] == pytest.approx(0.03) and adjusted[2] == pytest.approx(0.04) and adjusted[3] == pytest.approx(0.04)
+
+
+def _cell(values_per_run: list[list[float]], now: list[float], lat: float = 2.0) -> tuple[dict, dict]:
+    return ({QPS: values_per_run, LATENCY: [[lat] * len(r) for r in values_per_run]}, {QPS: now, LATENCY: [lat] * len(now)})
+
+
+def test_one_chance_p_among_a_hundred_unchanged_cells_is_not_a_regression_but_a_real_drop_is():
+    rng = np.random.default_rng(11)
+    baseline, current = {}, {}
+    for cell in range(100):
+        runs = [list(rng.normal(10_000, 300, 3)) for _ in range(5)]
+        now = list(rng.normal(10_000, 300, 3))
+        baseline[cell], current[cell] = _cell(runs, now)
+    # Cell 0's run came out 9% low by chance: its own test says p < 0.05, the other 99 cells say it is chance.
+    baseline[0], current[0] = _cell([[10_000.0] * 3, [10_400.0] * 3, [9_600.0] * 3, [10_200.0] * 3, [9_800.0] * 3],
+                                    [9_000.0, 9_050.0, 8_950.0])
+    raw = compare([geometric_mean(r) for r in baseline[0][QPS]], [geometric_mean(current[0][QPS])])
+    assert raw.p_value is not None and 0.001 < raw.p_value < 0.05
+    assert [c for c in cells_judge(baseline=baseline, current=current, threshold_pct=5.0) if c.cell == 0] == []
+    # A 30% drop of cell 1 stands out whatever else was tested.
+    baseline[1], current[1] = _cell([[10_000.0] * 3, [10_100.0] * 3, [9_900.0] * 3, [10_050.0] * 3, [9_950.0] * 3],
+                                    [7_000.0, 7_050.0, 6_950.0])
+    (change,) = [c for c in cells_judge(baseline=baseline, current=current, threshold_pct=5.0) if c.cell == 1]
+    assert change.worse and change.metric == QPS and change.change_pct == pytest.approx(-30.0, abs=0.5)
+    assert change.p_adjusted is not None and change.p_adjusted >= change.p_value
+    assert "prediction-interval" in change.method and "Benjamini–Hochberg over" in change.method
+
+
+def test_a_latency_change_within_one_printed_digit_is_not_a_regression():
+    assert latency_resolution_ms(0.07) == pytest.approx(0.01) and latency_resolution_ms(100.0) == pytest.approx(1.816, abs=0.01)
+    quantised = compare([0.07, 0.07, 0.07], [0.08, 0.08, 0.08], min_abs_change=latency_resolution_ms(0.07))
+    assert quantised.significant is False and quantised.method == "below the measurement's resolution"
+    baseline = {"c": {QPS: [[1000.0] * 3], LATENCY: [[0.07, 0.07, 0.07]]}}
+    current = {"c": {QPS: [1000.0] * 3, LATENCY: [0.08, 0.08, 0.08]}}
+    assert cells_judge(baseline=baseline, current=current, threshold_pct=5.0) == []
+    current["c"][LATENCY] = [0.15, 0.15, 0.15]  # a move of many digits still counts
+    (change,) = cells_judge(baseline=baseline, current=current, threshold_pct=5.0)
+    assert change.metric == LATENCY and change.worse
+
+
+def test_repetitions_needed_grow_with_the_noise_and_give_up_where_no_number_would_do():
+    quiet, noisy = repetitions_needed(2.0), repetitions_needed(8.0)
+    assert quiet == 1 and noisy is not None and noisy > 4
+    assert repetitions_needed(8.0, change_pct=30.0) < noisy
+    assert repetitions_needed(40.0) is None
+    # The promise behind the number: with that many repetitions, a 15% drop is caught 9 times in 10.
+    rng = np.random.default_rng(5)
+    reps, caught, trials = noisy, 0, 400
+    for _ in range(trials):
+        base = [geometric_mean(list(rng.lognormal(math.log(1000), 0.08, reps))) for _ in range(5)]
+        now = geometric_mean(list(rng.lognormal(math.log(850), 0.08, reps)))
+        caught += bool(compare(base, [now]).significant)
+    assert caught / trials >= 0.85
