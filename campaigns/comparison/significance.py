@@ -99,7 +99,8 @@ def adjust_marks(marks: Iterable[dict[str, Any] | None]) -> int:
         mark["p_adjusted"] = float(p_adjusted)
         verdict = "significant" if p_adjusted < ALPHA else "not significant"
         mark["verdict"], mark["text"] = verdict, f"{verdict} ({mark['n_text']})"
-        mark["title"] = (f"{verdict}: Welch's t-test on log QPS, {mark['n_text']}: p = {mark['p_value']:.2g}, "
+        scale = "log QPS" if "log" in mark["method"] else "QPS"
+        mark["title"] = (f"{verdict}: Welch's t-test on {scale}, {mark['n_text']}: p = {mark['p_value']:.2g}, "
                          f"adjusted p = {p_adjusted:.2g} (Benjamini–Hochberg over the {len(pending)} Δ% tested "
                          f"here); {mark['ci']}")
     return len(pending)
