@@ -328,8 +328,8 @@ def test_each_delta_says_significant_not_significant_or_untested_naming_n(role_c
     assert float(beta[16]["qps_delta_p_adjusted"]) > 0.05
     assert beta[32]["qps_delta_significance"] == "untested (n = 1)" and beta[32]["qps_delta_p_value"] == ""
     markdown = _text(client.get(f"/compare/comparison.md?{query}"))
-    assert "+50.0% (significant (n = 3))" in markdown and "(not significant (n = 3))" in markdown
-    assert "+10.0% (untested (n = 1))" in markdown
+    assert "+50.0%, significant (n = 3)" in markdown and ", not significant (n = 3)" in markdown
+    assert "+10.0%, untested (n = 1)" in markdown
     report = _text(client.get(f"/compare/report/?{query}"))
     assert 'data-significance="significant"' in report and "Welch" in report
 

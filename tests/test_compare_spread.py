@@ -90,7 +90,7 @@ def test_a_repeated_cell_shows_its_geometric_mean_n_min_max_and_sd_everywhere(ro
         2000.0, 2000.0, 1000.0, 4000.0)
     assert float(first["qps_stdev"]) == pytest.approx(statistics.stdev([1000.0, 4000.0, 2000.0]), abs=0.01)
     markdown = _text(client.get(f"/compare/comparison.md?{query}"))
-    assert "| 2,000; n = 3, 1,000–4,000 · sd 1,528 | 3,000 | +50.0% (untested (n = 3 vs 1)) |" in markdown
+    assert "| 2,000; n = 3, 1,000–4,000 · sd 1,528 | 3,000 | +50.0%, untested (n = 3 vs 1) |" in markdown
     api = client.get(f"/api/v1/comparisons/?{query}").json()
     qps = api["groups"][0]["rows"][0]["cells"][0]["qps"]
     assert (qps["value"], qps["median"], qps["min"], qps["max"], qps["n"]) == (2000.0, 2000.0, 1000.0, 4000.0, 3)

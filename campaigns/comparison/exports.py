@@ -100,7 +100,7 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
         line = [row["spec"] or "—", f"{row['threads']:,}", f"{row['table_size']:,}" if row["table_size"] else "—",
                 str(row["tables"] or "—")]
         line += [metric(c, "qps") for c in cells]
-        line += [fmt_delta(d) if mark is None or d is None else f"{fmt_delta(d)} ({mark['text']})"
+        line += [fmt_delta(d) if mark is None or d is None else f"{fmt_delta(d)}, {mark['text']}"
                  for d, mark in zip(row["deltas"], row["marks"], strict=True)]
         if table["has_tps"]:
             line += [metric(c, "tps") for c in cells]
