@@ -46,8 +46,8 @@ def _measure(*, product: Product, spec: InstanceSpec | None, scenario: Scenario,
                                      position=position, tables=scenario.dataset.tables,
                                      table_size=scenario.dataset.table_size, status=Job.Status.SUCCEEDED,
                                      phase="done", started_at=now, finished_at=now)
-            JobResult.objects.create(job=job, qps=qps, tps=qps / 20, latency_avg_ms=threads / qps * 1000,
-                                     latency_pct=95.0, latency_pct_ms=2 * threads / qps * 1000)
+            JobResult.objects.create(job=job, qps=qps, tps=qps / 20, latency_avg_ms=threads / qps * 1000 if qps else None,
+                                     latency_pct=95.0, latency_pct_ms=2 * threads / qps * 1000 if qps else None)
             log = histograms[(repetition - 1) % len(histograms)] if histograms else None
             parsed = parse_output((SYSBENCH_LOGS / f"{log}.txt").read_text()) if log else None
             JobClient.objects.create(job=job, index=0, status=JobClient.Status.SUCCEEDED, threads=threads,
@@ -136,3 +136,19 @@ def test_marks_are_corrected_for_the_many_deltas_tested_at_once(role_client):
     conclusion = re.search(r'data-testid="conclusion">(.*?)</p>', html, re.S).group(1)
     assert "Beta DB and Alpha DB do not differ significantly" in conclusion
     assert "not significant in 2 of 2 rows (n = 3)" in conclusion and "faster" not in conclusion
+
+
+def test_a_cell_with_a_zero_run_falls_back_to_the_mean_and_says_so(role_client):
+    """A geometric mean of a zero is zero whatever the other runs did: such a cell's value is the arithmetic mean."""
+    alpha, beta = ProductFactory(name="Alpha DB"), ProductFactory(name="Beta DB")
+    spec = InstanceSpecFactory(label="4-core 16 GB (local)", cpu_cores=4, memory_gb=16)
+    scenario = ScenarioFactory(name="zero scenario", dataset=DatasetFactory(name="zero dataset"))
+    _measure(product=alpha, spec=spec, scenario=scenario, figures={8: [1000.0, 1000.0]})
+    _measure(product=beta, spec=spec, scenario=scenario, figures={8: [0.0, 1000.0]})
+    client = role_client("viewer")
+    cells = client.get(f"/api/v1/comparisons/?products={alpha.pk},{beta.pk}").json()["groups"][0]["rows"][0]["cells"]
+    assert cells[0]["qps"]["statistic"] == "geometric mean" and cells[0]["qps"]["value"] == 1000.0
+    assert (cells[1]["qps"]["statistic"], cells[1]["qps"]["value"], cells[1]["qps"]["min"]) == ("mean", 500.0, 0.0)
+    assert cells[1]["delta_pct"]["qps"] == -50.0
+    html = _text(client.get(f"/compare/?products={alpha.pk},{beta.pk}"))
+    assert "mean of 2 runs: min 0.00, max 1,000" in _row(html, 8) and "geometric mean of 2 runs" in _row(html, 8)
