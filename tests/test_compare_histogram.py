@@ -26,11 +26,14 @@ def _histogram_cell() -> tuple[Product, Scenario, InstanceSpec, Scenario]:
     return product, scenario, spec, no_percentile
 
 
-def test_a_cells_latency_histogram_merges_its_jobs_histograms(role_client):
+def test_a_cells_latency_histogram_merges_its_jobs_histograms(role_client, django_assert_max_num_queries):
     product, scenario, spec, no_percentile = _histogram_cell()
     client = role_client("viewer")
     keys = f"products={product.pk}&spec={spec.pk}&concurrency=4&table_size=1000&tables=2&product={product.pk}"
-    response = client.get(f"/api/v1/comparisons/cell-histogram/?{keys}&scenario={scenario.pk}")
+    client.get(f"/api/v1/comparisons/cell-histogram/?{keys}&scenario={scenario.pk}")
+    # The session and the role, then one query for every client of the cell's jobs, whatever their number.
+    with django_assert_max_num_queries(4):
+        response = client.get(f"/api/v1/comparisons/cell-histogram/?{keys}&scenario={scenario.pk}")
     assert response.status_code == 200
     body = response.json()
     logs = [parse_output((SYSBENCH_LOGS / f"{n}_oltp_read_only_histogram.txt").read_text()).histogram
