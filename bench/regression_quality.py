@@ -38,8 +38,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np  # noqa: E402
 from scipy import stats as sstats  # noqa: E402
 
+from campaigns.changepoints import change_points  # noqa: E402
 from campaigns.statistics import (  # noqa: E402
     LATENCY,
     QPS,
@@ -221,6 +223,41 @@ def report(data: dict[str, Any]) -> None:
                       "no number of repetitions: the run-to-run noise alone is too large (more baseline runs, "
                       "longer jobs, or a quieter machine)")
             print(f"  to catch a {slowdown:.0f}% slowdown 9 times in 10 at this noise: {advice} (used {reps})")
+        histories(cv_within, pure_between, reps)
+
+
+def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 200, runs: int = 40, step_at: int = 25,
+              step_pct: float = 5.0) -> None:
+    """Nightly histories of `runs` runs drawn at the noise measured above (each run: `reps` repetitions around a
+    run level that itself varies by cv_between), half with a step of step_pct after run step_at: how often the
+    threshold check (each night against the 5 before) and the change-point detection (E-Divisive means over the
+    whole history) find the step within 3 runs of it, and how often either fires on a history without one."""
+    rng = np.random.default_rng(16)
+    found = {"threshold": 0, "change point": 0}
+    fired = {"threshold": 0, "change point": 0}
+    for k in range(series):
+        for stepped in (True, False):
+            level = np.where(np.arange(runs) >= step_at, 1 - step_pct / 100, 1.0) if stepped else np.ones(runs)
+            run_level = level * rng.lognormal(0, cv_between / 100, runs)
+            values = [list(10_000 * lvl * rng.lognormal(0, cv_within / 100, reps)) for lvl in run_level]
+            nights = set()
+            for i in range(BASELINE_RUNS, runs):
+                baseline = {"c": {QPS: values[i - BASELINE_RUNS:i], LATENCY: [[] for _ in range(BASELINE_RUNS)]}}
+                if cells_judge(baseline=baseline, current={"c": {QPS: values[i], LATENCY: []}},
+                               threshold_pct=THRESHOLD_PCT):
+                    nights.add(i)
+            points = [p.index for p in change_points([geometric_mean(v) or 0.0 for v in values], seed=k)]
+            if stepped:
+                found["threshold"] += any(step_at <= i <= step_at + 3 for i in nights)
+                found["change point"] += any(abs(i - step_at) <= 3 for i in points)
+            else:
+                fired["threshold"] += bool(nights)
+                fired["change point"] += bool(points)
+    print(f"  histories of {runs} nights at this noise ({series} with a {step_pct:g}% step after night {step_at}, "
+          f"{series} without):")
+    for method in found:
+        print(f"    {method:12s} finds the step within 3 nights: {wilson(found[method], series)}; "
+              f"fires on a history without one: {wilson(fired[method], series)}")
 
 
 def main() -> None:

@@ -287,6 +287,8 @@ SPECTACULAR_SETTINGS = {
         "SysbenchTestEnum": "campaigns.api.serializers.TEST_CHOICES",
         "RunStatusEnum": "campaigns.models.Run.Status",
         "JobStatusEnum": "campaigns.models.Job.Status",
+        "RegressionKindEnum": "campaigns.models.Regression.Kind",
+        "AnnotationKindEnum": "campaigns.models.Annotation.Kind",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

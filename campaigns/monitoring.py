@@ -16,9 +16,10 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
+from campaigns.changepoints import change_points
 from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
-from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
+from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
 from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
@@ -178,6 +179,7 @@ def run_evaluate(*, run: Run) -> list[Regression]:
         regression, _ = Regression.objects.update_or_create(
             run=run, target_id=change.cell[0], scenario_id=change.cell[1], threads=change.cell[2],
             metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,
+            detector=Regression.Detector.THRESHOLD,
             defaults={
                 "campaign": campaign, "kind": Regression.Kind.REGRESSION if change.worse else Regression.Kind.IMPROVEMENT,
                 "baseline_value": change.baseline_value, "current_value": change.current_value,
@@ -186,6 +188,106 @@ def run_evaluate(*, run: Run) -> list[Regression]:
             },
         )
         found.append(regression)
+    return found
+
+
+# ---------------------------------------------------------------- annotations
+
+
+def annotations_auto(*, run: Run) -> list[Annotation]:
+    """Notes benchapp records itself after a run: for each target the run measured, the server version and the
+    snapshotted settings (the "before" snapshot of the run's first job on it) against the target's previous
+    measured job in an earlier run; one auto annotation per target that changed, at the run's start. Idempotent.
+    Two queries per target."""
+    made = []
+    firsts: dict[int, Job] = {}
+    for job in (Job.objects.filter(run=run).exclude(server_snapshot={}).select_related("target")
+                .order_by("position", "pk")):
+        firsts.setdefault(job.target_id, job)
+    for target_id, job in firsts.items():
+        if Annotation.objects.filter(run=run, target_id=target_id, kind=Annotation.Kind.AUTO).exists():
+            continue
+        previous = (Job.objects.filter(target_id=target_id, run__created_at__lt=run.created_at)
+                    .exclude(run=run).exclude(server_snapshot={}).order_by("-run__created_at", "-position").first())
+        if previous is None:
+            continue
+        now = (job.server_snapshot or {}).get("before") or {}
+        then = (previous.server_snapshot or {}).get("before") or {}
+        changes = []
+        if now.get("version") and then.get("version") and now["version"] != then["version"]:
+            changes.append(f"server version {then['version']} → {now['version']}")
+        old, new = then.get("settings") or {}, now.get("settings") or {}
+        for name in sorted(set(old) & set(new)):
+            if old[name] != new[name]:
+                changes.append(f"{name} {old[name]} → {new[name]}")
+        if changes:
+            text = f"{job.target.name}: " + "; ".join(changes)
+            made.append(Annotation.objects.create(run=run, target_id=target_id, at=run.started_at or run.created_at,
+                                                  text=text[:500], kind=Annotation.Kind.AUTO))
+    return made
+
+
+def _near_notes(campaign: Campaign, cell: Cell, runs: list[int], index: int) -> str:
+    """The annotations at or near a change point (on its run or the runs within CHANGE_POINT_NEAR of it, or the
+    target's notes between those runs' starts; a change point found in noisy data may land a run off): what may
+    explain it."""
+    window = runs[max(0, index - CHANGE_POINT_NEAR):index + CHANGE_POINT_NEAR + 1]
+    times = list(Run.objects.filter(pk__in=window).order_by("created_at").values_list("created_at", flat=True))
+    notes = Annotation.objects.filter(Q(run_id__in=window) & (Q(target_id=cell[0]) | Q(target__isnull=True))
+                                      | Q(run__isnull=True, target_id=cell[0], at__gte=times[0], at__lte=times[-1]))
+    return "; ".join(n.text for n in notes.order_by("at", "pk"))[:2000]
+
+
+CHANGE_POINT_HISTORY = 60  # scheduled runs of a cell searched for change points
+CHANGE_POINT_NEAR = 2  # a change point this close (in runs) to one already stored is the same one
+
+
+def run_change_points(*, run: Run) -> list[Regression]:
+    """After a scheduled run: E-Divisive means over each of its cells' QPS history (the geometric mean of each
+    succeeded scheduled run, the last CHANGE_POINT_HISTORY of them) and stores each new change point as a
+    Regression (detector change_point) on the run where the new level starts, found_in_run this run. A slow
+    slide or a small permanent step that no single night moved beyond the threshold shows here. A change point
+    near one already stored for the cell is the same one, found again: not stored twice. Two queries and one
+    per new change point."""
+    campaign = run.campaign
+    ids = list(Run.objects.filter(campaign=campaign, trigger=Run.Trigger.SCHEDULED,
+                                  status__in=[Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED],
+                                  created_at__lte=run.created_at)
+               .order_by("-created_at", "-id").values_list("pk", flat=True)[:CHANGE_POINT_HISTORY])
+    ids.reverse()
+    if run.pk not in ids:
+        return []
+    values = _cell_values(ids)
+    known: dict[Cell, list[int]] = defaultdict(list)
+    for target_id, scenario_id, threads, at in Regression.objects.filter(
+            campaign=campaign, detector=Regression.Detector.CHANGE_POINT, metric=Regression.Metric.QPS,
+            run_id__in=ids).values_list("target_id", "scenario_id", "threads", "run_id"):
+        known[(target_id, scenario_id, threads)].append(ids.index(at))
+    found = []
+    for cell in values.get(run.pk, {}):
+        runs = [r for r in ids if values.get(r, {}).get(cell, {}).get("qps")]
+        series = [geometric_mean(values[r][cell]["qps"]) or 0.0 for r in runs]
+        for point in change_points(series, seed=run.pk):
+            at = ids.index(runs[point.index])
+            if any(abs(at - k) <= CHANGE_POINT_NEAR for k in known[cell]):
+                continue
+            known[cell].append(at)
+            segment = runs[max(0, point.index - CHANGE_POINT_HISTORY):point.index]
+            regression, _ = Regression.objects.update_or_create(
+                run_id=runs[point.index], target_id=cell[0], scenario_id=cell[1], threads=cell[2],
+                metric=Regression.Metric.QPS, detector=Regression.Detector.CHANGE_POINT,
+                defaults={
+                    "campaign": campaign, "found_in_run": run,
+                    "kind": Regression.Kind.REGRESSION if point.after < point.before else Regression.Kind.IMPROVEMENT,
+                    "baseline_value": point.before, "current_value": point.after, "change_pct": point.change_pct,
+                    "p_value": point.p_value, "p_adjusted": None,
+                    "method": f"e-divisive means, permutation test over {len(series)} runs",
+                    "baseline_run_ids": segment[-20:],
+                    "baseline_label": f"change point: the runs before #{runs[point.index]} against it and after"[:200],
+                    "explanation": _near_notes(campaign, cell, runs, point.index),
+                },
+            )
+            found.append(regression)
     return found
 
 
@@ -255,7 +357,7 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
                                              threads=threads).order_by("run_id", "metric"))
     kinds: dict[int, set[str]] = defaultdict(set)
     for change in changes:
-        kinds[change.run_id].add(change.kind)
+        kinds[change.run_id].add(change.kind if change.detector == Regression.Detector.THRESHOLD else "change_point")
     points = []
     for run in runs:
         cell_values = values.get(run.pk, {}).get(cell, {})
@@ -270,6 +372,7 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
             "latency_pct_ms": geometric_mean(lat),
             "regression": Regression.Kind.REGRESSION in kinds[run.pk],
             "improvement": Regression.Kind.IMPROVEMENT in kinds[run.pk],
+            "change_point": "change_point" in kinds[run.pk],
         })
     band = None
     base = _baseline_values(values, base_ids, cell, "qps")
@@ -279,12 +382,18 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
         threshold = campaign.regression_threshold_pct
         band = {"mean": mean, "low": mean * (1 - threshold / 100), "high": mean * (1 + threshold / 100),
                 "threshold_pct": threshold, "run_ids": base_ids, "label": base_label}
+    notes = Annotation.objects.filter(Q(run_id__in=[p["run_id"] for p in points])
+                                      & (Q(target_id=target_id) | Q(target__isnull=True))
+                                      | Q(run__isnull=True, target_id=target_id)).order_by("at", "pk")
+    if runs:
+        notes = notes.filter(at__gte=min(r.created_at for r in runs) - timedelta(days=1))
     return {
         "points": points, "baseline": band,
+        "annotations": [{"id": n.pk, "run_id": n.run_id, "at": n.at, "text": n.text, "kind": n.kind} for n in notes],
         "changes": [{"id": c.pk, "run_id": c.run_id, "kind": c.kind, "metric": c.metric,
                      "baseline_value": c.baseline_value, "current_value": c.current_value,
                      "change_pct": c.change_pct, "p_value": c.p_value, "p_adjusted": c.p_adjusted,
-                     "method": c.method} for c in changes],
+                     "method": c.method, "detector": c.detector, "explanation": c.explanation} for c in changes],
     }
 
 
@@ -304,7 +413,10 @@ def history_cells(*, campaign: Campaign) -> list[dict[str, Any]]:
 def _message(run: Run, regressions: list[Regression]) -> str:
     lines = [f"benchapp: {len(regressions)} change(s) in {run.campaign.name} run #{run.pk}"]
     for r in regressions:
-        lines.append(f"- {r.kind}: {r.target.name} / {r.scenario.name} @ {r.threads} threads: {r.metric} "
+        where = f" (change point at run #{r.run_id})" if r.detector == Regression.Detector.CHANGE_POINT else ""
+        if r.explanation:
+            where += f" [near: {r.explanation}]"
+        lines.append(f"- {r.kind}{where}: {r.target.name} / {r.scenario.name} @ {r.threads} threads: {r.metric} "
                      f"{r.baseline_value:,.1f} → {r.current_value:,.1f} ({r.change_pct:+.1f}%, {r.method}, "
                      f"baseline {r.baseline_label})")
     return "\n".join(lines)
@@ -312,7 +424,7 @@ def _message(run: Run, regressions: list[Regression]) -> str:
 
 def _changes_payload(run: Run, regressions: list[Regression]) -> dict[str, Any]:
     return {"text": _message(run, regressions), "run_id": run.pk, "campaign": run.campaign.name,
-            "changes": [{"kind": r.kind, "target": r.target.name, "scenario": r.scenario.name,
+            "changes": [{"kind": r.kind, "detector": r.detector, "run_id": r.run_id, "target": r.target.name, "scenario": r.scenario.name,
                          "threads": r.threads, "metric": r.metric, "baseline": r.baseline_value,
                          "current": r.current_value, "change_pct": r.change_pct} for r in regressions]}
 
@@ -329,7 +441,8 @@ def regressions_notify(*, run: Run) -> list[int]:
     Returns the ids of those the campaign's webhook should hear about: posting is the work of a task of its
     own (tasks.webhook_notify_task), with Celery's retries and back-off, never of the task closing a run.
     """
-    pending = list(Regression.objects.filter(run=run, notified_at__isnull=True).select_related("target", "scenario"))
+    pending = list(Regression.objects.filter(Q(run=run) | Q(found_in_run=run), notified_at__isnull=True)
+                   .select_related("target", "scenario").order_by("pk"))
     if not pending:
         return []
     campaign = run.campaign
@@ -353,7 +466,7 @@ def webhook_notify(*, run_id: int, regression_ids: list[int], final_attempt: boo
     retry, and on the final attempt its error is recorded instead. Nothing here writes the URL anywhere.
     """
     run = Run.objects.select_related("campaign").filter(pk=run_id).first()
-    regressions = list(Regression.objects.filter(run_id=run_id, pk__in=regression_ids)
+    regressions = list(Regression.objects.filter(Q(run_id=run_id) | Q(found_in_run_id=run_id), pk__in=regression_ids)
                        .select_related("target", "scenario").order_by("pk"))
     if run is None or not regressions or not run.campaign.has_webhook():
         return
@@ -378,7 +491,10 @@ def run_finished(*, run_id: int) -> list[int]:
     run = Run.objects.select_related("campaign").filter(pk=run_id).first()
     if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
         return []
+    annotations_auto(run=run)
     run_evaluate(run=run)
+    if run.trigger == Run.Trigger.SCHEDULED:
+        run_change_points(run=run)
     return regressions_notify(run=run)
 
 

@@ -48,6 +48,7 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", runs.run_cancel, name="run-cancel"),
     path("runs/<int:pk>/retry-failed/", runs.run_rerun, {"scope": "failed"}, name="run-retry-failed"),
     path("runs/<int:pk>/run-again/", runs.run_rerun, {"scope": "all"}, name="run-again"),
+    path("runs/<int:pk>/annotate/", runs.run_annotate, name="run-annotate"),
     path("jobs/<int:pk>/", runs.job_detail, name="job-detail"),
     path("seeds/", seeds.seed_list, name="seeds"),
     path("seeds/quick-run/", seeds.seed_quick_run, name="seeds-quick-run"),

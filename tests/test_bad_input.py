@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.settings import spectacular_settings
 from rest_framework.test import APIClient
@@ -15,7 +16,7 @@ from rest_framework.test import APIClient
 from campaigns import jsonlimits, monitoring, roles
 from campaigns.api.fields import StrictInputMixin
 from campaigns.jsonlimits import MAX_JSON_DEPTH
-from campaigns.models import Campaign, CampaignSchedule, ClientHost, Run, Target
+from campaigns.models import Annotation, Campaign, CampaignSchedule, ClientHost, Run, Target
 from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 from tests.test_api import JobResultFactory, client_for, make_user
@@ -52,11 +53,12 @@ def one_of_each() -> dict[str, Any]:
     host = ClientHost.objects.create(hostname="input-host", queue="host.input-host")
     Campaign.objects.create(name="a seed template", is_template=True, template_key="seed-001")
     user = make_user(roles.VIEWER, "someone")
+    note = Annotation.objects.create(run=result.job.run, at=timezone.now(), text="a note")
     return {
         "products": target.product_id, "specs": target.spec_id, "targets": target.pk, "datasets": scenario.dataset_id,
         "scenarios": scenario.pk, "campaigns": campaign.pk, "runs": result.job.run_id, "jobs": result.job_id,
         "results": result.pk, "schedules": schedule.pk, "client-hosts": host.pk, "users": user.pk,
-        "templates": "seed-001",
+        "templates": "seed-001", "annotations": note.pk,
     }
 
 
@@ -148,7 +150,7 @@ def test_every_serializer_that_reads_a_request_body_refuses_unknown_and_read_onl
     # The actions that take no body check theirs against an empty strict serializer (the test below sends them one).
     assert {op for op, cls in found.items() if cls is None} == {
         "POST /api/v1/campaigns/{id}/plan/", "POST /api/v1/runs/{id}/cancel/", "POST /api/v1/targets/{id}/check/",
-        "POST /api/v1/auth/token/revoke/"}
+        "POST /api/v1/auth/token/revoke/", "POST /api/v1/runs/{id}/retry-failed/", "POST /api/v1/runs/{id}/run-again/"}
 
 
 def test_every_write_endpoint_answers_an_unknown_field_with_a_400_naming_it(one_of_each):

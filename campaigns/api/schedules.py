@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -12,10 +13,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from campaigns import monitoring, roles
-from campaigns.api.fields import StrictInputMixin
+from campaigns.api.fields import ModelCleanMixin, StrictInputMixin
 from campaigns.api.views import ModelViewSet, ReadOnlyViewSet
 from campaigns.filtersets import IdListFilter
-from campaigns.models import Campaign, CampaignSchedule, Regression, Scenario, ScheduleFiring, Target
+from campaigns.models import Annotation, Campaign, CampaignSchedule, Regression, Run, Scenario, ScheduleFiring, Target
 from campaigns.sysbench.catalogue import MAX_THREADS
 
 MAX_ID = 2**63 - 1
@@ -90,8 +91,8 @@ class RegressionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Regression
         fields = ["id", "campaign", "run", "target", "scenario", "threads", "metric", "kind", "baseline_value",
-                  "current_value", "change_pct", "p_value", "p_adjusted", "method", "baseline_run_ids", "baseline_label",
-                  "notified_at", "notification_error", "created_at"]
+                  "current_value", "change_pct", "p_value", "p_adjusted", "method", "detector", "found_in_run",
+                  "explanation", "baseline_run_ids", "baseline_label", "notified_at", "notification_error", "created_at"]
 
 
 class RegressionFilterSet(filters.FilterSet):
@@ -158,6 +159,7 @@ class HistoryPointSerializer(serializers.Serializer):
     latency_pct_ms = serializers.FloatField(allow_null=True, help_text="Median percentile latency.")
     regression = serializers.BooleanField()
     improvement = serializers.BooleanField()
+    change_point = serializers.BooleanField(help_text="The cell's history changes level at this run.")
 
 
 class HistoryBandSerializer(serializers.Serializer):
@@ -180,6 +182,16 @@ class HistoryChangeSerializer(serializers.Serializer):
     p_value = serializers.FloatField(allow_null=True)
     p_adjusted = serializers.FloatField(allow_null=True)
     method = serializers.CharField()
+    detector = serializers.ChoiceField(choices=Regression.Detector.choices)
+    explanation = serializers.CharField(help_text="Annotations at or near a change point.")
+
+
+class HistoryAnnotationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    run_id = serializers.IntegerField(allow_null=True)
+    at = serializers.DateTimeField()
+    text = serializers.CharField()
+    kind = serializers.ChoiceField(choices=Annotation.Kind.choices)
 
 
 class HistoryResponseSerializer(serializers.Serializer):
@@ -188,6 +200,7 @@ class HistoryResponseSerializer(serializers.Serializer):
     baseline = HistoryBandSerializer(allow_null=True, help_text="What the newest point is judged against; null "
                                                                 "when there is no baseline yet.")
     changes = HistoryChangeSerializer(many=True, help_text="Regressions and improvements stored for the cell.")
+    annotations = HistoryAnnotationSerializer(many=True, help_text="Notes on the runs shown or on the target.")
 
 
 def _id_parameter(name: str, description: str, maximum: int = MAX_ID) -> OpenApiParameter:
@@ -213,8 +226,8 @@ class RegressionViewSet(ReadOnlyViewSet):
                              OpenApiParameter.QUERY, description="At most this many runs, the newest (default 60)."),
         ],
         responses={200: HistoryResponseSerializer},
-        description="One cell's QPS over the campaign's succeeded runs (median of repetitions, percentile "
-                    "latency, noisy flag), the baseline band the newest run is judged against (median ± the "
+        description="One cell's QPS over the campaign's succeeded runs (geometric mean of repetitions, percentile "
+                    "latency, noisy flag), the baseline band the newest run is judged against (geometric mean ± the "
                     "campaign's regression threshold) and the regressions and improvements of the cell.",
     )
     @action(detail=False, methods=["get"], url_path="history", pagination_class=None, filterset_class=None,
@@ -230,3 +243,51 @@ class RegressionViewSet(ReadOnlyViewSet):
                 "scenario": {"id": scenario.pk, "name": scenario.name}, "threads": data["threads"],
                 "latency_pct": scenario.percentile}
         return Response(HistoryResponseSerializer({"cell": cell, **history}).data)
+
+
+# ---------------------------------------------------------------- annotations
+
+
+class AnnotationSerializer(StrictInputMixin, ModelCleanMixin, serializers.ModelSerializer):
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True)
+    at = serializers.DateTimeField(required=False, help_text="Default: the run's start, or now.")
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "run", "target", "at", "text", "kind", "created_by", "created_at"]
+        read_only_fields = ["kind", "created_by", "created_at"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "at" not in attrs and self.instance is None:
+            run: Run | None = attrs.get("run")
+            attrs["at"] = (run.started_at or run.created_at) if run is not None else timezone.now()
+        attrs["text"] = (attrs.get("text") or "").strip() if "text" in attrs else attrs.get("text", "")
+        if "text" in attrs and not attrs["text"]:
+            raise serializers.ValidationError({"text": "write the note"})
+        return super().validate(attrs)
+
+
+class AnnotationFilterSet(filters.FilterSet):
+    id = IdListFilter(field_name="id")
+    run = IdListFilter(field_name="run_id")
+    target = IdListFilter(field_name="target_id")
+    campaign = IdListFilter(field_name="run__campaign_id")
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "run", "target", "campaign", "kind"]
+
+
+class AnnotationViewSet(ModelViewSet):
+    """Notes on runs and targets: written by users, or recorded by benchapp when a target's server version or a
+    snapshotted setting changed between two runs (kind auto). Shown on history charts and run pages."""
+
+    queryset = Annotation.objects.select_related("created_by").order_by("at", "id")
+    serializer_class = AnnotationSerializer
+    filterset_class = AnnotationFilterSet
+    ordering_fields = ["id", "at", "created_at"]
+    delete_role = roles.OPERATOR
+
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
+        serializer.save(created_by=self.request.user)

@@ -164,6 +164,22 @@ class ScenarioSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
         }
 
 
+class RunBundleSerializer(StrictInputMixin, serializers.Serializer):
+    """A run bundle (docs/bundle.md): its top-level keys are checked here, the rest by services.bundle_import,
+    which names the part it refuses."""
+
+    format = serializers.CharField(help_text='"benchapp-run"')
+    version = serializers.IntegerField(min_value=1)
+    exported_at = serializers.CharField(required=False)
+    source = serializers.DictField(required=False)
+    campaign = serializers.DictField()
+    run = serializers.DictField()
+    targets = serializers.ListField(child=serializers.DictField())
+    scenarios = serializers.ListField(child=serializers.DictField())
+    round_trips = serializers.ListField(child=serializers.DictField(), required=False)
+    jobs = serializers.ListField(child=serializers.DictField())
+
+
 class CampaignNoiseSerializer(serializers.Serializer):
     runs = serializers.IntegerField(help_text="Succeeded runs the noise was measured on (the last 20 at most).")
     cv_within_pct = serializers.FloatField(allow_null=True, help_text="CV of one repetition's QPS within its run.")

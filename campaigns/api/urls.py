@@ -14,7 +14,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from campaigns.api import views
-from campaigns.api.schedules import RegressionViewSet, ScheduleViewSet
+from campaigns.api.schedules import AnnotationViewSet, RegressionViewSet, ScheduleViewSet
 from campaigns.api.seed_views import TemplateViewSet
 
 SIDECAR_STATIC = Path(drf_spectacular_sidecar.__file__).resolve().parent / "static" / "drf_spectacular_sidecar"
@@ -34,6 +34,7 @@ router.register("comparisons", views.ComparisonViewSet, basename="comparison")
 router.register("users", views.UserViewSet, basename="user")
 router.register("schedules", ScheduleViewSet, basename="schedule")
 router.register("regressions", RegressionViewSet, basename="regression")
+router.register("annotations", AnnotationViewSet, basename="annotation")
 router.register("templates", TemplateViewSet, basename="template")
 
 app_name = "api"

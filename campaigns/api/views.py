@@ -343,6 +343,9 @@ class CampaignViewSet(ModelViewSet):
 @extend_schema_view(
     cancel=extend_schema(request=None, responses={200: s.RunSerializer,
                                                   409: OpenApiResponse(description="The run has already finished.")}),
+    export=extend_schema(responses={200: OpenApiResponse(description="The run bundle (docs/bundle.md).")}),
+    import_bundle=extend_schema(request=s.RunBundleSerializer, responses={
+        201: s.RunSerializer, 400: OpenApiResponse(description="The bundle is refused; the message names the part.")}),
     retry_failed=extend_schema(request=None, responses={
         202: s.RunSerializer, 409: OpenApiResponse(description="No failed or cancelled job, the run is still "
                                                                "active, or the campaign has a run in progress.")}),
@@ -379,6 +382,24 @@ class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
         new = services.run_rerun(run=run, user=request.user, trigger=Run.Trigger.API, scope=scope,
                                  idempotency_key=key)
         return Response(self.get_serializer(run_queryset().get(pk=new.pk)).data, status=status.HTTP_202_ACCEPTED)
+
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """The run as one JSON bundle (docs/bundle.md) for another benchapp's POST /runs/import-bundle/."""
+        run = self.get_object()
+        response = HttpResponse(services.bundle_json(services.run_export(run=run)), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="benchapp-run-{run.pk}.json"'
+        return response
+
+    @action(detail=False, methods=["post"], url_path="import-bundle")
+    def import_bundle(self, request: Request) -> Response:
+        """Stores a bundle exported by another benchapp as an imported run (400 naming the part refused)."""
+        s.RunBundleSerializer(data=request.data).is_valid(raise_exception=True)
+        try:
+            run = services.bundle_import(bundle=request.data, user=request.user)
+        except services.BundleRejected as exc:
+            raise serializers.ValidationError({"bundle": [str(exc)]}) from None
+        return Response(self.get_serializer(run_queryset().get(pk=run.pk)).data, status=status.HTTP_201_CREATED)
 
     @action(detail=True, methods=["post"], url_path="retry-failed")
     def retry_failed(self, request: Request, pk: str | None = None) -> Response:

@@ -192,6 +192,24 @@ def job_create_imported(*, complete: bool, error: str, **fields: Any) -> Job:
     )
 
 
+def job_create_bundled(**fields: Any) -> Job:
+    """A job of a run bundle made by another benchapp: born with the outcome it ended with there (a finished
+    status; a bundle holding an active job is refused)."""
+    status = fields.pop("status", None)
+    if status not in Job.FINISHED:
+        raise IllegalTransition(f"a bundled job must have finished (succeeded, failed or cancelled), not {status!r}")
+    fields.pop("phase", None)
+    return Job.objects.create(status=status, phase=Phase.DONE, **fields)
+
+
+def clients_create_bundled(*, job: Job, clients: list[dict[str, Any]]) -> list[JobClient]:
+    """The clients of a bundled job, with the statuses they ended with (an unfinished one counts as failed)."""
+    finished = {ClientStatus.SUCCEEDED, ClientStatus.FAILED, ClientStatus.CANCELLED}
+    return JobClient.objects.bulk_create([
+        JobClient(job=job, **{**c, "status": c.get("status") if c.get("status") in finished else ClientStatus.FAILED})
+        for c in clients])
+
+
 # ---------------------------------------------------------------- clients
 
 

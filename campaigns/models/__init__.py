@@ -17,7 +17,7 @@ from campaigns.models.core import (
     Target,
 )
 from campaigns.models.metrics import HostSample, RoundTrip, ServerSample
-from campaigns.models.monitoring import CampaignSchedule, Regression, ScheduleFiring
+from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.models.published import PublishedResult
 from campaigns.models.tokens import ApiToken
 
@@ -25,6 +25,6 @@ __all__ = [
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
-    "CampaignSchedule", "Regression", "ScheduleFiring",
+    "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
     "PublishedResult", "ApiToken",
 ]

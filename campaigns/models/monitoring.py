@@ -4,6 +4,7 @@ from __future__ import annotations
 import zoneinfo
 from functools import lru_cache
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -81,8 +82,8 @@ class ScheduleFiring(models.Model):
 
 class Regression(models.Model):
     """A cell (target × scenario × threads) of a run that moved beyond the campaign's threshold,
-    significantly, against its baseline: a regression when throughput fell or latency rose, an
-    improvement the other way."""
+    significantly, against its baseline, or where the cell's history changes level (a change point): a
+    regression when throughput fell or latency rose, an improvement the other way."""
 
     class Kind(models.TextChoices):
         REGRESSION = "regression"
@@ -91,6 +92,10 @@ class Regression(models.Model):
     class Metric(models.TextChoices):
         QPS = "qps"
         LATENCY = "latency_pct_ms"
+
+    class Detector(models.TextChoices):
+        THRESHOLD = "threshold", "threshold against the baseline"
+        CHANGE_POINT = "change_point", "change point in the history"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="regressions")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="regressions")
@@ -107,6 +112,12 @@ class Regression(models.Model):
     # that decided (null where the test gave no p-value, e.g. identical repetitions).
     p_adjusted = models.FloatField(null=True, blank=True)
     method = models.CharField(max_length=120)
+    # threshold: this run against its baseline (run_evaluate). change_point: the cell's history changes level at
+    # this run (E-Divisive means over the scheduled runs, campaigns.changepoints), found after found_in_run.
+    detector = models.CharField(max_length=20, choices=Detector.choices, default=Detector.THRESHOLD)
+    # The annotations at or near a change point (a server upgrade, a setting changed), quoted with it.
+    explanation = models.TextField(blank=True)
+    found_in_run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     baseline_run_ids = ArrayField(models.BigIntegerField(), default=list)
     baseline_label = models.CharField(max_length=200)
     notified_at = models.DateTimeField(null=True, blank=True)
@@ -115,8 +126,42 @@ class Regression(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "metric"],
-                                               name="regression_unique_cell")]
+        constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "metric", "detector"],
+                                               name="regression_unique_cell_detector")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.metric} {self.change_pct:+.1f}% in run #{self.run_id}"
+
+
+class Annotation(models.Model):
+    """A note on a run, or on a point in time of a target ("upgraded to 10.11.6", "innodb_flush_log_at_trx_commit=2"),
+    written by a user or recorded by benchapp when a target's server version or one of the settings it snapshots
+    changed between two runs (kind auto). History charts and run pages show them; a change point quotes those at
+    or near it."""
+
+    class Kind(models.TextChoices):
+        USER = "user"
+        AUTO = "auto", "recorded by benchapp"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="annotations")
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, null=True, blank=True, related_name="annotations")
+    at = models.DateTimeField(help_text="When it happened (default: the run's start, or now).")
+    text = models.CharField(max_length=500)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.USER)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [models.CheckConstraint(condition=models.Q(run__isnull=False) | models.Q(target__isnull=False),
+                                              name="annotation_run_or_target",
+                                              violation_error_message="an annotation belongs to a run or a target")]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.text[:60]}"
+
+    def clean(self) -> None:
+        if self.run_id is None and self.target_id is None:
+            raise ValidationError({"run": "an annotation belongs to a run or a target: give one of them"})
+        if not (self.text or "").strip():
+            raise ValidationError({"text": "write the note"})

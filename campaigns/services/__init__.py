@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from campaigns.execution.phases import JobFailure, split_threads, target_connection
 from campaigns.execution.transitions import StateConflict
+from campaigns.services.bundles import BundleRejected, bundle_import, bundle_json, run_export
 from campaigns.services.demo import DEMO_TARGET_NAMES, demo_load
 from campaigns.services.imports import ImportRejected, results_import
 from campaigns.services.launch import ScenarioDdlRefused, campaign_ddl_check, campaign_launch, run_cancel, run_rerun
@@ -27,6 +28,7 @@ from campaigns.services.targets import target_check
 from campaigns.services.tokens import token_hash, token_issue, token_revoke
 
 __all__ = [
+    "BundleRejected", "bundle_import", "bundle_json", "run_export",
     "BYTES_PER_ROW", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure",
     "PlannedJob", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
     "format_duration", "job_estimate_s", "results_import", "run_cancel", "run_progress", "run_rerun", "runs_with_progress",

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from campaigns import roles, services
 from campaigns.filtersets import RunFilterSet
-from campaigns.models import Job, JobClient, Regression, RoundTrip, Run
+from campaigns.models import Annotation, Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
 from campaigns.services import runs_with_progress
 from campaigns.views.base import paginate, role_required
@@ -129,6 +129,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
         "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
+        "annotations": list(run.annotations.select_related("created_by").order_by("at", "pk")),
     })
 
 
@@ -164,6 +165,21 @@ def run_rerun(request: HttpRequest, pk: int, scope: str) -> HttpResponse:
     what = "retries the failed jobs of" if scope == Run.Rerun.FAILED else "runs again"
     messages.success(request, f"Run #{new.pk} {what} run #{run.pk}.")
     return HttpResponseRedirect(reverse("run-detail", args=[new.pk]))
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def run_annotate(request: HttpRequest, pk: int) -> HttpResponse:
+    """Adds a note to the run from its page (the API's POST /annotations/ does the same)."""
+    run = get_object_or_404(Run, pk=pk)
+    text = request.POST.get("text", "").strip()
+    if not text or len(text) > 500:
+        messages.error(request, "Not added: a note has 1 to 500 characters.")
+    else:
+        author = request.user if request.user.is_authenticated else None  # role_required: always a user
+        Annotation.objects.create(run=run, at=run.started_at or run.created_at, text=text, created_by=author)
+        messages.success(request, "Note added.")
+    return HttpResponseRedirect(reverse("run-detail", args=[run.pk]) + "#notes")
 
 
 def _snapshot_settings(snapshot: dict[str, Any]) -> list[tuple[str, str, str]]:

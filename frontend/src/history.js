@@ -10,7 +10,7 @@
   if (!config || !select || !canvas || typeof Chart === "undefined") return;
 
   const COLORS = {
-    qps: "#2563eb", band: "rgba(37, 99, 235, 0.12)", bandEdge: "rgba(37, 99, 235, 0.35)", median: "#64748b",
+    qps: "#2563eb", band: "rgba(37, 99, 235, 0.12)", bandEdge: "rgba(37, 99, 235, 0.35)", median: "#64748b", changePoint: "#7c3aed", note: "#b45309",
     regression: "#dc2626", improvement: "#059669", noisy: "#d97706",
   };
   const baselineText = document.getElementById("history-baseline");
@@ -40,6 +40,19 @@
     return points.map(function (p) { return p[kind] ? p.qps : null; });
   }
 
+  function notesByPoint(history) {
+    const points = history.points;
+    const byPoint = points.map(function () { return []; });
+    (history.annotations || []).forEach(function (note) {
+      let index = points.findIndex(function (p) { return note.run_id !== null && p.run_id === note.run_id; });
+      if (index < 0 && note.run_id === null) {
+        index = points.findIndex(function (p) { return (p.started_at || p.created_at || "") >= note.at; });
+      }
+      if (index >= 0) byPoint[index].push(note.text);
+    });
+    return byPoint;
+  }
+
   function datasets(history) {
     const points = history.points;
     const band = history.baseline;
@@ -66,6 +79,15 @@
     sets.push({ label: "improvement", data: marked(points, "improvement"), showLine: false, pointRadius: 7,
                 pointHoverRadius: 9, pointStyle: "rectRot", backgroundColor: COLORS.improvement,
                 borderColor: COLORS.improvement, order: 1 });
+    // Where the history changes level (E-Divisive means): the first run of the new level, as a hollow triangle.
+    // Annotations: a star on the run they belong to (or the first run at or after a target's note).
+    const noted = notesByPoint(history);
+    sets.push({ label: "note", data: points.map(function (p, i) { return noted[i] ? p.qps : null; }), showLine: false,
+                pointRadius: 8, pointHoverRadius: 10, pointStyle: "star", borderColor: COLORS.note, borderWidth: 2,
+                backgroundColor: COLORS.note, order: 0 });
+    sets.push({ label: "change point", data: marked(points, "change_point"), showLine: false, pointRadius: 9,
+                pointHoverRadius: 11, pointStyle: "triangle", backgroundColor: "rgba(0, 0, 0, 0)",
+                borderColor: COLORS.changePoint, borderWidth: 2, order: 0 });
     return sets;
   }
 
@@ -98,6 +120,8 @@
                 if (p.latency_pct_ms !== null) lines.push("latency " + fmt(p.latency_pct_ms, 2) + " ms");
                 if (p.regression) lines.push("regression");
                 if (p.improvement) lines.push("improvement");
+                if (p.change_point) lines.push("change point: the history changes level here");
+                notesByPoint(history)[item.dataIndex].forEach(function (text) { lines.push("note: " + text); });
                 return lines;
               },
             },
