@@ -220,6 +220,9 @@ CELERY_TIMEZONE = TIME_ZONE
 # benchapp's own knobs.
 BENCHAPP_SYSBENCH = os.environ.get("BENCHAPP_SYSBENCH", "sysbench")
 BENCHAPP_HOSTNAME = os.environ.get("BENCHAPP_HOSTNAME", socket.gethostname())
+# Labels this worker's client host announces when it joins ("ap-guangzhou-3,near tdsql"): campaigns choose hosts
+# by name or label.
+BENCHAPP_HOST_LABELS = envlist("BENCHAPP_HOST_LABELS", "")
 BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
 # Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
 # reconcile task waits for a free pool slot, and during long jobs every slot may be busy.

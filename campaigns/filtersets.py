@@ -104,6 +104,24 @@ class SearchFilterSet(filters.FilterSet):
         return queryset.filter(condition)
 
 
+class MineFilterSet(SearchFilterSet):
+    """Adds `mine`: with `?mine=true`, only the rows the requesting user created (`created_by`).
+
+    The HTML lists and the API bind the FilterSet with the request; without one (or anonymous), `mine` matches
+    nothing rather than everything.
+    """
+
+    mine = filters.BooleanFilter(method="filter_mine", label="Mine only")
+
+    def filter_mine(self, queryset: QuerySet, name: str, value: bool | None) -> QuerySet:
+        if not value:
+            return queryset
+        user = getattr(self.request, "user", None)
+        if user is None or not user.is_authenticated:
+            return queryset.none()
+        return queryset.filter(created_by=user)
+
+
 class ProductFilterSet(SearchFilterSet):
     search_fields = ("name", "vendor", "version")
 
@@ -129,7 +147,7 @@ class InstanceSpecFilterSet(SearchFilterSet):
         fields = ["id", "cpu_cores", "storage_type"]
 
 
-class TargetFilterSet(SearchFilterSet):
+class TargetFilterSet(MineFilterSet):
     search_fields = ("name", "host", "product__name")
 
     id = IdListFilter(field_name="id")
@@ -143,7 +161,7 @@ class TargetFilterSet(SearchFilterSet):
         fields = ["id", "product", "spec", "driver", "host", "is_demo"]
 
 
-class DatasetFilterSet(SearchFilterSet):
+class DatasetFilterSet(MineFilterSet):
     id = IdListFilter(field_name="id")
 
     class Meta:
@@ -151,7 +169,7 @@ class DatasetFilterSet(SearchFilterSet):
         fields = ["id", "tables"]
 
 
-class ScenarioFilterSet(SearchFilterSet):
+class ScenarioFilterSet(MineFilterSet):
     search_fields = ("name", "test", "description")
 
     id = IdListFilter(field_name="id")
@@ -163,7 +181,7 @@ class ScenarioFilterSet(SearchFilterSet):
         fields = ["id", "dataset", "test", "prepare_mode", "cleanup", "preset"]
 
 
-class CampaignFilterSet(SearchFilterSet):
+class CampaignFilterSet(MineFilterSet):
     search_fields = ("name", "description")
 
     id = IdListFilter(field_name="id")
@@ -177,7 +195,7 @@ class CampaignFilterSet(SearchFilterSet):
         fields = ["id", "is_template", "template_key"]
 
 
-class RunFilterSet(SearchFilterSet):
+class RunFilterSet(MineFilterSet):
     search_fields = ("label", "campaign__name")
 
     id = IdListFilter(field_name="id")

@@ -489,13 +489,72 @@ def run_finished(*, run_id: int) -> list[int]:
     """After a run ends: find regressions against the baseline and send e-mails; returns the regressions the
     webhook should hear about (the caller enqueues that)."""
     run = Run.objects.select_related("campaign").filter(pk=run_id).first()
-    if run is None or run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
+    if run is None:
+        return []
+    if run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
+        Run.objects.filter(pk=run.pk, evaluated_at__isnull=True).update(evaluated_at=timezone.now())
         return []
     annotations_auto(run=run)
     run_evaluate(run=run)
     if run.trigger == Run.Trigger.SCHEDULED:
         run_change_points(run=run)
-    return regressions_notify(run=run)
+    webhook_ids = regressions_notify(run=run)
+    Run.objects.filter(pk=run.pk).update(evaluated_at=timezone.now())
+    return webhook_ids
+
+
+def regression_acknowledge(*, regression: Regression, user: Any, note: str) -> Regression:
+    """Marks a regression as looked at, with what was found; acknowledging again replaces the note."""
+    note = note.strip()
+    if len(note) > 500:
+        raise ValueError("a note has at most 500 characters")
+    regression.acknowledged_at = timezone.now()
+    regression.acknowledged_by = user if getattr(user, "is_authenticated", False) else None
+    regression.acknowledgement = note
+    regression.save(update_fields=["acknowledged_at", "acknowledged_by", "acknowledgement"])
+    return regression
+
+
+def baseline_pin(*, campaign: Campaign, run: Run | None) -> Campaign:
+    """Pins `run` as the campaign's baseline (None unpins: the last scheduled runs are the baseline again)."""
+    if run is not None and (run.campaign_id != campaign.pk or run.status not in (
+            Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED)):
+        raise ValueError(f"run #{run.pk} cannot be this campaign's baseline: it must be one of its runs that "
+                         "succeeded, at least partly")
+    campaign.baseline_run = run
+    campaign.save(update_fields=["baseline_run", "updated_at"])
+    return campaign
+
+
+def schedule_next_firing(schedule: CampaignSchedule) -> Any:
+    """When an enabled schedule fires next, in its own time zone (None when paused): the first minute after now
+    that celery's parse of the cron expression allows (day of month and day of week both, as beat checks them).
+    """
+    if not schedule.enabled:
+        return None
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from celery.schedules import crontab
+
+    minute, hour, day_of_month, month, day_of_week = schedule.cron.split()
+    rule: Any = crontab(minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month,
+                        day_of_week=day_of_week)  # its parsed sets (hour, minute, ...) are untyped
+    zone = ZoneInfo(schedule.timezone)
+    now = timezone.now().astimezone(zone)
+    hours, minutes = sorted(rule.hour), sorted(rule.minute)
+    for days in range(0, 366 * 4 + 1):
+        day = (now + timedelta(days=days)).date()
+        # celery counts days of the week from Sunday = 0; Python from Monday = 0.
+        if (day.month not in rule.month_of_year or day.day not in rule.day_of_month
+                or (day.weekday() + 1) % 7 not in rule.day_of_week):
+            continue
+        for h in hours:
+            for m in minutes:
+                at = datetime(day.year, day.month, day.day, h, m, tzinfo=zone)
+                if at > now:
+                    return at
+    return None
 
 
 def recent_regressions(*, days: int = 14) -> Any:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from django.http import HttpResponse
 from django.urls import URLPattern, path
 
-from campaigns.views import campaigns, catalogue, compare, dashboard, runs, scenarios, schedules, seeds
+from campaigns.views import campaigns, catalogue, compare, dashboard, quick, runs, scenarios, schedules, seeds
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
 View = Callable[..., HttpResponse]
@@ -28,6 +28,7 @@ def catalogue_urls(cat: Catalogue, *, list_view: View | None = None, edit_view: 
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
+    path("quick/", quick.quick_compare, name="quick-compare"),
     *catalogue_urls(catalogue.PRODUCTS),
     *catalogue_urls(catalogue.SPECS),
     *catalogue_urls(catalogue.DATASETS),
@@ -39,6 +40,7 @@ urlpatterns = [
     *catalogue_urls(campaigns.CAMPAIGNS, list_view=campaigns.campaign_list, edit_view=campaigns.campaign_edit),
     path("campaigns/<int:pk>/", campaigns.campaign_detail, name="campaigns-detail"),
     path("campaigns/<int:pk>/launch/", campaigns.campaign_launch, name="campaigns-launch"),
+    path("campaigns/<int:pk>/unpin-baseline/", campaigns.campaign_unpin_baseline, name="campaign-unpin-baseline"),
     path("campaigns/<int:pk>/schedules/", schedules.schedule_add, name="schedule-add"),
     path("schedules/<int:pk>/toggle/", schedules.schedule_toggle, name="schedule-toggle"),
     path("schedules/<int:pk>/delete/", schedules.schedule_delete, name="schedule-delete"),
@@ -49,6 +51,8 @@ urlpatterns = [
     path("runs/<int:pk>/retry-failed/", runs.run_rerun, {"scope": "failed"}, name="run-retry-failed"),
     path("runs/<int:pk>/run-again/", runs.run_rerun, {"scope": "all"}, name="run-again"),
     path("runs/<int:pk>/annotate/", runs.run_annotate, name="run-annotate"),
+    path("runs/<int:pk>/pin-baseline/", runs.run_pin_baseline, name="run-pin-baseline"),
+    path("regressions/<int:pk>/acknowledge/", runs.regression_acknowledge, name="regression-acknowledge"),
     path("jobs/<int:pk>/", runs.job_detail, name="job-detail"),
     path("seeds/", seeds.seed_list, name="seeds"),
     path("seeds/quick-run/", seeds.seed_quick_run, name="seeds-quick-run"),

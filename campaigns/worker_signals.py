@@ -46,7 +46,8 @@ def _reconcile_forever(interval_s: float) -> None:
 def _register_host(**kwargs: Any) -> None:
     facts = execution.local_host_facts()
     execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME, cores=facts["cores"],
-                             memory_gb=facts["memory_gb"], version=facts["version"])
+                             memory_gb=facts["memory_gb"], version=facts["version"],
+                             labels=settings.BENCHAPP_HOST_LABELS)
     threading.Thread(target=_beat_forever, args=(settings.BENCHAPP_HEARTBEAT_S,), daemon=True,
                      name="benchapp-heartbeat").start()
     if settings.BENCHAPP_RECONCILE_IN_WORKER:

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from campaigns import jsonlimits, monitoring, roles
 from campaigns.api.fields import StrictInputMixin
 from campaigns.jsonlimits import MAX_JSON_DEPTH
-from campaigns.models import Annotation, Campaign, CampaignSchedule, ClientHost, Run, Target
+from campaigns.models import Annotation, Campaign, CampaignSchedule, ClientHost, Regression, Run, Target
 from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 from tests.test_api import JobResultFactory, client_for, make_user
@@ -54,11 +54,14 @@ def one_of_each() -> dict[str, Any]:
     Campaign.objects.create(name="a seed template", is_template=True, template_key="seed-001")
     user = make_user(roles.VIEWER, "someone")
     note = Annotation.objects.create(run=result.job.run, at=timezone.now(), text="a note")
+    change = Regression.objects.create(campaign=campaign, run=result.job.run, target=target, scenario=scenario,
+                                       threads=8, metric="qps", kind="regression", baseline_value=10.0,
+                                       current_value=9.0, change_pct=-10.0, method="test")
     return {
         "products": target.product_id, "specs": target.spec_id, "targets": target.pk, "datasets": scenario.dataset_id,
         "scenarios": scenario.pk, "campaigns": campaign.pk, "runs": result.job.run_id, "jobs": result.job_id,
         "results": result.pk, "schedules": schedule.pk, "client-hosts": host.pk, "users": user.pk,
-        "templates": "seed-001", "annotations": note.pk,
+        "templates": "seed-001", "annotations": note.pk, "regressions": change.pk,
     }
 
 

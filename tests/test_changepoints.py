@@ -72,7 +72,9 @@ def test_a_four_percent_step_no_night_flags_is_stored_marked_and_notified_once(s
     for run in runs[:-1]:
         monitoring.run_evaluate(run=run)  # nightly threshold checks: a 4% step stays under the 5% threshold
     assert not Regression.objects.exists()
+    assert Run.objects.get(pk=runs[-1].pk).evaluated_at is None
     monitoring.run_finished(run_id=runs[-1].pk)
+    assert Run.objects.get(pk=runs[-1].pk).evaluated_at is not None  # what a pipeline waits for (the CLI does)
     (point,) = Regression.objects.filter(detector=Regression.Detector.CHANGE_POINT)
     assert abs(runs.index(point.run) - 20) <= 1 and point.found_in_run_id == runs[-1].pk
     assert point.kind == Regression.Kind.REGRESSION and point.change_pct == pytest.approx(-4.0, abs=1.0)

@@ -336,6 +336,35 @@ def test_command_error_only_when_no_runnable_test_is_found(text: str, message: s
         parse_command(text)
 
 
+@pytest.mark.parametrize("text", [
+    "sysbench oltp_read_wirte --tables=1 run",
+    "sysbench --test=oltp_read_wirte --tables=1 run",
+    "sysbench OLTP_READ_WIRTE run",
+])
+def test_a_misspelt_test_is_an_error_that_names_the_nearest_test(text: str) -> None:
+    with pytest.raises(CommandError) as caught:
+        parse_command(text, default_test="oltp_point_select")
+    assert str(caught.value).endswith("': did you mean oltp_read_write?")
+    assert "unknown sysbench test 'oltp_read_wirte'" in str(caught.value).lower()
+
+
+def test_an_unknown_bare_oltp_name_is_an_error_not_the_legacy_script() -> None:
+    with pytest.raises(CommandError, match="unknown sysbench test 'oltp_foobar'"):
+        parse_command("sysbench oltp_foobar run")
+    with pytest.raises(CommandError, match="did you mean oltp_point_select"):
+        parse_command("sysbench oltp_pont_select --threads=2 run")
+
+
+@pytest.mark.parametrize("text", [
+    "sysbench --test=oltp --oltp-table-size=1000 run",
+    "sysbench --test=tests/db/oltp.lua run",
+    "sysbench /usr/share/sysbench/tests/include/oltp_legacy/oltp.lua run",
+    "sysbench --test=/opt/sb/oltp_custom.lua run",
+])
+def test_real_legacy_commands_still_read_as_the_legacy_oltp_script(text: str) -> None:
+    assert parse_command(text).test == OLTP
+
+
 def test_a_default_test_never_replaces_a_test_the_command_names() -> None:
     with pytest.raises(CommandError, match="cpu"):
         parse_command("sysbench cpu run", default_test="oltp_read_write")

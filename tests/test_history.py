@@ -240,7 +240,7 @@ def test_the_run_page_lists_the_runs_regression_with_its_cell_and_a_link_to_the_
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row))
     assert target.name in text and "oltp nightly product" in text and "oltp nightly" in text
     assert " 8 " in text and "4 × 25,000" in text and "QPS" in text
-    assert f"{BASELINE_MEAN:.1f}" in text and "9000.0" in text and "-10.0%" in text and "p = " in text
+    assert f"{BASELINE_MEAN:,.0f} QPS" in text and "9,000 QPS" in text and "-10.0%" in text and "p = " in text
     assert "geometric mean of the last 5 scheduled runs" in text
     link = f"/campaigns/{campaign.pk}/?target={target.pk}&amp;scenario={scenario.pk}&amp;threads=8#history"
     assert link in row

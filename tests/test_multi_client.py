@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client as PageClient
 
-from campaigns import services
+from campaigns import roles, services
 from campaigns.models import ClientHost, Job
+from campaigns.sysbench.parser import histogram_percentile, merge_histograms
 from tests.conftest import record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+from tests.test_api import client_for, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -42,7 +45,22 @@ def test_a_two_client_job_runs_on_two_hosts_and_sums_their_figures(celery_worker
     # The merged percentile lies within the clients' own percentiles (it comes from merged histograms).
     own = [c.summary["latency_ms"]["percentile"] for c in clients]
     assert min(own) - 0.01 <= result.latency_pct_ms <= max(own) + 0.01
+    # The job's latency distribution is that of every event of both clients: their buckets merged.
+    merged = merge_histograms([[(v, int(c)) for v, c in client.histogram or []] for client in clients])
+    assert sum(c for _, c in merged) == result.events
+    assert result.latency_p99_ms == histogram_percentile(merged, 99.0)
+    assert result.latency_p999_ms == histogram_percentile(merged, 99.9)
+    assert result.latency_p95_ms == pytest.approx(result.latency_pct_ms)
+    assert job.latency_histogram(clients) == [[v, c] for v, c in merged]
     assert job.start_skew_ms is not None and 0 <= job.start_skew_ms < 1000
+    # Each client's own figures, in the API and on the job page, with the check that the job's QPS is their sum.
+    viewer = client_for(make_user(roles.VIEWER, "multi-viewer"))
+    shown = viewer.get(f"/api/v1/jobs/{job.pk}/").json()["clients"]
+    assert [c["summary"]["qps"] for c in shown] == [c.summary["qps"] for c in clients]
+    page = PageClient()
+    page.force_login(make_user(roles.VIEWER, "multi-page-viewer"))
+    html = page.get(f"/jobs/{job.pk}/").content.decode()
+    assert 'id="per-client"' in html and "client-b" in html and "is the sum of its clients'" in html
     record_measurement(f"2-client start skew: {job.start_skew_ms:.1f} ms")
     # Per-second samples are kept per client; both clients reported the same seconds (whether the
     # last interval gets printed depends on timing, see SYSBENCH-NOTES, so one may have one more).

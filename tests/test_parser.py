@@ -104,6 +104,7 @@ def sample_expected_keys() -> tuple[set[str], set[str], set[str], set[str]]:
         "duration_s",
         "events",
         "latency_ms",
+        "checkpoints",
     }
     latency = {"min", "avg", "max", "percentile", "pct", "sum"}
     interval = {
@@ -150,7 +151,8 @@ def test_the_data_folder_holds_every_capture_the_brief_asks_for() -> None:
 def test_it_reads_the_final_statistics_block_of_every_completed_run(name: str) -> None:
     text = text_of(name)
     parsed = parse_output(text)
-    s = parsed.summary
+    # The final block as printed: with --report-checkpoints it is the last segment (summary is the whole run).
+    s = parsed.last_segment if parsed.checkpoints else parsed.summary
     assert parsed.complete is True
     assert parsed.errors == []
     assert parsed.format == "1.0"
@@ -271,19 +273,23 @@ def test_it_reads_every_histogram_row(name: str) -> None:
     parsed = parse_output(text)
     rows = [ln.split("|") for ln in text.splitlines() if re.match(r"^\s+\d+\.\d+ \|", ln)]
     assert parsed.histogram == [(float(value), int(bar.split()[-1])) for value, bar in rows]
-    assert parsed.summary is not None
-    # The histogram printed at the end covers the same events as the final block.
-    assert sum(count for _, count in parsed.histogram) == parsed.summary.events
+    final = parsed.last_segment if parsed.checkpoints else parsed.summary
+    assert final is not None
+    # The histogram printed at the end covers the same events as the final block (after the last
+    # checkpoint, if any: then it is not the whole run's).
+    assert sum(count for _, count in parsed.histogram) == final.events
+    assert parsed.histogram_whole_run is (not parsed.checkpoints)
 
 
 @pytest.mark.parametrize("name", HISTOGRAM_FILES)
 def test_histogram_percentile_follows_the_rule_sysbench_uses_for_its_own_percentile(name: str) -> None:
     parsed = parse_output(text_of(name))
-    assert parsed.histogram and parsed.summary is not None
+    final = parsed.last_segment if parsed.checkpoints else parsed.summary
+    assert parsed.histogram and final is not None
     value = histogram_percentile(parsed.histogram, 95)
     assert value is not None
     # sysbench prints the same bucket value, rounded to 2 decimals instead of 3.
-    assert value == pytest.approx(parsed.summary.latency.percentile, abs=0.011)
+    assert value == pytest.approx(final.latency.percentile, abs=0.011)
 
 
 def test_merge_histograms_sums_counts_of_equal_buckets() -> None:
@@ -327,16 +333,61 @@ def test_rate_queue_length_lines_are_not_intervals(driver: str) -> None:
     assert parsed.complete
 
 
-@pytest.mark.parametrize("driver", ["mysql", "pgsql"])
-def test_checkpoint_blocks_are_kept_apart_from_the_final_block(driver: str) -> None:
-    text = text_of(f"{driver}_oltp_read_only_checkpoints")
+CHECKPOINT_FILES = [n for n in CAPTURED if "Checkpoint report:" in text_of(n)]
+
+
+def block_figures(text: str, label: str) -> list[str]:
+    return re.findall(rf"^\s*{re.escape(label)}:\s+(\S+)", text, re.MULTILINE)
+
+
+@pytest.mark.parametrize("name", CHECKPOINT_FILES)
+def test_checkpoint_blocks_are_kept_apart_from_the_final_block(name: str) -> None:
+    text = text_of(name)
     parsed = parse_output(text)
-    queries = [int(v) for v in re.findall(r"^\s*queries:\s+(\d+)", text, re.MULTILINE)]
-    assert len(queries) == 3  # two checkpoints, then the final block
-    assert [c.queries for c in parsed.checkpoints] == queries[:2]
-    assert parsed.summary is not None and parsed.summary.queries == queries[2]
+    queries = [int(v) for v in block_figures(text, "queries")]
+    assert len(queries) == len(parsed.checkpoints) + 1 >= 3  # the checkpoints, then the final block
+    assert [c.queries for c in parsed.checkpoints] == queries[:-1]
+    assert parsed.last_segment is not None and parsed.last_segment.queries == queries[-1]
     assert parsed.complete
     assert len(parsed.intervals) == len(report_lines(text))
+
+
+@pytest.mark.parametrize("name", CHECKPOINT_FILES)
+def test_with_checkpoints_the_summary_is_the_whole_run_not_the_last_block(name: str) -> None:
+    text = text_of(name)
+    parsed = parse_output(text)
+    s, last = parsed.summary, parsed.last_segment
+    assert s is not None and last is not None
+    transactions = [int(v) for v in block_figures(text, "transactions")]
+    events = [int(v) for v in block_figures(text, "total number of events")]
+    total_time_s = float(block_figures(text, "total time")[-1].rstrip("s"))
+    # sysbench resets its counters at each checkpoint: the whole run is the sum of the blocks,
+    # over the final "total time" (which counts from the start).
+    assert s.checkpoints == len(transactions) - 1
+    assert s.transactions == sum(transactions) and s.events == sum(events)
+    assert s.queries == sum(int(v) for v in block_figures(text, "queries"))
+    assert s.ignored_errors == sum(int(v) for v in block_figures(text, "ignored errors"))
+    assert s.duration_s == total_time_s
+    assert s.tps == round(sum(transactions) / total_time_s, 2)
+    assert s.tps != last.tps and last.tps == last_rate(text, "transactions")
+    # The per-second report lines, over the same run, agree with the whole (not with the last block).
+    mean_tps = sum(iv.tps for iv in parsed.intervals) / len(parsed.intervals)
+    assert s.tps == pytest.approx(mean_tps, rel=0.05)
+    lat_sums = [float(v) for v in block_figures(text, "sum")]
+    assert s.latency.min == min(float(v) for v in block_figures(text, "min"))
+    assert s.latency.max == max(float(v) for v in block_figures(text, "max"))
+    assert s.latency.avg == round(sum(lat_sums) / sum(events), 2)
+    # No printed figure is the whole run's percentile: the histogram covers the last block only.
+    assert s.latency.percentile is None and parsed.histogram_whole_run is False
+    assert sum(c for _, c in parsed.histogram or []) == last.events
+
+
+def test_a_longer_checkpointed_run_is_stored_at_its_whole_run_rate() -> None:
+    parsed = parse_output(text_of("mysql_oltp_read_write_checkpoints_whole_run"))
+    assert parsed.summary is not None and parsed.last_segment is not None
+    # Measured: 1,378 + 1,262 + 1,050 transactions over 9.0164 s; the last block alone says 348.43 tps.
+    assert parsed.summary.tps == 409.25 and parsed.last_segment.tps == 348.43
+    assert parsed.summary.to_dict()["checkpoints"] == 2
 
 
 @pytest.mark.parametrize("driver", ["mysql", "pgsql"])

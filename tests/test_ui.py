@@ -232,6 +232,16 @@ def test_a_pasted_command_that_is_not_sysbench_is_an_error_on_the_paste_field(ro
     assert 'id="id_command_error1"' in html
 
 
+def test_a_pasted_command_with_a_misspelt_test_says_which_test_was_meant(role_client):
+    response = role_client("operator").post("/scenarios/new/", {
+        "action": "parse", "command": "sysbench oltp_read_wirte --tables=1 run", "name": "typed"})
+    html = _text(response)
+    assert response.status_code == 200
+    error = html.split('id="id_command_error1"', 1)[1].split("</", 1)[0]
+    assert "unknown sysbench test &#x27;oltp_read_wirte&#x27;: did you mean oltp_read_write?" in error
+    assert "Read a oltp_legacy" not in html and 'value="typed"' in html
+
+
 def test_a_scenario_is_saved_from_a_preset_with_a_new_dataset(role_client):
     client = role_client("operator")
     html = _text(client.get("/scenarios/new/?preset=s003-read-only"))

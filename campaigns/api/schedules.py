@@ -92,7 +92,8 @@ class RegressionSerializer(serializers.ModelSerializer):
         model = Regression
         fields = ["id", "campaign", "run", "target", "scenario", "threads", "metric", "kind", "baseline_value",
                   "current_value", "change_pct", "p_value", "p_adjusted", "method", "detector", "found_in_run",
-                  "explanation", "baseline_run_ids", "baseline_label", "notified_at", "notification_error", "created_at"]
+                  "explanation", "baseline_run_ids", "baseline_label", "notified_at", "notification_error",
+                  "acknowledged_at", "acknowledged_by", "acknowledgement", "created_at"]
 
 
 class RegressionFilterSet(filters.FilterSet):
@@ -208,8 +209,22 @@ def _id_parameter(name: str, description: str, maximum: int = MAX_ID) -> OpenApi
                             required=True, description=description)
 
 
+class AcknowledgeSerializer(StrictInputMixin, serializers.Serializer):
+    note = serializers.CharField(max_length=500, allow_blank=True, default="")
+
+
 class RegressionViewSet(ReadOnlyViewSet):
     """Regressions and improvements found by comparing runs with their campaign's baseline."""
+
+    @extend_schema(request=AcknowledgeSerializer, responses={200: RegressionSerializer})
+    @action(detail=True, methods=["post"])
+    def acknowledge(self, request: Request, pk: str | None = None) -> Response:
+        """Marks the change as looked at, with a note of what was found (again: the note is replaced)."""
+        body = AcknowledgeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        regression = monitoring.regression_acknowledge(regression=self.get_object(), user=request.user,
+                                                       note=body.validated_data["note"])
+        return Response(RegressionSerializer(regression).data)
 
     queryset = Regression.objects.order_by("-created_at", "-id")
     serializer_class = RegressionSerializer

@@ -171,7 +171,7 @@ class RunBundleSerializer(StrictInputMixin, serializers.Serializer):
     format = serializers.CharField(help_text='"benchapp-run"')
     version = serializers.IntegerField(min_value=1)
     exported_at = serializers.CharField(required=False)
-    source = serializers.DictField(required=False)
+    source = serializers.DictField(required=False)  # type: ignore[assignment]  # a field named like Field.source
     campaign = serializers.DictField()
     run = serializers.DictField()
     targets = serializers.ListField(child=serializers.DictField())
@@ -218,7 +218,8 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
-                  "webhook_url", "has_webhook", "notify_emails", "created_by", "created_at", "updated_at"]
+                  "webhook_url", "has_webhook", "notify_emails", "client_hosts", "created_by", "created_at",
+                  "updated_at"]
         # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it (#21).
         read_only_fields = ["is_template", "template_key", "created_at", "updated_at"]
         extra_kwargs = {
@@ -290,7 +291,8 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = ["id", "campaign", "campaign_name", "status", "trigger", "label", "idempotency_key", "error",
-                  "created_by", "created_at", "started_at", "finished_at", "waits_for", "rerun_of", "rerun",
+                  "created_by", "created_at", "started_at", "finished_at", "evaluated_at", "waits_for", "rerun_of",
+                  "rerun",
                   "jobs_total", "jobs_pending", "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled"]
         read_only_fields = fields
 
@@ -301,11 +303,32 @@ class LaunchSerializer(StrictInputMixin, serializers.Serializer):
                                   default="")
 
 
-class ResultBriefSerializer(FastReadMixin, serializers.ModelSerializer):
+LATENCY_DISTRIBUTION_FIELDS = ["latency_p50_ms", "latency_p90_ms", "latency_p95_ms", "latency_p99_ms",
+                               "latency_p999_ms", "latency_percentiles_missing"]
+
+
+def _missing_field() -> serializers.SerializerMethodField:
+    return serializers.SerializerMethodField(
+        help_text="Why latency_p50_ms … latency_p999_ms (p99.9) are null (e.g. 'no latency histogram: sysbench ran "
+                  "with --percentile=0'); null when they are there.")
+
+
+class LatencyDistributionMixin:
+    """latency_p50_ms … latency_p999_ms (p99.9) from the merged histogram, or all null with the reason
+    (each serializer declares `latency_percentiles_missing = _missing_field()`: DRF collects declared fields
+    from serializer classes only)."""
+
+    def get_latency_percentiles_missing(self, result: JobResult) -> str | None:
+        return result.latency_percentiles_missing or None
+
+
+class ResultBriefSerializer(LatencyDistributionMixin, FastReadMixin, serializers.ModelSerializer):
+    latency_percentiles_missing = _missing_field()
+
     class Meta:
         model = JobResult
         fields = ["id", "source", "tps", "qps", "latency_avg_ms", "latency_pct", "latency_pct_ms", "steady_tps",
-                  "steady_qps"]
+                  "steady_qps", *LATENCY_DISTRIBUTION_FIELDS]
         read_only_fields = fields
 
 
@@ -336,22 +359,32 @@ class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = JobClient
         fields = ["index", "host_name", "threads", "status", "command_line", "exit_code", "sysbench_version",
-                  "same_host", "error", "started_at", "finished_at", "wall_time_s"]
+                  "same_host", "error", "summary", "started_at", "finished_at", "wall_time_s"]
         read_only_fields = fields
 
 
 class JobDetailSerializer(JobSerializer):
-    """A job with its server snapshots (settings and counters before and after) and its clients."""
+    """A job with its server snapshots (settings and counters before and after), its clients and its
+    latency histogram."""
 
     clients = JobClientSerializer(many=True, read_only=True)
+    latency_histogram = serializers.SerializerMethodField(
+        help_text="The whole job's latency histogram: [bucket value in ms, count] pairs, every client's buckets "
+                  "summed; null when there is none (result.latency_percentiles_missing says why).")
 
     class Meta(JobSerializer.Meta):
-        fields = [*JobSerializer.Meta.fields, "findings", "server_snapshot", "server_window", "clients"]
+        fields = [*JobSerializer.Meta.fields, "findings", "server_snapshot", "server_window", "clients",
+                  "latency_histogram"]
         read_only_fields = fields
 
+    def get_latency_histogram(self, job: Job) -> list[list[float]] | None:
+        return job.latency_histogram(list(job.clients.all()))
 
-class JobResultSerializer(FastReadMixin, serializers.ModelSerializer):
+
+class JobResultSerializer(LatencyDistributionMixin, FastReadMixin, serializers.ModelSerializer):
     """A job's final figures with what they are figures of: target, product, spec, scenario, threads."""
+
+    latency_percentiles_missing = _missing_field()
 
     run = serializers.IntegerField(source="job.run_id", read_only=True)
     campaign = serializers.IntegerField(source="job.run.campaign_id", read_only=True)
@@ -379,7 +412,8 @@ class JobResultSerializer(FastReadMixin, serializers.ModelSerializer):
                   "repetition", "tables", "table_size", "source", "tps", "qps", "reads_per_s", "writes_per_s",
                   "other_per_s", "transactions", "queries", "ignored_errors", "reconnects", "events", "duration_s",
                   "latency_min_ms", "latency_avg_ms", "latency_max_ms", "latency_pct", "latency_pct_ms",
-                  "latency_sum_ms", "steady_tps", "steady_qps", "steady_latency_pct_ms", "created_at"]
+                  "latency_sum_ms", "steady_tps", "steady_qps", "steady_latency_pct_ms", *LATENCY_DISTRIBUTION_FIELDS,
+                  "created_at"]
         read_only_fields = fields
 
 
@@ -596,7 +630,7 @@ class ClientHostSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSer
 
     class Meta:
         model = ClientHost
-        fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "started_at",
+        fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "labels", "started_at",
                   "last_heartbeat", "online"]
         read_only_fields = ["started_at", "last_heartbeat"]
         extra_kwargs = {"cores": {"max_value": 100_000}, "memory_gb": {"min_value": 0, "max_value": 10**9}}

@@ -115,8 +115,11 @@ class BaseViewSet(viewsets.GenericViewSet):
     lookup_value_regex = ID_PATTERN
 
     def perform_create(self, serializer: serializers.BaseSerializer) -> None:
+        # A model with a creator (targets, datasets, scenarios, campaigns) records who made the row, for `?mine=`.
+        model = getattr(getattr(serializer, "Meta", None), "model", None)
+        has_creator = model is not None and any(f.name == "created_by" for f in model._meta.fields)
         with transaction.atomic():
-            serializer.save()
+            serializer.save(**({"created_by": self.request.user} if has_creator else {}))
 
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
         with transaction.atomic():
@@ -140,7 +143,9 @@ class CachedListMixin(mixins.ListModelMixin):
         if self.list_cached:
             snapshot = database_snapshot()
             if snapshot is not None:
-                key = query_key("list", roles.user_role(request.user), request.build_absolute_uri(), snapshot)
+                # `?mine=` lists depend on who asks, not only on the role.
+                caller = request.user.pk if "mine" in request.query_params else None
+                key = query_key("list", roles.user_role(request.user), request.build_absolute_uri(), snapshot, caller)
         view: Any = self  # the viewset this mixin is part of
         return cached_json(request, view, key, lambda: super(CachedListMixin, self).list(request, *args, **kwargs).data,
                            timeout=LIST_TIMEOUT_S)

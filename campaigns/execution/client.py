@@ -139,7 +139,8 @@ def _client_run(job: Job, client: JobClient) -> None:
     fields: dict[str, Any] = {
         "raw_output": output, "exit_code": outcome.exit_code, "wall_time_s": outcome.wall_time_s,
         "finished_at": timezone.now(), "summary": summary,
-        "histogram": [list(b) for b in parsed.histogram] if parsed.histogram else None,
+        # Only a histogram of the whole run (not of the time after the last --report-checkpoints checkpoint).
+        "histogram": [list(b) for b in parsed.histogram] if parsed.histogram and parsed.histogram_whole_run else None,
     }
     if outcome.cancelled:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, **fields)

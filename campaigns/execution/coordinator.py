@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_ensure
-from campaigns.execution.dispatch import jobclient_dispatch, run_advance
+from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
 from campaigns.execution.phases import (
     JobFailure,
     client_count,
@@ -25,6 +25,7 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.results import _load, job_close
 from campaigns.models import ClientHost, Job, JobClient, Scenario
+from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info
 from campaigns.sysbench.command import format_command, redact_text
 
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 def job_execute(*, job_id: int, host: str | None = None) -> None:
     """Claims a queued job, prepares it and dispatches its clients (or records why it cannot)."""
     host = host or settings.BENCHAPP_HOSTNAME
+    if _handed_on(job_id, host):
+        return
     if not transitions.job_claim(job_id=job_id, host=host):
         log.info("job %s already claimed or finished; ignoring this message", job_id)
         return
@@ -51,16 +54,46 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
         run_advance(run_id=job.run_id)
 
 
+def _eligible_online(choice: list[str]) -> list[str]:
+    """The online client hosts a campaign's choice allows, by name."""
+    return sorted(name for name, labels in ClientHost.objects.online().values_list("hostname", "labels")
+                  if hosts_allowed(choice, name, labels or []))
+
+
+def _handed_on(job_id: int, host: str) -> bool:
+    """True when this host may not coordinate the job (its campaign chose other client hosts): the job goes to
+    an eligible online host's own queue, or, with none online, waits with the reason (the reconciler sends it
+    again). Before the claim, so that no part of the job, the prepare and warm-up included, runs here."""
+    row = (Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.WAITING])
+           .values_list("run__campaign__client_hosts", flat=True).first())
+    if not row:
+        return False
+    labels = ClientHost.objects.filter(hostname=host).values_list("labels", flat=True).first() or []
+    if hosts_allowed(row, host, labels):
+        return False
+    eligible = _eligible_online(row)
+    if eligible:
+        job_forward(job_id=job_id, hostname=eligible[0])
+        log.info("job %s may not run on %s (campaign's hosts: %s): sent to %s", job_id, host, row, eligible[0])
+    elif transitions.job_claim(job_id=job_id, host=host):
+        transitions.job_wait(job_id=job_id, reason=f"waits for a client host among {', '.join(row)}: none is online")
+    return True
+
+
 def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
-    """Distinct online hosts for the job's clients, the coordinator's own first; None if too few."""
+    """Distinct online hosts for the job's clients, among the campaign's chosen ones, the coordinator's own
+    first; None if too few."""
     needed = client_count(job)
+    choice = job.run.campaign.client_hosts
     if needed <= 1:
         return [coordinator]
-    online = list(ClientHost.objects.online().values_list("hostname", flat=True))
+    online = _eligible_online(choice)
     online.sort(key=lambda name: (name != coordinator, name))
     if len(online) < needed:
         names = ", ".join(online) or "none"
-        transitions.job_wait(job_id=job.pk, reason=f"needs {needed} client hosts online, {len(online)} are ({names})")
+        among = f" among {', '.join(choice)}" if choice else ""
+        transitions.job_wait(job_id=job.pk, reason=f"needs {needed} client hosts{among} online, {len(online)} are "
+                                                   f"({names})")
         return None
     return online[:needed]
 

@@ -31,6 +31,12 @@ def job_dispatch(*, job: Job) -> None:
     _tasks().job_execute_task.apply_async(args=[job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
+def job_forward(*, job_id: int, hostname: str) -> None:
+    """Sends the job to one client host's own queue: its campaign may run only on chosen hosts, and the worker
+    that got it from the shared queue is not one of them."""
+    _tasks().job_execute_task.apply_async(args=[job_id], queue=host_queue(hostname))
+
+
 def jobclient_dispatch(*, client_id: int, hostname: str) -> None:
     _tasks().jobclient_execute_task.apply_async(args=[client_id], queue=host_queue(hostname))
 

@@ -26,11 +26,13 @@ def host_queue(hostname: str) -> str:
 
 
 def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float | None = None,
-                   version: str | None = None) -> ClientHost:
+                   version: str | None = None, labels: list[str] | None = None) -> ClientHost:
     defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
     if cores is not None:
         defaults.update(cores=cores, memory_gb=memory_gb or 0, sysbench_version=version or "",
                         started_at=timezone.now())
+    if labels:  # announced at join; without any, the labels an operator gave the host stay
+        defaults["labels"] = sorted({label.strip() for label in labels if label.strip()})
     host, _ = ClientHost.objects.update_or_create(hostname=hostname, defaults=defaults)
     return host
 

@@ -90,7 +90,10 @@ def merge_summaries(summaries: list[dict[str, Any]], histograms: list[list[list[
     if pct is not None and len(usable) == len(summaries):
         percentile = parser.histogram_percentile(parser.merge_histograms([[(b[0], int(b[1])) for b in h] for h in usable]), pct)
     else:
-        percentile = max((lat.get("percentile") or 0 for lat in lats), default=None)
+        # No histogram from every client: the worst client's printed percentile, if any printed one
+        # (None, not 0, when none did: --percentile=0 measures nothing).
+        printed = [lat["percentile"] for lat in lats if lat.get("percentile") is not None]
+        percentile = max(printed) if printed else None
     merged["latency_ms"] = {
         "min": min((lat["min"] for lat in lats if lat.get("min") is not None), default=None),
         "max": max((lat["max"] for lat in lats if lat.get("max") is not None), default=None),
@@ -101,6 +104,38 @@ def merge_summaries(summaries: list[dict[str, Any]], histograms: list[list[list[
         "percentile": percentile,
     }
     return merged
+
+
+# Why a job has no latency distribution: the sentence the API and the job page show.
+NO_HISTOGRAM_PERCENTILE_0 = "no latency histogram: sysbench ran with --percentile=0"
+NO_HISTOGRAM_CHECKPOINTS = ("no whole-run latency histogram: with --report-checkpoints sysbench prints the histogram "
+                            "of the time after the last checkpoint only")
+NO_HISTOGRAM_OFF = "no latency histogram: sysbench ran without --histogram=on"
+NO_HISTOGRAM_SOME_CLIENTS = "no latency histogram from every client: percentiles of part of the job would mislead"
+NO_HISTOGRAM_EMPTY = "the latency histogram is empty: no event finished"
+
+
+def latency_distribution(summaries: list[dict[str, Any]], histograms: list[list[list[float]] | None]
+                         ) -> tuple[dict[str, float | None], str]:
+    """The job's p50 … p99.9 from its clients' histograms merged into one, and why they are missing ("" if not).
+
+    Percentiles come only from a histogram of the whole job: every client's, each of its whole run.
+    """
+    nothing: dict[str, float | None] = {key: None for key, _ in parser.LATENCY_PERCENTILES}
+    if any((summary or {}).get("checkpoints") for summary in summaries):
+        return nothing, NO_HISTOGRAM_CHECKPOINTS
+    if not histograms or any(h is None for h in histograms):
+        lats = [(summary or {}).get("latency_ms") or {} for summary in summaries]
+        # sysbench refuses --histogram with --percentile=0, and then prints "percentile stats: disabled".
+        if lats and all(lat.get("pct") is None and lat.get("avg") is not None for lat in lats):
+            return nothing, NO_HISTOGRAM_PERCENTILE_0
+        if all(h is None for h in histograms):
+            return nothing, NO_HISTOGRAM_OFF
+        return nothing, NO_HISTOGRAM_SOME_CLIENTS
+    merged = parser.merge_histograms([[(b[0], int(b[1])) for b in h] for h in histograms if h is not None])
+    if not merged:
+        return nothing, NO_HISTOGRAM_EMPTY
+    return parser.histogram_percentiles(merged), ""
 
 
 # The steady-state rule, in SQL so that the migration that recomputed stored results says the same:
@@ -132,12 +167,15 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
     if not summary and all(value is None for value in steady.values()):
         return None
     latency = summary.get("latency_ms") or {}
+    percentiles, missing = latency_distribution([c.summary for c in clients], [c.histogram for c in clients])
     fields = {key: summary.get(key) for key in _SUMMED}
     fields.update({
         "source": source, "duration_s": summary.get("duration_s"),
         "latency_min_ms": latency.get("min"), "latency_avg_ms": latency.get("avg"),
         "latency_max_ms": latency.get("max"), "latency_pct": latency.get("pct"),
         "latency_pct_ms": latency.get("percentile"), "latency_sum_ms": latency.get("sum"),
+        **{JobResult.PERCENTILE_FIELDS[key]: value for key, value in percentiles.items()},
+        "latency_percentiles_missing": missing,
         **steady,
     })
     result, _ = JobResult.objects.update_or_create(job=job, defaults=fields)

@@ -9,11 +9,11 @@ per-second reports are IntervalSamples and whose final figures become the JobRes
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
@@ -21,6 +21,7 @@ from django.utils import timezone
 from campaigns.crypto import decrypt_secret, encrypt_secret
 from campaigns.endpoints import own_service_problem
 from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
+from campaigns.sysbench.parser import merge_histograms
 
 
 class Product(models.Model):
@@ -101,6 +102,10 @@ class Target(models.Model):
     user = models.CharField(max_length=128)
     password_encrypted = models.TextField(blank=True, default="", editable=False)
     is_demo = models.BooleanField(default=False)
+    # Who added it, for "mine only" in lists and pickers (None for rows older than the field, and demo rows).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -180,6 +185,9 @@ class Dataset(models.Model):
     )
     sizes_by_spec = models.JSONField(default=dict, blank=True)
     description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
 
     class Meta:
         ordering = ["name"]
@@ -235,6 +243,9 @@ class Scenario(models.Model):
     )
     preset = models.CharField(max_length=100, blank=True)
     description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -261,6 +272,11 @@ class Scenario(models.Model):
         except OptionError as exc:
             field = "test" if exc.option == "test" else "options"
             raise ValidationError({field: str(exc)}) from None
+
+
+def hosts_allowed(choice: list[str], hostname: str, labels: list[str]) -> bool:
+    """Whether a client host is among a campaign's choice (names or labels; an empty choice allows any)."""
+    return not choice or hostname in choice or any(label in choice for label in labels)
 
 
 class Campaign(models.Model):
@@ -318,6 +334,10 @@ class Campaign(models.Model):
         "Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     baseline_last_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1)])
+    # The client hosts this campaign's jobs may run on, by host name or label; empty: any online host. No part of
+    # a job (prepare, warm-up, the measured clients) runs on a host outside the choice.
+    client_hosts = ArrayField(models.CharField(max_length=255), default=list, blank=True,
+                              help_text="host names or labels; empty: any client host")
     # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
     webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
@@ -442,6 +462,9 @@ class Run(models.Model):
     # successful attempt, i.e. from its failed-job retries too.
     rerun_of = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reruns")
     rerun = models.CharField(max_length=10, choices=Rerun.choices, blank=True, default=Rerun.NONE)
+    # When the checks that follow a finished run (regressions, change points, annotations, notifications) were done:
+    # a pipeline waits for this, not for a guessed delay, before it reads the run's regressions.
+    evaluated_at = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
 
@@ -560,6 +583,24 @@ class Job(models.Model):
     def warmup_time_s(self) -> int:
         return self.warmup_s if self.warmup_s is not None else self.scenario.warmup_s
 
+    def latency_histogram(self, clients: list[JobClient] | None = None) -> list[list[float]] | None:
+        """The whole job's latency histogram: [bucket ms, count] pairs, every client's buckets summed.
+
+        None when the job's result has no latency distribution (result.latency_percentiles_missing
+        says why) or some client has no histogram. `clients` saves a query when they are loaded.
+        """
+        try:
+            result = self.result
+        except ObjectDoesNotExist:
+            return None
+        if result.latency_percentiles_missing:
+            return None
+        histograms = [c.histogram for c in (clients if clients is not None else self.clients.all())]
+        if not histograms or any(h is None for h in histograms):
+            return None
+        merged = merge_histograms([[(b[0], int(b[1])) for b in h] for h in histograms if h is not None])
+        return [[value, count] for value, count in merged]
+
     def duration_s(self) -> float | None:
         if self.started_at is None:
             return None
@@ -615,7 +656,11 @@ class JobResult(models.Model):
 
     The steady_* fields are the mean over report intervals after the warm-up, computed by
     benchapp beside sysbench's own whole-run figures. latency_pct is the percentile label
-    (e.g. 95.0) that latency_pct_ms is for.
+    (e.g. 95.0) that latency_pct_ms is for. latency_p50_ms … latency_p999_ms are the whole run's
+    latency distribution (p50, p90, p95, p99, p99.9), read from the clients' `--histogram`
+    buckets merged into one (exact to a bucket's width, about 1.8 %); they are all None when no
+    histogram covers the whole run, and latency_percentiles_missing then says why (sysbench ran with
+    --percentile=0, or with --report-checkpoints, or without --histogram); it is "" when they exist.
     """
 
     class Source(models.TextChoices):
@@ -644,10 +689,25 @@ class JobResult(models.Model):
     steady_tps = models.FloatField(null=True, blank=True)
     steady_qps = models.FloatField(null=True, blank=True)
     steady_latency_pct_ms = models.FloatField(null=True, blank=True)
+    latency_p50_ms = models.FloatField(null=True, blank=True)
+    latency_p90_ms = models.FloatField(null=True, blank=True)
+    latency_p95_ms = models.FloatField(null=True, blank=True)
+    latency_p99_ms = models.FloatField(null=True, blank=True)
+    latency_p999_ms = models.FloatField(null=True, blank=True, help_text="p99.9")
+    latency_percentiles_missing = models.CharField(max_length=200, blank=True, default="",
+                                                   help_text="why latency_p50_ms … latency_p999_ms are empty")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Percentile key (as parser.LATENCY_PERCENTILES) -> field name.
+    PERCENTILE_FIELDS: ClassVar[dict[str, str]] = {"50": "latency_p50_ms", "90": "latency_p90_ms", "95": "latency_p95_ms",
+                         "99": "latency_p99_ms", "99.9": "latency_p999_ms"}
 
     def __str__(self) -> str:
         return f"result of job #{self.job_id}: {self.qps} qps"
+
+    def latency_percentiles(self) -> list[tuple[str, float | None]]:
+        """[("50", ms), ("90", ms), …, ("99.9", ms)]: the whole run's latency distribution."""
+        return [(key, getattr(self, name)) for key, name in self.PERCENTILE_FIELDS.items()]
 
 
 class IntervalSample(models.Model):
@@ -724,6 +784,9 @@ class ClientHost(models.Model):
     sysbench_version = models.CharField(max_length=50, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_heartbeat = models.DateTimeField(default=timezone.now)
+    # Where it stands ("ap-guangzhou-3", "near tdsql"): a campaign may choose its hosts by name or by label.
+    # A worker announces its own (BENCHAPP_HOST_LABELS) when it joins; an operator may edit them.
+    labels = ArrayField(models.CharField(max_length=100), default=list, blank=True)
 
     objects = ClientHostQuerySet.as_manager()
 

@@ -117,6 +117,11 @@ class Regression(models.Model):
     detector = models.CharField(max_length=20, choices=Detector.choices, default=Detector.THRESHOLD)
     # The annotations at or near a change point (a server upgrade, a setting changed), quoted with it.
     explanation = models.TextField(blank=True)
+    # Someone looked at it: who, when and what they found ("expected: flush=2 on purpose").
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                        related_name="+")
+    acknowledgement = models.CharField(max_length=500, blank=True)
     found_in_run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     baseline_run_ids = ArrayField(models.BigIntegerField(), default=list)
     baseline_label = models.CharField(max_length=200)

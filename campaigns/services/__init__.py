@@ -24,13 +24,23 @@ from campaigns.services.plans import (
     run_progress,
     runs_with_progress,
 )
+from campaigns.services.quick import (
+    DEFAULT_PORTS,
+    NewTarget,
+    QuickMatrix,
+    quick_campaign_create,
+    quick_compare_launch,
+    quick_compare_plan,
+    quick_target_create,
+)
 from campaigns.services.targets import target_check
 from campaigns.services.tokens import token_hash, token_issue, token_revoke
 
 __all__ = [
-    "BundleRejected", "bundle_import", "bundle_json", "run_export",
-    "BYTES_PER_ROW", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure",
-    "PlannedJob", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
-    "format_duration", "job_estimate_s", "results_import", "run_cancel", "run_progress", "run_rerun", "runs_with_progress",
+    "BundleRejected", "bundle_import", "bundle_json", "run_export", "run_rerun",
+    "BYTES_PER_ROW", "DEFAULT_PORTS", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure", "NewTarget",
+    "PlannedJob", "QuickMatrix", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
+    "format_duration", "job_estimate_s", "quick_campaign_create", "quick_compare_launch",
+    "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_with_progress",
     "split_threads", "target_check", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]

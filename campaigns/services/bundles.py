@@ -47,9 +47,9 @@ BUNDLE_VERSION = 1
 LOCAL_FIELDS: dict[type[models.Model], set[str]] = {
     Product: {"id", "created_at"},
     InstanceSpec: {"id"},
-    Target: {"id", "product", "spec", "password_encrypted", "is_demo", "created_at", "updated_at"},
-    Dataset: {"id"},
-    Scenario: {"id", "dataset", "created_at"},
+    Target: {"id", "product", "spec", "password_encrypted", "is_demo", "created_by", "created_at", "updated_at"},
+    Dataset: {"id", "created_by"},
+    Scenario: {"id", "dataset", "created_by", "created_at"},
     Campaign: {"id", "baseline_run", "webhook_url_encrypted", "notify_emails", "created_by", "is_template",
                "template_key", "created_at", "updated_at"},
     Run: {"id", "campaign", "idempotency_key", "created_by", "waits_for", "queue", "rerun_of", "rerun"},
@@ -68,8 +68,10 @@ class BundleRejected(ValueError):
 
 
 def _fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
+    """The model's fields a bundle carries: never a link to another row (those are rebuilt from the bundle's own
+    structure) nor a local or secret one."""
     local = LOCAL_FIELDS[model]
-    return [f for f in model._meta.concrete_fields if f.name not in local]
+    return [f for f in model._meta.concrete_fields if f.name not in local and not f.is_relation]
 
 
 def _row(obj: models.Model) -> dict[str, Any]:

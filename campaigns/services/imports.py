@@ -58,7 +58,9 @@ def results_import(*, files: list[tuple[str, str]], target: Target, scenario: Sc
                 complete=parsed.complete, job=job, index=0, host_name="imported", threads=job.threads,
                 raw_output=text, sysbench_version=parsed.sysbench_version or "",
                 summary=parsed.to_dict()["summary"] or {},
-                histogram=[list(b) for b in parsed.histogram] if parsed.histogram else None,
+                # Only a histogram of the whole run (see parser: --report-checkpoints).
+                histogram=([list(b) for b in parsed.histogram]
+                           if parsed.histogram and parsed.histogram_whole_run else None),
                 command_line=f"(imported from {name})",
             )
             samples_bulk_store(job_id=job.pk, client_index=0, intervals=parsed.intervals)

@@ -18,6 +18,7 @@ cannot keep is named in `warnings`; it only gives up (CommandError) when it find
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -332,11 +333,33 @@ def _resolve_test(raw: str) -> tuple[str | None, str | None]:
         return _LEGACY_STEMS[stem], note
     if stem in _OLD_SCRIPTS:
         return _OLD_SCRIPTS[stem], f"sysbench 0.5's {base} read as {_OLD_SCRIPTS[stem]}, its 1.0 counterpart"
+    if not is_script and re.fullmatch(r"[\w.-]+", stem):
+        # A bare name is a test sysbench looks up by name: one it does not have is a typo, not a custom script
+        # (sysbench itself stops with "Cannot find benchmark"), so it is named with the nearest test instead of
+        # being read as the legacy oltp.lua.
+        unknown = _unknown_test_message(base)
+        if unknown is not None:
+            return None, unknown
     if "oltp" in stem and re.fullmatch(r"[\w.-]+", stem):
         return "oltp_legacy/oltp.lua", (
             f"{base!r} is not a stock sysbench script; read as the legacy oltp.lua, whose oltp-* options it takes"
         )
     return None, f"{raw[:80]!r} is not a test benchapp knows"
+
+
+UNKNOWN_TEST_PREFIX = "unknown sysbench test "
+
+
+def _unknown_test_message(name: str) -> str | None:
+    """"unknown sysbench test 'x': did you mean y?" for a bare name near a 1.0 test, or one that says oltp;
+    None for any other word (it may be an option's value, which the caller reports differently)."""
+    known = [test for test, spec in TESTS.items() if not spec.legacy] + list(_LEGACY_STEMS)
+    close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.8)
+    if close:
+        return f"{UNKNOWN_TEST_PREFIX}{name[:80]!r}: did you mean {close[0]}?"
+    if "oltp" in name.lower():
+        return f"{UNKNOWN_TEST_PREFIX}{name[:80]!r}: sysbench 1.0's tests are {', '.join(known[:4])}, …"
+    return None
 
 
 # --- options -----------------------------------------------------------------------------------------------------
@@ -713,6 +736,9 @@ def _parse_segment(segment: _Segment, default_test: str | None = None) -> Parsed
         test = default_test
         warnings.append(f"the command names no test; {test} was assumed")
     if test is None:
+        misspelt = [r for r in reasons if r.startswith(UNKNOWN_TEST_PREFIX)]
+        if misspelt:
+            raise CommandError(misspelt[0])
         message = "no sysbench test found in the command"
         if reasons:
             message += ": " + "; ".join(reasons[:3])

@@ -15,6 +15,16 @@ Two output formats are read:
   ``General statistics:``/``response time:`` (or the older ``Test execution summary:``/
   ``per-request statistics:``) with ``approx.  99 percentile:``.
 
+``--report-checkpoints`` (1.0.20, checked on real outputs in tests/data/sysbench/*checkpoints*): every
+checkpoint block, and the final block after them, covers only the time since the previous
+checkpoint (sysbench resets its counters and its latency histogram at each checkpoint), while
+"total time" keeps counting from the start. No histogram is printed at a checkpoint, only at the end,
+and that one covers the last segment only. So `ParsedOutput.summary` is the whole run, combined from
+the blocks: counts add up, rates are those counts over the final "total time", min/max/avg latency
+combine exactly (avg = sum / events), and the latency percentile is None because no printed figure
+gives it for the whole run; `last_segment` keeps the final block as printed and
+`histogram_whole_run` is False.
+
 Whatever the input, `parse_output` returns a result and never raises: an upload, a crashed
 client (segfault, SIGKILL) or a lost server all leave partial text, and the intervals printed
 before the failure are exactly what a user wants to see then.
@@ -33,7 +43,9 @@ __all__ = [
     "ParsedOutput",
     "SteadyState",
     "Summary",
+    "LATENCY_PERCENTILES",
     "histogram_percentile",
+    "histogram_percentiles",
     "looks_like_sysbench_output",
     "merge_histograms",
     "parse_interval_line",
@@ -181,6 +193,9 @@ class Summary:
     reads: int | None = None
     writes: int | None = None
     other: int | None = None
+    # How many --report-checkpoints blocks were combined with the final block into this whole-run
+    # summary (0 when sysbench printed none).
+    checkpoints: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -196,6 +211,7 @@ class Summary:
             "duration_s": self.duration_s,
             "events": self.events,
             "latency_ms": self.latency.to_dict(),
+            "checkpoints": self.checkpoints,
         }
 
 
@@ -245,6 +261,14 @@ class ParsedOutput:
     format: str = "1.0"
     # --report-checkpoints blocks in order; each covers the time since the previous checkpoint.
     checkpoints: list[Summary] = field(default_factory=list)
+    # With checkpoints, the final block as sysbench printed it (the time since the last checkpoint);
+    # `summary` is then the whole run. None without checkpoints.
+    last_segment: Summary | None = None
+
+    @property
+    def histogram_whole_run(self) -> bool:
+        """Whether `histogram` covers the whole run (not only the time after the last checkpoint)."""
+        return self.histogram is not None and not self.checkpoints
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -377,6 +401,22 @@ def histogram_percentile(histogram: list[tuple[float, int]], pct: float) -> floa
         if running >= target:
             return value
     return rows[-1][0]
+
+
+# The latency distribution benchapp reports for every job: (key, percentile). The keys are the
+# labels users read ("99.9"), kept as strings so that they survive JSON unchanged.
+LATENCY_PERCENTILES: tuple[tuple[str, float], ...] = (
+    ("50", 50.0), ("90", 90.0), ("95", 95.0), ("99", 99.0), ("99.9", 99.9),
+)
+
+
+def histogram_percentiles(histogram: list[tuple[float, int]]) -> dict[str, float | None]:
+    """p50, p90, p95, p99 and p99.9 of a histogram (keys of LATENCY_PERCENTILES), by sysbench's rule.
+
+    Each value is a bucket value, so it is exact only to the bucket's width (about 1.8 % of the
+    value: sysbench's 1,024 buckets are log-spaced from 0.001 ms to 100 s). All None for an empty histogram.
+    """
+    return {key: histogram_percentile(histogram, pct) for key, pct in LATENCY_PERCENTILES}
 
 
 def parse_output(text: str, *, warmup_s: float = 0.0) -> ParsedOutput:
@@ -810,6 +850,10 @@ class _State:
             final = self.block
         complete = final is not None and final.is_whole() and not self.broken
         summary = final.summary() if final is not None else None
+        last_segment = None
+        if final is not None and self.checkpoints:
+            last_segment = summary
+            summary = _whole_run([*self.checkpoints, final])
         threads = self.threads
         if threads is None and self.intervals:
             threads = max(iv.threads for iv in self.intervals)
@@ -833,7 +877,57 @@ class _State:
             steady=_steady(self.intervals, warmup_s),
             format=fmt,
             checkpoints=[b.summary() for b in self.checkpoints],
+            last_segment=last_segment,
         )
+
+
+def _whole_run(blocks: list[_Block]) -> Summary:
+    """One summary for a run printed as checkpoint blocks plus the final block (see the module docstring).
+
+    Each block's counters cover its own segment, so the whole run's counts are their sums, and
+    its rates are those sums over the last block's "total time" (counted from the start).
+    """
+    last = blocks[-1]
+
+    def total(name: str) -> int | None:
+        values = [getattr(b, name) for b in blocks]
+        return sum(values) if all(v is not None for v in values) else None
+
+    duration = last.duration_s
+    if duration is None:
+        durations = [b.duration_s for b in blocks if b.duration_s is not None]
+        duration = max(durations) if durations else None
+
+    def rate(count: int | None) -> float | None:
+        return round(count / duration, 2) if count is not None and duration else None
+
+    whole = _Block(checkpoint=False)
+    for name in ("reads", "writes", "other", "total_queries", "transactions", "queries", "rw_requests",
+                 "other_ops", "ignored_errors", "deadlocks", "reconnects", "events"):
+        setattr(whole, name, total(name))
+    whole.duration_s = duration
+    whole.tps = rate(whole.transactions) if last.tps is not None else None
+    whole.qps = rate(whole.queries) if last.qps is not None else None
+    whole.rw_rate = rate(whole.rw_requests) if last.rw_rate is not None else None
+    lats = [b.latency for b in blocks]
+    mins = [lat.min for lat in lats if lat.min is not None]
+    maxs = [lat.max for lat in lats if lat.max is not None]
+    sums = [lat.sum for lat in lats]
+    lat_sum = round(sum(v for v in sums if v is not None), 2) if all(v is not None for v in sums) else None
+    events = whole.events
+    whole.latency = Latency(
+        min=min(mins) if mins else None,
+        max=max(maxs) if maxs else None,
+        avg=round(lat_sum / events, 2) if lat_sum is not None and events else None,
+        # Each block's percentile is its own segment's; none of them, nor the last segment's
+        # histogram, is the whole run's.
+        percentile=None,
+        pct=None,
+        sum=lat_sum,
+    )
+    summary = whole.summary()
+    summary.checkpoints = len(blocks) - 1
+    return summary
 
 
 def _test_from_command(line: str) -> str | None:

@@ -165,7 +165,7 @@ class CatalogueList(CatalogueView):
         queryset = cat.get_queryset()
         filterset = None
         if cat.filterset_class is not None:
-            filterset = cat.filterset_class(request.GET, queryset=queryset)
+            filterset = cat.filterset_class(request.GET, queryset=queryset, request=request)
             queryset = filterset.qs if filterset.is_valid() else queryset.none()
         page = paginate(request, queryset)
         rows = cat.rows(page.object_list)
@@ -191,7 +191,11 @@ class CatalogueEdit(CatalogueView):
         form = self.catalogue.form_class(request.POST, instance=obj)
         if form.is_valid():
             with transaction.atomic():
-                saved = form.save()
+                saved = form.save(commit=False)
+                if obj is None and hasattr(saved, "created_by_id"):  # a new row records who made it ("mine")
+                    saved.created_by = request.user
+                saved.save()
+                form.save_m2m()
             messages.success(request, f"{self.catalogue.singular.capitalize()} “{saved}” saved.")
             for notice in getattr(form, "save_notices", list)():
                 messages.warning(request, notice)

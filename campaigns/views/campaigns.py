@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from campaigns import monitoring, roles, services
 from campaigns.filtersets import CampaignFilterSet
-from campaigns.forms import CampaignForm, ScheduleForm
+from campaigns.forms import CampaignForm, ScheduleForm, mark_mine
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
 from campaigns.views.base import Catalogue, Column, paginate, role_required
 
@@ -39,7 +39,7 @@ CAMPAIGNS = Catalogue(
 @role_required(roles.VIEWER)
 def campaign_list(request: HttpRequest) -> HttpResponse:
     base = CAMPAIGNS.get_queryset()
-    filterset = CampaignFilterSet(request.GET, queryset=base)
+    filterset = CampaignFilterSet(request.GET, queryset=base, request=request)
     queryset = filterset.qs if filterset.is_valid() else base.none()
     page = paginate(request, queryset)
     rows = CAMPAIGNS.rows(page.object_list)
@@ -52,6 +52,12 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 @role_required(roles.VIEWER)
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The campaign's matrix and its plan: every job, its exact commands, time and size, before launching."""
+    return campaign_page(request, pk)
+
+
+def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm | None = None,
+                  status: int = 200) -> HttpResponse:
+    """The campaign's page; `schedule_form`, a bound schedule form refused, shows its errors at its fields."""
     campaign = get_object_or_404(
         Campaign.objects.prefetch_related(
             Prefetch("targets", queryset=Target.objects.select_related("product", "spec")),
@@ -75,11 +81,14 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "campaigns/campaign_detail.html", {
         "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],
         "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN), "runs": runs, "active": active,
-        "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": ScheduleForm(),
+        "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": schedule_form or ScheduleForm(),
+        # In each schedule's own time zone, as its cron expression is read.
+        "next_firings": {s.pk: f"{n:%Y-%m-%d %H:%M}" for s in schedules
+                         if (n := monitoring.schedule_next_firing(s)) is not None},
         "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
         "history_cells": cells, "history_selected": selected, "history": history,
         "history_api_url": reverse("api:regression-history"),
-    })
+    }, status=status)
 
 
 def _selected_cell(request: HttpRequest, cells: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -111,6 +120,7 @@ def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     else:
         initial = {"threads": "1, 2"} if campaign is None else {}
         form = CampaignForm(instance=campaign, initial=initial)
+    mark_mine(form, request.user, "targets", "scenarios")
     advice = noise_advice(monitoring.campaign_noise(campaign=campaign)) if campaign is not None else NO_NOISE_YET
     return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign,
                                                               "catalogue": CAMPAIGNS, "noise_advice": advice})
@@ -135,6 +145,18 @@ def noise_advice(noise: dict[str, Any]) -> str:
                       "large: longer jobs, more baseline runs or a quieter machine)")
     return (f"{''.join(parts)}. To be caught 9 times in 10 against the last {noise['baseline_runs']} runs, "
             f"{'; '.join(advice)}. This campaign uses {noise['repetitions']}.")
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def campaign_unpin_baseline(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    was = campaign.baseline_run_id
+    monitoring.baseline_pin(campaign=campaign, run=None)
+    if was:
+        messages.success(request, f"Run #{was} is no longer the baseline: runs are judged against the last "
+                                  f"{campaign.baseline_last_n} scheduled runs again.")
+    return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#history")
 
 
 @role_required(roles.OPERATOR)

@@ -6,7 +6,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from campaigns import monitoring, roles
-from campaigns.models import ClientHost, Run
+from campaigns.models import ClientHost, Run, Target
 from campaigns.views.base import role_required
 from campaigns.views.runs import progress, runs_with_progress
 
@@ -24,10 +24,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                   .order_by("-finished_at", "-id")[:RECENT_SHOWN])
     hosts = list(ClientHost.objects.all())
     regressions = list(monitoring.recent_regressions()[:REGRESSIONS_SHOWN])
+    # Nothing measured yet (no run, whatever its state): the page says what to do first.
+    first_steps = not active and not recent and not Run.objects.exists()
     return render(request, "campaigns/dashboard.html", {
         "active_runs": [(run, progress(run, now=now)) for run in active],
         "recent_runs": [(run, progress(run, now=now)) for run in recent],
         "hosts": hosts, "hosts_online": sum(1 for h in hosts if h.is_online()),
         "can_edit": roles.can_edit(request.user),
         "regressions": regressions,
+        "first_steps": first_steps,
+        "target_count": Target.objects.count() if first_steps else None,
     })

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from campaigns import roles, services
+from campaigns import monitoring, roles, services
 from campaigns.filtersets import RunFilterSet
 from campaigns.models import Annotation, Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
@@ -95,7 +95,7 @@ def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
 @role_required(roles.VIEWER)
 def run_list(request: HttpRequest) -> HttpResponse:
     base = runs_with_progress().order_by("-created_at")
-    filterset = RunFilterSet(request.GET, queryset=base)
+    filterset = RunFilterSet(request.GET, queryset=base, request=request)
     queryset = filterset.qs if filterset.is_valid() else base.none()
     page = paginate(request, queryset)
     runs = [(run, progress(run)) for run in page.object_list]
@@ -182,6 +182,32 @@ def run_annotate(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponseRedirect(reverse("run-detail", args=[run.pk]) + "#notes")
 
 
+@role_required(roles.OPERATOR)
+@require_POST
+def run_pin_baseline(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("campaign"), pk=pk)
+    try:
+        monitoring.baseline_pin(campaign=run.campaign, run=run)
+    except ValueError as exc:
+        messages.error(request, f"Not pinned: {exc}.")
+    else:
+        messages.success(request, f"Run #{run.pk} is now the baseline of {run.campaign.name}.")
+    return HttpResponseRedirect(reverse("run-detail", args=[run.pk]) + "#changes")
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def regression_acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
+    regression = get_object_or_404(Regression, pk=pk)
+    try:
+        monitoring.regression_acknowledge(regression=regression, user=request.user, note=request.POST.get("note", ""))
+    except ValueError as exc:
+        messages.error(request, f"Not acknowledged: {exc}.")
+    else:
+        messages.success(request, "Acknowledged.")
+    return HttpResponseRedirect(reverse("run-detail", args=[regression.run_id]) + "#changes")
+
+
 def _snapshot_settings(snapshot: dict[str, Any]) -> list[tuple[str, str, str]]:
     before = (snapshot.get("before") or {}).get("settings") or {}
     after = (snapshot.get("after") or {}).get("settings") or {}
@@ -207,8 +233,11 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     clients = list(job.clients.order_by("index"))
     snapshot = job.server_snapshot or {}
+    result = getattr(job, "result", None)
     return render(request, "campaigns/job_detail.html", {
-        "job": job, "result": getattr(job, "result", None), "clients": clients,
+        "job": job, "result": result, "clients": clients,
+        "percentiles": result.latency_percentiles() if result is not None else [],
+        "latency_histogram": job.latency_histogram(clients),
         "settings_rows": _snapshot_settings(snapshot), "status_rows": _snapshot_status(snapshot),
         "version": (snapshot.get("before") or {}).get("version") or (snapshot.get("after") or {}).get("version"),
         "after_error": (snapshot.get("after") or {}).get("error"),
@@ -218,4 +247,24 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "round_trips": list(RoundTrip.objects.filter(run_id=job.run_id, target_id=job.target_id)
                             .order_by("host_name")),
         "can_edit": roles.can_edit(request.user),
+        "per_client": _per_client(result, clients),
     })
+
+
+def _per_client(result: Any, clients: list[JobClient]) -> dict[str, Any] | None:
+    """Each client's own figures beside the job's, and whether the job's throughput is their sum (the figures a
+    multi-client job stores are merged from these)."""
+    if len(clients) < 2:
+        return None
+    rows: list[dict[str, Any]] = []
+    for client in clients:
+        summary = client.summary or {}
+        latency = summary.get("latency_ms") or {}
+        rows.append({"client": client, "qps": summary.get("qps"), "tps": summary.get("tps"),
+                     "avg_ms": latency.get("avg"), "pct_ms": latency.get("percentile")})
+    total = sum(r["qps"] for r in rows if r["qps"] is not None)
+    check = None
+    if result is not None and result.qps and all(r["qps"] is not None for r in rows):
+        off_pct = abs(result.qps - total) / result.qps * 100
+        check = {"sum": total, "off_pct": off_pct, "ok": off_pct <= 0.5}
+    return {"rows": rows, "check": check}

@@ -44,7 +44,7 @@ _NOT_INITIAL = {"csrfmiddlewaretoken", "action", "command"}
 
 @role_required(roles.VIEWER)
 def scenario_list(request: HttpRequest) -> HttpResponse:
-    filterset = ScenarioFilterSet(request.GET, queryset=SCENARIOS.get_queryset())
+    filterset = ScenarioFilterSet(request.GET, queryset=SCENARIOS.get_queryset(), request=request)
     queryset = filterset.qs if filterset.is_valid() else SCENARIOS.get_queryset().none()
     page = paginate(request, queryset)
     rows = SCENARIOS.rows(page.object_list)
@@ -192,6 +192,8 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
 
     form = ScenarioForm(request.POST, instance=scenario)
     if form.is_valid():
+        if scenario is None:  # a new scenario (and the new dataset it may make) records who made it ("mine")
+            form.instance.created_by = request.user
         with transaction.atomic():
             saved = form.save()
         messages.success(request, f"Scenario “{saved.name}” saved.")

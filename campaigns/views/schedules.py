@@ -12,11 +12,13 @@ from campaigns import monitoring, roles
 from campaigns.forms import ScheduleForm
 from campaigns.models import Campaign, CampaignSchedule
 from campaigns.views.base import role_required
+from campaigns.views.campaigns import campaign_page
 
 
 @role_required(roles.OPERATOR)
 @require_POST
 def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
+    """Adds a schedule; a refused one re-renders the campaign's page with the errors at the fields, as typed."""
     campaign = get_object_or_404(Campaign, pk=pk)
     form = ScheduleForm(request.POST, instance=CampaignSchedule(campaign=campaign))
     if form.is_valid():
@@ -24,13 +26,11 @@ def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
             schedule = monitoring.schedule_save(schedule=form.instance)
         except ValidationError as exc:
             for field, errors in exc.message_dict.items():
-                messages.error(request, f"{field}: {' '.join(errors)}")
+                form.add_error(field if field in form.fields else None, errors)
         else:
             messages.success(request, f"Schedule “{schedule.cron} {schedule.timezone}” saved.")
-    else:
-        for field_name, field_errors in form.errors.items():
-            messages.error(request, f"{field_name}: {' '.join(map(str, field_errors))}")
-    return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#schedules")
+            return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#schedules")
+    return campaign_page(request, campaign.pk, schedule_form=form)
 
 
 @role_required(roles.OPERATOR)

@@ -67,6 +67,9 @@ class ReductionForm(forms.Form):
                                table_rows_min=data.get("table_rows_min"), table_rows_max=data.get("table_rows_max"))
 
     def add_errors(self, exc: ValidationError) -> None:
+        if not hasattr(exc, "error_dict"):
+            self.add_error(None, exc.messages)
+            return
         for field_name, errors in exc.message_dict.items():
             self.add_error(field_name if field_name in self.fields else None, errors)
 
@@ -87,7 +90,9 @@ def _quick_form_initial() -> dict[str, Any]:
 
 
 def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, preview: list[dict[str, Any]] | None = None,
-          status: int = 200) -> HttpResponse:
+          status: int = 200, template_form: ReductionForm | None = None) -> HttpResponse:
+    """The page; `template_form`, a bound form of one template (its prefix is the key), shows in its row, open,
+    with its errors at its fields and what was typed kept."""
     templates = list(
         Campaign.objects.filter(is_template=True).order_by("template_key").prefetch_related("scenarios__dataset")
     )
@@ -114,7 +119,9 @@ def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, previ
                 "scenario_count": len(t.scenarios.all()),
                 "has_published": DOCUMENT_BY_KEY.get(t.template_key) in published_products,
                 # One form per template, its fields prefixed with the key: ids stay unique on the page.
-                "form": ReductionForm(prefix=t.template_key, initial=initial)}
+                "form": (template_form if template_form is not None and template_form.prefix == t.template_key
+                         else ReductionForm(prefix=t.template_key, initial=initial)),
+                "open": template_form is not None and template_form.prefix == t.template_key}
 
     context = {
         "templates": rows_that_render(templates, template_row, page="seeds"),
@@ -163,12 +170,12 @@ def seed_instantiate(request: HttpRequest, key: str) -> HttpResponse:
                 run_time_s=options.run_time_s, warmup_s=options.warmup_s, max_threads=options.max_threads,
                 plain_ddl=True, table_rows_min=options.table_rows_min, table_rows_max=options.table_rows_max,
             )
-        except (ValidationError, ValueError) as exc:
-            messages.error(request, f"Not created: {'; '.join(getattr(exc, 'messages', [str(exc)]))}")
+        except ValidationError as exc:
+            form.add_errors(exc)
+        except ValueError as exc:
+            form.add_error(None, f"Not created: {exc}")
         else:
             messages.success(request, f"Campaign “{campaign.name}” created from the template: check its plan, then launch.")
             return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]))
-    else:
-        for field_name, errors in form.errors.items():
-            messages.error(request, f"{field_name}: {' '.join(map(str, errors))}")
-    return HttpResponseRedirect(reverse("seeds") + f"#template-{key}")
+    # The errors at the fields, in the template's own row, with what was typed kept.
+    return _page(request, template_form=form)

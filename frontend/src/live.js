@@ -7,6 +7,8 @@
   const mode = config.dataset.mode;
   // While a job runs, a second is on the page within a quarter of a second of the API having it.
   const SAMPLES_EVERY_MS = 250;
+  // Until a job's first second arrives, ask more often: the first point is what a user waits for after Launch.
+  const FIRST_SAMPLE_EVERY_MS = 100;
   const STATE_EVERY_MS = 500;
   const throughputCanvas = document.getElementById("chart-throughput");
   const latencyCanvas = document.getElementById("chart-latency");
@@ -93,7 +95,7 @@
     if (body.more) {
       samplesTimer = setTimeout(pollSamples, 0);
     } else if (!body.finished) {
-      samplesTimer = setTimeout(pollSamples, SAMPLES_EVERY_MS);
+      samplesTimer = setTimeout(pollSamples, count === 0 ? FIRST_SAMPLE_EVERY_MS : SAMPLES_EVERY_MS);
     }
   }
 

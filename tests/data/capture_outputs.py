@@ -244,6 +244,25 @@ def plan() -> list[Step]:
                 note="checkpoint blocks look like the final block; the final one covers only the time since the last checkpoint",
             )
         )
+        if driver == "mysql":
+            steps.append(
+                Step(
+                    "mysql_oltp_read_write_checkpoints_whole_run",
+                    [
+                        *base,
+                        *SIZE,
+                        "--threads=2",
+                        "--time=9",
+                        "--report-interval=1",
+                        "--report-checkpoints=3,6",
+                        "--histogram=on",
+                        "oltp_read_write",
+                        "run",
+                    ],
+                    note="a longer run with two checkpoints: the whole run is the sum of the three blocks (events, "
+                    "queries) over the final 'total time'; the histogram covers the last block only",
+                )
+            )
         steps.append(
             Step(
                 f"{driver}_oltp_read_only_killed",

@@ -1,0 +1,58 @@
+// Searchable pickers: every list of checkboxes (targets, scenarios, tests, templates) longer than a screenful
+// gets a filter box above it, and a list whose rows say who made them (data-mine, set by the server for the
+// user looking) gets "Mine only" when it mixes the user's rows and others'. Typing or ticking hides the choices
+// that do not match; ticked ones stay visible, so a filter never hides what will be submitted.
+const MIN_CHOICES = 8;
+
+function makeSearchable(fieldset) {
+  const choices = [...fieldset.querySelectorAll("input[type=checkbox]")]
+    .map((box) => ({ box, row: box.closest("div") || box.closest("label"), text: (box.closest("label")?.textContent || "").toLowerCase() }))
+    .filter((c) => c.row);
+  const mineAware = choices.some((c) => c.box.dataset.mine === "true") && choices.some((c) => c.box.dataset.mine === "false");
+  if (choices.length < MIN_CHOICES && !mineAware) return;
+  const legend = fieldset.querySelector("legend")?.textContent.replace("*", "").trim() || "choices";
+  const wrap = document.createElement("div");
+  wrap.className = "picker-search";
+  const input = document.createElement("input");
+  input.type = "search";
+  input.placeholder = `Filter ${legend.toLowerCase()}…`;
+  input.setAttribute("aria-label", `Filter ${legend}`);
+  input.setAttribute("data-picker-filter", "");
+  wrap.append(input);
+  let mineOnly = null;
+  if (mineAware) {
+    const label = document.createElement("label");
+    label.className = "check";
+    mineOnly = document.createElement("input");
+    mineOnly.type = "checkbox";
+    mineOnly.setAttribute("data-picker-mine", "");
+    label.append(mineOnly, ` Mine only`);
+    wrap.append(label);
+  }
+  const count = document.createElement("span");
+  count.className = "muted small";
+  count.setAttribute("aria-live", "polite");
+  wrap.append(count);
+  const anchor = fieldset.querySelector("legend");
+  if (anchor) anchor.after(wrap);
+  else fieldset.prepend(wrap);
+
+  function apply() {
+    const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    const onlyMine = mineOnly?.checked ?? false;
+    let shown = 0;
+    for (const c of choices) {
+      const match = c.box.checked || (words.every((w) => c.text.includes(w)) && (!onlyMine || c.box.dataset.mine === "true"));
+      c.row.hidden = !match;
+      if (match) shown += 1;
+    }
+    count.textContent = words.length || onlyMine ? `${shown} of ${choices.length} shown` : `${choices.length} choices`;
+  }
+  input.addEventListener("input", apply);
+  mineOnly?.addEventListener("change", apply);
+  // Enter in the filter box must not submit the whole form.
+  input.addEventListener("keydown", (event) => { if (event.key === "Enter") event.preventDefault(); });
+  apply();
+}
+
+document.querySelectorAll("fieldset.checks").forEach(makeSearchable);
