@@ -1,14 +1,17 @@
-// Copies the front-end assets into Django's static tree. There is no bundler on purpose: Chart.js ships a
-// ready-made UMD build, and each page's module is small enough to serve as written (see frontend/src/README.md).
+// Copies the front-end assets into Django's static tree. There is no bundler on purpose: Chart.js and its
+// error-bars plugin ship ready-made UMD builds, and each page's module is small enough to serve as written
+// (see frontend/src/README.md).
 // Plain Node, no dependencies: `node build.mjs` from any directory.
 //
 // Output, in campaigns/static/campaigns/build/ (wiped and rewritten on every run, ignored by git):
 //   chart.umd.js, chart.umd.min.js and their .map files (the maps are copied so browser tools get no 404)
+//   chartjs-chart-error-bars.umd.js and .umd.min.js (+ maps): the plugin's UMD build, which registers its
+//   lineWithErrorBars chart type on the global Chart when loaded after chart.umd.min.js (the comparison page)
 //   every frontend/src/*.js and frontend/src/*.css, under the same name
 //   manifest.json: the Chart.js version and, per file, its size and sha256
 
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,6 +19,7 @@ const frontendDir = dirname(fileURLToPath(import.meta.url));
 const repoDir = dirname(frontendDir);
 const srcDir = join(frontendDir, "src");
 const chartDir = join(frontendDir, "node_modules", "chart.js");
+const errorBarsDir = join(frontendDir, "node_modules", "chartjs-chart-error-bars");
 const outDir = join(repoDir, "campaigns", "static", "campaigns", "build");
 
 function fail(message) {
@@ -27,24 +31,37 @@ if (!existsSync(join(chartDir, "package.json"))) {
   fail(`${relative(repoDir, chartDir)} is missing: run \`npm ci\` in frontend/ first (scripts/setup.sh does).`);
 }
 const chartVersion = JSON.parse(readFileSync(join(chartDir, "package.json"), "utf8")).version;
+if (!existsSync(join(errorBarsDir, "package.json"))) {
+  fail(`${relative(repoDir, errorBarsDir)} is missing: run \`npm ci\` in frontend/ first (scripts/setup.sh does).`);
+}
+const errorBarsVersion = JSON.parse(readFileSync(join(errorBarsDir, "package.json"), "utf8")).version;
 
 // The UMD build is required; the minified build and the maps are copied when this Chart.js release has them.
 const required = ["chart.umd.js"];
 const optional = ["chart.umd.js.map", "chart.umd.min.js", "chart.umd.min.js.map"];
+// Each source is [path, name in the build]; the plugin's files are renamed after it (they are index.umd.*).
 const sources = [];
 for (const name of required) {
   const path = join(chartDir, "dist", name);
   if (!existsSync(path)) fail(`${relative(repoDir, path)} is missing: is chart.js 4.x installed?`);
-  sources.push(path);
+  sources.push([path, name]);
 }
 for (const name of optional) {
   const path = join(chartDir, "dist", name);
-  if (existsSync(path)) sources.push(path);
+  if (existsSync(path)) sources.push([path, name]);
+}
+for (const suffix of ["umd.js", "umd.min.js", "umd.js.map", "umd.min.js.map"]) {
+  const path = join(errorBarsDir, "build", `index.${suffix}`);
+  if (!existsSync(path)) {
+    if (suffix.endsWith(".map")) continue;
+    fail(`${relative(repoDir, path)} is missing: is chartjs-chart-error-bars 4.x installed?`);
+  }
+  sources.push([path, `chartjs-chart-error-bars.${suffix}`]);
 }
 if (existsSync(srcDir)) {
   for (const name of readdirSync(srcDir).sort()) {
     const path = join(srcDir, name);
-    if ((name.endsWith(".js") || name.endsWith(".css")) && statSync(path).isFile()) sources.push(path);
+    if ((name.endsWith(".js") || name.endsWith(".css")) && statSync(path).isFile()) sources.push([path, name]);
   }
 }
 
@@ -53,14 +70,17 @@ rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 
 const files = {};
-for (const path of sources) {
-  const name = path.split(/[\\/]/).pop();
+for (const [path, name] of sources) {
   if (name in files) fail(`two sources would both be written as ${name}`);
-  copyFileSync(path, join(outDir, name));
-  const data = readFileSync(path);
+  let data = readFileSync(path);
+  // The plugin's builds point at their maps by their own names (index.umd.min.js.map): point at the renamed ones.
+  if (name.startsWith("chartjs-chart-error-bars.") && name.endsWith(".js")) {
+    data = Buffer.from(data.toString("utf8").replace("sourceMappingURL=index.", "sourceMappingURL=chartjs-chart-error-bars."));
+  }
+  writeFileSync(join(outDir, name), data);
   files[name] = { bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") };
 }
 
-const manifest = { chartjs_version: chartVersion, files };
+const manifest = { chartjs_version: chartVersion, chartjs_chart_error_bars_version: errorBarsVersion, files };
 writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-console.log(`frontend: ${Object.keys(files).length} files (chart.js ${chartVersion}) -> ${relative(repoDir, outDir)}/`);
+console.log(`frontend: ${Object.keys(files).length} files (chart.js ${chartVersion}, chartjs-chart-error-bars ${errorBarsVersion}) -> ${relative(repoDir, outDir)}/`);

@@ -759,7 +759,8 @@ def comparison_data() -> dict[str, Any]:
 
 
 @pytest.mark.django_db
-def test_comparison_tables_products_per_dataset_and_scenario_with_medians_and_deltas(viewer, comparison_data):
+def test_comparison_tables_products_per_dataset_and_scenario_with_geometric_means_spread_and_deltas(
+        viewer, comparison_data):
     mysql, tdsql = comparison_data["mysql"], comparison_data["tdsql"]
     response = viewer.get(f"{API}/comparisons/?targets={mysql.pk},{tdsql.pk}")
     assert response.status_code == 200
@@ -771,15 +772,19 @@ def test_comparison_tables_products_per_dataset_and_scenario_with_medians_and_de
     assert [(r["spec"], r["threads"], r["concurrency"], r["tables"], r["table_size"]) for r in group["rows"]] == [
         ("8-core 32 GB MEM", 8, 8, 10, 1_000_000), ("8-core 32 GB MEM", 16, 16, 10, 1_000_000)]
     base, other = group["rows"][0]["cells"]
-    assert base["qps"] == {"median": 1100.0, "n": 3, "mean": 1100.0, "stdev": 100.0, "cv_pct": 9.09}
+    # The value is the geometric mean of the repetitions (1000, 1100, 1200); the median stays beside it.
+    assert base["qps"] == {"value": 1096.9613, "statistic": "geometric mean", "median": 1100.0, "n": 3,
+                           "mean": 1100.0, "stdev": 100.0, "cv_pct": 9.09, "min": 1000.0, "max": 1200.0}
     assert base["tps"]["median"] == 55.0 and base["latency_pct"] == 95.0 and base["n"] == 3
     assert base["delta_pct"] == {"qps": None, "tps": None, "latency_avg_ms": None, "latency_pct_ms": None}
+    # Δ% = ratio of geometric means − 1, the second product against the first.
     assert other["qps"]["median"] == 1650.0 and other["delta_pct"]["qps"] == 50.0
     assert other["delta_pct"]["latency_avg_ms"] == pytest.approx(-33.33, abs=0.01)
     # products= puts the baseline first as asked.
     swapped = viewer.get(f"{API}/comparisons/?products={tdsql.product_id},{mysql.product_id}").json()
     assert [p["name"] for p in swapped["products"]] == ["TDSQL-C", "MySQL 8.0"]
-    assert swapped["groups"][0]["rows"][1]["cells"][1]["delta_pct"]["qps"] == pytest.approx(-33.33, abs=0.01)
+    # 2095.38 (geometric mean of 2000, 2000, 2300) against 2998.89 (of 3000, 2900, 3100).
+    assert swapped["groups"][0]["rows"][1]["cells"][1]["delta_pct"]["qps"] == pytest.approx(-30.13, abs=0.01)
     by_run = viewer.get(f"{API}/comparisons/?runs={comparison_data['run'].pk}&threads=16").json()
     assert [r["threads"] for r in by_run["groups"][0]["rows"]] == [16]
 
@@ -794,6 +799,8 @@ def test_comparison_exports_csv(viewer, comparison_data):
     assert (first["scenario"], first["spec"], first["threads"], first["product"]) == \
         ("read-write", "8-core 32 GB MEM", "8", "MySQL 8.0")
     assert float(first["qps_median"]) == 1100.0 and first["n"] == "3"
+    assert (float(first["qps_value"]), float(first["qps_min"]), float(first["qps_max"]), float(first["qps_stdev"])) \
+        == (1096.9613, 1000.0, 1200.0, 100.0)
     assert float(rows[1]["qps_delta_pct"]) == 50.0
 
 

@@ -296,32 +296,40 @@ def _two_products_with_repetitions() -> tuple[Product, Product, Scenario]:
 
 def _delta_cells(html: str) -> dict[int, str]:
     cells = {}
-    for row in re.findall(r'<tr data-spec="[^"]*" data-threads="(\d+)">(.*?)</tr>', html, re.S):
+    for row in re.findall(r'<tr data-spec="[^"]*" data-threads="(\d+)"[^>]*>(.*?)</tr>', html, re.S):
         delta = re.search(r'<td class="num delta[^"]*" data-metric="delta"([^>]*)>(.*?)</td>', row[1], re.S)
         if delta:
             cells[int(row[0])] = delta.group(1) + delta.group(2)
     return cells
 
 
-def test_each_delta_says_significant_within_noise_or_one_run(role_client):
+def test_each_delta_says_significant_not_significant_or_untested_naming_n(role_client):
     a, b, _scenario = _two_products_with_repetitions()
     client = role_client("viewer")
     query = f"products={a.pk},{b.pk}"
     html = _text(client.get(f"/compare/?{query}"))
     cells = _delta_cells(html)
-    assert 'data-significance="significant"' in cells[8] and ">significant</span>" in cells[8]
-    assert re.search(r"Welch&#x27;s t-test on 3 vs 3 runs: p = [0-9.e-]+; 95% CI of the mean QPS", cells[8])
-    assert 'data-significance="within noise"' in cells[16] and ">within noise</span>" in cells[16]
-    assert 'data-significance="unknown"' in cells[32] and "1 run: significance unknown" in cells[32]
-    assert "significant in 1 of 2 repeated rows (Welch&#x27;s t-test, p &lt; 0.05)" in html
+    assert 'data-significance="significant"' in cells[8] and ">significant (n = 3)</span>" in cells[8]
+    # The title gives the raw and the adjusted p-value (2 Δ% tested on the page).
+    assert re.search(r"Welch&#x27;s t-test on log QPS, n = 3: p = [0-9.e-]+, adjusted p = [0-9.e-]+ "
+                     r"\(Benjamini–Hochberg over the 2 Δ% tested here\); 95% CI of the mean QPS", cells[8])
+    assert 'data-significance="not significant"' in cells[16] and ">not significant (n = 3)</span>" in cells[16]
+    assert 'data-significance="untested"' in cells[32] and ">untested (n = 1)</span>" in cells[32]
+    # The conclusion quotes the same verdicts as the marks, and never "within noise".
+    conclusion = re.search(r'data-testid="conclusion">(.*?)</p>', html, re.S).group(1)
+    assert ("significant in 1 of 3 rows (n = 3, adjusted p &lt; 0.05), not significant in 1 (n = 3), "
+            "untested in 1 (n = 1)") in conclusion
+    assert "within noise" not in html
     rows = list(csv.DictReader(io.StringIO(_text(client.get(f"/compare/comparison.csv?{query}")))))
     beta = {int(r["concurrency"]): r for r in rows if r["product"] == "Beta DB"}
-    assert beta[8]["qps_delta_significance"] == "significant" and float(beta[8]["qps_delta_p_value"]) < 0.05
-    assert beta[16]["qps_delta_significance"] == "within noise" and float(beta[16]["qps_delta_p_value"]) > 0.05
-    assert beta[32]["qps_delta_significance"] == "1 run: significance unknown" and beta[32]["qps_delta_p_value"] == ""
+    assert beta[8]["qps_delta_significance"] == "significant (n = 3)" and float(beta[8]["qps_delta_p_value"]) < 0.05
+    assert float(beta[8]["qps_delta_p_adjusted"]) >= float(beta[8]["qps_delta_p_value"])
+    assert beta[16]["qps_delta_significance"] == "not significant (n = 3)"
+    assert float(beta[16]["qps_delta_p_adjusted"]) > 0.05
+    assert beta[32]["qps_delta_significance"] == "untested (n = 1)" and beta[32]["qps_delta_p_value"] == ""
     markdown = _text(client.get(f"/compare/comparison.md?{query}"))
-    assert "+50.0% (significant)" in markdown and "(within noise)" in markdown
-    assert "+10.0% (1 run: significance unknown)" in markdown
+    assert "+50.0%, significant (n = 3)" in markdown and ", not significant (n = 3)" in markdown
+    assert "+10.0%, untested (n = 1)" in markdown
     report = _text(client.get(f"/compare/report/?{query}"))
     assert 'data-significance="significant"' in report and "Welch" in report
 
@@ -333,8 +341,8 @@ def test_single_run_comparisons_never_claim_significance(role_client):
     _measure(product=a, spec=spec, scenario=scenario, figures={4: [1000.0]})
     _measure(product=b, spec=spec, scenario=scenario, figures={4: [3000.0]})
     html = _text(role_client("viewer").get(f"/compare/?products={a.pk},{b.pk}"))
-    assert "1 run: significance unknown" in html
-    assert 'data-significance="significant"' not in html and 'data-significance="within noise"' not in html
+    assert "untested (n = 1)" in html
+    assert 'data-significance="significant"' not in html and 'data-significance="not significant"' not in html
 
 
 # ---------------------------------------------------------------- query counts

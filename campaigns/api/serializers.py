@@ -540,6 +540,30 @@ class ComparisonQuerySerializer(serializers.Serializer):
         return attrs
 
 
+class CellHistogramQuerySerializer(ComparisonQuerySerializer):
+    """The comparison's filters plus the keys of one cell (its row and product)."""
+
+    scenario = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="The cell's scenario id.")
+    spec = serializers.CharField(allow_blank=True, max_length=20,
+                                 help_text="The cell's instance spec id; empty or 'none' for targets without a spec.")
+    concurrency = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text="The cell's thread count.")
+    table_size = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    tables = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    product = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="The cell's product id.")
+
+    def validate_spec(self, value: str) -> int | None:
+        text = value.strip().lower()
+        if text in ("", "none"):
+            return None
+        try:
+            spec = int(text)
+        except ValueError:
+            raise serializers.ValidationError("an instance spec id, or empty / 'none' for no spec") from None
+        if not 1 <= spec <= 2**63 - 1:
+            raise serializers.ValidationError("an instance spec id is a positive integer")
+        return spec
+
+
 # ---------------------------------------------------------------- scenarios from a pasted command
 
 

@@ -47,7 +47,9 @@ from campaigns.cache import (
     query_key,
     results_version,
 )
+from campaigns.comparison.histogram import cell_histogram
 from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
+from campaigns.comparison.selection import Selection
 from campaigns.downsample import downsample
 from campaigns.execution.metrics import job_metrics
 from campaigns.filtersets import (
@@ -683,9 +685,9 @@ class ComparisonViewSet(viewsets.ViewSet):
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
         description="For each (dataset × scenario), a table of rows (spec, threads, table size, tables) with, per "
-                    "product, the median over repetitions (and n, mean, stdev, CV) of QPS, TPS, average and "
-                    "percentile latency, and Δ% against the first product, and the worst validity verdict of "
-                    "its jobs. Succeeded jobs only.",
+                    "product, the value of QPS, TPS, average and percentile latency over repetitions (`value`: "
+                    "their geometric mean) with median, n, mean, stdev, CV, min and max, Δ% against the first "
+                    "product (ratio of values − 1), and the worst validity verdict of its jobs. Succeeded jobs only.",
     )
     def list(self, request: Request) -> Any:
         query = s.ComparisonQuerySerializer(data=request.query_params)
@@ -708,6 +710,45 @@ class ComparisonViewSet(viewsets.ViewSet):
             f"api:comparison:{version}:"
             f"{query_key(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items() if v))}")
         return cached_json(request, self, key, build)
+
+    @extend_schema(
+        parameters=[
+            _id_list_parameter("targets", "Targets compared (comma-separated ids)."),
+            _id_list_parameter("products", "Products compared."),
+            _id_list_parameter("runs", "Only jobs of these runs."),
+            _id_list_parameter("campaign", "Only jobs of runs of these campaigns."),
+            _id_list_parameter("scenarios", "Only these scenarios."),
+            _id_list_parameter("specs", "Only targets on these instance specs."),
+            _id_list_parameter("threads", "Only these thread counts."),
+            OpenApiParameter("trusted_only", OpenApiTypes.BOOL,
+                             description="Leave out jobs whose validity verdict is suspect or invalid."),
+            OpenApiParameter("scenario", OpenApiTypes.INT, required=True, description="The cell's scenario id."),
+            OpenApiParameter("spec", OpenApiTypes.STR, required=True,
+                             description="The cell's spec id; empty or 'none' for targets without a spec."),
+            OpenApiParameter("concurrency", OpenApiTypes.INT, required=True, description="The cell's threads."),
+            OpenApiParameter("table_size", OpenApiTypes.INT, required=True),
+            OpenApiParameter("tables", OpenApiTypes.INT, required=True),
+            OpenApiParameter("product", OpenApiTypes.INT, required=True, description="The cell's product id."),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+        description="The latency histogram of one comparison cell: its jobs' sysbench histograms merged bucket by "
+                    "bucket ([[latency_ms, count], …]), p50/p90/p95/p99/p99.9 read from them, and a note where "
+                    "the jobs recorded none (a scenario run with --percentile=0).",
+    )
+    @action(detail=False, methods=["get"], url_path="cell-histogram", renderer_classes=[JSONRenderer,
+                                                                                        BrowsableAPIRenderer])
+    def cell_histogram(self, request: Request) -> Response:
+        query = s.CellHistogramQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        selection = Selection(targets=data.get("targets") or [], products=data.get("products") or [],
+                              runs=data.get("runs") or [], campaign=data.get("campaign") or [],
+                              scenarios=data.get("scenarios") or [], specs=data.get("specs") or [],
+                              trusted_only=data.get("trusted_only", False))
+        return Response(cell_histogram(
+            selection, scenario_id=data["scenario"], spec_id=data["spec"], threads=data["concurrency"],
+            table_size=data["table_size"], tables=data["tables"], product_id=data["product"],
+            thread_filter=data.get("threads") or None))
 
 
 # ---------------------------------------------------------------- hosts, users, tokens

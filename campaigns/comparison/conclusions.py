@@ -1,5 +1,6 @@
-"""The one line under each table, written from its numbers: who is faster and by how much, where the
-difference is within noise, and where a QPS curve peaks."""
+"""The one line under each table, written from its numbers: how each product compares with the first (the table's
+Δ% direction), on average and at the extremes, with the verdicts of the table's significance marks, and where a
+QPS curve peaks."""
 from __future__ import annotations
 
 import math
@@ -8,10 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from campaigns.comparison.formatting import fmt_number
-from campaigns.comparison.significance import _significance_clause
+from campaigns.comparison.significance import verdict_clause
 
-# Differences smaller than this (or than twice the cells' own coefficient of variation, when
-# repetitions give one) are called noise.
+# A QPS curve "falls" after its peak only when its last point is this much lower (a smaller dip is noise).
 NOISE_PCT = 5.0
 # Beyond this many specs a table gets grouped bars per spec instead of one line per product and spec.
 MAX_LINE_SPECS = 4
@@ -27,47 +27,42 @@ def _where(row: dict[str, Any], many_specs: bool, many_sizes: bool) -> str:
     return ", ".join(parts)
 
 
-def _row_noise(a: dict[str, Any], b: dict[str, Any]) -> float:
-    cvs = [c["qps"]["cv_pct"] for c in (a, b) if c["qps"]["n"] >= 2 and c["qps"]["cv_pct"] is not None]
-    return max([NOISE_PCT, *(2 * cv for cv in cvs)])
-
-
 def _pair_clause(table: dict[str, Any], base: int, other: int, names: Sequence[str]) -> str | None:
-    """Who is faster between two products, by how much on average and at the extremes."""
+    """How the other product compares with the base one, in the table's direction (other against base): the
+    geometric mean of the rows' QPS ratios − 1, the range of the rows' Δ%, and the rows' significance verdicts
+    (the table's marks, so the sentence never contradicts them)."""
     many_specs, many_sizes = table["many_specs"], table["many_sizes"]
     pairs = []
     for row in table["rows"]:
         a, b = row["cells"][base], row["cells"][other]
-        if a is None or b is None or not a["qps"]["median"] or not b["qps"]["median"]:
+        if a is None or b is None or not a["qps"]["value"] or not b["qps"]["value"]:
             continue
-        pairs.append((row, a["qps"]["median"], b["qps"]["median"], _row_noise(a, b)))
+        if a["qps"]["value"] < 0 or b["qps"]["value"] < 0:
+            continue
+        mark = row["marks"][other - 1] if base == 0 and row.get("marks") else None
+        pairs.append((row, b["qps"]["value"] / a["qps"]["value"], mark))
     if not pairs:
         return None
     a_name, b_name = names[base], names[other]
-    ratios = [b_q / a_q for _, a_q, b_q, _ in pairs]
-    # The geometric mean of the ratios is symmetric: "B is 25% faster" is "A is 20% slower".
-    mean_ratio = math.exp(statistics.fmean(math.log(r) for r in ratios))
-    leader_is_b = mean_ratio >= 1
-    leader, follower = (b_name, a_name) if leader_is_b else (a_name, b_name)
-    lead = [(row, (r if leader_is_b else 1 / r) * 100 - 100, noise) for (row, _, _, noise), r in zip(pairs, ratios,
-                                                                                                     strict=True)]
-    mean_lead = (mean_ratio if leader_is_b else 1 / mean_ratio) * 100 - 100
-    within = sum(1 for _, d, noise in lead if abs(d) < noise)
-    noise_floor = max(noise for _, _, noise in lead)
-    if within == len(lead):
-        return (f"{a_name} and {b_name} are within noise of each other (±{noise_floor:.0f}%) in all {len(lead)} "
-                f"row{'s' if len(lead) > 1 else ''}, {leader} ahead by {mean_lead:.1f}% on average"
-                + (_significance_clause(table, other) if base == 0 else ""))
-    text = f"{leader} is faster than {follower}: {mean_lead:.1f}% more QPS on average"
-    if len(lead) > 1:
-        low = min(lead, key=lambda item: item[1])
-        high = max(lead, key=lambda item: item[1])
-        text += (f", from {low[1]:+.1f}% at {_where(low[0], many_specs, many_sizes)} to "
-                 f"{high[1]:+.1f}% at {_where(high[0], many_specs, many_sizes)}")
-        if within:
-            text += f"; within noise (±{NOISE_PCT:.0f}%) in {within} of {len(lead)} rows"
-    if base == 0:
-        text += _significance_clause(table, other)
+    # The geometric mean of the ratios is symmetric: "B is 25% faster than A" is "A is 20% slower than B".
+    mean_pct = (math.exp(statistics.fmean(math.log(r) for _, r, _ in pairs)) - 1) * 100
+    marks = [m for _, _, m in pairs if m is not None]
+    tested = [m for m in marks if m["verdict"] in ("significant", "not significant")]
+    rows = f"{len(pairs)} row{'s' if len(pairs) > 1 else ''}"
+    average = (f"{mean_pct:+.1f}% QPS on average (geometric mean of the {rows}' ratios)" if len(pairs) > 1
+               else f"{mean_pct:+.1f}% QPS")
+    if tested and not any(m["verdict"] == "significant" for m in tested):
+        text = f"{b_name} and {a_name} do not differ significantly: {b_name} {average}"
+    else:
+        text = f"{b_name} is {'faster' if mean_pct >= 0 else 'slower'} than {a_name}: {average}"
+    if len(pairs) > 1:
+        low = min(pairs, key=lambda item: item[1])
+        high = max(pairs, key=lambda item: item[1])
+        text += (f", from {(low[1] - 1) * 100:+.1f}% at {_where(low[0], many_specs, many_sizes)} to "
+                 f"{(high[1] - 1) * 100:+.1f}% at {_where(high[0], many_specs, many_sizes)}")
+    clause = verdict_clause(marks)
+    if clause:
+        text += f"; {clause}"
     return text
 
 
@@ -80,9 +75,9 @@ def _peak_clauses(table: dict[str, Any], names: Sequence[str]) -> list[str]:
         return []
     for index, name in enumerate(names):
         for spec in specs:
-            points = [(row["threads"], row["cells"][index]["qps"]["median"]) for row in table["rows"]
+            points = [(row["threads"], row["cells"][index]["qps"]["value"]) for row in table["rows"]
                       if row["spec"] == spec and row["cells"][index] is not None
-                      and row["cells"][index]["qps"]["median"] is not None]
+                      and row["cells"][index]["qps"]["value"] is not None]
             if len(points) < 3:
                 continue
             curves += 1
@@ -110,8 +105,8 @@ def conclusion(table: dict[str, Any], names: Sequence[str]) -> str:
     clauses: list[str] = []
     if len(present) == 1:
         only = present[0]
-        best = max((row for row in table["rows"] if row["cells"][only] and row["cells"][only]["qps"]["median"]),
-                   key=lambda row: row["cells"][only]["qps"]["median"], default=None)
+        best = max((row for row in table["rows"] if row["cells"][only] and row["cells"][only]["qps"]["value"]),
+                   key=lambda row: row["cells"][only]["qps"]["value"], default=None)
         if best is not None:
             clauses.append(f"Only {names[only]} has results here; its best is "
                            f"{fmt_number(best['cells'][only]['qps']['median'])} QPS at "

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio
+from campaigns.comparison.html import spread_text
 from campaigns.comparison.significance import SIGNIFICANCE_NOTE
 from campaigns.escaping import csv_row, markdown_cell, markdown_code_block, markdown_text
 
@@ -17,7 +18,12 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
                "n", "qps", "qps_delta_pct", "tps", "latency_avg_ms", "latency_pct", "latency_pct_ms", "qps_cv_pct",
                "qps_delta_significance", "qps_delta_p_value",
                "published_product", "published_spec", "published_concurrency", "published_qps", "qps_per_core",
-               "published_qps_per_core", "ratio_to_published", "ratio_basis", "hardware", "verdict"]
+               "published_qps_per_core", "ratio_to_published", "ratio_basis", "hardware", "verdict",
+               # The cell's spread (issue #16): qps etc. above are each metric's value, the geometric mean of its
+               # repetitions; the median, min, max and standard deviation follow.
+               "qps_delta_p_adjusted", "qps_median", "qps_min", "qps_max", "qps_stdev",
+               "tps_min", "tps_max", "tps_stdev", "latency_avg_ms_min", "latency_avg_ms_max", "latency_avg_ms_stdev",
+               "latency_pct_ms_min", "latency_pct_ms_max", "latency_pct_ms_stdev"]
 
 
 def _beside_csv(table: dict[str, Any], row: dict[str, Any], index: int) -> list[Any]:
@@ -39,11 +45,15 @@ def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
                 source = "published" if cell.get("published") else "imported" if cell["imported"] else "measured"
                 mark = marks[index]
                 yield [table["dataset"]["name"], table["scenario"]["name"], table["scenario"]["test"], row["spec"],
-                       row["threads"], row["table_size"], row["tables"], product, source, cell["n"], cell["qps"]["median"],
-                       cell["delta_pct"]["qps"], cell["tps"]["median"], cell["latency_avg_ms"]["median"],
-                       cell["latency_pct"], cell["latency_pct_ms"]["median"], cell["qps"]["cv_pct"],
+                       row["threads"], row["table_size"], row["tables"], product, source, cell["n"], cell["qps"]["value"],
+                       cell["delta_pct"]["qps"], cell["tps"]["value"], cell["latency_avg_ms"]["value"],
+                       cell["latency_pct"], cell["latency_pct_ms"]["value"], cell["qps"]["cv_pct"],
                        mark["text"] if mark else None, mark["p_value"] if mark else None,
-                       *_beside_csv(table, row, index), cell.get("verdict") or None]
+                       *_beside_csv(table, row, index), cell.get("verdict") or None,
+                       mark["p_adjusted"] if mark else None, cell["qps"]["median"], cell["qps"]["min"],
+                       cell["qps"]["max"], cell["qps"]["stdev"],
+                       *(cell[m][stat] for m in ("tps", "latency_avg_ms", "latency_pct_ms")
+                         for stat in ("min", "max", "stdev"))]
 
 
 def to_csv(layout: dict[str, Any]) -> str:
@@ -76,18 +86,21 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
         def metric(cell: dict[str, Any] | None, name: str, fmt: Any = fmt_number) -> str:
             if cell is None:
                 return "—"
-            text = fmt(cell[name]["median"])
+            text = fmt(cell[name]["value"])
             notes = []
+            stats = cell[name]
+            spread = (f"; n = {stats['n']}, {spread_text(stats, fmt)}" if stats["n"] > 1 and not cell.get("published")
+                      else "")
             if name == "qps" and (cell["imported"] or cell.get("published")):
                 notes.append("published" if cell.get("published") else "imported")
             if name == "qps" and cell.get("verdict") in ("suspect", "invalid"):
                 notes.append(cell["verdict"])
-            return f"{text} ({', '.join(notes)})" if notes else text
+            return (f"{text} ({', '.join(notes)})" if notes else text) + spread
 
         line = [row["spec"] or "—", f"{row['threads']:,}", f"{row['table_size']:,}" if row["table_size"] else "—",
                 str(row["tables"] or "—")]
         line += [metric(c, "qps") for c in cells]
-        line += [fmt_delta(d) if mark is None or d is None else f"{fmt_delta(d)} ({mark['text']})"
+        line += [fmt_delta(d) if mark is None or d is None else f"{fmt_delta(d)}, {mark['text']}"
                  for d, mark in zip(row["deltas"], row["marks"], strict=True)]
         if table["has_tps"]:
             line += [metric(c, "tps") for c in cells]
@@ -144,7 +157,9 @@ def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | 
     names = [markdown_text(name) for name in layout["names"]]
     out = [f"# {markdown_text(title)}", ""]
     if names:
-        out += [f"Products: {', '.join(names)} (Δ% against {names[0]}). Medians over repetitions.", ""]
+        out += [f"Products: {', '.join(names)} (Δ% of each against {names[0]}: the ratio of geometric means − 1). "
+                "Each cell is the geometric mean of its repetitions, with n, min–max and the standard deviation "
+                "(sd) where there are several.", ""]
     if layout.get("has_marks"):
         out += [SIGNIFICANCE_NOTE, ""]
     if report:

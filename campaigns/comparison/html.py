@@ -13,19 +13,34 @@ from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_r
 # engine, which would take most of the page's time budget on them.
 
 
+def spread_text(stats: dict[str, Any], fmt: Any) -> str:
+    """A repeated cell's spread as the table and the Markdown export write it: "min–max · sd x"; "" for one run."""
+    if stats["n"] < 2 or stats["min"] is None:
+        return ""
+    return f"{fmt(stats['min'])}–{fmt(stats['max'])} · sd {fmt(stats['stdev'])}"
+
+
+def spread_title(stats: dict[str, Any], fmt: Any) -> str:
+    """What a repeated cell's value is, spelled out for its tooltip."""
+    what = "geometric mean" if stats.get("statistic") == "geometric mean" else "mean"
+    cv = "" if stats["cv_pct"] is None else f", CV {stats['cv_pct']:.1f}%"
+    return (f"{what} of {stats['n']} runs: min {fmt(stats['min'])}, max {fmt(stats['max'])}, "
+            f"standard deviation {fmt(stats['stdev'])}{cv}, median {fmt(stats['median'])}")
+
+
 def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None) -> str:
     attrs = f' data-metric="{metric}"'
     if product_id is not None:
         attrs += f' data-product="{product_id}"'
-    if cell is None or cell[metric]["median"] is None:
+    if cell is None or cell[metric]["value"] is None:
         return f'<td class="num"{attrs}>—</td>'
     stats = cell[metric]
     extra = ""
+    if stats["n"] > 1 and not cell.get("published"):
+        attrs += (f' data-n="{stats["n"]}" title="{escape(spread_title(stats, fmt))}"')
+        extra += (f'<sup class="muted">n={stats["n"]}</sup><br>'
+                  f'<span class="muted small spread">{escape(spread_text(stats, fmt))}</span>')
     if metric == "qps":
-        if stats["n"] > 1:
-            cv = "" if stats["cv_pct"] is None else f", CV {stats['cv_pct']:.1f}%"
-            attrs += f' title="median of {stats["n"]} runs{cv}"'
-            extra += f'<sup class="muted">n={stats["n"]}</sup>'
         if cell.get("imported"):
             extra = ' <span class="badge imported" title="from an imported sysbench log">imported</span>' + extra
         if cell.get("published"):
@@ -38,7 +53,7 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
             why = f"{counts.get(verdict, 0)} of {stats['n']} jobs {verdict}: see their findings on the job pages"
             extra = f' <span class="badge verdict-{verdict}" title="{escape(why)}">{verdict}</span>' + extra
         attrs += f' data-verdict="{escape(verdict or "")}"'
-    return f'<td class="num"{attrs} data-value="{stats["median"]!r}">{fmt(stats["median"])}{extra}</td>'
+    return f'<td class="num"{attrs} data-value="{stats["value"]!r}">{fmt(stats["value"])}{extra}</td>'
 
 
 def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> SafeString:
@@ -47,7 +62,11 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]]) -
     for row in table["rows"]:
         spec = escape(row["spec"] or "—")
         size = f'{row["table_size"]:,}' if row["table_size"] else "—"
-        parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}">',
+        # The keys of the row's cells, for the latency histogram a click on a measured cell opens (compare.js).
+        keys = ("" if table["published"] else
+                f' data-scenario-id="{table["scenario"]["id"]}" data-spec-id="{row["spec_id"] or ""}"'
+                f' data-table-size="{row["table_size"] or ""}" data-tables="{row["tables"] or ""}"')
+        parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}"{keys}>',
                  f'<th scope="row">{spec}</th><td class="num">{row["threads"]:,}</td>'
                  f'<td class="num">{size}</td><td class="num">{row["tables"] or "—"}</td>']
         cells = row["cells"]
@@ -63,9 +82,9 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]]) -
         if table["has_tps"]:
             parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
         if table["has_avg"]:
-            parts += [_value_cell(c, "latency_avg_ms", fmt_ms, None) for c in cells]
+            parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
         if table["has_pct"]:
-            parts += [_value_cell(c, "latency_pct_ms", fmt_ms, None) for c in cells]
+            parts += [_value_cell(c, "latency_pct_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped

@@ -14,12 +14,25 @@ from campaigns.comparison.html import beside_body_html, table_body_html
 from campaigns.comparison.published import _merge_published, beside_rows, beside_table, published_groups
 from campaigns.comparison.query import comparison_build
 from campaigns.comparison.selection import Selection
-from campaigns.comparison.significance import _row_marks, repetition_values
+from campaigns.comparison.significance import _row_marks, adjust_marks, repetition_values
 from campaigns.models import InstanceSpec, JobResult
 
 
 def _has(rows: list[dict[str, Any]], metric: str) -> bool:
-    return any(c is not None and c[metric]["median"] is not None for row in rows for c in row["cells"])
+    return any(c is not None and c[metric]["value"] is not None for row in rows for c in row["cells"])
+
+
+def _point(row: dict[str, Any], index: int, metric: str) -> dict[str, Any]:
+    """One chart point: the cell's value, its min–max as the error bar, n, Δ% against the baseline and, for QPS,
+    the Δ% mark's verdict as the table shows it."""
+    cell = row["cells"][index]
+    stats = cell[metric]
+    low = stats["min"] if stats["min"] is not None else stats["value"]
+    high = stats["max"] if stats["max"] is not None else stats["value"]
+    mark = row["marks"][index - 1] if metric == "qps" and index > 0 and row.get("marks") else None
+    return {"x": row["threads"], "y": stats["value"], "yMin": low, "yMax": high, "n": stats["n"],
+            "sd": stats["stdev"], "delta": (cell.get("delta_pct") or {}).get(metric),
+            "significance": mark["text"] if mark else None}
 
 
 def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -31,10 +44,9 @@ def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]
             for spec in specs:
                 label = name if len(specs) == 1 else f"{name} — {spec}"
                 rows = [r for r in table["rows"] if r["spec"] == spec and r["cells"][index] is not None]
-                qps = [{"x": r["threads"], "y": r["cells"][index]["qps"]["median"]} for r in rows
-                       if r["cells"][index]["qps"]["median"] is not None]
-                lat = [{"x": r["threads"], "y": r["cells"][index][latency_metric]["median"]} for r in rows
-                       if r["cells"][index][latency_metric]["median"] is not None]
+                qps = [_point(r, index, "qps") for r in rows if r["cells"][index]["qps"]["value"] is not None]
+                lat = [_point(r, index, latency_metric) for r in rows
+                       if r["cells"][index][latency_metric]["value"] is not None]
                 if qps:
                     lines_qps.append({"label": label, "data": qps})
                 if lat:
@@ -45,9 +57,9 @@ def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]
         for index, name in enumerate(names):
             values = []
             for spec in specs:
-                medians = [r["cells"][index]["qps"]["median"] for r in table["rows"]
+                medians = [r["cells"][index]["qps"]["value"] for r in table["rows"]
                            if r["spec"] == spec and r["cells"][index] is not None
-                           and r["cells"][index]["qps"]["median"] is not None]
+                           and r["cells"][index]["qps"]["value"] is not None]
                 values.append(max(medians) if medians else None)
             if any(v is not None for v in values):
                 bars["datasets"].append({"label": name, "data": values})
@@ -55,7 +67,8 @@ def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]
     return {
         "qps_lines": lines_qps, "latency_lines": lines_latency, "spec_bars": bars,
         "latency_label": f"{table['pct_label']} latency (ms)" if table["has_pct"] else "average latency (ms)",
-        "threads": threads,
+        "threads": threads, "baseline": names[0] if names else "",
+        "error_bars": "min–max of the repetitions",
     }
 
 
@@ -66,8 +79,8 @@ def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, In
         spec = specs.get(spec_id) if spec_id is not None else None
         cells = []
         for index in range(len(names)):
-            medians = [r["cells"][index]["qps"]["median"] for r in table["rows"] if r["spec_id"] == spec_id
-                       and r["cells"][index] is not None and r["cells"][index]["qps"]["median"] is not None]
+            medians = [r["cells"][index]["qps"]["value"] for r in table["rows"] if r["spec_id"] == spec_id
+                       and r["cells"][index] is not None and r["cells"][index]["qps"]["value"] is not None]
             best = max(medians) if medians else None
             per_core = best / spec.cpu_cores if best is not None and spec and spec.cpu_cores else None
             price = spec.price_per_hour if spec is not None else None
@@ -115,10 +128,8 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
     spec_ids = {r["spec_id"] for g in data["groups"] for r in g["rows"] if r["spec_id"] is not None}
     specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
     published_beside = beside_rows(selection) if measured_groups else []
-    tables = []
     for group in data["groups"]:
-        rows = group["rows"]
-        for row in rows:
+        for row in group["rows"]:
             for cell in row["cells"]:
                 if cell is not None:
                     cell["imported"] = not group.get("published") and (
@@ -131,6 +142,11 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
             ]
             row["marks"] = _row_marks(group, row, values)
             row["beside"] = None
+    # Every Δ% of the page is tested at once: the correction needs all their p-values before any verdict is told.
+    tested = adjust_marks(m for g in data["groups"] for r in g["rows"] for m in r["marks"])
+    tables = []
+    for group in data["groups"]:
+        rows = group["rows"]
         pcts = [c["latency_pct"] for r in rows for c in r["cells"] if c is not None and c["latency_pct"] is not None]
         pct = statistics.mode(pcts) if pcts else None
         table = {
@@ -161,4 +177,5 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
             "job_count": data["job_count"], "cells_left_out": data.get("cells_left_out", 0), "selection": selection, "has_imported": bool(imported),
             "has_published": any(t["published"] for t in tables),
             "has_beside": any(t["beside"] and t["beside"]["rows"] for t in tables),
-            "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"])}
+            "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"]),
+            "tested_deltas": tested}

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from campaigns.comparison.formatting import fmt_ratio, is_number
+from campaigns.comparison.query import delta_pct
 from campaigns.comparison.selection import Selection
 from campaigns.models import InstanceSpec, PublishedResult
 from campaigns.seeds.matching import (
@@ -23,7 +24,8 @@ from campaigns.seeds.matching import (
 
 
 def _stat(value: float | None) -> dict[str, Any]:
-    return {"median": value, "n": 0 if value is None else 1, "mean": value, "stdev": None, "cv_pct": None}
+    return {"value": value, "statistic": "published", "median": value, "n": 0 if value is None else 1,
+            "mean": value, "stdev": None, "cv_pct": None, "min": value, "max": value}
 
 
 def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple[list[dict[str, Any]],
@@ -88,9 +90,8 @@ def _merge_published(data: dict[str, Any], products: list[dict[str, Any]], group
             base = cells[0]
             for cell in cells:
                 if cell is not None:
-                    cell["delta_pct"] = {m: None if cell is base or base is None or not base[m]["median"]
-                                         or cell[m]["median"] is None
-                                         else round((cell[m]["median"] - base[m]["median"]) / base[m]["median"] * 100, 2)
+                    cell["delta_pct"] = {m: None if cell is base or base is None
+                                         else delta_pct(cell[m]["value"], base[m]["value"])
                                          for m in ("qps", "tps", "latency_avg_ms", "latency_pct_ms")}
     data["groups"] = data["groups"] + groups
 
@@ -173,7 +174,7 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
         by_column: dict[int, dict[str, Any]] = {}
         for i in columns:
             cell = row["cells"][i]
-            qps = cell["qps"]["median"] if cell is not None else None
+            qps = cell["qps"]["value"] if cell is not None else None
             per_core = _per_core(qps, measured_cores) if hardware.per_core else None
             ratio = _ratio(per_core, published_per_core) if hardware.per_core else _ratio(qps, figure.qps)
             by_column[i] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),

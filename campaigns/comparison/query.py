@@ -5,8 +5,14 @@ comparison page and a CSV export can all call it. It is a comparison of succeede
 
     for each (dataset × scenario): a table whose rows are (spec, threads, table_size, tables) and
     whose columns are products; each cell aggregates the repetitions of that cell (every
-    succeeded job with those coordinates) into median, n, mean, stdev and CV of QPS, TPS, average
-    latency and percentile latency, plus Δ% of each product's median against the first product's.
+    succeeded job with those coordinates) into its value (the geometric mean of the repetitions),
+    median, n, mean, stdev, CV, min and max of QPS, TPS, average latency and percentile latency,
+    plus Δ% of each product against the first product: the ratio of their values − 1.
+
+The geometric mean is the value because Δ% is a ratio: the ratio of geometric means is the mean
+ratio of the repetitions, whichever product is the baseline, and it is what the significance test
+compares (Welch's t-test on log values). A cell holding a zero or negative value cannot have one: its
+value is then the arithmetic mean (`"statistic": "mean"` says so).
 
 The first product is the baseline: the order of `product_ids` if given, else the order in which
 `target_ids` name them, else by product name. Latency Δ% is positive when the product is slower.
@@ -19,12 +25,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connections
-from django.db.models import Aggregate, Avg, Count, F, FloatField, Min, Q, StdDev
+from django.db.models import Aggregate, Avg, Count, F, FloatField, Max, Min, Q, StdDev
+from django.db.models.functions import Ln
 
 from campaigns.models import Job, JobResult, Target
 
 METRICS = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
 STATS = ("median", "n", "mean", "stdev", "cv_pct")
+# Added after STATS in the CSV, so readers that index its columns by position keep working.
+SPREAD_STATS = ("value", "min", "max")
 
 
 class Median(Aggregate):
@@ -70,17 +79,25 @@ def _round(value: float | None, digits: int = 4) -> float | None:
     return round(value, digits)
 
 
-def _stats(median: float | None, n: int, mean: float | None, stdev: float | None) -> dict[str, Any]:
+def _stats(cell: dict[str, Any], metric: str) -> dict[str, Any]:
+    """One metric of one cell: its value (geometric mean, or mean where a value is not positive) and spread."""
+    n, mean, stdev = cell[f"{metric}_n"], cell[f"{metric}_mean"], cell[f"{metric}_stdev"]
     cv = None
     if stdev is not None and mean not in (None, 0):
         cv = abs(stdev / mean) * 100
-    return {"median": _round(median), "n": n, "mean": _round(mean), "stdev": _round(stdev), "cv_pct": _round(cv, 2)}
+    log_mean = cell[f"{metric}_log_mean"]
+    geometric = n > 0 and cell[f"{metric}_positive"] == n and log_mean is not None
+    value = math.exp(log_mean) if geometric else mean
+    return {"value": _round(value), "statistic": "geometric mean" if geometric or not n else "mean",
+            "median": _round(cell[f"{metric}_median"]), "n": n, "mean": _round(mean), "stdev": _round(stdev),
+            "cv_pct": _round(cv, 2), "min": _round(cell[f"{metric}_min"]), "max": _round(cell[f"{metric}_max"])}
 
 
-def _delta_pct(value: float | None, base: float | None) -> float | None:
+def delta_pct(value: float | None, base: float | None) -> float | None:
+    """Δ% of a cell against its baseline: the ratio of their values − 1, in percent; None without both."""
     if value is None or base is None or base == 0:
         return None
-    return _round((value - base) / base * 100, 2)
+    return _round((value / base - 1) * 100, 2)
 
 
 def comparison_build(
@@ -104,8 +121,8 @@ def comparison_build(
     Returns {"filters", "products": [{"id", "name"}], "groups": [{"dataset", "scenario", "rows"}],
     "job_count"}, each row {"spec", "spec_id", "threads", "concurrency", "table_size", "tables",
     "cells"} with one cell per product in "products" order: None where that product has no job,
-    else {"product_id", "n", "latency_pct", "<metric>": {median, n, mean, stdev,
-    cv_pct}, "delta_pct": {"<metric>": Δ% vs the first product, None for the first}}.
+    else {"product_id", "n", "latency_pct", "<metric>": {value, statistic, median, n, mean, stdev,
+    cv_pct, min, max}, "delta_pct": {"<metric>": Δ% vs the first product, None for the first}}.
     """
     target_ids, product_ids, run_ids = _ids(target_ids), _ids(product_ids), _ids(run_ids)
     campaign_ids, scenario_ids, spec_ids, threads = _ids(campaign_ids), _ids(scenario_ids), _ids(spec_ids), _ids(threads)
@@ -143,6 +160,11 @@ def comparison_build(
         aggregates[f"{metric}_n"] = Count(metric)
         aggregates[f"{metric}_mean"] = Avg(metric)
         aggregates[f"{metric}_stdev"] = StdDev(metric, sample=True)
+        aggregates[f"{metric}_min"] = Min(metric)
+        aggregates[f"{metric}_max"] = Max(metric)
+        positive = Q(**{f"{metric}__gt": 0})
+        aggregates[f"{metric}_positive"] = Count(metric, filter=positive)
+        aggregates[f"{metric}_log_mean"] = Avg(Ln(metric), filter=positive)
     names = [*keys, *aggregates]
     grouped = (JobResult.objects.filter(condition).values(**{alias: F(path) for alias, path in keys.items()})
                .annotate(**aggregates).order_by().values_list(*names))
@@ -190,8 +212,7 @@ def comparison_build(
             "verdicts": {"invalid": cell["invalid_n"], "suspect": cell["suspect_n"], "valid": cell["valid_n"]},
         }
         for metric in METRICS:
-            entry[metric] = _stats(cell[f"{metric}_median"], cell[f"{metric}_n"], cell[f"{metric}_mean"],
-                                   cell[f"{metric}_stdev"])
+            entry[metric] = _stats(cell, metric)
         row["cells"][column[cell["product_id"]]] = entry
 
     ordered_groups = sorted(groups.values(), key=lambda g: g.pop("_sort"))
@@ -205,7 +226,7 @@ def comparison_build(
                     continue
                 entry["delta_pct"] = {
                     metric: None if entry is base or base is None
-                    else _delta_pct(entry[metric]["median"], base[metric]["median"])
+                    else delta_pct(entry[metric]["value"], base[metric]["value"])
                     for metric in METRICS
                 }
     return {
@@ -240,6 +261,7 @@ COMPARISON_CSV_COLUMNS = [
     *[f"{metric}_{stat}" for metric in METRICS for stat in STATS],
     *[f"{metric}_delta_pct" for metric in METRICS],
     "verdict",
+    *[f"{metric}_{stat}" for metric in METRICS for stat in SPREAD_STATS],
 ]
 
 
@@ -257,4 +279,5 @@ def comparison_rows(comparison: dict[str, Any]) -> Iterable[list[Any]]:
                 line += [entry[metric][stat] for metric in METRICS for stat in STATS]
                 line += [entry["delta_pct"][metric] for metric in METRICS]
                 line.append(entry.get("verdict", ""))
+                line += [entry[metric][stat] for metric in METRICS for stat in SPREAD_STATS]
                 yield line

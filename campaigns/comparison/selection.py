@@ -37,6 +37,15 @@ class Selection:
         )
         return Job.objects.filter(condition, result__isnull=False)
 
+    def api_query(self) -> str:
+        """The measured part of the selection as the comparison API's filters (comma-separated ids)."""
+        parts = [f"{name}={','.join(str(i) for i in ids)}" for name, ids in (
+            ("targets", self.targets), ("products", self.products), ("runs", self.runs), ("campaign", self.campaign),
+            ("scenarios", self.scenarios), ("specs", self.specs)) if ids]
+        if self.trusted_only:
+            parts.append("trusted_only=true")
+        return "&".join(parts)
+
     def query_string(self) -> str:
         parts = [f"{name}={quote(str(i))}" for name, ids in self.__dict__.items() if isinstance(ids, list)
                  for i in ids]

@@ -82,7 +82,7 @@ def role_of(user: Any) -> str:
 
 @register.simple_tag
 def field_value(cell: dict[str, Any] | None, metric: str) -> Any:
-    """The median of a comparison cell's metric, or None."""
+    """The value of a comparison cell's metric (the geometric mean of its repetitions), or None."""
     if cell is None:
         return None
-    return (cell.get(metric) or {}).get("median")
+    return (cell.get(metric) or {}).get("value")

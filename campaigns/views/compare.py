@@ -5,6 +5,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
 
 from campaigns import roles
@@ -98,6 +99,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         "form": form, "layout": layout, "selection": selection, "charts": charts,
         "query": selection.query_string() if selection else "", "title": _title(layout) if layout else "Compare",
         "significance_note": SIGNIFICANCE_NOTE,
+        "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
+                          if selection is not None and selection.measured() else ""),
     })
 
 

@@ -1,5 +1,6 @@
-// Comparison charts: QPS vs threads (a line per product), best QPS per spec (grouped bars), latency vs threads;
-// and the choice form's published spec list, narrowed to the chosen published product.
+// Comparison charts: QPS vs threads (a line per product, error bars from min to max of the repetitions), best QPS per
+// spec (grouped bars), latency vs threads; a measured cell's latency histogram on click (fetched from the API); and
+// the choice form's published spec list, narrowed to the chosen published product.
 (function () {
   "use strict";
   const dataEl = document.getElementById("compare-charts");
@@ -26,25 +27,54 @@
     publishedProduct.addEventListener("change", filterPublishedSpecs);
     filterPublishedSpecs();
   }
-  if (!dataEl || typeof Chart === "undefined") return;
-  const charts = JSON.parse(dataEl.textContent);
   const palette = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f"];
   const forPrint = document.body.classList.contains("report-page");
 
   function color(i) { return palette[i % palette.length]; }
 
+  function fmt(value) {
+    if (value === null || value === undefined) return "—";
+    return Math.abs(value) >= 100 ? Math.round(value).toLocaleString("en-US")
+      : value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  }
+
+  function fmtDelta(value) {
+    return (value > 0 ? "+" : "") + value.toFixed(1) + "%";
+  }
+
+  // The error-bars plugin (chartjs-chart-error-bars, loaded before this module) registers lineWithErrorBars; its
+  // points carry yMin/yMax, the min–max of the cell's repetitions.
+  const errorBars = typeof ChartErrorBars !== "undefined";
+
+  // A point's tooltip lines: the value (geometric mean) with n, the spread the bar shows, and Δ% vs the baseline
+  // with the table's significance mark. Short lines, so the tooltip fits a narrow chart.
+  function pointLabel(item, unit, baseline) {
+    const p = item.raw || {};
+    const lines = [item.dataset.label + ": " + fmt(p.y) + unit + " (n = " + p.n + ")"];
+    if (p.n > 1) lines.push("min–max " + fmt(p.yMin) + "–" + fmt(p.yMax) + ", sd " + fmt(p.sd));
+    if (p.delta !== null && p.delta !== undefined) {
+      lines.push(fmtDelta(p.delta) + " vs " + baseline + (p.significance ? ", " + p.significance : ""));
+    }
+    return lines;
+  }
+
   // Thread counts are evenly spaced categories, as the white papers draw them (2, 4, … 3000).
-  function lineChart(canvas, lines, yTitle, threads) {
+  function lineChart(canvas, lines, yTitle, data, unit) {
     return new Chart(canvas, {
-      type: "line",
-      data: { labels: threads, datasets: lines.map(function (line, i) {
+      type: errorBars ? "lineWithErrorBars" : "line",
+      data: { labels: data.threads, datasets: lines.map(function (line, i) {
         return { label: line.label, data: line.data, borderColor: color(i), backgroundColor: color(i),
+                 errorBarColor: color(i), errorBarWhiskerColor: color(i), errorBarWhiskerSize: 8,
                  pointRadius: 3, borderWidth: 2, tension: 0 };
       }) },
       options: {
         responsive: true, maintainAspectRatio: false, animation: forPrint ? false : undefined,
         interaction: { mode: "nearest", intersect: false },
-        plugins: { legend: { position: "bottom" } },
+        plugins: {
+          legend: { position: "bottom",
+                    title: { display: errorBars, text: "value: geometric mean of the runs; error bars: " + data.error_bars } },
+          tooltip: { callbacks: { label: function (item) { return pointLabel(item, unit, data.baseline); } } },
+        },
         scales: {
           x: { type: "category", title: { display: true, text: "threads" } },
           y: { beginAtZero: true, title: { display: true, text: yTitle } },
@@ -67,13 +97,79 @@
     });
   }
 
+  // A click on a measured cell opens its latency histogram: the jobs' sysbench histograms merged by the API.
+  const dialog = document.getElementById("cell-histogram");
+  let histogramChart = null;
+  async function showHistogram(cell) {
+    const row = cell.closest("tr");
+    const table = cell.closest("table");
+    const keys = new URLSearchParams({
+      scenario: row.dataset.scenarioId, spec: row.dataset.specId, concurrency: row.dataset.threads,
+      table_size: row.dataset.tableSize, tables: row.dataset.tables, product: cell.dataset.product,
+    });
+    const header = table.querySelectorAll("thead tr:last-child th");
+    const product = Array.from(row.querySelectorAll("td[data-metric=qps]")).findIndex(function (td) {
+      return td.dataset.product === cell.dataset.product;
+    });
+    const name = product >= 0 && header[product] ? header[product].textContent : "product";
+    dialog.querySelector("[data-testid=histogram-where]").textContent =
+      name + " · " + table.dataset.scenario + " · " + (row.dataset.spec || "no spec") + " · " + row.dataset.threads + " threads";
+    const percentiles = dialog.querySelector("[data-testid=histogram-percentiles]");
+    const note = dialog.querySelector("[data-testid=histogram-note]");
+    percentiles.textContent = "Loading…";
+    note.hidden = true;
+    if (histogramChart) { histogramChart.destroy(); histogramChart = null; }
+    if (!dialog.open) dialog.showModal();
+    let body;
+    try {
+      const response = await fetch(dialog.dataset.url + "&" + keys, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      body = await response.json();
+      if (!response.ok) throw new Error(JSON.stringify(body));
+    } catch (error) {
+      percentiles.textContent = "The histogram could not be loaded: " + error.message;
+      return;
+    }
+    const jobs = body.jobs_with_histogram + " of " + body.jobs + " job" + (body.jobs === 1 ? "" : "s");
+    if (!body.events) {
+      percentiles.textContent = "";
+    } else {
+      percentiles.textContent = Object.keys(body.percentiles).map(function (k) {
+        return k + " " + fmt(body.percentiles[k]) + " ms";
+      }).join(" · ") + " — " + body.events.toLocaleString("en-US") + " events from " + jobs;
+    }
+    if (body.note) { note.textContent = body.note; note.hidden = false; }
+    if (!body.events || typeof Chart === "undefined") return;
+    histogramChart = new Chart(dialog.querySelector("canvas[data-chart=histogram]"), {
+      type: "bar",
+      data: { labels: body.buckets.map(function (b) { return b[0]; }),
+              datasets: [{ label: "events", data: body.buckets.map(function (b) { return b[1]; }), backgroundColor: color(0) }] },
+      options: {
+        responsive: true, maintainAspectRatio: false, animation: false,
+        plugins: { legend: { display: false } },
+        scales: { x: { title: { display: true, text: "latency (ms), sysbench's log-spaced buckets" } },
+                  y: { beginAtZero: true, title: { display: true, text: "events" } } },
+      },
+    });
+  }
+  if (dialog) {
+    for (const table of document.querySelectorAll("table.comparison")) {
+      table.addEventListener("click", function (event) {
+        const cell = event.target.closest("td[data-product]");
+        if (!cell || !cell.closest("tr[data-scenario-id]") || !cell.dataset.value) return;
+        showHistogram(cell);
+      });
+    }
+  }
+
+  if (!dataEl || typeof Chart === "undefined") return;
+  const charts = JSON.parse(dataEl.textContent);
   for (const block of document.querySelectorAll(".charts[data-table]")) {
     const data = charts[block.dataset.table];
     if (!data) continue;
     for (const canvas of block.querySelectorAll("canvas[data-chart]")) {
       const kind = canvas.dataset.chart;
-      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, "QPS", data.threads);
-      else if (kind === "latency_lines") lineChart(canvas, data.latency_lines, data.latency_label, data.threads);
+      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, "QPS", data, " QPS");
+      else if (kind === "latency_lines") lineChart(canvas, data.latency_lines, data.latency_label, data, " ms");
       else if (kind === "spec_bars" && data.spec_bars) barChart(canvas, data.spec_bars);
     }
   }
