@@ -100,3 +100,22 @@ def test_the_run_page_offers_retry_and_run_again_to_operators_and_links_both_run
     # A second retry while the first is running is refused with the reason, on the page.
     html = page.post(f"/runs/{run.pk}/retry-failed/", follow=True).content.decode()
     assert "Not started: campaign" in html and "already has a run in progress" in html
+
+
+def test_comparing_a_run_takes_a_retried_cell_from_its_successful_retry():
+    from campaigns.models import JobResult
+
+    run = _finished_run([Job.Status.SUCCEEDED, Job.Status.FAILED])
+    JobResult.objects.create(job=run.jobs.get(position=0), qps=1000.0, tps=50.0)
+    retry = services.run_rerun(run=run, scope=Run.Rerun.FAILED)
+    viewer = client_for(make_user(roles.VIEWER))
+
+    def threads_compared() -> list[int]:
+        body = viewer.get(f"/api/v1/comparisons/?runs={run.pk}").json()
+        return sorted(row["threads"] for group in body["groups"] for row in group["rows"])
+
+    assert threads_compared() == [4]  # the failed cell (8 threads) has nothing yet
+    job = retry.jobs.get()
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.SUCCEEDED)  # as if the retry had run
+    JobResult.objects.create(job=job, qps=1100.0, tps=55.0)
+    assert threads_compared() == [4, 8]

@@ -28,7 +28,7 @@ from django.db import connections
 from django.db.models import Aggregate, Avg, Count, F, FloatField, Max, Min, Q, StdDev
 from django.db.models.functions import Ln
 
-from campaigns.models import Job, JobResult, Target
+from campaigns.models import Job, JobResult, Run, Target
 
 METRICS = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
 STATS = ("median", "n", "mean", "stdev", "cv_pct")
@@ -56,6 +56,18 @@ def _ids(values: Iterable[int] | None) -> list[int]:
     return [int(v) for v in values or () if v is not None]
 
 
+def with_retries(run_ids: Sequence[int]) -> list[int]:
+    """The runs and, recursively, the runs that retried their failed jobs ("Retry failed jobs"): comparing a run
+    takes each cell from its latest successful attempt. One query per generation of retries (none without runs)."""
+    found = list(dict.fromkeys(run_ids))
+    frontier = found
+    while frontier:
+        frontier = [r for r in Run.objects.filter(rerun_of_id__in=frontier, rerun=Run.Rerun.FAILED)
+                    .values_list("pk", flat=True) if r not in found]
+        found.extend(frontier)
+    return found
+
+
 def succeeded_jobs_condition(
     *, prefix: str = "", target_ids: Sequence[int] = (), product_ids: Sequence[int] = (),
     run_ids: Sequence[int] = (), campaign_ids: Sequence[int] = (), scenario_ids: Sequence[int] = (),
@@ -65,7 +77,7 @@ def succeeded_jobs_condition(
     points at one); an empty list sets no condition. comparison_build and the UI's Selection share it."""
     condition = Q(**{f"{prefix}status": Job.Status.SUCCEEDED})
     for ids, lookup in ((target_ids, "target_id__in"), (product_ids, "target__product_id__in"),
-                        (run_ids, "run_id__in"), (campaign_ids, "run__campaign_id__in"),
+                        (with_retries(run_ids), "run_id__in"), (campaign_ids, "run__campaign_id__in"),
                         (scenario_ids, "scenario_id__in"), (spec_ids, "target__spec_id__in"),
                         (threads, "threads__in")):
         if ids:

@@ -69,12 +69,18 @@ def cells_of(run_id: int, comparison: dict[str, Any]) -> list[Cell]:
                     scenario_id=group["scenario"]["id"], test=group["scenario"].get("test", ""),
                     spec=row.get("spec") or "", spec_id=row.get("spec_id"), threads=row["threads"],
                     tables=row["tables"], table_size=row["table_size"], product=product["name"],
-                    product_id=product["id"], n=entry["n"], qps=entry["qps"]["median"],
-                    qps_cv_pct=entry["qps"]["cv_pct"], tps=entry["tps"]["median"],
-                    latency_avg_ms=entry["latency_avg_ms"]["median"], latency_pct=entry.get("latency_pct"),
-                    latency_pct_ms=entry["latency_pct_ms"]["median"], verdict=entry.get("verdict") or "",
+                    product_id=product["id"], n=entry["n"], qps=_value(entry["qps"]),
+                    qps_cv_pct=entry["qps"]["cv_pct"], tps=_value(entry["tps"]),
+                    latency_avg_ms=_value(entry["latency_avg_ms"]), latency_pct=entry.get("latency_pct"),
+                    latency_pct_ms=_value(entry["latency_pct_ms"]), verdict=entry.get("verdict") or "",
                 ))
     return cells
+
+
+def _value(stats: dict[str, Any]) -> Any:
+    """A cell's figure as the page shows it: the geometric mean of its repetitions ("value"); servers older than
+    that gave the median only."""
+    return stats.get("value", stats.get("median"))
 
 
 def deltas_set(cells: list[Cell]) -> None:
