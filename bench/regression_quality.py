@@ -100,13 +100,27 @@ def _values(run: dict[Cell, list[dict[str, float]]]) -> dict[Cell, dict[str, lis
     return {cell: {QPS: [j["qps"] for j in jobs], LATENCY: [j["p95_ms"] for j in jobs]} for cell, jobs in run.items()}
 
 
-def judge(baseline_runs: list[dict], current: dict) -> set[tuple[Cell, str, bool]]:
+def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0) -> set[tuple[Cell, str, bool]]:
     """The (cell, metric, worse) changes cells_judge reports for `current` against `baseline_runs`."""
     base_values = [_values(r) for r in baseline_runs]
     now = _values(current)
     baseline = {cell: {metric: [b[cell][metric] for b in base_values] for metric in (QPS, LATENCY)} for cell in now}
     return {(c.cell, c.metric, c.worse) for c in cells_judge(baseline=baseline, current=now,
-                                                             threshold_pct=THRESHOLD_PCT)}
+                                                             threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct)}
+
+
+def between_only(runs: list[dict], cells: list[Cell], reps: int) -> float:
+    """What varies from run to run whatever the repetitions, as monitoring.campaign_noise measures it."""
+    within = [statistics.stdev(v) / statistics.fmean(v) * 100 for run in runs for cell in cells
+              if len(v := [j["qps"] for j in run[cell]]) >= 2]
+    between = []
+    for cell in cells:
+        means = [geometric_mean([j["qps"] for j in run[cell]]) or 0.0 for run in runs]
+        if len(means) >= 2:
+            between.append(statistics.stdev(means) / statistics.fmean(means) * 100)
+    if not within or not between:
+        return 0.0
+    return math.sqrt(max(0.0, statistics.median(between) ** 2 - statistics.median(within) ** 2 / reps))
 
 
 def wilson(hits: int, n: int) -> str:
@@ -184,8 +198,10 @@ def report(data: dict[str, Any]) -> None:
             flagged = {c for c, _, _ in judge(earlier[-BASELINE_RUNS:], history[i]["run"])}
             window_alarms += len(flagged)
             window_cells += len(cells)
-        if earlier and reps >= 2:
-            flagged = {c for c, _, _ in judge(earlier[-1:], history[i]["run"])}
+        if len(earlier) >= 3 and reps >= 2:
+            # As run_evaluate does against a pinned run: the run-to-run noise measured on the history so far.
+            flagged = {c for c, _, _ in judge(earlier[-1:], history[i]["run"],
+                                              run_cv_pct=between_only(earlier[-20:], cells, reps))}
             pinned_alarms += len(flagged)
             pinned_cells += len(cells)
     print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: {wilson(window_alarms, window_cells)}"

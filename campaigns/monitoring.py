@@ -173,9 +173,11 @@ def run_evaluate(*, run: Run) -> list[Regression]:
     def per_second(cell: Cell) -> tuple[list[float], list[float]]:
         return _per_second_qps(ids, cell), _per_second_qps([run.pk], cell)
 
+    # Against a pinned run, the run-to-run noise of the campaign's history widens the repetition test.
+    run_cv = (campaign_noise(campaign=campaign, before=run)["between_only_pct"] or 0.0) if len(ids) == 1 else 0.0
     found: list[Regression] = []
     for change in cells_judge(baseline=baseline, current=current, threshold_pct=campaign.regression_threshold_pct,
-                              per_second=per_second):
+                              run_cv_pct=run_cv, per_second=per_second):
         regression, _ = Regression.objects.update_or_create(
             run=run, target_id=change.cell[0], scenario_id=change.cell[1], threads=change.cell[2],
             metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,
@@ -294,7 +296,7 @@ def run_change_points(*, run: Run) -> list[Regression]:
 NOISE_CHANGES_PCT = (15.0, 30.0)
 
 
-def campaign_noise(*, campaign: Campaign, last_runs: int = 20) -> dict[str, Any]:
+def campaign_noise(*, campaign: Campaign, last_runs: int = 20, before: Run | None = None) -> dict[str, Any]:
     """How noisy the campaign's measurements are, from its last succeeded runs, and how many repetitions that calls
     for: the repetitions the campaign form recommends.
 
@@ -304,8 +306,10 @@ def campaign_noise(*, campaign: Campaign, last_runs: int = 20) -> dict[str, Any]
     the regression check (against the last baseline_last_n runs) catches it 9 times in 10; None where no number
     would. Two queries.
     """
-    ids = list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED)
-               .order_by("-created_at", "-id").values_list("pk", flat=True)[:last_runs])
+    runs = Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED)
+    if before is not None:  # the history before a run, the run itself left out
+        runs = runs.filter(created_at__lt=before.created_at).exclude(pk=before.pk)
+    ids = list(runs.order_by("-created_at", "-id").values_list("pk", flat=True)[:last_runs])
     values = _cell_values(ids)
     within, reps_seen = [], []
     per_cell: dict[Cell, list[float]] = defaultdict(list)

@@ -98,7 +98,8 @@ def _log_scale(a: list[float], b: list[float]) -> bool:
 
 
 def compare(baseline: list[float], current: list[float], *, fallback_baseline: list[float] | None = None,
-            fallback_current: list[float] | None = None, min_abs_change: float = 0.0) -> Difference:
+            fallback_current: list[float] | None = None, min_abs_change: float = 0.0,
+            run_cv_pct: float = 0.0) -> Difference:
     """Is `current` different from `baseline`? Each value is one repetition (or one run); Δ% is the ratio of the
     two sides' geometric means, the statistic the test compares (a t-test on log values compares exactly that).
 
@@ -112,6 +113,9 @@ def compare(baseline: list[float], current: list[float], *, fallback_baseline: l
 
     min_abs_change: a difference no larger than this, in the values' own unit, is never significant (a
     latency percentile read from a histogram cannot move by less than one bucket or one printed digit).
+    run_cv_pct: when both sides are the repetitions of one run each, what varies from run to run whatever the
+    repetitions (measured on the campaign's history): each side's mean carries it once more, so the test's
+    variance gains 2 × run_cv² and two runs of an unchanged system are not called different for it.
     """
     a, b = _finite(baseline), _finite(current)
     if not a or not b:
@@ -128,6 +132,17 @@ def compare(baseline: list[float], current: list[float], *, fallback_baseline: l
     if len(la) >= 2 and len(lb) >= 2:
         if pystats.stdev(la) == 0 and pystats.stdev(lb) == 0:
             return Difference(change, mean_a != mean_b, None, f"welch-t on {scale}values (no variance)")
+        if run_cv_pct > 0 and logs:
+            va, vb = pystats.variance(la) / len(la), pystats.variance(lb) / len(lb)
+            known = 2 * math.log1p(run_cv_pct / 100) ** 2
+            # Welch–Satterthwaite degrees of freedom, the run-to-run part counted as known (it is measured on the
+            # campaign's many earlier runs, not on these few repetitions).
+            estimated = va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1)
+            df = (va + vb + known) ** 2 / estimated if estimated > 0 else 1e6
+            spread = math.sqrt(va + vb + known)
+            t_stat = abs(pystats.fmean(lb) - pystats.fmean(la)) / spread
+            p = float(2 * sstats.t.sf(t_stat, max(1.0, df)))
+            return Difference(change, p < ALPHA, p, f"welch-t on log values + run-to-run noise {run_cv_pct:.1f}%")
         p = float(sstats.ttest_ind(la, lb, equal_var=False).pvalue)
         return Difference(change, p < ALPHA, p, f"welch-t on {scale}values")
     if len(la) >= 2 and len(lb) == 1:
@@ -261,13 +276,14 @@ class CellChange:
 
 
 def cells_judge(*, baseline: dict[Any, dict[str, list[list[float]]]], current: dict[Any, dict[str, list[float]]],
-                threshold_pct: float,
+                threshold_pct: float, run_cv_pct: float = 0.0,
                 per_second: Callable[[Any], tuple[list[float], list[float]]] | None = None) -> list[CellChange]:
     """The cells of a run whose QPS or latency changed against their baseline.
 
     baseline: per cell and metric, the repetitions of each baseline run; current: per cell and metric, the run's
     repetitions. The unit of the test follows what can vary between runs:
-    - against one (pinned) run, each repetition is a value: Welch's t-test on the repetitions of the two runs;
+    - against one (pinned) run, each repetition is a value: Welch's t-test on the repetitions of the two runs,
+      its variance widened by the run-to-run noise run_cv_pct the campaign's history shows (compare());
     - against several runs, each run is a value (the geometric mean of its repetitions), and the run's own mean
       is tested against their prediction interval: what differs from night to night (a re-prepared dataset, the
       machine's other load) then counts as noise, as it is;
@@ -294,7 +310,9 @@ def cells_judge(*, baseline: dict[Any, dict[str, list[list[float]]]], current: d
                 fallback = {"fallback_baseline": fallback_baseline, "fallback_current": fallback_current}
             base_mean = geometric_mean(base)
             resolution = latency_resolution_ms(base_mean) if metric == LATENCY and base_mean is not None else 0.0
-            tests.append((cell, metric, compare(base, cur, min_abs_change=resolution, **fallback), base, cur))
+            pinned_noise = run_cv_pct if len(runs) == 1 else 0.0
+            tests.append((cell, metric, compare(base, cur, min_abs_change=resolution, run_cv_pct=pinned_noise,
+                                                **fallback), base, cur))
     adjusted = adjust_many([diff.p_value for _, _, diff, _, _ in tests])
     found = []
     for (cell, metric, diff, base, cur), p_adjusted in zip(tests, adjusted, strict=True):

@@ -121,3 +121,16 @@ def test_repetitions_needed_grow_with_the_noise_and_give_up_where_no_number_woul
         now = geometric_mean(list(rng.lognormal(math.log(850), 0.08, reps)))
         caught += bool(compare(base, [now]).significant)
     assert caught / trials >= 0.85
+
+
+def test_against_one_pinned_run_the_run_to_run_noise_of_the_history_widens_the_repetition_test():
+    pinned, now = [1000.0, 1005.0, 995.0], [920.0, 925.0, 915.0]  # tight repetitions, 8% apart
+    assert compare(pinned, now).significant  # repetitions alone: "different"
+    # But runs of this campaign differ by 10% from one to the next whatever their repetitions: 8% is that noise.
+    widened = compare(pinned, now, run_cv_pct=10.0)
+    assert widened.significant is False and "run-to-run noise 10.0%" in widened.method
+    assert compare(pinned, [700.0, 705.0, 695.0], run_cv_pct=10.0).significant  # a 30% drop still stands out
+    baseline = {"c": {QPS: [pinned], LATENCY: [[2.0] * 3]}}
+    current = {"c": {QPS: now, LATENCY: [2.0] * 3}}
+    assert cells_judge(baseline=baseline, current=current, threshold_pct=5.0)
+    assert cells_judge(baseline=baseline, current=current, threshold_pct=5.0, run_cv_pct=10.0) == []
