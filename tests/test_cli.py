@@ -14,6 +14,7 @@ import io
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -159,8 +160,10 @@ def test_compare_prints_two_runs_side_by_side_in_every_format(benchapp_cli, serv
     data = json.loads(as_json.out)
     assert [r["id"] for r in data["runs"]] == [first.pk, second.pk]
     cells = {(c["run"], c["threads"]): c for c in data["cells"]}
-    assert cells[(first.pk, 8)]["qps"] == pytest.approx(10_000.0) and cells[(first.pk, 8)]["n"] == 3
-    assert cells[(second.pk, 8)]["qps"] == pytest.approx(9_000.0)
+    # A cell's figure is the geometric mean of its repetitions, as the comparison page shows it.
+    first_8 = statistics.geometric_mean([10_000.0, 10_200.0, 9_800.0])
+    assert cells[(first.pk, 8)]["qps"] == pytest.approx(first_8) and cells[(first.pk, 8)]["n"] == 3
+    assert cells[(second.pk, 8)]["qps"] == pytest.approx(0.9 * first_8)
     assert cells[(second.pk, 8)]["delta_qps_pct"] == pytest.approx(-10.0)
     assert cells[(second.pk, 16)]["delta_qps_pct"] == pytest.approx(2.0)
     assert cells[(second.pk, 8)]["regressions"] and not cells[(second.pk, 16)]["regressions"]
@@ -171,13 +174,13 @@ def test_compare_prints_two_runs_side_by_side_in_every_format(benchapp_cli, serv
     assert len(rows) == 4
     regressed = [r for r in rows if r["regression"]]
     assert [(int(r["run"]), int(r["threads"])) for r in regressed] == [(second.pk, 8)]
-    assert "-20.0%" in regressed[0]["regression"] and float(regressed[0]["qps"]) == pytest.approx(9_000.0)
+    assert "-20.0%" in regressed[0]["regression"] and float(regressed[0]["qps"]) == pytest.approx(0.9 * first_8)
 
     table = run_cli(benchapp_cli, server, "compare", str(first.pk), str(second.pk))
     header, rule, *body = table.out.splitlines()
     assert header.split()[:4] == ["run", "scenario", "spec", "threads"] and set(rule) <= {"-", " "}
     assert len(body) == 4 and sum("REGRESSION" in line for line in body) == 1
-    assert any("9,000.0" in line and "-10.00" in line and "REGRESSION" in line for line in body)
+    assert any(f"{0.9 * first_8:,.1f}" in line and "-10.00" in line and "REGRESSION" in line for line in body)
 
     markdown = run_cli(benchapp_cli, server, "compare", str(first.pk), str(second.pk), "--format", "markdown",
                        "--junit", str(tmp_path / "junit.xml"), "--summary", str(tmp_path / "summary.md"))
