@@ -89,8 +89,8 @@ class JobResultFactory(DjangoModelFactory):
 
 def make_user(role: str | None, username: str | None = None) -> Any:
     user = get_user_model().objects.create_user(username=username or f"user-{role or 'none'}", password="pw-12345678")
-    if role:
-        user.groups.add(Group.objects.get(name=role))
+    if role:  # get_or_create: a transactional test's database may have been flushed, its role groups with it
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user
 
 

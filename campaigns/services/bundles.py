@@ -52,7 +52,7 @@ LOCAL_FIELDS: dict[type[models.Model], set[str]] = {
     Scenario: {"id", "dataset", "created_by", "created_at"},
     Campaign: {"id", "baseline_run", "webhook_url_encrypted", "notify_emails", "created_by", "is_template",
                "template_key", "created_at", "updated_at"},
-    Run: {"id", "campaign", "idempotency_key", "created_by", "waits_for", "queue", "rerun_of", "rerun"},
+    Run: {"id", "campaign", "idempotency_key", "created_by", "waits_for", "queue", "rerun_of", "rerun", "evaluated_at"},
     Job: {"id", "run", "target", "scenario", "claimed_by", "dispatch_count", "heartbeat_at", "release_at"},
     JobResult: {"id", "job", "created_at"},
     JobClient: {"id", "job", "pid", "heartbeat_at"},
