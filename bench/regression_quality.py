@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -45,9 +44,11 @@ from campaigns.changepoints import change_points  # noqa: E402
 from campaigns.statistics import (  # noqa: E402
     LATENCY,
     QPS,
+    RunNoise,
     cells_judge,
     geometric_mean,
     repetitions_needed,
+    run_noise,
 )
 from campaigns.sysbench.command import Connection, build_argv  # noqa: E402
 from campaigns.sysbench.parser import parse_output  # noqa: E402
@@ -109,18 +110,9 @@ def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0) -> 
                                                              threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct)}
 
 
-def between_only(runs: list[dict], cells: list[Cell], reps: int) -> float:
-    """What varies from run to run whatever the repetitions, as monitoring.campaign_noise measures it."""
-    within = [statistics.stdev(v) / statistics.fmean(v) * 100 for run in runs for cell in cells
-              if len(v := [j["qps"] for j in run[cell]]) >= 2]
-    between = []
-    for cell in cells:
-        means = [geometric_mean([j["qps"] for j in run[cell]]) or 0.0 for run in runs]
-        if len(means) >= 2:
-            between.append(statistics.stdev(means) / statistics.fmean(means) * 100)
-    if not within or not between:
-        return 0.0
-    return math.sqrt(max(0.0, statistics.median(between) ** 2 - statistics.median(within) ** 2 / reps))
+def noise(runs: list[dict]) -> RunNoise:
+    """The runs' noise, measured as monitoring.campaign_noise measures a campaign's (statistics.run_noise)."""
+    return run_noise([{cell: [j["qps"] for j in jobs] for cell, jobs in run.items()} for run in runs])
 
 
 def wilson(hits: int, n: int) -> str:
@@ -174,15 +166,9 @@ def report(data: dict[str, Any]) -> None:
           f"({data['elapsed_s'] / 60:.1f} min); threshold {THRESHOLD_PCT:g}%, baseline the last {BASELINE_RUNS} runs")
 
     # Noise: one repetition within its run, and one run's geometric mean between runs.
-    within = [statistics.stdev(v) / statistics.fmean(v) * 100 for run in a_runs for cell in cells
-              if len(v := [j["qps"] for j in run[cell]]) >= 2]
-    between = []
-    for cell in cells:
-        means = [geometric_mean([j["qps"] for j in run[cell]]) or 0.0 for run in a_runs]
-        if len(means) >= 2:
-            between.append(statistics.stdev(means) / statistics.fmean(means) * 100)
-    cv_within = statistics.median(within) if within else None
-    cv_between = statistics.median(between) if between else None
+    measured = noise(a_runs)
+    cv_within, cv_between = measured.cv_within_pct, measured.cv_between_pct
+    between = [b for cell in cells if (b := noise([{cell: run[cell]} for run in a_runs]).cv_between_pct) is not None]
     print(f"  CV of one repetition within a run (median over cells and runs): {cv_within:.1f}%" if cv_within
           is not None else "  CV within a run: needs 2+ repetitions")
     if cv_between is not None:
@@ -201,7 +187,7 @@ def report(data: dict[str, Any]) -> None:
         if len(earlier) >= 3 and reps >= 2:
             # As run_evaluate does against a pinned run: the run-to-run noise measured on the history so far.
             flagged = {c for c, _, _ in judge(earlier[-1:], history[i]["run"],
-                                              run_cv_pct=between_only(earlier[-20:], cells, reps))}
+                                              run_cv_pct=noise(earlier[-20:]).between_only_pct or 0.0)}
             pinned_alarms += len(flagged)
             pinned_cells += len(cells)
     print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: {wilson(window_alarms, window_cells)}"
@@ -230,7 +216,7 @@ def report(data: dict[str, Any]) -> None:
                   f"  (measured Δ median {statistics.median(measured):+.1f}%)")
     if cv_within is not None:
         # What repetitions cannot reduce: the spread of run means beyond what their repetitions explain.
-        pure_between = math.sqrt(max(0.0, (cv_between or 0.0) ** 2 - cv_within ** 2 / reps))
+        pure_between = measured.between_only_pct or 0.0
         print(f"  of which between runs, whatever the repetitions: {pure_between:.1f}%")
         for slowdown in SLOWDOWNS:
             needed = repetitions_needed(cv_within, between_cv_pct=pure_between, change_pct=slowdown,

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import statistics as pystats
 from collections import defaultdict
 from datetime import timedelta
 from typing import Any
@@ -21,7 +19,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.services import StateConflict, campaign_launch
-from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed
+from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed, run_noise
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
 log = logging.getLogger(__name__)
@@ -311,23 +309,8 @@ def campaign_noise(*, campaign: Campaign, last_runs: int = 20, before: Run | Non
         runs = runs.filter(created_at__lt=before.created_at).exclude(pk=before.pk)
     ids = list(runs.order_by("-created_at", "-id").values_list("pk", flat=True)[:last_runs])
     values = _cell_values(ids)
-    within, reps_seen = [], []
-    per_cell: dict[Cell, list[float]] = defaultdict(list)
-    for cells in values.values():
-        for cell, v in cells.items():
-            qps = v["qps"]
-            if len(qps) >= 2 and (mean := pystats.fmean(qps)) > 0:
-                within.append(pystats.stdev(qps) / mean * 100)
-                reps_seen.append(len(qps))
-            if (m := geometric_mean(qps)) is not None:
-                per_cell[cell].append(m)
-    between = [pystats.stdev(m) / pystats.fmean(m) * 100 for m in per_cell.values() if len(m) >= 2 and pystats.fmean(m) > 0]
-    cv_within = pystats.median(within) if within else None
-    cv_between = pystats.median(between) if between else None
-    between_only = None
-    if cv_between is not None:
-        reps = pystats.median(reps_seen) if reps_seen else 1
-        between_only = math.sqrt(max(0.0, cv_between ** 2 - (cv_within or 0.0) ** 2 / reps))
+    noise = run_noise([{cell: v["qps"] for cell, v in cells.items()} for cells in values.values()])
+    cv_within, cv_between, between_only = noise.cv_within_pct, noise.cv_between_pct, noise.between_only_pct
     recommended = {}
     if cv_within is not None:
         for change in NOISE_CHANGES_PCT:

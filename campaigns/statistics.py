@@ -229,6 +229,39 @@ def latency_resolution_ms(value_ms: float) -> float:
     return max(PRINTED_RESOLUTION_MS, abs(value_ms) * HISTOGRAM_BUCKET_RATIO)
 
 
+@dataclass(frozen=True, slots=True)
+class RunNoise:
+    """How much a campaign's measurements vary, in % (None where the runs cannot tell): one repetition within its
+    run (median over cells and runs), a run's mean from run to run (median over cells), and the part of the latter
+    that repetitions cannot reduce (√(between² − within² / repetitions))."""
+
+    cv_within_pct: float | None
+    cv_between_pct: float | None
+    between_only_pct: float | None
+
+
+def run_noise(runs: list[dict[Any, list[float]]]) -> RunNoise:
+    """The noise of a series of runs, each given as its cells' repetition values."""
+    within, reps_seen = [], []
+    per_cell: dict[Any, list[float]] = {}
+    for cells in runs:
+        for cell, values in cells.items():
+            if len(values) >= 2 and (mean := pystats.fmean(values)) > 0:
+                within.append(pystats.stdev(values) / mean * 100)
+                reps_seen.append(len(values))
+            if (m := geometric_mean(values)) is not None:
+                per_cell.setdefault(cell, []).append(m)
+    between = [pystats.stdev(m) / pystats.fmean(m) * 100 for m in per_cell.values()
+               if len(m) >= 2 and pystats.fmean(m) > 0]
+    cv_within = pystats.median(within) if within else None
+    cv_between = pystats.median(between) if between else None
+    between_only = None
+    if cv_between is not None:
+        reps = pystats.median(reps_seen) if reps_seen else 1
+        between_only = math.sqrt(max(0.0, cv_between ** 2 - (cv_within or 0.0) ** 2 / reps))
+    return RunNoise(cv_within, cv_between, between_only)
+
+
 def repetitions_needed(cv_pct: float | None, *, between_cv_pct: float = 0.0, change_pct: float = 15.0,
                        baseline_runs: int = 5, power: float = 0.9, limit: int = 50) -> int | None:
     """How many repetitions per cell let the run-level check (the run's geometric mean against the 95% prediction

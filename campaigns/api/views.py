@@ -281,6 +281,14 @@ def run_queryset() -> QuerySet[Run]:
     )
 
 
+def idempotency_key(request: Request) -> str | None:
+    """The request's Idempotency-Key header (None without one), refused with a 400 naming it when unusable."""
+    key = request.headers.get("Idempotency-Key", "").strip() or None
+    if key is not None and (len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable()):
+        raise serializers.ValidationError({"Idempotency-Key": f"at most {MAX_IDEMPOTENCY_KEY} printable characters"})
+    return key
+
+
 @extend_schema_view(
     plan=extend_schema(request=None, responses={200: OpenApiTypes.OBJECT},
                        description="What a launch would do: jobs in order, exact commands (password as ***), "
@@ -335,10 +343,7 @@ class CampaignViewSet(ModelViewSet):
         campaign = self.get_object()
         body = s.LaunchSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        key = request.headers.get("Idempotency-Key", "").strip() or None
-        if key is not None and (len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable()):
-            raise serializers.ValidationError(
-                {"Idempotency-Key": f"at most {MAX_IDEMPOTENCY_KEY} printable characters"})
+        key = idempotency_key(request)
         run = services.campaign_launch(campaign=campaign, user=request.user, trigger=Run.Trigger.API,
                                        idempotency_key=key, label=body.validated_data["label"])
         data = s.RunSerializer(run_queryset().get(pk=run.pk), context=self.get_serializer_context()).data
@@ -380,10 +385,7 @@ class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
     def _rerun(self, request: Request, scope: str) -> Response:
         run = self.get_object()
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
-        key = request.headers.get("Idempotency-Key", "").strip() or None
-        if key is not None and (len(key) > MAX_IDEMPOTENCY_KEY or not key.isprintable()):
-            raise serializers.ValidationError(
-                {"Idempotency-Key": f"at most {MAX_IDEMPOTENCY_KEY} printable characters"})
+        key = idempotency_key(request)
         new = services.run_rerun(run=run, user=request.user, trigger=Run.Trigger.API, scope=scope,
                                  idempotency_key=key)
         return Response(self.get_serializer(run_queryset().get(pk=new.pk)).data, status=status.HTTP_202_ACCEPTED)
