@@ -31,7 +31,9 @@ from campaigns.models import Campaign, Job, JobResult, Regression, Run, Scenario
 from tests.factories import CampaignFactory, DatasetFactory, ProductFactory, ScenarioFactory, TargetFactory
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.django_db(transaction=True)
+# slow: every test needs the CLI installed into a fresh virtual environment from PyPI (30-40 s), too long for
+# `make check`'s loop; `make test` runs them.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def _cli_sources() -> list[Path]:
