@@ -172,7 +172,8 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+# scripts/serve-clients.sh puts a password-bearing REDIS_URL into var/secrets.env; the environment still wins.
+REDIS_URL = os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 
 
 def redis_url_next_db(url: str) -> str:
