@@ -111,8 +111,9 @@ class Missing(importlib.abc.MetaPathFinder):
         if name.split(".")[0] in {"numpy", "scipy", "gunicorn", "honcho", "whitenoise", "drf_spectacular_sidecar"}:
             raise ImportError(f"{name} is not in requirements-client.txt")
 sys.meta_path.insert(0, Missing())
-import django
-django.setup()
+from benchapp.celery import app
+from celery.fixups.django import DjangoWorkerFixup
+DjangoWorkerFixup(app).validate_models()  # what `celery worker` does at start-up
 from celery.apps import worker
 from campaigns import tasks, worker_signals
 from campaigns.execution import client, coordinator, reconcile, hosts
