@@ -17,11 +17,14 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -122,8 +125,11 @@ class NetnsHost:
         _ip("link", "set", self.veth_inside, "up", netns=self.netns)
         _ip("link", "set", "lo", "up", netns=self.netns)
 
-    def start(self, extra_env: dict[str, str] | None = None) -> WorkerProcess:
-        """Starts the host's worker inside its namespace, with its own hostname; waits until it is ready."""
+    def start(self, extra_env: dict[str, str] | None = None, *, join_script: bool = False) -> WorkerProcess:
+        """Starts the host's worker inside its namespace, with its own hostname; waits until it is ready.
+
+        With join_script, as a client host's operator would: `scripts/join-client.sh --foreground` (without its
+        installing steps) from an env file such as the server's scripts/serve-clients.sh writes."""
         env = {
             "DATABASE_URL": f"postgres://postgres@{self.lab.address}:5432/{self.lab.db_name}",
             "REDIS_URL": _with_host(TEST_REDIS_URL, self.lab.address),
@@ -134,9 +140,24 @@ class NetnsHost:
         }
         prefix = ["ip", "netns", "exec", self.netns, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
                   self.name]
-        self.worker = WorkerProcess(self.name, self.lab.db_name, extra_env=env, prefix=prefix)
+        command = self._join_command(env) if join_script else None
+        self.worker = WorkerProcess(self.name, self.lab.db_name, extra_env=env, prefix=prefix, command=command)
         self.worker.wait_ready()
         return self.worker
+
+    def _join_command(self, env: dict[str, str]) -> list[str]:
+        from django.conf import settings
+
+        state = Path(tempfile.mkdtemp(prefix=f"{self.name}-"))
+        self.lab.cleanups.append(lambda: shutil.rmtree(state, ignore_errors=True))
+        env_file = state / "client.env"
+        env_file.touch(mode=0o600)
+        env_file.write_text(f"DATABASE_URL={env['DATABASE_URL']}\nREDIS_URL={env['REDIS_URL']}\n"
+                            f"BENCHAPP_FIELD_KEY={settings.FIELD_ENCRYPTION_KEYS[0]}\n"
+                            f"BENCHAPP_QUEUE={os.environ['BENCHAPP_QUEUE']}\n")
+        return ["bash", "scripts/join-client.sh", "--no-install", "--foreground", "--env-file", str(env_file),
+                "--config-dir", str(state / "etc"), "--state-dir", str(state), "--hostname", self.name,
+                "--labels", ",".join(self.labels), "--concurrency", "1"]
 
     def link_down(self) -> None:
         """The host's link goes down: its packets are dropped from now on (no reset reaches either end)."""

@@ -46,7 +46,9 @@ def _campaign(lab: NetnsLab, target_db: str, *, label: str, threads: list[int], 
 
 def test_a_two_client_job_runs_one_sysbench_in_each_namespace(celery_worker_process, netns_lab, target_databases):
     label = f"{netns_lab.prefix}-pair"
-    hosts = [netns_lab.add_host(f"{netns_lab.prefix}-{x}", labels=[label]) for x in "ab"]
+    hosts = [netns_lab.add_host(f"{netns_lab.prefix}-{x}", labels=[label], start=False) for x in "ab"]
+    for host in hosts:
+        host.start(join_script=True)  # as an operator would: scripts/join-client.sh --foreground
     joined = [wait_host_online(h.name) for h in hosts]
     # Each announced its own address (the namespace's, not 127.0.0.1) and its clock against the server's.
     assert [j.address for j in joined] == [h.address for h in hosts]
