@@ -75,6 +75,9 @@ def test_a_two_client_job_runs_one_sysbench_in_each_namespace(celery_worker_proc
     for host in hosts:
         pids = host.pids()
         assert pids and not any(map(_loads_numpy, pids)), host.name
+    # Nor does the field key the host was given show in any of its processes' command lines.
+    for pid in (pid for host in hosts for pid in host.pids()):
+        assert settings.FIELD_ENCRYPTION_KEYS[0].encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
     client_rss = [_rss_mb(pid) for host in hosts for pid in host.pids()]
     server_rss = [_rss_mb(pid) for pid in _group_pids(celery_worker_process.proc.pid)]
     record_measurement("worker RSS MB: client host processes " + ", ".join(f"{r:.0f}" for r in client_rss)
