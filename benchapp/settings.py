@@ -172,7 +172,8 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+# scripts/serve-clients.sh puts a password-bearing REDIS_URL into var/secrets.env; the environment still wins.
+REDIS_URL = os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 
 
 def redis_url_next_db(url: str) -> str:
@@ -223,6 +224,12 @@ BENCHAPP_HOSTNAME = os.environ.get("BENCHAPP_HOSTNAME", socket.gethostname())
 # Labels this worker's client host announces when it joins ("ap-guangzhou-3,near tdsql"): campaigns choose hosts
 # by name or label.
 BENCHAPP_HOST_LABELS = envlist("BENCHAPP_HOST_LABELS", "")
+# "all" (the server's own worker): the shared queue, this host's queue and the server queue (regression checks,
+# schedules, notifications: numpy and scipy). "client" (scripts/join-client.sh): no server queue, so the worker's
+# processes stay small.
+BENCHAPP_WORKER_ROLE = os.environ.get("BENCHAPP_WORKER_ROLE", "all")
+if BENCHAPP_WORKER_ROLE not in ("all", "client"):
+    raise ValueError(f"BENCHAPP_WORKER_ROLE must be all or client, not {BENCHAPP_WORKER_ROLE!r}")
 BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
 # Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
 # reconcile task waits for a free pool slot, and during long jobs every slot may be busy.

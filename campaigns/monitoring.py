@@ -14,6 +14,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
+from campaigns import execution
 from campaigns.changepoints import change_points
 from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
@@ -51,7 +52,7 @@ def schedule_save(*, schedule: CampaignSchedule) -> CampaignSchedule:
         task.task = "campaigns.tasks.schedule_fire_task"
         task.args = json.dumps([schedule.pk])
         task.enabled = schedule.enabled
-        task.queue = settings.CELERY_TASK_DEFAULT_QUEUE
+        task.queue = execution.server_queue()  # it imports numpy: never on a client host's worker
         task.save()
         if schedule.periodic_task_id != task.pk:
             schedule.periodic_task = task

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.conf import settings
 
 from campaigns import execution
 from campaigns.webhooks import WEBHOOK_BACKOFF_MAX_S, WEBHOOK_BACKOFF_S, WEBHOOK_MAX_RETRIES, WebhookFailed
@@ -38,7 +37,7 @@ def run_finished_task(run_id: int) -> None:
 
     regression_ids = monitoring.run_finished(run_id=run_id)
     if regression_ids:
-        webhook_notify_task.apply_async(args=(run_id, regression_ids), queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        webhook_notify_task.apply_async(args=(run_id, regression_ids), queue=execution.server_queue())
 
 
 # A receiver that fails is retried by Celery with exponential back-off (no sleeping in a worker slot); a

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from django.http import HttpResponse
 from django.urls import URLPattern, path
 
-from campaigns.views import campaigns, catalogue, compare, dashboard, quick, runs, scenarios, schedules, seeds
+from campaigns.views import campaigns, catalogue, compare, dashboard, hosts, quick, runs, scenarios, schedules, seeds
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
 View = Callable[..., HttpResponse]
@@ -54,6 +54,7 @@ urlpatterns = [
     path("runs/<int:pk>/pin-baseline/", runs.run_pin_baseline, name="run-pin-baseline"),
     path("regressions/<int:pk>/acknowledge/", runs.regression_acknowledge, name="regression-acknowledge"),
     path("jobs/<int:pk>/", runs.job_detail, name="job-detail"),
+    path("hosts/", hosts.host_list, name="host-list"),
     path("seeds/", seeds.seed_list, name="seeds"),
     path("seeds/quick-run/", seeds.seed_quick_run, name="seeds-quick-run"),
     path("seeds/<slug:key>/instantiate/", seeds.seed_instantiate, name="seeds-instantiate"),

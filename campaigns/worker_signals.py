@@ -1,5 +1,6 @@
 """Client-host registration: a Celery worker announces its host, consumes the host's own
-queue besides the shared one, and keeps a heartbeat while it lives.
+queue besides the shared one (and the server queue, unless BENCHAPP_WORKER_ROLE=client), and keeps a heartbeat
+while it lives.
 
 signals_connect() is called from CampaignsConfig.ready(); the handlers only act inside a Celery worker.
 """
@@ -22,6 +23,8 @@ _stop = threading.Event()
 
 def _add_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
     instance.app.amqp.queues.select_add(execution.host_queue(settings.BENCHAPP_HOSTNAME))
+    if settings.BENCHAPP_WORKER_ROLE != "client":
+        instance.app.amqp.queues.select_add(execution.server_queue())
 
 
 def _beat_forever(interval_s: float) -> None:
@@ -47,7 +50,7 @@ def _register_host(**kwargs: Any) -> None:
     facts = execution.local_host_facts()
     execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME, cores=facts["cores"],
                              memory_gb=facts["memory_gb"], version=facts["version"],
-                             labels=settings.BENCHAPP_HOST_LABELS)
+                             labels=settings.BENCHAPP_HOST_LABELS, facts=facts)
     threading.Thread(target=_beat_forever, args=(settings.BENCHAPP_HEARTBEAT_S,), daemon=True,
                      name="benchapp-heartbeat").start()
     if settings.BENCHAPP_RECONCILE_IN_WORKER:

@@ -129,6 +129,9 @@ else
         --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
     redis_state="started"
 fi
+# scripts/serve-clients.sh gives Redis a password (kept in var/secrets.env); redis-cli reads it from REDISCLI_AUTH.
+redis_password=$(sed -n 's/^BENCHAPP_REDIS_PASSWORD=//p' var/secrets.env 2>/dev/null | tail -n 1)
+if [[ -n $redis_password ]]; then export REDISCLI_AUTH=$redis_password; fi
 wait_for "Redis on 127.0.0.1:$REDIS_PORT" bash -c "redis-cli -h 127.0.0.1 -p $REDIS_PORT ping | grep -qx PONG"
 
 # MariaDB. A fresh install outside systemd may lack the system tables and the socket directory.

@@ -100,7 +100,10 @@ def target_databases() -> Iterator[dict[str, str]]:
 class WorkerProcess:
     """A real `celery worker` subprocess acting as one client host."""
 
-    def __init__(self, hostname: str, db_name: str, *, beat: bool = False, extra_env: dict[str, str] | None = None):
+    def __init__(self, hostname: str, db_name: str, *, beat: bool = False, extra_env: dict[str, str] | None = None,
+                 prefix: list[str] | None = None, command: list[str] | None = None):
+        """prefix runs the worker through another command (tests/netns.py: `ip netns exec NS ...`); command
+        replaces the `celery worker` command line (tests/netns.py: scripts/join-client.sh --foreground)."""
         self.hostname = hostname
         OUTPUT_DIR.mkdir(exist_ok=True)
         self.log_path = OUTPUT_DIR / f"worker-{hostname}.log"
@@ -116,9 +119,11 @@ class WorkerProcess:
             "PYTHONUNBUFFERED": "1",
         })
         env.update(extra_env or {})
-        argv = [sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "INFO",
+        argv = [*(prefix or []), sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "INFO",
                 "--concurrency", "1", "-Q", env["BENCHAPP_QUEUE"], "-n", f"{hostname}@%h", "--without-gossip",
                 "--without-mingle"]
+        if command is not None:
+            argv = [*(prefix or []), *command]
         if beat:
             argv += ["-B", "--schedule-filename", str(OUTPUT_DIR / f"beat-{hostname}"),
                      "--scheduler", "celery.beat:PersistentScheduler"]

@@ -359,7 +359,7 @@ class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = JobClient
         fields = ["index", "host_name", "threads", "status", "command_line", "exit_code", "sysbench_version",
-                  "same_host", "error", "summary", "started_at", "finished_at", "wall_time_s"]
+                  "same_host", "host_facts", "error", "summary", "started_at", "finished_at", "wall_time_s"]
         read_only_fields = fields
 
 
@@ -630,9 +630,12 @@ class ClientHostSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSer
 
     class Meta:
         model = ClientHost
-        fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "labels", "started_at",
+        fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "labels", "address",
+                  "cpu_model", "kernel", "client_versions", "clock_offset_ms", "clock_rtt_ms", "started_at",
                   "last_heartbeat", "online"]
-        read_only_fields = ["started_at", "last_heartbeat"]
+        # Facts are what the host announced when it joined, not an operator's to edit.
+        read_only_fields = ["started_at", "last_heartbeat", "address", "cpu_model", "kernel", "client_versions",
+                            "clock_offset_ms", "clock_rtt_ms"]
         extra_kwargs = {"cores": {"max_value": 100_000}, "memory_gb": {"min_value": 0, "max_value": 10**9}}
 
     @extend_schema_field(OpenApiTypes.BOOL)

@@ -26,7 +26,7 @@ from campaigns.execution.phases import (
     sysbench_gate,
 )
 from campaigns.execution.results import _load, client_prefix, job_finalize, sample_store
-from campaigns.models import Job, JobClient
+from campaigns.models import ClientHost, Job, JobClient
 from campaigns.sysbench import parser
 from campaigns.sysbench.command import Connection, redact_text
 from campaigns.sysbench.errors import explain_failure
@@ -120,8 +120,9 @@ def _client_run(job: Job, client: JobClient) -> None:
     argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
     sysbench_gate(conn)  # before the barrier, so that the check adds nothing to the start skew
     same_host = target_is_local(conn.host)
+    host = ClientHost.objects.filter(hostname=client.host_name).first()
     JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH),
-                                                  same_host=same_host)
+                                                  same_host=same_host, host_facts=host.facts() if host else {})
     release_at = _barrier_wait(client, client_count(job))
     delay = release_at - time.time()
     if delay > 0:

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.datasets import run_cleanup_data
-from campaigns.execution.hosts import host_queue
+from campaigns.execution.hosts import host_queue, server_queue
 from campaigns.models import Job, Run
 
 
@@ -42,7 +42,7 @@ def jobclient_dispatch(*, client_id: int, hostname: str) -> None:
 
 
 def run_finished_dispatch(run_id: int) -> None:
-    _tasks().run_finished_task.apply_async(args=[run_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    _tasks().run_finished_task.apply_async(args=[run_id], queue=server_queue())
 
 
 def run_advance(*, run_id: int) -> None:

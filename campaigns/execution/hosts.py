@@ -2,14 +2,17 @@
 whose worker stopped beating."""
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import os
+import platform
 import socket
 import time
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from campaigns.execution import transitions
@@ -25,12 +28,24 @@ def host_queue(hostname: str) -> str:
     return f"{settings.CELERY_TASK_DEFAULT_QUEUE}.host.{hostname}"
 
 
+def server_queue() -> str:
+    """The queue of the tasks only the server's own worker runs (regression checks, notifications): they
+    import numpy and scipy, which a client host's worker (BENCHAPP_WORKER_ROLE=client) never loads."""
+    return f"{settings.CELERY_TASK_DEFAULT_QUEUE}.server"
+
+
 def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float | None = None,
-                   version: str | None = None, labels: list[str] | None = None) -> ClientHost:
+                   version: str | None = None, labels: list[str] | None = None,
+                   facts: dict[str, Any] | None = None) -> ClientHost:
+    """Marks the host alive; with cores (at join), also stores its facts: those given, and its address and
+    clock as seen from here (join_facts_measure)."""
     defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
     if cores is not None:
         defaults.update(cores=cores, memory_gb=memory_gb or 0, sysbench_version=version or "",
                         started_at=timezone.now())
+        given = facts or {}
+        defaults.update({name: given[name] for name in ("cpu_model", "kernel", "client_versions") if name in given})
+        defaults.update(join_facts_measure())
     if labels:  # announced at join; without any, the labels an operator gave the host stay
         defaults["labels"] = sorted({label.strip() for label in labels if label.strip()})
     host, _ = ClientHost.objects.update_or_create(hostname=hostname, defaults=defaults)
@@ -46,9 +61,71 @@ def host_mark_offline(*, hostname: str, heartbeat_before: datetime) -> None:
 
 
 def local_host_facts() -> dict[str, Any]:
+    """This machine's facts that need no server: name, CPUs, memory, kernel, sysbench and client libraries."""
     pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     return {"hostname": settings.BENCHAPP_HOSTNAME or socket.gethostname(), "cores": os.cpu_count() or 1,
-            "memory_gb": round(pages / 2**30, 1), "version": sysbench_version(settings.BENCHAPP_SYSBENCH)}
+            "memory_gb": round(pages / 2**30, 1), "version": sysbench_version(settings.BENCHAPP_SYSBENCH),
+            "cpu_model": cpu_model()[:200], "kernel": f"{platform.system()} {platform.release()}"[:200],
+            "client_versions": client_versions()}
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith(("model name", "Model")):  # x86; ARM
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def client_versions() -> dict[str, str]:
+    """The libraries through which this host's probes reach a target (sysbench's own are in its version)."""
+    import MySQLdb
+    import psycopg
+
+    libpq = psycopg.pq.version()  # 180006 for 18.6
+    return {"python": platform.python_version(), "mysqlclient": importlib.metadata.version("mysqlclient"),
+            "libmysqlclient": MySQLdb._mysql.get_client_info(), "psycopg": psycopg.__version__,
+            "libpq": f"{libpq // 10000}.{libpq % 10000}"}
+
+
+CLOCK_SAMPLES = 5
+
+
+def join_facts_measure() -> dict[str, Any]:
+    """This host's address towards benchapp's PostgreSQL, and its clock against that server's.
+
+    The offset is this host's clock minus the server's (positive: the host is ahead), from the reading with the
+    shortest round trip among a few, assuming the server read its clock halfway through: exact to rtt / 2.
+    """
+    best: tuple[float, float] | None = None
+    with connection.cursor() as cursor:
+        for _ in range(CLOCK_SAMPLES):
+            sent_s, sent_mono = time.time(), time.monotonic()
+            cursor.execute("SELECT extract(epoch FROM clock_timestamp())::float8")
+            server_s = cursor.fetchone()[0]
+            rtt_s = time.monotonic() - sent_mono
+            if best is None or rtt_s < best[1]:
+                best = (sent_s + rtt_s / 2 - server_s, rtt_s)
+        assert best is not None
+        sock = connection.connection.pgconn.socket if connection.connection is not None else -1
+        address = _local_address(sock)
+    return {"clock_offset_ms": round(best[0] * 1000, 3), "clock_rtt_ms": round(best[1] * 1000, 3),
+            "address": address}
+
+
+def _local_address(fd: int) -> str | None:
+    """The local address of the connection to the server: the one this host reaches it from."""
+    if fd < 0:
+        return None
+    try:
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            name = sock.getsockname()
+    except OSError:
+        return None
+    return name[0] if isinstance(name, tuple) else None  # a Unix socket has no address
 
 
 def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str) -> bool:

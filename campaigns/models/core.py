@@ -635,6 +635,9 @@ class JobClient(models.Model):
     sysbench_version = models.CharField(max_length=50, blank=True)
     pid = models.IntegerField(null=True, blank=True)
     same_host = models.BooleanField(default=False, help_text="the target's address is this client host's own")
+    # The host's facts as it announced them when it joined (ClientHost.facts()), copied when this client ran:
+    # the job's environment stays what it was even after the host is upgraded or renamed.
+    host_facts = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
     histogram = models.JSONField(null=True, blank=True)
@@ -787,6 +790,17 @@ class ClientHost(models.Model):
     # Where it stands ("ap-guangzhou-3", "near tdsql"): a campaign may choose its hosts by name or by label.
     # A worker announces its own (BENCHAPP_HOST_LABELS) when it joins; an operator may edit them.
     labels = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    # Facts it announces when it joins (execution.hosts.local_host_facts): the address the server sees it
+    # connect from, CPU model, kernel, client library versions, and its clock against PostgreSQL's.
+    address = models.GenericIPAddressField(null=True, blank=True)
+    cpu_model = models.CharField(max_length=200, blank=True)
+    kernel = models.CharField(max_length=200, blank=True)
+    client_versions = models.JSONField(default=dict, blank=True,
+                                       help_text="mysqlclient, libmysqlclient, psycopg, libpq and Python versions")
+    clock_offset_ms = models.FloatField(null=True, blank=True,
+                                        help_text="this host's clock minus the server's (PostgreSQL's), at join")
+    clock_rtt_ms = models.FloatField(null=True, blank=True,
+                                     help_text="round trip of the clock reading: the offset is exact to half of it")
 
     objects = ClientHostQuerySet.as_manager()
 
@@ -795,6 +809,14 @@ class ClientHost(models.Model):
 
     def __str__(self) -> str:
         return self.hostname
+
+    FACT_FIELDS: ClassVar[tuple[str, ...]] = ("hostname", "address", "cpu_model", "cores", "memory_gb", "kernel",
+                                              "sysbench_version", "client_versions", "clock_offset_ms",
+                                              "clock_rtt_ms")
+
+    def facts(self) -> dict[str, Any]:
+        """What the host announced when it joined, as a job's environment keeps it (JobClient.host_facts)."""
+        return {name: getattr(self, name) for name in self.FACT_FIELDS}
 
     def is_online(self) -> bool:
         age = (timezone.now() - self.last_heartbeat).total_seconds()
