@@ -17,7 +17,7 @@ from campaigns import monitoring, roles, services
 from campaigns.filtersets import RunFilterSet
 from campaigns.models import Annotation, Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
-from campaigns.services import runs_with_progress
+from campaigns.services import runs_progress, runs_with_progress
 from campaigns.views.base import paginate, role_required
 
 TAIL_LINES = 40
@@ -98,7 +98,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
     filterset = RunFilterSet(request.GET, queryset=base, request=request)
     queryset = filterset.qs if filterset.is_valid() else base.none()
     page = paginate(request, queryset)
-    runs = [(run, progress(run)) for run in page.object_list]
+    listed = list(page.object_list)
+    runs = list(zip(listed, runs_progress(listed), strict=True))
     return render(request, "campaigns/run_list.html", {"page": page, "runs": runs, "filterset": filterset})
 
 
