@@ -228,12 +228,20 @@
   }
   const throughput = timelineChart(throughputCanvas, "QPS", "#2563eb", "QPS");
   const latency = timelineChart(latencyCanvas, "latency (ms)", "#dc2626", "ms");
+  let threadCounts = []; // the thread counts of the run's jobs, ascending: the QPS-by-threads chart's ticks
   const byThreads = new Chart(threadsCanvas, {
     type: "line",
     data: { datasets: [] },
     options: { ...common, interaction: { mode: "nearest", intersect: false },
       scales: { x: { type: "logarithmic", title: { display: true, text: "threads" },
-        ticks: { callback: function (value) { return Number.isInteger(Math.log2(value)) || value === 1 ? value : ""; } } },
+        // Ticks and grid lines at the thread counts measured, nowhere else; a little room beyond the ends.
+        afterBuildTicks: function (scale) { scale.ticks = threadCounts.map(function (v) { return { value: v }; }); },
+        afterDataLimits: function (scale) {
+          if (!threadCounts.length) return;
+          scale.min = threadCounts[0] / 1.25;
+          scale.max = threadCounts[threadCounts.length - 1] * 1.25;
+        },
+        ticks: { maxRotation: 0, autoSkip: true, callback: function (value) { return String(value); } } },
       y: { beginAtZero: true, title: { display: true, text: "QPS" } } } },
   });
 
@@ -264,6 +272,7 @@
     latency.data.datasets[0].data = joined(base.latency, liveLatency, startS);
     throughput.update("none");
     latency.update("none");
+    throughputCanvas.dataset.boundaries = String(boundaries.length);
     const shown = throughput.data.datasets[0].data.filter(function (p) { return p.y !== null; }).length;
     if (timelineNote) {
       timelineNote.textContent = boundaries.length + " job" + (boundaries.length === 1 ? "" : "s") + " started, "
@@ -421,6 +430,7 @@
     const key = JSON.stringify(datasets.map(function (d) { return [d.label, d.data]; }));
     if (key === threadsKey) return;
     threadsKey = key;
+    threadCounts = [...new Set(jobs.map(function (j) { return j.threads; }))].sort(function (a, b) { return a - b; });
     byThreads.data.datasets = datasets;
     byThreads.update("none");
   }
