@@ -1,4 +1,4 @@
-"""Watching a run in a real browser: a real Celery worker runs three short sysbench jobs on the local MariaDB while
+"""Watching a run in a real browser: a real Celery worker runs four short sysbench jobs on the local MariaDB while
 the dashboard and the run page are watched. Elapsed ticks, the ETA falls as jobs finish, one timeline gains points
 from more than one job with a line where each job started, QPS by threads fills in, the running job's phase never
 reads "21 s of 10 s" and its output pane is its own. Screenshots mid-run and finished at 1440×900 and 390×844.
@@ -50,7 +50,7 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
     scenario = ScenarioFactory(name="watch point select", test="oltp_point_select", time_s=3, warmup_s=0,
                                dataset=DatasetFactory(name="watch tiny", tables=1, table_size=1000))
     campaign = CampaignFactory(name="watch campaign", targets=[TargetFactory(name="watch-mariadb")],
-                               scenarios=[scenario], threads=[1, 2, 4])
+                               scenarios=[scenario], threads=[1, 2, 4, 8])
     _login(page)
     run = services.campaign_launch(campaign=campaign, user=user)
     etas: dict[int, float] = {}  # jobs done → the first ETA read with that many done
@@ -65,7 +65,7 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
     _shot(page, "watch-01-dashboard-1440")
     progress = _progress(run)
     etas.setdefault(progress["done"], progress["eta_s"])
-    # The plan's estimate for 3 jobs of 3 s, not hours: (3 s + 2 s overhead) × 3 and a tiny preparation.
+    # The plan's estimate for 4 jobs of 3 s, not hours: (3 s + 2 s overhead) × 4 and a tiny preparation.
     assert progress["eta_s"] is not None and progress["eta_s"] < 60
 
     row.get_by_role("link", name=f"#{run.pk}").click()
@@ -104,7 +104,8 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
             assert number and state["tailJob"] == f"job #{number.group(1)}", state
         if not mid_run_shots and state["boundaries"] >= 2 and state["points"] >= 3 and state["threadPoints"] >= 1:
             # Mid-run: the timeline holds points of more than one job, a line where each started; QPS by
-            # threads has the finished job's point.
+            # threads has the finished job's point. Two jobs are still to come: the phone's page is taken
+            # before the run ends (when the page reloads itself).
             mid_run_shots = True
             _shot(page, "watch-02-run-mid-1440")
             phone_context, phone = _phone(browser, live_server, problems)
@@ -119,9 +120,10 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
         page.wait_for_timeout(250)
 
     assert mid_run_shots, "never saw the timeline with two jobs while the run was going"
-    # The ETA falls as jobs finish.
-    assert set(etas) >= {1, 2}, etas
-    assert etas[2] < etas[1], etas
+    # The ETA falls as jobs finish (the phone's page may hide a count or two from this loop's reads).
+    seen = sorted(n for n in etas if n >= 1)
+    assert len(seen) >= 2, etas
+    assert all(etas[b] < etas[a] for a, b in zip(seen, seen[1:], strict=False)), etas
     # "Running: 21 s of 10 s" never appears: past its --time a job is "finishing".
     running = [PHASE.search(p) for p in phases if PHASE.search(p)]
     assert running, phases
@@ -131,13 +133,13 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
     page.reload()
     run.refresh_from_db()
     assert run.status == Run.Status.SUCCEEDED, list(run.jobs.values_list("status", "error"))
-    wait_js(page, "Number(document.getElementById('chart-throughput').dataset.boundaries || 0) === 3")
+    wait_js(page, "Number(document.getElementById('chart-throughput').dataset.boundaries || 0) === 4")
     wait_js(page, "Chart.getChart('chart-threads').data.datasets.length === 1 && "
-                  "Chart.getChart('chart-threads').data.datasets[0].data.length === 3")
+                  "Chart.getChart('chart-threads').data.datasets[0].data.length === 4")
     threads_curve = page.evaluate("Chart.getChart('chart-threads').data.datasets[0].data.map(p => p.x)")
-    assert threads_curve == [1, 2, 4]
+    assert threads_curve == [1, 2, 4, 8]
     timeline = page.evaluate(f"fetch('/runs/{run.pk}/timeline/').then(r => r.json())")
-    assert [j["threads"] for j in timeline["jobs"]] == [1, 2, 4]
+    assert [j["threads"] for j in timeline["jobs"]] == [1, 2, 4, 8]
     assert all(j["seconds"] >= 2 for j in timeline["jobs"])
     starts = [j["start_s"] for j in timeline["jobs"]]
     shown = page.evaluate("Chart.getChart('chart-throughput').data.datasets[0].data.filter(p => p.y !== null)"
@@ -171,5 +173,5 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
     }""")
     assert radii == [3, 0]
     assert not problems.items, problems.items
-    record_measurement(f"run watch browser: run #{run.pk} of 3 jobs took "
+    record_measurement(f"run watch browser: run #{run.pk} of 4 jobs took "
                        f"{(run.finished_at - run.started_at).total_seconds():.1f} s; ETAs by jobs done {etas}")
