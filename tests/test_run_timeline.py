@@ -102,3 +102,13 @@ def test_the_dashboard_lists_a_run_in_progress_first_with_links_to_it_and_its_ca
     assert f'href="/runs/{old_run.pk}/"' in first_row
     assert f'href="/campaigns/{old_run.campaign_id}/"' in first_row and old_run.campaign.name in first_row
     assert "so far" in first_row and "ETA" in first_row
+
+
+def test_an_imported_runs_jobs_are_laid_end_to_end(role_client):
+    run, jobs = _run_with_jobs(seconds=10)
+    # An import stores every job at one instant, with no client start.
+    Job.objects.filter(run=run).update(imported=True, started_at=run.started_at, finished_at=run.started_at)
+    JobClient.objects.filter(job__run=run).update(started_at=None)
+    body = role_client("viewer").get(f"/runs/{run.pk}/timeline/").json()
+    assert [(j["start_s"], j["end_s"]) for j in body["jobs"]] == [(0.0, 10.0), (11.0, 21.0)]
+    assert body["qps"][0] == [1.0, 1001.0] and body["qps"][-1] == [21.0, 4000.0 + 10 % 7]

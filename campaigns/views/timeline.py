@@ -2,7 +2,8 @@
 job started and ended, downsampled (LTTB) so that a six-hour run stays a light answer.
 
 A job's second t (sysbench's `[ t s ]`) sits at the job's start on the run's clock plus t. The job starts when its
-first client started sysbench (its measured start), else when the job was started. Between two jobs the series
+first client started sysbench (its measured start), else when the job was started; an imported run's jobs are laid
+end to end. Between two jobs the series
 carries a gap (None), so a chart breaks its line there instead of drawing across the preparation of the next job.
 """
 from __future__ import annotations
@@ -48,12 +49,20 @@ def run_timeline(run: Run, jobs: list[Job], *, max_points: int = TIMELINE_MAX_PO
     ts: list[float] = []
     qps_values: list[float | None] = []
     latency_values: list[float | None] = []
+    laid_end_s = 0.0
     for job in jobs:
-        start_s = job_start_s(job, origin)
+        job_seconds = sorted(seconds.get(job.pk, ()))
+        if job.imported:
+            # An imported log has no clock of its own (its jobs are all stored at one instant): end to end.
+            start_s: float | None = laid_end_s
+            laid_end_s += (job_seconds[-1][0] if job_seconds else 0.0)
+            end_s: float | None = laid_end_s
+            laid_end_s += 1
+        else:
+            start_s = job_start_s(job, origin)
+            end_s = _offset_s(job.finished_at, origin) if job.is_finished() else None
         if start_s is None:
             continue
-        end_s = _offset_s(job.finished_at, origin) if job.is_finished() else None
-        job_seconds = sorted(seconds.get(job.pk, ()))
         entries.append({
             "id": job.pk, "number": job.position + 1, "label": job_label(job), "threads": job.threads,
             "status": job.status, "start_s": start_s, "end_s": end_s, "seconds": len(job_seconds),
