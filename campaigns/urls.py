@@ -47,6 +47,7 @@ urlpatterns = [
     path("runs/", runs.run_list, name="run-list"),
     path("runs/<int:pk>/", runs.run_detail, name="run-detail"),
     path("runs/<int:pk>/live/", runs.run_live, name="run-live"),
+    path("runs/<int:pk>/timeline/", runs.run_timeline_json, name="run-timeline"),
     path("runs/<int:pk>/cancel/", runs.run_cancel, name="run-cancel"),
     path("runs/<int:pk>/retry-failed/", runs.run_rerun, {"scope": "failed"}, name="run-retry-failed"),
     path("runs/<int:pk>/run-again/", runs.run_rerun, {"scope": "all"}, name="run-again"),

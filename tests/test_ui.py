@@ -546,7 +546,7 @@ def test_the_dashboard_takes_a_constant_number_of_queries(role_client, django_as
         ClientHost.objects.create(hostname=f"host-{i}", queue="q")
     client = role_client("viewer")
     client.get("/")
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(10):  # 2 of them: the ETA of every run in progress (runs_progress)
         elapsed_ms, response = _timed_get(client, "/")
     assert response.status_code == 200
     # The time is recorded, not asserted (a loaded machine would fail it): bench/ scripts show speed.

@@ -21,7 +21,9 @@ from campaigns.services.plans import (
     campaign_plan,
     format_duration,
     job_estimate_s,
+    measured_overhead_s,
     run_progress,
+    runs_progress,
     runs_with_progress,
 )
 from campaigns.services.quick import (
@@ -41,6 +43,7 @@ __all__ = [
     "BYTES_PER_ROW", "DEFAULT_PORTS", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure", "NewTarget",
     "PlannedJob", "QuickMatrix", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
     "format_duration", "job_estimate_s", "quick_campaign_create", "quick_compare_launch",
-    "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_with_progress",
+    "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_progress",
+    "runs_with_progress", "measured_overhead_s",
     "split_threads", "target_check", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]

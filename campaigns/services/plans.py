@@ -2,17 +2,17 @@
 they take. The one estimate of a job's duration serves the plan and a run's progress and ETA."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from campaigns.execution.datasets import dataset_signature
 from campaigns.execution.phases import phase_argv, split_threads
-from campaigns.models import Campaign, Job, Run, Scenario, Target
+from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
 from campaigns.sysbench.command import Connection, format_command
 from campaigns.sysbench.ddl import DdlError, table_ddl_statements
 
@@ -147,41 +147,159 @@ def format_duration(seconds: float) -> str:
     return f"{secs} s"
 
 
-# A job's nominal seconds (measured + warm-up) with the campaign's overrides the job carries.
-_JOB_NOMINAL_S = (Coalesce(F("jobs__time_s"), F("jobs__scenario__time_s"))
-                  + Coalesce(F("jobs__warmup_s"), F("jobs__scenario__warmup_s")))
-
-
 def runs_with_progress() -> QuerySet[Run]:
-    """Runs with their jobs counted and their nominal seconds summed (done and not done), in one query."""
-    unfinished = Q(jobs__status__in=(*Job.PENDING, *Job.ACTIVE))
+    """Runs with their jobs counted (done, failed, all) in one query; runs_progress() adds the ETA."""
     return Run.objects.select_related("campaign").annotate(
         jobs_total=Count("jobs"),
         jobs_done=Count("jobs", filter=Q(jobs__status__in=Job.FINISHED)),
         jobs_failed=Count("jobs", filter=Q(jobs__status=Job.Status.FAILED)),
-        remaining_nominal_s=Sum(_JOB_NOMINAL_S, filter=unfinished),
-        done_nominal_s=Sum(_JOB_NOMINAL_S, filter=Q(jobs__status__in=Job.FINISHED)),
     )
+
+
+@dataclass(slots=True)
+class JobTiming:
+    """What the ETA needs of one job of a run: its own nominal seconds, its dataset, and when it ran."""
+
+    pk: int
+    position: int
+    status: str
+    time_s: int
+    warmup_s: int
+    target_id: int
+    signature: str
+    rows: int
+    prepare_mode: str
+    claimed_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+def measured_overhead_s(*, jobs: list[JobTiming], run_started_at: datetime | None,
+                        prepare_s_by_job: dict[int, float]) -> float | None:
+    """The median of what this run's succeeded jobs took beyond their own measured, warm-up and preparation
+    seconds, None before one has succeeded.
+
+    A job's slot runs from the end of the job before it (or the run's start) to its own end, so the time a
+    job waits to be dispatched and claimed counts as well as its snapshots, barrier and closing. The
+    median, not the mean: one job that waited for a database, or a slow first connection, must not be
+    multiplied by every job still to come (the mean did: "ETA 5 h 1 min" for a 4-minute quick run whose
+    first job prepared its dataset).
+    """
+    finished = sorted((j for j in jobs if j.finished_at is not None), key=lambda j: (j.finished_at, j.position))
+    overheads: list[float] = []
+    previous_end = run_started_at
+    for job in finished:
+        assert job.finished_at is not None
+        slot_start = previous_end or job.claimed_at
+        previous_end = job.finished_at
+        if job.status != Job.Status.SUCCEEDED or slot_start is None:
+            continue
+        slot_s = (job.finished_at - slot_start).total_seconds()
+        overheads.append(max(0.0, slot_s - job.time_s - job.warmup_s - prepare_s_by_job.get(job.pk, 0.0)))
+    return statistics.median(overheads) if overheads else None
+
+
+def remaining_estimate_s(*, jobs: list[JobTiming], overhead_s: float, ready: set[tuple[int, str]],
+                         rows_per_s: float = PREPARE_ROWS_PER_S, now: datetime) -> float:
+    """Seconds left for the run's unfinished jobs: each one's own job_estimate_s (its measured and warm-up
+    seconds, a preparation where its dataset is not ready on its target yet, the per-job overhead), less
+    what an active job has already spent since it was claimed."""
+    remaining = 0.0
+    prepared = set(ready)
+    for job in sorted(jobs, key=lambda j: j.position):
+        if job.status in Job.FINISHED:
+            continue
+        key = (job.target_id, job.signature)
+        prepare_s = 0.0
+        if job.prepare_mode == Scenario.PrepareMode.ALWAYS or (
+                job.prepare_mode == Scenario.PrepareMode.AUTO and key not in prepared):
+            prepare_s = job.rows / rows_per_s
+            prepared.add(key)
+        estimate_s = job_estimate_s(time_s=job.time_s, warmup_s=job.warmup_s, prepare_s=prepare_s,
+                                    overhead_s=overhead_s)
+        if job.status in Job.ACTIVE and job.claimed_at is not None:
+            # A job past its estimate is finishing: it still owes its closing, never a negative time.
+            estimate_s = max(min(overhead_s, 1.0), estimate_s - (now - job.claimed_at).total_seconds())
+        remaining += estimate_s
+    return remaining
+
+
+def _job_timings(run_ids: list[int]) -> dict[int, list[JobTiming]]:
+    rows = (Job.objects.filter(run_id__in=run_ids).order_by()
+            .values_list("pk", "run_id", "position", "status", "time_s", "warmup_s", "target_id", "tables",
+                         "table_size", "claimed_at", "finished_at", "scenario__time_s", "scenario__warmup_s",
+                         "scenario__test", "scenario__options", "scenario__table_ddl", "scenario__prepare_mode"))
+    timings: dict[int, list[JobTiming]] = {run_id: [] for run_id in run_ids}
+    signatures: dict[tuple[str, str, str, int, int], str] = {}
+    for (pk, run_id, position, status, time_s, warmup_s, target_id, tables, table_size, claimed_at, finished_at,
+         scenario_time_s, scenario_warmup_s, test, options, table_ddl, prepare_mode) in rows:
+        shape = (test, repr(sorted((options or {}).items())), table_ddl, tables, table_size)
+        if shape not in signatures:
+            signatures[shape] = dataset_signature(
+                scenario=Scenario(test=test, options=options or {}, table_ddl=table_ddl),
+                tables=tables, table_size=table_size)
+        timings[run_id].append(JobTiming(
+            pk=pk, position=position, status=status,
+            time_s=time_s if time_s is not None else scenario_time_s,
+            warmup_s=warmup_s if warmup_s is not None else scenario_warmup_s,
+            target_id=target_id, signature=signatures[shape], rows=tables * table_size,
+            prepare_mode=prepare_mode, claimed_at=claimed_at, finished_at=finished_at if status in Job.FINISHED else None,
+        ))
+    return timings
+
+
+def runs_progress(runs: list[Run], *, now: datetime | None = None) -> list[dict[str, Any]]:
+    """run_progress() of each run, in two queries whatever the number of runs (none when all have finished)."""
+    now = now or timezone.now()
+    unfinished = [run.pk for run in runs if not run.is_finished()]
+    timings = _job_timings(unfinished) if unfinished else {}
+    prepare_s_by_job: dict[int, float] = {}
+    rows_per_s_by_run: dict[int, float] = {}
+    ready: set[tuple[int, str]] = set()
+    if unfinished:
+        target_ids = {j.target_id for jobs in timings.values() for j in jobs}
+        datasets = PreparedDataset.objects.filter(
+            Q(prepared_by__run_id__in=unfinished)
+            | Q(target_id__in=target_ids, status=PreparedDataset.Status.READY)
+        ).values_list("target_id", "signature", "status", "prepared_by_id", "prepared_by__run_id", "prepare_s",
+                      "tables", "table_size")
+        measured: dict[int, tuple[float, float]] = {}
+        for target_id, signature, status, job_id, run_id, prepare_s, tables, table_size in datasets:
+            if status == PreparedDataset.Status.READY:
+                ready.add((target_id, signature))
+            if run_id in timings and job_id is not None and prepare_s:
+                prepare_s_by_job[job_id] = prepare_s
+                rows, seconds = measured.get(run_id, (0.0, 0.0))
+                measured[run_id] = (rows + tables * table_size, seconds + prepare_s)
+        # The pace this run's own preparations had, when they were long enough to say something.
+        rows_per_s_by_run = {run_id: rows / seconds for run_id, (rows, seconds) in measured.items() if seconds >= 1}
+    return [_progress(run, now=now, jobs=timings.get(run.pk), ready=ready, prepare_s_by_job=prepare_s_by_job,
+                      rows_per_s=rows_per_s_by_run.get(run.pk, PREPARE_ROWS_PER_S)) for run in runs]
 
 
 def run_progress(run: Run, *, now: datetime | None = None) -> dict[str, Any]:
     """Jobs done of total, elapsed and an ETA, for a run from runs_with_progress().
 
-    The ETA is the unfinished jobs' own measured and warm-up seconds (the campaign's overrides included),
-    plus an overhead per job: the planned JOB_OVERHEAD_S until a job has finished, then what the finished
-    jobs actually took beyond their nominal seconds (preparation included), so it moves as jobs finish.
+    The ETA is the one estimate of the plan (job_estimate_s) for each unfinished job: its own measured and
+    warm-up seconds (the campaign's overrides included), a preparation where its dataset is not ready yet,
+    and a per-job overhead: the planned JOB_OVERHEAD_S until a job of the run has succeeded, then the median
+    overhead its jobs measured (measured_overhead_s); an active job's spent seconds are taken off, so the
+    ETA counts down as a job runs and moves as jobs finish.
     """
-    now = now or timezone.now()
+    return runs_progress([run], now=now)[0]
+
+
+def _progress(run: Run, *, now: datetime, jobs: list[JobTiming] | None, ready: set[tuple[int, str]],
+              prepare_s_by_job: dict[int, float], rows_per_s: float) -> dict[str, Any]:
     total = getattr(run, "jobs_total", 0) or 0
     done = getattr(run, "jobs_done", 0) or 0
     end = run.finished_at or now
-    elapsed_s = (end - run.started_at).total_seconds() if run.started_at else 0.0
+    elapsed_s = max(0.0, (end - run.started_at).total_seconds()) if run.started_at else 0.0
     eta_s = None
-    if not run.is_finished():
-        overhead_s: float = JOB_OVERHEAD_S
-        if done:
-            overhead_s = max(0.0, (elapsed_s - float(getattr(run, "done_nominal_s", 0) or 0)) / done)
-        remaining_s = float(getattr(run, "remaining_nominal_s", 0) or 0)
-        eta_s = job_estimate_s(time_s=remaining_s, warmup_s=0, overhead_s=overhead_s * (total - done))
+    overhead_s: float | None = None
+    if not run.is_finished() and jobs is not None:
+        overhead_s = measured_overhead_s(jobs=jobs, run_started_at=run.started_at, prepare_s_by_job=prepare_s_by_job)
+        eta_s = remaining_estimate_s(jobs=jobs, overhead_s=JOB_OVERHEAD_S if overhead_s is None else overhead_s,
+                                     ready=ready, rows_per_s=rows_per_s, now=now)
     return {"done": done, "total": total, "pct": round(done * 100 / total) if total else 0,
-            "elapsed_s": elapsed_s, "eta_s": eta_s, "failed": getattr(run, "jobs_failed", 0) or 0}
+            "elapsed_s": elapsed_s, "eta_s": eta_s, "failed": getattr(run, "jobs_failed", 0) or 0,
+            "overhead_s": overhead_s}

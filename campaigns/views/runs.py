@@ -17,8 +17,9 @@ from campaigns import monitoring, roles, services
 from campaigns.filtersets import RunFilterSet
 from campaigns.models import Annotation, Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
-from campaigns.services import runs_with_progress
+from campaigns.services import runs_progress, runs_with_progress
 from campaigns.views.base import paginate, role_required
+from campaigns.views.timeline import job_label, job_start_s, run_timeline
 
 TAIL_LINES = 40
 _PENDING = (Job.Status.QUEUED, Job.Status.WAITING)
@@ -43,7 +44,7 @@ def _result_row(job: Job) -> dict[str, Any] | None:
 
 
 def _run_jobs(run: Run) -> list[Job]:
-    clients = JobClient.objects.only("id", "job_id", "index", "host_name", "status").order_by("index")
+    clients = JobClient.objects.only("id", "job_id", "index", "host_name", "status", "started_at").order_by("index")
     return list(
         run.jobs.select_related("target__product", "target__spec", "scenario__dataset", "result")
         .prefetch_related(Prefetch("clients", queryset=clients))
@@ -63,8 +64,13 @@ def _tail(job: Job | None) -> str:
     return "\n".join(text.splitlines()[-TAIL_LINES:])
 
 
-def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
-    """The run as the live page needs it: statuses, progress, results and the running job."""
+def _epoch(at: datetime | None) -> float | None:
+    return None if at is None else round(at.timestamp(), 3)
+
+
+def run_state(run: Run, jobs: list[Job], run_progress: dict[str, Any]) -> dict[str, Any]:
+    """The run as the live page needs it: statuses, progress (elapsed and ETA at `now`, the server's clock, so
+    that the page ticks them on from there), results and the running job with its output."""
     now = timezone.now()
     current = next((j for j in jobs if j.status in Job.ACTIVE), None)
     rows = []
@@ -73,22 +79,26 @@ def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
             "id": job.pk, "status": job.status, "phase": job.phase, "progress_pct": job_progress_pct(job, now),
             "error": job.error[:500], "wait_reason": job.wait_reason, "result": _result_row(job),
             "cache_hit_ratio": job.cache_hit_ratio, "cache_warning": job.cache_warning,
+            "threads": job.threads, "cell": f"{job.target.name} · {job.scenario.name}",
         })
     running = None
     if current is not None:
         running = {
-            "id": current.pk, "label": f"{current.scenario.name} × {current.threads} thread{'s' if current.threads != 1 else ''} "
-                     f"on {current.target.name}",
+            "id": current.pk, "number": current.position + 1, "label": job_label(current),
             "status": current.status, "phase": current.phase, "time_s": current.run_time_s(),
             "elapsed_s": (now - current.started_at).total_seconds() if current.started_at else None,
+            "start_s": job_start_s(current, run.started_at or run.created_at),
             "latency_pct": current.scenario.percentile,
             "samples_url": reverse("api:job-samples", args=[current.pk]),
         }
     done = sum(1 for j in jobs if j.is_finished())
     return {
+        "now": _epoch(now),
         "run": {"id": run.pk, "status": run.status, "finished": run.is_finished(), "done": done, "total": len(jobs),
-                "error": run.error},
-        "jobs": rows, "running": running, "tail": _tail(current),
+                "error": run.error, "started_at": _epoch(run.started_at), "elapsed_s": run_progress["elapsed_s"],
+                "eta_s": run_progress["eta_s"]},
+        # The output pane shows this job's output, and only while the page shows this job.
+        "jobs": rows, "running": running, "tail": _tail(current), "tail_job": current.pk if current else None,
     }
 
 
@@ -98,7 +108,8 @@ def run_list(request: HttpRequest) -> HttpResponse:
     filterset = RunFilterSet(request.GET, queryset=base, request=request)
     queryset = filterset.qs if filterset.is_valid() else base.none()
     page = paginate(request, queryset)
-    runs = [(run, progress(run)) for run in page.object_list]
+    listed = list(page.object_list)
+    runs = list(zip(listed, runs_progress(listed), strict=True))
     return render(request, "campaigns/run_list.html", {"page": page, "runs": runs, "filterset": filterset})
 
 
@@ -121,11 +132,13 @@ def run_changes(run: Run, jobs: list[Job]) -> list[dict[str, Any]]:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(runs_with_progress(), pk=pk)
     jobs = _run_jobs(run)
-    state = run_state(run, jobs)
+    run_progress = progress(run)
+    state = run_state(run, jobs, run_progress)
     return render(request, "campaigns/run_detail.html", {
-        "run": run, "jobs": jobs, "state": state, "progress": progress(run),
+        "run": run, "jobs": jobs, "state": state, "progress": run_progress,
         "running": state["running"], "can_edit": roles.can_edit(request.user),
-        "live_url": reverse("run-live", args=[run.pk]), "changes": run_changes(run, jobs),
+        "live_url": reverse("run-live", args=[run.pk]), "timeline_url": reverse("run-timeline", args=[run.pk]),
+        "changes": run_changes(run, jobs),
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
         "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
@@ -135,8 +148,15 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(roles.VIEWER)
 def run_live(request: HttpRequest, pk: int) -> JsonResponse:
+    run = get_object_or_404(runs_with_progress(), pk=pk)
+    return JsonResponse(run_state(run, _run_jobs(run), progress(run)))
+
+
+@role_required(roles.VIEWER)
+def run_timeline_json(request: HttpRequest, pk: int) -> JsonResponse:
+    """The whole run's per-second QPS and latency with its job boundaries (campaigns.views.timeline)."""
     run = get_object_or_404(Run, pk=pk)
-    return JsonResponse(run_state(run, _run_jobs(run)))
+    return JsonResponse(run_timeline(run, _run_jobs(run)))
 
 
 @role_required(roles.OPERATOR)

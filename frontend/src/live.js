@@ -1,5 +1,8 @@
-// Live per-second charts of a job, polling the samples API with ?since= (run page and job page).
-// Run page: also polls the run's live state every 2 s for job statuses, the running job and the output tail.
+// Live per-second charts of a job, polling the samples API with ?since= (job page), and the run page's live view:
+// the run's state every half second (job statuses, the running job, its output tail, elapsed and ETA, which tick
+// on each second in between), one timeline of every job's QPS and latency on the run's clock (the server's,
+// downsampled, fetched again as each job finishes; the running job's seconds appended as they arrive) with a
+// dashed line where each job started, and QPS against threads per target and scenario from the finished jobs.
 (function () {
   "use strict";
   const config = document.getElementById("run-config");
@@ -13,6 +16,11 @@
   const throughputCanvas = document.getElementById("chart-throughput");
   const latencyCanvas = document.getElementById("chart-latency");
   const countEl = document.getElementById("sample-count");
+  const common = {
+    responsive: true, maintainAspectRatio: false, animation: false, parsing: false, normalized: true,
+    interaction: { mode: "nearest", axis: "x", intersect: false },
+    plugins: { legend: { position: "bottom" } },
+  };
 
   function formatNumber(value) {
     if (value === null || value === undefined || !isFinite(value)) return "—";
@@ -24,89 +32,100 @@
     return value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   }
 
-  const common = {
-    responsive: true, maintainAspectRatio: false, animation: false, parsing: false, normalized: true,
-    interaction: { mode: "nearest", axis: "x", intersect: false },
-    plugins: { legend: { position: "bottom" } },
-  };
-  const xAxis = { type: "linear", title: { display: true, text: "seconds" }, ticks: { precision: 0 } };
-  const throughput = new Chart(throughputCanvas, {
-    type: "line",
-    data: { datasets: [
-      { label: "QPS", data: [], borderColor: "#2563eb", backgroundColor: "#2563eb", yAxisID: "y", pointRadius: 0, borderWidth: 2 },
-      { label: "TPS", data: [], borderColor: "#d97706", backgroundColor: "#d97706", yAxisID: "y1", pointRadius: 0, borderWidth: 2, borderDash: [6, 4] },
-    ] },
-    options: { ...common, scales: { x: xAxis,
-      y: { beginAtZero: true, position: "left", title: { display: true, text: "QPS" } },
-      y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "TPS" } } } },
-  });
-  const latency = new Chart(latencyCanvas, {
-    type: "line",
-    data: { datasets: [
-      { label: "latency (ms)", data: [], borderColor: "#dc2626", backgroundColor: "#dc2626", pointRadius: 0, borderWidth: 2 },
-    ] },
-    options: { ...common, scales: { x: xAxis, y: { beginAtZero: true, title: { display: true, text: "ms" } } } },
-  });
-
-  let samplesUrl = null;
-  let since = null;
-  let count = 0;
-  let samplesTimer = null;
-
-  function resetCharts(url) {
-    samplesUrl = url;
-    since = null;
-    count = 0;
-    for (const chart of [throughput, latency]) {
-      for (const dataset of chart.data.datasets) dataset.data = [];
-      chart.update("none");
-    }
-    if (countEl) countEl.textContent = "0";
+  // A point alone (a job's first second, a second between two gaps) is drawn as a dot: a line needs two.
+  function loneRadius(ctx) {
+    const data = ctx.dataset.data;
+    const i = ctx.dataIndex;
+    const here = data[i];
+    if (!here || here.y === null) return 0;
+    const before = data[i - 1];
+    const after = data[i + 1];
+    return (!before || before.y === null) && (!after || after.y === null) ? 3 : 0;
   }
 
-  async function pollSamples() {
-    samplesTimer = null;
-    if (!samplesUrl) return;
-    let body;
-    try {
-      const url = samplesUrl + (since === null ? "" : "?since=" + encodeURIComponent(since));
-      const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-      if (!response.ok) throw new Error("HTTP " + response.status);
-      body = await response.json();
-    } catch (error) {
-      samplesTimer = setTimeout(pollSamples, SAMPLES_EVERY_MS * 3);
-      return;
-    }
-    if (body.job && samplesUrl && samplesUrl.indexOf("/" + body.job + "/") === -1) return; // switched job meanwhile
-    for (const s of body.samples) {
-      throughput.data.datasets[0].data.push({ x: s.t, y: s.qps });
-      throughput.data.datasets[1].data.push({ x: s.t, y: s.tps });
-      latency.data.datasets[0].data.push({ x: s.t, y: s.latency_pct_ms });
-    }
-    count += body.samples.length;
-    if (body.samples.length) {
-      since = body.last_t;
-      throughput.update("none");
-      latency.update("none");
-    }
-    if (countEl) countEl.textContent = String(count);
-    const none = document.getElementById("no-samples");
-    if (none) none.hidden = !(body.finished && count === 0);
-    if (body.more) {
-      samplesTimer = setTimeout(pollSamples, 0);
-    } else if (!body.finished) {
-      samplesTimer = setTimeout(pollSamples, count === 0 ? FIRST_SAMPLE_EVERY_MS : SAMPLES_EVERY_MS);
-    }
-  }
+  // ------------------------------------------------------------- job page
+  function jobPage() {
+    const xAxis = { type: "linear", title: { display: true, text: "seconds" }, ticks: { precision: 0 } };
+    const throughput = new Chart(throughputCanvas, {
+      type: "line",
+      data: { datasets: [
+        { label: "QPS", data: [], borderColor: "#2563eb", backgroundColor: "#2563eb", yAxisID: "y", pointRadius: loneRadius, borderWidth: 2 },
+        { label: "TPS", data: [], borderColor: "#d97706", backgroundColor: "#d97706", yAxisID: "y1", pointRadius: loneRadius, borderWidth: 2, borderDash: [6, 4] },
+      ] },
+      options: { ...common, scales: { x: xAxis,
+        y: { beginAtZero: true, position: "left", title: { display: true, text: "QPS" } },
+        y1: { beginAtZero: true, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "TPS" } } } },
+    });
+    const latency = new Chart(latencyCanvas, {
+      type: "line",
+      data: { datasets: [
+        { label: "latency (ms)", data: [], borderColor: "#dc2626", backgroundColor: "#dc2626", pointRadius: loneRadius, borderWidth: 2 },
+      ] },
+      options: { ...common, scales: { x: xAxis, y: { beginAtZero: true, title: { display: true, text: "ms" } } } },
+    });
 
-  function startSamples(url) {
-    if (samplesTimer) clearTimeout(samplesTimer);
-    resetCharts(url);
-    pollSamples();
+    let samplesUrl = null;
+    let since = null;
+    let count = 0;
+    let samplesTimer = null;
+
+    function resetCharts(url) {
+      samplesUrl = url;
+      since = null;
+      count = 0;
+      for (const chart of [throughput, latency]) {
+        for (const dataset of chart.data.datasets) dataset.data = [];
+        chart.update("none");
+      }
+      if (countEl) countEl.textContent = "0";
+    }
+
+    async function pollSamples() {
+      samplesTimer = null;
+      if (!samplesUrl) return;
+      let body;
+      try {
+        const url = samplesUrl + (since === null ? "" : "?since=" + encodeURIComponent(since));
+        const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        body = await response.json();
+      } catch (error) {
+        samplesTimer = setTimeout(pollSamples, SAMPLES_EVERY_MS * 3);
+        return;
+      }
+      if (body.job && samplesUrl && samplesUrl.indexOf("/" + body.job + "/") === -1) return; // switched job meanwhile
+      for (const s of body.samples) {
+        throughput.data.datasets[0].data.push({ x: s.t, y: s.qps });
+        throughput.data.datasets[1].data.push({ x: s.t, y: s.tps });
+        latency.data.datasets[0].data.push({ x: s.t, y: s.latency_pct_ms });
+      }
+      count += body.samples.length;
+      if (body.samples.length) {
+        since = body.last_t;
+        throughput.update("none");
+        latency.update("none");
+      }
+      if (countEl) countEl.textContent = String(count);
+      const none = document.getElementById("no-samples");
+      if (none) none.hidden = !(body.finished && count === 0);
+      if (body.more) {
+        samplesTimer = setTimeout(pollSamples, 0);
+      } else if (!body.finished) {
+        samplesTimer = setTimeout(pollSamples, count === 0 ? FIRST_SAMPLE_EVERY_MS : SAMPLES_EVERY_MS);
+      }
+    }
+
+    function startSamples(url) {
+      if (samplesTimer) clearTimeout(samplesTimer);
+      resetCharts(url);
+      pollSamples();
+    }
+
+    startSamples(config.dataset.samplesUrl);
   }
 
   if (mode === "job") {
-    startSamples(config.dataset.samplesUrl);
+    jobPage();
     return;
   }
 
@@ -114,36 +133,306 @@
   const stateEl = document.getElementById("run-state");
   let state = stateEl ? JSON.parse(stateEl.textContent) : null;
   if (!state) return;
+  const TICK_MS = 1000;
   const live = document.getElementById("live");
   const liveLabel = document.getElementById("live-label");
   const livePhase = document.getElementById("live-phase");
   const liveProgress = document.querySelector("#live-progress span");
   const tail = document.getElementById("live-tail");
+  const tailJob = document.getElementById("tail-job");
   const runStatus = document.getElementById("run-status");
   const runDone = document.getElementById("run-done");
   const runProgress = document.querySelector("#run-progress span");
-  let runningId = null;
+  const elapsedEl = document.getElementById("run-elapsed");
+  const etaWrap = document.getElementById("run-eta-wrap");
+  const etaEl = document.getElementById("run-eta");
+  const timelineSection = document.getElementById("timeline");
+  const timelineNote = document.getElementById("timeline-note");
+  const latencyLabel = document.getElementById("latency-label");
+  const threadsCanvas = document.getElementById("chart-threads");
+  const COLOURS = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f"];
+
+  // The server's clock minus this browser's, and when the last state arrived (both in seconds).
+  let clockOffsetS = 0;
+  let receivedAtS = Date.now() / 1000;
+  function serverNowS() { return Date.now() / 1000 + clockOffsetS; }
+  function noteClock(body) {
+    receivedAtS = Date.now() / 1000;
+    if (typeof body.now === "number") clockOffsetS = body.now - receivedAtS;
+  }
+
+  // As campaigns.services.format_duration writes it, so a tick does not change the page's wording.
+  function formatDuration(seconds) {
+    let s = Math.max(0, Math.round(seconds));
+    const days = Math.floor(s / 86400); s -= days * 86400;
+    const hours = Math.floor(s / 3600); s -= hours * 3600;
+    const minutes = Math.floor(s / 60); s -= minutes * 60;
+    if (days) return days + " d " + hours + " h " + minutes + " min";
+    if (hours) return hours + " h " + minutes + " min";
+    if (minutes) return minutes + " min " + s + " s";
+    return s + " s";
+  }
+
+  // Job boundaries: a dashed line where each job started, labelled with its number when there is room.
+  let boundaries = [];
+  const boundaryPlugin = {
+    id: "jobBoundaries",
+    afterDatasetsDraw(chart) {
+      const x = chart.scales.x;
+      const area = chart.chartArea;
+      if (!x || !area || !boundaries.length) return;
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.strokeStyle = "rgba(100, 116, 139, 0.8)";
+      ctx.fillStyle = "#475569";
+      ctx.lineWidth = 1;
+      ctx.setLineDash([4, 3]);
+      ctx.font = "11px system-ui, sans-serif";
+      ctx.textBaseline = "top";
+      let lastLabelX = -Infinity;
+      for (const job of boundaries) {
+        const px = x.getPixelForValue(job.start_s);
+        if (!isFinite(px) || px < area.left - 1 || px > area.right + 1) continue;
+        ctx.beginPath();
+        ctx.moveTo(px, area.top);
+        ctx.lineTo(px, area.bottom);
+        ctx.stroke();
+        const text = "#" + job.number;
+        if (px - lastLabelX >= ctx.measureText(text).width + 8 && px + 3 < area.right) {
+          ctx.fillText(text, px + 3, area.top + 2);
+          lastLabelX = px;
+        }
+      }
+      ctx.restore();
+    },
+  };
+
+  const timeAxis = { type: "linear", min: 0, title: { display: true, text: "seconds since the run started" },
+    ticks: { precision: 0, maxTicksLimit: 8 } };
+  function timelineTooltip(items) {
+    if (!items.length) return "";
+    const t = items[0].parsed.x;
+    let job = null;
+    for (const b of boundaries) if (b.start_s <= t) job = b;
+    return Math.round(t) + " s" + (job ? " · job #" + job.number + " (" + job.threads + " thr)" : "");
+  }
+  function timelineChart(canvas, label, colour, unit) {
+    return new Chart(canvas, {
+      type: "line",
+      data: { datasets: [{ label: label, data: [], borderColor: colour, backgroundColor: colour, pointRadius: loneRadius,
+        pointHoverRadius: 4, borderWidth: 2, spanGaps: false }] },
+      options: { ...common, plugins: { legend: { display: false }, tooltip: { callbacks: { title: timelineTooltip } } },
+        scales: { x: timeAxis, y: { beginAtZero: true, title: { display: true, text: unit } } } },
+      plugins: [boundaryPlugin],
+    });
+  }
+  const throughput = timelineChart(throughputCanvas, "QPS", "#2563eb", "QPS");
+  const latency = timelineChart(latencyCanvas, "latency (ms)", "#dc2626", "ms");
+  let threadCounts = []; // the thread counts of the run's jobs, ascending: the QPS-by-threads chart's ticks
+  const byThreads = new Chart(threadsCanvas, {
+    type: "line",
+    data: { datasets: [] },
+    options: { ...common, interaction: { mode: "nearest", intersect: false },
+      scales: { x: { type: "logarithmic", title: { display: true, text: "threads" },
+        // Ticks and grid lines at the thread counts measured, nowhere else; a little room beyond the ends.
+        afterBuildTicks: function (scale) { scale.ticks = threadCounts.map(function (v) { return { value: v }; }); },
+        afterDataLimits: function (scale) {
+          if (!threadCounts.length) return;
+          scale.min = threadCounts[0] / 1.25;
+          scale.max = threadCounts[threadCounts.length - 1] * 1.25;
+        },
+        ticks: { maxRotation: 0, autoSkip: true, callback: function (value) { return String(value); } } },
+      y: { beginAtZero: true, title: { display: true, text: "QPS" } } } },
+  });
+
+  // The timeline as the server last sent it (every job's seconds, downsampled) and the running job's own
+  // seconds since, from the samples API; the charts draw the first up to where the running job starts.
+  let base = { qps: [], latency: [], jobs: [] };
+  let liveJob = null; // {id, number, threads, start_s}
+  let liveQps = [];
+  let liveLatency = [];
+  let samplesUrl = null;
+  let since = null;
+  let count = 0;
+  let samplesTimer = null;
+
+  function points(pairs) {
+    return pairs.map(function (p) { return { x: p[0], y: p[1] }; });
+  }
+  function joined(baseline, extra, startS) {
+    const kept = startS === null ? baseline : baseline.filter(function (p) { return p.x < startS; });
+    if (!extra.length) return kept;
+    return kept.length ? kept.concat([{ x: startS, y: null }], extra) : extra.slice();
+  }
+  function draw() {
+    const startS = liveJob && liveJob.start_s !== null ? liveJob.start_s : null;
+    const known = base.jobs.filter(function (j) { return startS === null || j.start_s < startS; });
+    boundaries = liveJob && startS !== null ? known.concat([liveJob]) : base.jobs.slice();
+    throughput.data.datasets[0].data = joined(base.qps, liveQps, startS);
+    latency.data.datasets[0].data = joined(base.latency, liveLatency, startS);
+    throughput.update("none");
+    latency.update("none");
+    throughputCanvas.dataset.boundaries = String(boundaries.length);
+    const shown = throughput.data.datasets[0].data.filter(function (p) { return p.y !== null; }).length;
+    if (timelineNote) {
+      timelineNote.textContent = boundaries.length + " job" + (boundaries.length === 1 ? "" : "s") + " started, "
+        + shown + " points" + (base.downsampled ? " (downsampled from " + base.total_points + " seconds)" : "");
+    }
+  }
+
+  let timelineBusy = false;
+  let timelineAgain = false;
+  async function fetchTimeline() {
+    if (timelineBusy) { timelineAgain = true; return; }
+    timelineBusy = true;
+    try {
+      const response = await fetch(config.dataset.timelineUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      const body = await response.json();
+      base = { qps: points(body.qps), latency: points(body.latency), jobs: body.jobs,
+        downsampled: body.downsampled, total_points: body.total_points };
+      if (latencyLabel && body.latency_pct !== null && body.latency_pct !== undefined) {
+        latencyLabel.textContent = "p" + body.latency_pct;
+      }
+      if (timelineSection && body.jobs.length) timelineSection.hidden = false;
+      draw();
+    } catch (error) {
+      timelineAgain = true;
+    } finally {
+      timelineBusy = false;
+      if (timelineAgain) { timelineAgain = false; setTimeout(fetchTimeline, STATE_EVERY_MS * 2); }
+    }
+  }
+
+  async function pollSamples() {
+    samplesTimer = null;
+    if (!samplesUrl || !liveJob) return;
+    const url = samplesUrl;
+    let body;
+    try {
+      const response = await fetch(url + (since === null ? "" : "?since=" + encodeURIComponent(since)),
+        { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      body = await response.json();
+    } catch (error) {
+      samplesTimer = setTimeout(pollSamples, SAMPLES_EVERY_MS * 3);
+      return;
+    }
+    if (url !== samplesUrl) return; // switched job meanwhile
+    if (liveJob.start_s === null && body.samples.length) {
+      // The job started between two state reads: ask again once its start is known.
+      samplesTimer = setTimeout(pollSamples, SAMPLES_EVERY_MS);
+      return;
+    }
+    for (const s of body.samples) {
+      liveQps.push({ x: liveJob.start_s + s.t, y: s.qps });
+      liveLatency.push({ x: liveJob.start_s + s.t, y: s.latency_pct_ms });
+    }
+    count += body.samples.length;
+    if (body.samples.length) {
+      since = body.last_t;
+      draw();
+    }
+    if (countEl) countEl.textContent = String(count);
+    if (body.more) {
+      samplesTimer = setTimeout(pollSamples, 0);
+    } else if (!body.finished) {
+      samplesTimer = setTimeout(pollSamples, count === 0 ? FIRST_SAMPLE_EVERY_MS : SAMPLES_EVERY_MS);
+    }
+  }
 
   function setBadge(el, status) {
     el.className = "badge " + status;
     el.textContent = status.replace(/_/g, " ");
   }
 
-  function applyRunning(running) {
+  function phaseText(running) {
+    if (running.status === "preparing") return "Preparing: target check, dataset, warm-up…";
+    if (running.phase === "finalizing") return "Closing the job: results, server snapshot, clean-up…";
+    if (running.elapsed_s === null || running.elapsed_s === undefined) return "Starting the clients…";
+    const elapsed = running.elapsed_s + (Date.now() / 1000 - receivedAtS);
+    // sysbench may run past --time and the job still has to close: never "21 s of 10 s".
+    if (elapsed >= running.time_s) return "Running: " + running.time_s + " s of " + running.time_s + " s · finishing…";
+    return "Running: " + Math.floor(elapsed) + " s of " + running.time_s + " s";
+  }
+
+  function showRunning(running) {
     if (!running) {
       live.hidden = true;
       return;
     }
     live.hidden = false;
-    if (running.id !== runningId) {
-      runningId = running.id;
-      liveLabel.textContent = running.label;
-      startSamples(running.samples_url);
+    if (!liveJob || running.id !== liveJob.id) {
+      liveJob = { id: running.id, number: running.number, threads: null, start_s: null };
+      liveLabel.textContent = "#" + running.number + " " + running.label;
+      if (tailJob) tailJob.textContent = "job #" + running.number;
+      tail.textContent = "(waiting for sysbench's output…)";
+      if (samplesTimer) clearTimeout(samplesTimer);
+      samplesUrl = running.samples_url;
+      since = null;
+      count = 0;
+      liveQps = [];
+      liveLatency = [];
+      if (countEl) countEl.textContent = "0";
+      if (latencyLabel && running.latency_pct !== null) latencyLabel.textContent = "p" + running.latency_pct;
+      fetchTimeline();
+      pollSamples();
     }
-    const pct = running.elapsed_s && running.time_s ? Math.min(100, (running.elapsed_s * 100) / running.time_s) : 0;
-    liveProgress.style.width = pct.toFixed(0) + "%";
-    livePhase.textContent = running.status === "preparing" ? "Preparing the dataset…"
-      : "Running: " + Math.round(running.elapsed_s || 0) + " s of " + running.time_s + " s";
+    if (liveJob.start_s === null && running.start_s !== null && running.start_s !== undefined) {
+      liveJob.start_s = running.start_s;
+      draw();
+    }
+    const job = state.jobs.find(function (j) { return j.id === running.id; });
+    if (job) liveJob.threads = job.threads;
+    tick();
+  }
+
+  function tick() {
+    const run = state.run;
+    if (!run.finished && run.started_at) {
+      elapsedEl.textContent = formatDuration(serverNowS() - run.started_at);
+    }
+    if (run.finished || run.eta_s === null || run.eta_s === undefined) {
+      etaWrap.hidden = true;
+    } else {
+      const left = run.eta_s - (Date.now() / 1000 - receivedAtS);
+      etaWrap.hidden = false;
+      etaEl.textContent = left >= 1 ? formatDuration(left) : "any moment";
+    }
+    const running = state.running;
+    if (running && !live.hidden) {
+      livePhase.textContent = phaseText(running);
+      const elapsed = (running.elapsed_s || 0) + (Date.now() / 1000 - receivedAtS);
+      const pct = running.elapsed_s !== null && running.time_s ? Math.min(100, (elapsed * 100) / running.time_s) : 0;
+      liveProgress.style.width = pct.toFixed(0) + "%";
+    }
+  }
+
+  let threadsKey = "";
+  function drawThreads(jobs) {
+    const cells = new Map();
+    for (const job of jobs) {
+      if (!job.result || job.result.qps === null || job.result.qps === undefined) continue;
+      if (!cells.has(job.cell)) cells.set(job.cell, new Map());
+      const byCount = cells.get(job.cell);
+      if (!byCount.has(job.threads)) byCount.set(job.threads, []);
+      byCount.get(job.threads).push(job.result.qps);
+    }
+    const datasets = [];
+    let i = 0;
+    for (const [cell, byCount] of cells) {
+      const data = [...byCount.entries()].sort(function (a, b) { return a[0] - b[0]; }).map(function (e) {
+        return { x: e[0], y: e[1].reduce(function (a, b) { return a + b; }, 0) / e[1].length };
+      });
+      const colour = COLOURS[i++ % COLOURS.length];
+      datasets.push({ label: cell, data: data, borderColor: colour, backgroundColor: colour, pointRadius: 3, borderWidth: 2 });
+    }
+    const key = JSON.stringify(datasets.map(function (d) { return [d.label, d.data]; }));
+    if (key === threadsKey) return;
+    threadsKey = key;
+    threadCounts = [...new Set(jobs.map(function (j) { return j.threads; }))].sort(function (a, b) { return a - b; });
+    byThreads.data.datasets = datasets;
+    byThreads.update("none");
   }
 
   function applyJobs(jobs) {
@@ -156,28 +445,38 @@
       if (bar) bar.style.width = job.progress_pct + "%";
       const result = job.result;
       if (result) {
-        row.querySelector('[data-metric="qps"]').textContent = formatNumber(result.qps);
-        row.querySelector('[data-metric="tps"]').textContent = formatNumber(result.tps);
-        row.querySelector('[data-metric="latency_avg_ms"]').textContent = formatMs(result.latency_avg_ms);
-        row.querySelector('[data-metric="latency_pct_ms"]').textContent = formatMs(result.latency_pct_ms);
+        const cells = [["qps", formatNumber(result.qps)], ["tps", formatNumber(result.tps)],
+          ["latency_avg_ms", formatMs(result.latency_avg_ms)], ["latency_pct_ms", formatMs(result.latency_pct_ms)]];
+        for (const [metric, text] of cells) {
+          const cell = row.querySelector('[data-metric="' + metric + '"]');
+          if (cell) cell.textContent = text;
+        }
       }
     }
+    drawThreads(jobs);
   }
 
   function apply(next) {
     const finishedNow = next.run.finished && !state.run.finished;
+    const doneMore = next.run.done !== state.run.done;
     state = next;
+    noteClock(next);
     setBadge(runStatus, next.run.status);
     runDone.textContent = String(next.run.done);
     runProgress.style.width = (next.run.total ? (next.run.done * 100) / next.run.total : 0).toFixed(0) + "%";
+    if (next.run.finished) elapsedEl.textContent = formatDuration(next.run.elapsed_s);
     applyJobs(next.jobs);
-    applyRunning(next.running);
-    const text = next.tail || "(waiting for sysbench's output…)";
-    if (next.running && tail.textContent !== text) {
-      const atBottom = tail.scrollTop + tail.clientHeight >= tail.scrollHeight - 20;
-      tail.textContent = text;
-      if (atBottom) tail.scrollTop = tail.scrollHeight;
+    showRunning(next.running);
+    // The output pane is the shown job's: a tail of another job (the next one, read before the page switched) waits.
+    if (next.running && liveJob && next.tail_job === liveJob.id) {
+      const text = next.tail || "(waiting for sysbench's output…)";
+      if (tail.textContent !== text) {
+        const atBottom = tail.scrollTop + tail.clientHeight >= tail.scrollHeight - 20;
+        tail.textContent = text;
+        if (atBottom) tail.scrollTop = tail.scrollHeight;
+      }
     }
+    if (doneMore) fetchTimeline();
     if (finishedNow) {
       // The server renders the finished jobs' summaries and snapshots.
       setTimeout(function () { window.location.reload(); }, 500);
@@ -198,7 +497,18 @@
     if (apply(next)) setTimeout(pollState, STATE_EVERY_MS);
   }
 
-  applyRunning(state.running);
+  noteClock(state);
+  applyJobs(state.jobs);
+  if (state.running) {
+    showRunning(state.running);
+  } else if (state.run.started_at) {
+    fetchTimeline();
+  }
+  if (state.running && state.tail_job === state.running.id) tail.textContent = state.tail;
   tail.scrollTop = tail.scrollHeight;
-  if (!state.run.finished) setTimeout(pollState, STATE_EVERY_MS);
+  tick();
+  if (!state.run.finished) {
+    setInterval(tick, TICK_MS);
+    setTimeout(pollState, STATE_EVERY_MS);
+  }
 })();
