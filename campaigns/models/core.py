@@ -666,13 +666,13 @@ class JobClient(models.Model):
     def __str__(self) -> str:
         return f"client {self.index} of job #{self.job_id}"
 
-    def attempt_history(self, job_started_at: datetime | None = None) -> list[dict[str, Any]]:
+    def attempt_history(self) -> list[dict[str, Any]]:
         """Every send of this client's share, the current one last: host, sent and ended times, outcome, cause.
 
         The current send went out when the one before it ended (or, for the first, when the job started)."""
         earlier = [{**row, "sent_at": _when(row.get("sent_at")), "ended_at": _when(row.get("ended_at"))}
                    for row in self.earlier_attempts or []]
-        sent_at = earlier[-1]["ended_at"] if earlier else job_started_at
+        sent_at = earlier[-1]["ended_at"] if earlier else self.job.started_at
         current = {"attempt": self.attempt, "host": self.host_name, "sent_at": sent_at,
                    "ended_at": self.finished_at, "outcome": self.status, "cause": self.error}
         return [*earlier, current]

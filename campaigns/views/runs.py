@@ -248,6 +248,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
                             .order_by("host_name")),
         "can_edit": roles.can_edit(request.user),
         "per_client": _per_client(result, clients),
+        # Clients whose share went to another host (its first host lost before it measured): every send of it.
+        "attempts": [(client, client.attempt_history()) for client in clients if client.earlier_attempts],
     })
 
 
