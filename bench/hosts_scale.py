@@ -56,8 +56,10 @@ def _lines() -> list[str]:
 # ---------------------------------------------------------------- the client processes
 
 
-def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, start: float, seconds: int) -> None:
-    """Plays `clients` ((pk, index) pairs) on `conns` threads, each with its own database connection."""
+def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, start: float, seconds: int,
+                    written: Any) -> None:
+    """Plays `clients` ((pk, index) pairs) on `conns` threads, each with its own database connection; puts on
+    `written` (t, when its last line of second t was stored) for each second."""
     os.environ["PGAPPNAME"] = f"{APP}-clients"
     setup()
     from django.db import connection
@@ -70,6 +72,8 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
     from campaigns.sysbench.command import redact_text
 
     lines = _lines()
+    last_write: dict[int, float] = {}
+    lock = threading.Lock()
 
     def play(share: list[tuple[int, int]]) -> None:
         tails: dict[int, list[str]] = {pk: [] for pk, _ in share}
@@ -84,6 +88,8 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
                 interval = parser.parse_interval_line(line)
                 if interval is not None:
                     sample_store(job_id=job_id, client_index=index, interval=interval)
+                    with lock:
+                        last_write[t] = max(last_write.get(t, 0.0), time.time())
                 real_client._client_heartbeat(pk, 1)
                 if t % 2 == 0:
                     JobClient.objects.filter(pk=pk).update(raw_output=redact_text("\n".join(tails[pk][-200:]), []))
@@ -103,6 +109,7 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
         thread.start()
     for thread in threads:
         thread.join()
+    written.put(last_write)
 
 
 # ---------------------------------------------------------------- CPU accounting
@@ -245,8 +252,9 @@ def main() -> None:
     start = time.time() + 3.0
     pairs = [(c.pk, c.index) for c in clients]
     fork = multiprocessing.get_context("fork")
+    written = fork.Queue()
     players = [fork.Process(target=_client_process, args=(job.pk, pairs[i::opts.procs], opts.conns, start,
-                                                           opts.seconds)) for i in range(opts.procs)]
+                                                           opts.seconds, written)) for i in range(opts.procs)]
     for player in players:
         player.start()
 
@@ -257,6 +265,7 @@ def main() -> None:
     complete = 0
     time.sleep(max(0.0, start + 1 - time.time()))
     cpu_web0, cpu_worker0, pg_bg0 = _tree_cpu(web.pid), _tree_cpu(worker.pid), _pg_background_cpu()
+    cpu_players0 = sum(_tree_cpu(p.pid or 0) for p in players)
     window0 = time.monotonic()
     while complete < opts.seconds and time.time() < start + opts.seconds + 30:
         answer = get(complete)
@@ -273,6 +282,11 @@ def main() -> None:
     cpu_web = _tree_cpu(web.pid) - cpu_web0
     cpu_worker = _tree_cpu(worker.pid) - cpu_worker0
     pg_bg = _pg_background_cpu() - pg_bg0
+    cpu_players = sum(_tree_cpu(p.pid or 0) for p in players) - cpu_players0
+    last_write: dict[int, float] = {}
+    for _ in players:
+        for t, when in written.get(timeout=120).items():
+            last_write[t] = max(last_write.get(t, 0.0), when)
     server_backends.read()
     client_backends.read()
     for player in players:
@@ -280,6 +294,10 @@ def main() -> None:
 
     stored = job.samples.count()
     lags = [seen[t] - (start + t) for t in sorted(seen)]
+    # Split: the stand-ins' own delay in writing second t (their CPU is this machine's, not a client host's),
+    # then the time from the last write of second t to the API showing it.
+    write_delays = [last_write[t] - (start + t) for t in sorted(seen) if t in last_write]
+    after_write = [seen[t] - last_write[t] for t in sorted(seen) if t in last_write]
     for proc in (web, worker):
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
@@ -293,17 +311,26 @@ def main() -> None:
     print(f"{opts.clients} clients × {opts.seconds} s at 1 Hz, {opts.procs} client processes × {opts.conns} "
           f"connections; window {window_s:.1f} s")
     print(f"samples stored: {stored} of {opts.clients * opts.seconds} ({stored / opts.seconds:.0f} per second)")
+    def spread(values: list[float]) -> str:
+        ordered = sorted(values)
+        return (f"median {statistics.median(values):.3f} s, p95 {ordered[int(0.95 * (len(ordered) - 1))]:.3f} s, "
+                f"max {ordered[-1]:.3f} s")
+
     if lags:
-        ordered = sorted(lags)
-        print(f"lag printed → visible in the API (all clients of second t): median {statistics.median(lags):.3f} s, "
-              f"p95 {ordered[int(0.95 * (len(ordered) - 1))]:.3f} s, max {ordered[-1]:.3f} s "
-              f"({len(lags)} of {opts.seconds} seconds seen complete)")
+        print(f"lag printed → visible in the API (all clients of second t): {spread(lags)} "
+              f"({len(lags)} of {opts.seconds} seconds seen complete; polled every 250 ms)")
+    if write_delays:
+        print(f"  of which the stand-ins' delay to store the last line of second t: {spread(write_delays)}")
+        print(f"  and last line stored → visible in the API: {spread(after_write)}")
     print(f"web (gunicorn 2×2): {pct(cpu_web)}")
     print(f"worker (Celery, reconciler thread): {pct(cpu_worker)}")
     print(f"PostgreSQL backends of web and worker: {pct(pg_server)}")
     print(f"PostgreSQL backends of the clients' writes: {pct(pg_clients)}")
     print(f"server total (web + worker + PostgreSQL): {pct(total)}  [goal: under 25 %]")
     print(f"PostgreSQL background processes (shared with the rest of this machine, not counted): {pct(pg_bg)}")
+    print(f"the client stand-ins themselves (client hosts' CPU on a real installation, not counted): "
+          f"{pct(cpu_players)}")
+    print(f"load average during the bench: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
     ClientHost.objects.filter(hostname=f"hosts-scale-{queue}").delete()
     campaign.delete()  # its run, job, clients and samples with it
