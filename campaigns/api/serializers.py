@@ -356,12 +356,13 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
 class JobClientAttemptSerializer(serializers.Serializer):
     """One send of a client's share to a host: the last is the client's current one."""
 
-    attempt = serializers.IntegerField()
-    host = serializers.CharField()
-    sent_at = serializers.DateTimeField(allow_null=True)
-    ended_at = serializers.DateTimeField(allow_null=True)
-    outcome = serializers.CharField(help_text="lost (sent to another host), or the client's status for the last one")
-    cause = serializers.CharField(allow_blank=True)
+    attempt = serializers.IntegerField(read_only=True)
+    host = serializers.CharField(read_only=True, allow_blank=True)
+    sent_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    ended_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    outcome = serializers.CharField(read_only=True, allow_blank=True,
+                                    help_text="lost (sent to another host), or the client's status for the last one")
+    cause = serializers.CharField(read_only=True, allow_blank=True)
 
 
 class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
