@@ -10,11 +10,13 @@ SIGKILL during a job's warm-up, so that its client share is sent to a host that 
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client as PageClient
 from django.utils import timezone
 
@@ -266,3 +268,67 @@ def test_a_lost_host_with_no_try_left_fails_its_job_and_the_run_partially_succee
     assert second.clients.get().host_name == coordinator.hostname
     _wait_status(run, (Run.Status.PARTIALLY_SUCCEEDED,), timeout_s=30)
     assert run.error == "1 of 2 jobs failed"
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the_job_succeeds(
+        own_redis, make_worker, test_db_name, fault_db):
+    workers = _workers(make_worker, own_redis, ["loss-a", "loss-b", "loss-c"])
+    # A fourth host that is online but whose worker has not started yet: its client holds the barrier. Its name
+    # sorts first, so the coordinator picks it (after itself), then the first of the other two real hosts.
+    late = _host("loss-0-late")
+    beating = threading.Event()
+
+    def beat() -> None:
+        while not beating.wait(0.5):
+            execution.host_heartbeat(hostname=late)
+        connection.close()
+
+    execution.host_heartbeat(hostname=late)
+    beater = threading.Thread(target=beat, daemon=True)
+    beater.start()
+    try:
+        target = TargetFactory(database=fault_db)
+        scenario = ScenarioFactory(time_s=3, dataset=DatasetFactory(name="loss-barrier", tables=1, table_size=500))
+        campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[3], clients_min=3)
+        run = _launch_through(own_redis, campaign.pk, test_db_name)
+        job = run.jobs.get()
+
+        def ready_at_the_barrier() -> list[JobClient] | None:
+            clients = list(job.clients.order_by("index"))
+            job.refresh_from_db()
+            assert not job.is_finished(), f"job ended early: {job.status} {job.error}"
+            ready = [c for c in clients if c.status == JobClient.Status.READY]
+            return clients if len(clients) == 3 and len(ready) == 2 else None
+
+        clients = wait_for(ready_at_the_barrier, timeout_s=60, interval_s=0.05, what="two clients at the barrier")
+        assert clients[1].host_name == late and clients[1].status == JobClient.Status.PENDING
+        victim = next(w for w in workers if w.hostname == clients[2].host_name)
+        coordinator = next(w for w in workers if w.hostname == clients[0].host_name)
+        spare = next(w for w in workers if w not in (coordinator, victim))
+        victim.stop(signal.SIGKILL)
+
+        def resent() -> JobClient | None:
+            client = JobClient.objects.get(pk=clients[2].pk)
+            return client if client.attempt == 2 else None
+
+        replaced = wait_for(resent, timeout_s=60, what="the victim's share to be sent again")
+        assert replaced.host_name == spare.hostname
+        assert replaced.earlier_attempts[0]["cause"] == f"client lost: no heartbeat from {victim.hostname} for 6 s"
+        job.refresh_from_db()
+        assert job.status == Job.Status.RUNNING and job.release_at is None, "nobody has started measuring"
+        # The late host's worker starts (beating for itself once ready): it finds its client task waiting, and
+        # the barrier releases all three.
+        make_worker(late, extra_env={**own_redis.env, "BENCHAPP_STALE_S": "6", "BENCHAPP_HOST_OFFLINE_S": "6"})
+    finally:
+        beating.set()
+        beater.join(timeout=10)
+    _wait_status(job, Job.FINISHED, timeout_s=90)
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    final = list(job.clients.order_by("index"))
+    assert [c.host_name for c in final] == [coordinator.hostname, late, spare.hostname]
+    assert all(c.status == JobClient.Status.SUCCEEDED and c.exit_code == 0 for c in final)
+    assert [(a["host"], a["outcome"]) for a in final[2].attempt_history()] == [
+        (victim.hostname, "lost"), (spare.hostname, "succeeded")]
+    assert job.start_skew_ms is not None and job.start_skew_ms < 1000
