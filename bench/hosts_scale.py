@@ -18,7 +18,8 @@ PostgreSQL backends serving them (PGAPPNAME=hosts-scale; backends of the client 
 real installation they serve remote hosts, but their work is the server's too, so the total includes them).
 PostgreSQL's background writers are shared with whatever else runs on this machine: printed apart, not counted.
 
-Usage: .venv/bin/python bench/hosts_scale.py [--clients 200] [--seconds 30] [--procs 4] [--conns 5]
+Usage: .venv/bin/python bench/hosts_scale.py [--clients 200] [--seconds 30] [--procs 4] [--conns 5] [--skip tail]
+(the development database needs this branch's migrations; DATABASE_URL=... for another one)
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def _lines() -> list[str]:
 
 
 def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, start: float, seconds: int,
-                    written: Any) -> None:
+                    written: Any, skip: frozenset[str]) -> None:
     """Plays `clients` ((pk, index) pairs) on `conns` threads, each with its own database connection; puts on
     `written` (t, when its last line of second t was stored) for each second."""
     os.environ["PGAPPNAME"] = f"{APP}-clients"
@@ -90,8 +91,9 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
                     sample_store(job_id=job_id, client_index=index, interval=interval)
                     with lock:
                         last_write[t] = max(last_write.get(t, 0.0), time.time())
-                real_client._client_heartbeat(pk, 1)
-                if t % 2 == 0:
+                if "heartbeat" not in skip:
+                    real_client._client_heartbeat(pk, 1)
+                if t % 2 == 0 and "tail" not in skip:
                     JobClient.objects.filter(pk=pk).update(raw_output=redact_text("\n".join(tails[pk][-200:]), []))
                 hosts[pk].append(HostSample(
                     job_id=job_id, client_index=index, t=t, cpu_user_pct=40.0, cpu_system_pct=5.0, cpu_iowait_pct=0.0,
@@ -99,7 +101,9 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
                     sysbench_cpu_pct=80.0, load_1m=1.0, context_switches_per_s=5000.0, net_bytes_in_per_s=1e6,
                     net_bytes_out_per_s=1e6, net_packets_in_per_s=1e4, net_packets_out_per_s=1e4,
                     memory_used_pct=30.0))
-                if len(hosts[pk]) >= FLUSH_EVERY_S:
+                if "host" in skip:
+                    hosts[pk] = []
+                elif len(hosts[pk]) >= FLUSH_EVERY_S:
                     HostSample.objects.bulk_create(hosts[pk], ignore_conflicts=True)
                     hosts[pk] = []
         connection.close()
@@ -183,6 +187,7 @@ def main() -> None:
     args.add_argument("--seconds", type=int, default=30)
     args.add_argument("--procs", type=int, default=4, help="client processes")
     args.add_argument("--conns", type=int, default=5, help="threads (database connections) per client process")
+    args.add_argument("--skip", default="", help="to see what costs what: any of heartbeat,tail,host (comma-separated)")
     opts = args.parse_args()
     queue = f"hosts-scale-{uuid.uuid4().hex[:6]}"
     os.environ["BENCHAPP_QUEUE"] = queue
@@ -251,10 +256,11 @@ def main() -> None:
     connections.close_all()  # the client processes are forked: they open their own
     start = time.time() + 3.0
     pairs = [(c.pk, c.index) for c in clients]
+    skip = frozenset(filter(None, opts.skip.split(",")))
     fork = multiprocessing.get_context("fork")
     written = fork.Queue()
     players = [fork.Process(target=_client_process, args=(job.pk, pairs[i::opts.procs], opts.conns, start,
-                                                           opts.seconds, written)) for i in range(opts.procs)]
+                                                           opts.seconds, written, skip)) for i in range(opts.procs)]
     for player in players:
         player.start()
 
@@ -309,7 +315,7 @@ def main() -> None:
         return f"{100 * cpu_s / window_s:5.1f} % of one core"
 
     print(f"{opts.clients} clients × {opts.seconds} s at 1 Hz, {opts.procs} client processes × {opts.conns} "
-          f"connections; window {window_s:.1f} s")
+          f"connections; window {window_s:.1f} s" + (f"; skipped: {', '.join(sorted(skip))}" if skip else ""))
     print(f"samples stored: {stored} of {opts.clients * opts.seconds} ({stored / opts.seconds:.0f} per second)")
     def spread(values: list[float]) -> str:
         ordered = sorted(values)
