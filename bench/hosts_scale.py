@@ -333,6 +333,10 @@ def main() -> None:
     print(f"PostgreSQL backends of web and worker: {pct(pg_server)}")
     print(f"PostgreSQL backends of the clients' writes: {pct(pg_clients)}")
     print(f"server total (web + worker + PostgreSQL): {pct(total)}  [goal: under 25 %]")
+    # Per client-second stored: steadier than a share of the window when the stand-ins fall behind a loaded machine.
+    per_line_ms = 1000 * total / stored if stored else float("nan")
+    print(f"  = {per_line_ms:.2f} ms of server CPU per client-second stored; at {opts.clients} clients × 1 Hz that is "
+          f"{per_line_ms * opts.clients / 10:.1f} % of one core")
     print(f"PostgreSQL background processes (shared with the rest of this machine, not counted): {pct(pg_bg)}")
     print(f"the client stand-ins themselves (client hosts' CPU on a real installation, not counted): "
           f"{pct(cpu_players)}")
