@@ -484,7 +484,7 @@ class CampaignForm(forms.ModelForm):
             self.save_m2m()
         return campaign
 
-    DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n")
+    DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries")
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -332,3 +332,20 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
     assert [(a["host"], a["outcome"]) for a in final[2].attempt_history()] == [
         (victim.hostname, "lost"), (spare.hostname, "succeeded")]
     assert job.start_skew_ms is not None and job.start_skew_ms < 1000
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("posted, kept", [(None, 2), ("", 2), ("4", 4), ("0", None), ("9", None)])
+def test_the_campaign_form_takes_client_tries_from_1_to_5_and_defaults_to_2(posted, kept):
+    from campaigns.forms import CampaignForm
+
+    data = {"name": f"form-tries-{posted}", "threads": "2", "repetitions": "1", "clients_min": "1",
+            "scale_factor": "1"}
+    if posted is not None:
+        data["client_tries"] = posted
+    form = CampaignForm(data=data)
+    if kept is None:
+        assert not form.is_valid() and "client_tries" in form.errors
+    else:
+        assert form.is_valid(), form.errors
+        assert form.save().client_tries == kept
