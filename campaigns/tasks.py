@@ -15,8 +15,8 @@ def job_execute_task(job_id: int) -> None:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def jobclient_execute_task(client_id: int) -> None:
-    execution.jobclient_execute(client_id=client_id)
+def jobclient_execute_task(client_id: int, attempt: int = 1) -> None:
+    execution.jobclient_execute(client_id=client_id, attempt=attempt)
 
 
 @shared_task(ignore_result=True)

@@ -24,6 +24,7 @@ TREND_T = 3.0                 # ... and the noise cannot explain it (|slope / it
 MIN_INTERVALS = 10            # fewer measured intervals: too short to judge
 OVERRUN_PCT = 10.0            # sysbench ran longer than --time by more than this
 FULL_CACHE_HIT_RATIO = 0.99
+CLIENT_SUM_PCT = 0.5          # a multi-client job's figure vs the sum of its clients' own
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class Evidence:
     cache_hit_ratio: float | None = None
     shared_with: list[str] = field(default_factory=list)
     imported: bool = False
+    # A multi-client job's merged throughput beside each client's own (sysbench's summaries), per measure.
+    job_rates: dict[str, float | None] = field(default_factory=dict)          # "qps", "tps"
+    client_rates: dict[str, list[float | None]] = field(default_factory=dict)
 
 
 def worst(levels: list[str]) -> str:
@@ -99,6 +103,7 @@ def judge(evidence: Evidence) -> tuple[list[Finding], str]:
     findings = [
         *_client_bound(evidence), *_same_host(evidence), *_server(evidence), *_settled(evidence),
         *_errors(evidence), *_cache(evidence), *_overran(evidence), *_shared(evidence), *_imported(evidence),
+        *_client_sum(evidence),
     ]
     return findings, verdict_of(findings)
 
@@ -216,6 +221,28 @@ def _imported(e: Evidence) -> list[Finding]:
     return [Finding("imported", INFO, "log only",
                     "Imported from a log: no host or server measurements, so only sysbench's own figures were "
                     "judged.")]
+
+
+def client_sum_off_pct(job_rate: float | None, client_rates: list[float | None]) -> float | None:
+    """How far (%) a job's rate is from the sum of its clients' rates; None when either is missing."""
+    if not job_rate or not client_rates or any(rate is None for rate in client_rates):
+        return None
+    total = sum(rate for rate in client_rates if rate is not None)
+    return abs(job_rate - total) / job_rate * 100
+
+
+def _client_sum(e: Evidence) -> list[Finding]:
+    out = []
+    for measure, job_rate in sorted(e.job_rates.items()):
+        rates = e.client_rates.get(measure, [])
+        off = client_sum_off_pct(job_rate, rates) if len(rates) > 1 else None
+        if off is not None and off > CLIENT_SUM_PCT:
+            total = sum(rate for rate in rates if rate is not None)
+            out.append(Finding(
+                "client-sum", INVALID, f"{off:.1f} % off",
+                f"The job's {measure.upper()} ({job_rate:.1f}) is not the sum of its {len(rates)} clients' "
+                f"({total:.1f}): the job's figures do not stand for what its clients measured."))
+    return out
 
 
 def findings_from_dicts(rows: list[dict[str, Any]]) -> list[Finding]:

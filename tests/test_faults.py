@@ -500,7 +500,8 @@ def _stranded_job(target: Target, *, host: str | None, queue: str = "") -> Job:
     """A running job as a coordinator leaves it just before starting its clients (host=None) or
     just after creating its client row for `host` — a minute ago, with nothing heard since."""
     scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="stranded-data", tables=1, table_size=500))
-    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1])
+    # One try per client share: a client on a dead host is not sent to another one (tests/test_client_loss.py).
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1], client_tries=1)
     long_ago = timezone.now() - timedelta(seconds=60)
     run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, started_at=long_ago, queue=queue)
     job = Job.objects.create(

@@ -50,6 +50,8 @@ JOB_MOVES: dict[str, Callable[[Job], object]] = {
     JS.CANCELLED: lambda job: tr.job_close(job_id=job.pk, status=JS.CANCELLED),
 }
 CLIENT_MOVES: dict[str, Callable[[JobClient], object]] = {
+    CS.PENDING: lambda c: tr.client_resend(client_id=c.pk, attempt=c.attempt, host_name="other",
+                                           heartbeat_before=timezone.now(), earlier={"host": "h"}),
     CS.READY: lambda c: tr.client_claim(client_id=c.pk),
     CS.RUNNING: lambda c: tr.client_start(client_id=c.pk),
     CS.SUCCEEDED: lambda c: tr.client_close(client_id=c.pk, status=CS.SUCCEEDED),
@@ -77,6 +79,35 @@ def test_a_client_moves_only_along_the_table(source, goal):
     CLIENT_MOVES[goal](client)
     client.refresh_from_db()
     assert client.status == (goal if source in tr.CLIENT_SOURCES[goal] else source)
+
+
+def test_a_resend_moves_the_share_to_the_new_host_resets_the_barrier_and_shuts_out_the_old_send():
+    client = _client(CS.READY)
+    Job.objects.filter(pk=client.job_id).update(release_at=timezone.now())
+    assert tr.client_resend(client_id=client.pk, attempt=1, host_name="b", heartbeat_before=timezone.now(),
+                            earlier={"attempt": 1, "host": "h", "outcome": "lost", "cause": "client lost: h"})
+    client.refresh_from_db()
+    assert (client.status, client.host_name, client.attempt) == (CS.PENDING, "b", 2)
+    assert client.earlier_attempts == [{"attempt": 1, "host": "h", "outcome": "lost", "cause": "client lost: h"}]
+    assert Job.objects.get(pk=client.job_id).release_at is None
+    # The first send's worker, alive after all, can neither claim, start nor close the share that "b" now has.
+    assert not tr.client_claim(client_id=client.pk, attempt=1)
+    assert not tr.client_close(client_id=client.pk, status=CS.FAILED, attempt=1)
+    assert tr.client_claim(client_id=client.pk, attempt=2)
+    # A release time that the job no longer has (the barrier was reset) starts nobody.
+    assert not tr.client_start(client_id=client.pk, attempt=2, release_at=timezone.now() - LONG_AGO)
+    release = timezone.now()
+    Job.objects.filter(pk=client.job_id).update(release_at=release)
+    assert tr.client_start(client_id=client.pk, attempt=2, release_at=release)
+
+
+def test_no_resend_once_a_client_of_the_job_has_started_measuring():
+    lost = _client(CS.READY)
+    JobClient.objects.create(job_id=lost.job_id, index=1, host_name="p", status=CS.RUNNING,
+                             started_at=timezone.now())
+    assert not tr.client_resend(client_id=lost.pk, attempt=1, host_name="b", heartbeat_before=timezone.now(),
+                                earlier={})
+    assert JobClient.objects.get(pk=lost.pk).host_name == "h"
 
 
 @pytest.mark.parametrize("source", CS.values)

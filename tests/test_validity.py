@@ -71,6 +71,20 @@ def test_errors_reconnects_cold_cache_overrun_shared_each_say_so():
     assert _codes(Evidence(qps=STEADY, shared_with=["job #3 of run #2 (nightly)"])) == [("shared", "invalid")]
 
 
+@pytest.mark.parametrize(("job_qps", "clients", "off"), [
+    (3000.0, [1000.0, 2000.0], False),        # the sum
+    (3014.0, [1000.0, 2000.0], False),        # within 0.5 %
+    (3100.0, [1000.0, 2000.0], True),         # a client's figures left out of the job's, or counted twice
+    (3100.0, [3000.0], False),                # one client: nothing to sum
+    (3100.0, [1000.0, None], False),          # a client without a summary: nothing to check against
+])
+def test_a_multi_client_job_whose_figure_is_not_the_sum_of_its_clients_is_invalid(job_qps, clients, off):
+    findings, verdict = judge(Evidence(qps=STEADY, job_rates={"qps": job_qps}, client_rates={"qps": clients}))
+    assert [(f.code, f.level) for f in findings] == ([("client-sum", "invalid")] if off else [])
+    if off:
+        assert verdict == validity.INVALID and "is not the sum of its 2 clients' (3000.0)" in findings[0].message
+
+
 def test_the_verdict_is_the_worst_finding_and_a_cell_takes_the_worst_of_its_jobs():
     _, verdict = judge(Evidence(qps=STEADY, same_host=True, errors_per_s=[1.0] * 12,
                                 shared_with=["job #1"]))

@@ -218,7 +218,7 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
-                  "webhook_url", "has_webhook", "notify_emails", "client_hosts", "created_by", "created_at",
+                  "webhook_url", "has_webhook", "notify_emails", "client_hosts", "client_tries", "created_by", "created_at",
                   "updated_at"]
         # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it (#21).
         read_only_fields = ["is_template", "template_key", "created_at", "updated_at"]
@@ -353,13 +353,29 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class JobClientAttemptSerializer(serializers.Serializer):
+    """One send of a client's share to a host: the last is the client's current one."""
+
+    attempt = serializers.IntegerField(read_only=True)
+    host = serializers.CharField(read_only=True, allow_blank=True)
+    sent_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    ended_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    outcome = serializers.CharField(read_only=True, allow_blank=True,
+                                    help_text="lost (sent to another host), or the client's status for the last one")
+    cause = serializers.CharField(read_only=True, allow_blank=True)
+
+
 class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
     """One sysbench process of a job (its command line carries *** for the password)."""
+
+    attempts = JobClientAttemptSerializer(source="attempt_history", many=True, read_only=True,
+                                          help_text="Every send of this client's share, the current one last.")
 
     class Meta:
         model = JobClient
         fields = ["index", "host_name", "threads", "status", "command_line", "exit_code", "sysbench_version",
-                  "same_host", "host_facts", "error", "summary", "started_at", "finished_at", "wall_time_s"]
+                  "same_host", "host_facts", "error", "summary", "started_at", "finished_at", "wall_time_s", "attempt",
+                  "attempts"]
         read_only_fields = fields
 
 

@@ -6,11 +6,13 @@ stream their per-second samples, and record their own output. The last one to fi
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import Sum
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from campaigns.execution import transitions
@@ -36,6 +38,9 @@ LIVE_TAIL_LINES = 200
 LIVE_TAIL_EVERY_S = 2.0
 BARRIER_TIMEOUT_S = 60.0
 BARRIER_POLL_S = 0.01
+# A ready client counts at the barrier only while it beats (every second there): a peer that died waiting is not
+# released with the others, so that it can be declared lost and its share sent to another host (resend).
+BARRIER_FRESH_S = 5.0
 # Far enough ahead that every client has seen the release time before it comes.
 RELEASE_LEAD_S = 0.3
 _JOB_STOPPED = (Job.Status.CANCELLED, Job.Status.FAILED)
@@ -45,14 +50,15 @@ class _Stopped(Exception):
     """The job was cancelled or failed elsewhere while this client waited."""
 
 
-def _client_heartbeat(client_id: int) -> str:
+def _client_heartbeat(client_id: int, attempt: int) -> str:
     """Marks the client alive and returns its job's status, in one statement (plus, now and then,
-    a look for lost clients: see hosts.clients_sweep_lost)."""
+    a look for lost clients: see hosts.clients_sweep_lost). A client whose share was sent to another host
+    meanwhile (declared lost, yet alive) sees "cancelled" and stops."""
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE campaigns_jobclient c SET heartbeat_at = now() FROM campaigns_job j"
-            " WHERE c.id = %s AND j.id = c.job_id RETURNING j.status",
-            [client_id],
+            " WHERE c.id = %s AND c.attempt = %s AND j.id = c.job_id RETURNING j.status",
+            [client_id, attempt],
         )
         row = cursor.fetchone()
     if row is None:
@@ -63,20 +69,34 @@ def _client_heartbeat(client_id: int) -> str:
     return row[0]
 
 
-def _barrier_wait(client: JobClient, needed: int) -> float:
-    """Blocks until every client of the job is ready; returns the common release time (epoch s)."""
-    deadline = time.monotonic() + BARRIER_TIMEOUT_S
+def _barrier_timeout_s() -> float:
+    """How long a client waits for its peers: long enough for a lost peer to be noticed (its host offline, or
+    its heartbeat stale) and its share to reach another host."""
+    return BARRIER_TIMEOUT_S + max(settings.BENCHAPP_HOST_OFFLINE_S, settings.BENCHAPP_STALE_S)
+
+
+def _barrier_wait(client: JobClient, needed: int) -> datetime:
+    """Blocks until every client of the job is ready; returns the common release time."""
+    deadline = time.monotonic() + _barrier_timeout_s()
     next_beat = 0.0
+    sends = None
     while True:
         now = time.monotonic()
         if now >= next_beat:
             next_beat = now + 1.0
-            if _client_heartbeat(client.pk) in _JOB_STOPPED:
+            if _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED:
                 raise _Stopped()
+            # A peer's share sent to another host starts the wait over.
+            total = JobClient.objects.filter(job_id=client.job_id).aggregate(n=Sum("attempt"))["n"]
+            if sends is not None and total != sends:
+                deadline = now + _barrier_timeout_s()
+            sends = total
         job = Job.objects.filter(pk=client.job_id).values("release_at").get()
         if job["release_at"] is not None:
-            return job["release_at"].timestamp()
-        ready = JobClient.objects.filter(job_id=client.job_id, status=JobClient.Status.READY).count()
+            release_at: datetime = job["release_at"]
+            return release_at
+        ready = JobClient.objects.filter(job_id=client.job_id, status=JobClient.Status.READY,
+                                         heartbeat_at__gte=Now() - timedelta(seconds=BARRIER_FRESH_S)).count()
         if ready >= needed:
             # A lone client has no one to wait for: it starts now (the first live point comes that much sooner).
             release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S if needed > 1 else 0)
@@ -84,14 +104,18 @@ def _barrier_wait(client: JobClient, needed: int) -> float:
             continue
         if now > deadline:
             raise JobFailure(
-                f"client barrier timed out after {BARRIER_TIMEOUT_S:.0f} s: only {ready} of {needed} clients were ready"
+                f"client barrier timed out after {_barrier_timeout_s():.0f} s: only {ready} of {needed} clients were ready"
             )
         time.sleep(BARRIER_POLL_S)
 
 
-def jobclient_execute(*, client_id: int) -> None:
-    """Runs one client's sysbench for its job, then closes the job if it was the last one."""
-    if not transitions.client_claim(client_id=client_id):
+def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
+    """Runs one client's sysbench for its job, then closes the job if it was the last one.
+
+    `attempt` is the send of the client's share this message is for: a message of an earlier send (its host
+    declared lost, its share now on another host) claims nothing.
+    """
+    if not transitions.client_claim(client_id=client_id, attempt=attempt):
         return
     client = JobClient.objects.get(pk=client_id)
     job = _load(client.job_id)
@@ -99,20 +123,27 @@ def jobclient_execute(*, client_id: int) -> None:
     try:
         _client_run(job, client)
     except _Stopped:
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED)
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=attempt)
     except JobFailure as exc:
         cause = redact_text(str(exc), secrets)
         # A failed sysbench has closed its client row already, with its output; this only closes the others.
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause)
-        transitions.job_fail(job_id=job.pk, cause=client_prefix(job, client) + cause)
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause, attempt=attempt)
+        if _still_own(client):
+            transitions.job_fail(job_id=job.pk, cause=client_prefix(job, client) + cause)
     except Exception as exc:
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED,
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, attempt=attempt,
                                  error=f"internal error: {type(exc).__name__}: {exc}")
-        transitions.job_fail(job_id=job.pk, cause=redact_text(f"internal error on client {client.host_name}: {exc}",
-                                                              secrets))
+        if _still_own(client):
+            transitions.job_fail(job_id=job.pk, cause=redact_text(
+                f"internal error on client {client.host_name}: {exc}", secrets))
         job_finalize(job_id=job.pk)
         raise
     job_finalize(job_id=job.pk)
+
+
+def _still_own(client: JobClient) -> bool:
+    """Whether the client's row is still this send's (not handed to another host since)."""
+    return JobClient.objects.filter(pk=client.pk, attempt=client.attempt).exists()
 
 
 def _client_run(job: Job, client: JobClient) -> None:
@@ -121,13 +152,19 @@ def _client_run(job: Job, client: JobClient) -> None:
     sysbench_gate(conn)  # before the barrier, so that the check adds nothing to the start skew
     same_host = target_is_local(conn.host)
     host = ClientHost.objects.filter(hostname=client.host_name).first()
-    JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH),
-                                                  same_host=same_host, host_facts=host.facts() if host else {})
-    release_at = _barrier_wait(client, client_count(job))
-    delay = release_at - time.time()
-    if delay > 0:
-        time.sleep(delay)
-    transitions.client_start(client_id=client.pk)
+    JobClient.objects.filter(pk=client.pk, attempt=client.attempt).update(
+        sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH), same_host=same_host,
+        host_facts=host.facts() if host else {})
+    while True:
+        release_at = _barrier_wait(client, client_count(job))
+        delay = release_at.timestamp() - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        if transitions.client_start(client_id=client.pk, attempt=client.attempt, release_at=release_at):
+            break
+        # The barrier was reset (a lost peer's share went to another host), or this client's own share did.
+        if not _still_own(client):
+            raise _Stopped()
     samplers = Samplers(job_id=job.pk, client_index=client.index, conn=conn, sample_server=client.index == 0,
                         same_host=same_host)
     try:
@@ -144,7 +181,8 @@ def _client_run(job: Job, client: JobClient) -> None:
         "histogram": [list(b) for b in parsed.histogram] if parsed.histogram and parsed.histogram_whole_run else None,
     }
     if outcome.cancelled:
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, **fields)
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=client.attempt,
+                                 **fields)
         return
     if not outcome.succeeded() or not parsed.complete:
         if outcome.start_error:
@@ -153,11 +191,13 @@ def _client_run(job: Job, client: JobClient) -> None:
             cause = f"sysbench run exceeded its time-out of {run_timeout_s(job):.0f} s and was stopped"
         else:
             cause = explain_failure(output, outcome.exit_code, phase="run")
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause, **fields)
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause,
+                                 attempt=client.attempt, **fields)
         raise JobFailure(cause)
     # After the measurement, so that it never delays a release or shares the target with sysbench.
     round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
-    transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, **fields)
+    transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, attempt=client.attempt,
+                             **fields)
 
 
 def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
@@ -184,7 +224,7 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
         samplers.start(pid)
 
     def should_cancel() -> bool:
-        return _client_heartbeat(client.pk) in _JOB_STOPPED
+        return _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED
 
     return run_process(
         argv, on_line=on_line, on_start=on_start, should_cancel=should_cancel,

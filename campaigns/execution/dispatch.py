@@ -37,8 +37,11 @@ def job_forward(*, job_id: int, hostname: str) -> None:
     _tasks().job_execute_task.apply_async(args=[job_id], queue=host_queue(hostname))
 
 
-def jobclient_dispatch(*, client_id: int, hostname: str) -> None:
-    _tasks().jobclient_execute_task.apply_async(args=[client_id], queue=host_queue(hostname))
+def jobclient_dispatch(*, client_id: int, hostname: str, attempt: int | None = None) -> None:
+    """Sends a client to its host's queue; a re-send (attempt 2 and on) names its attempt, so that a message of an
+    earlier send, picked up late, never runs the share that another host now has."""
+    args = [client_id] if attempt is None or attempt <= 1 else [client_id, attempt]
+    _tasks().jobclient_execute_task.apply_async(args=args, queue=host_queue(hostname))
 
 
 def run_finished_dispatch(run_id: int) -> None:

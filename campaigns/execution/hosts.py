@@ -131,10 +131,23 @@ def _local_address(fd: int) -> str | None:
 def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str) -> bool:
     """Declares lost a client whose last heartbeat is older than heartbeat_before.
 
-    The client and its job fail with the cause, and its host is taken offline unless that host
-    still beats (a live worker with a stuck task), so the next job is not handed to a dead host.
-    False when the client beat meanwhile or had already ended.
+    Lost before its sysbench started measuring (pending, or ready at the barrier), while no peer has started
+    either, its share is sent to another eligible host (campaigns.execution.resend). Otherwise the client and
+    its job fail with the cause (saying why it was not sent again, when it could not be). Either way its host is
+    taken offline unless that host still beats (a live worker with a stuck task), so the next job is not handed
+    to a dead host. False when the client beat meanwhile or had already ended.
     """
+    if client.status in (JobClient.Status.PENDING, JobClient.Status.READY):
+        # Imported here: resend sends Celery messages through dispatch, which imports this module.
+        from campaigns.execution.resend import client_resend_lost
+
+        resent, why = client_resend_lost(client=client, heartbeat_before=heartbeat_before, cause=cause)
+        if resent:
+            host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+            return True
+        if why:
+            when = "" if " before " in cause else " before it started measuring"
+            cause = f"{cause}{when}; not sent again: {why}"
     if not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before, cause=cause):
         return False
     transitions.job_fail(job_id=client.job_id, cause=cause)

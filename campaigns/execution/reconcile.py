@@ -67,7 +67,7 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
                 lost += 1
                 job_finalize(job_id=client.job_id)
         elif JobClient.objects.filter(pk=client.pk, status=JobClient.Status.PENDING).update(heartbeat_at=now):
-            dispatch.jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+            dispatch.jobclient_dispatch(client_id=client.pk, hostname=client.host_name, attempt=client.attempt)
             redispatched += 1
     # A job past its start with no client left running and no live closer: close it. That covers a
     # job whose lost client a busy worker declared (hosts.clients_sweep_lost) and a closer that

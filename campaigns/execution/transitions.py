@@ -48,7 +48,8 @@ JOB_SOURCES: dict[str, frozenset[str]] = {
     JobStatus.CANCELLED: frozenset({JobStatus.QUEUED, JobStatus.WAITING, JobStatus.PREPARING, JobStatus.RUNNING}),
 }
 CLIENT_SOURCES: dict[str, frozenset[str]] = {
-    ClientStatus.PENDING: frozenset(),
+    # pending | ready → pending is a re-send to another host (client_resend), before the client started measuring.
+    ClientStatus.PENDING: frozenset({ClientStatus.PENDING, ClientStatus.READY}),
     ClientStatus.READY: frozenset({ClientStatus.PENDING}),
     ClientStatus.RUNNING: frozenset({ClientStatus.READY}),
     ClientStatus.SUCCEEDED: frozenset({ClientStatus.RUNNING}),
@@ -213,27 +214,73 @@ def clients_create_bundled(*, job: Job, clients: list[dict[str, Any]]) -> list[J
 # ---------------------------------------------------------------- clients
 
 
-def client_claim(*, client_id: int) -> bool:
+def _own(client_id: int, attempt: int | None) -> Q:
+    """The client row, and, given an attempt, only while it is still that send of the client's share (a host
+    declared lost but still alive must not touch the row another host now runs)."""
+    return Q(pk=client_id) if attempt is None else Q(pk=client_id, attempt=attempt)
+
+
+def client_claim(*, client_id: int, attempt: int | None = None) -> bool:
     """pending → ready: the host's worker took its client task (one wins, whatever the duplicates)."""
-    return bool(JobClient.objects.filter(pk=client_id, status__in=CLIENT_SOURCES[ClientStatus.READY]).update(
+    return bool(JobClient.objects.filter(_own(client_id, attempt),
+                                         status__in=CLIENT_SOURCES[ClientStatus.READY]).update(
         status=ClientStatus.READY, heartbeat_at=timezone.now(),
     ))
 
 
-def client_start(*, client_id: int) -> bool:
-    """ready → running: past the barrier, sysbench starts now."""
-    return bool(JobClient.objects.filter(pk=client_id, status__in=CLIENT_SOURCES[ClientStatus.RUNNING]).update(
-        status=ClientStatus.RUNNING,
-    ))
+def client_start(*, client_id: int, attempt: int | None = None, release_at: datetime | None = None) -> bool:
+    """ready → running: past the barrier, sysbench starts now.
+
+    Given the release time the client waited for, only while the job still has it: a re-send of a lost peer
+    (client_resend) resets the barrier, and this client then waits at it again. The job's row is locked for
+    the check, as client_resend locks it, so a client never starts measuring beside a peer being re-sent.
+    """
+    with transaction.atomic():
+        if release_at is not None and not list(Job.objects.select_for_update(of=("self",)).filter(
+                clients__pk=client_id, release_at=release_at).values_list("pk", flat=True)[:1]):
+            return False
+        return bool(JobClient.objects.filter(_own(client_id, attempt),
+                                             status__in=CLIENT_SOURCES[ClientStatus.RUNNING]).update(
+            status=ClientStatus.RUNNING,
+        ))
 
 
-def client_close(*, client_id: int, status: str, error: str = "", **fields: Any) -> bool:
+def client_close(*, client_id: int, status: str, error: str = "", attempt: int | None = None, **fields: Any) -> bool:
     """An unfinished client → succeeded | failed | cancelled, with what its process left (output, summary…)."""
     _final(status, CLIENT_FINISHED, "client")
     fields.setdefault("finished_at", timezone.now())
-    return bool(JobClient.objects.filter(pk=client_id, status__in=CLIENT_SOURCES[status]).update(
+    return bool(JobClient.objects.filter(_own(client_id, attempt), status__in=CLIENT_SOURCES[status]).update(
         status=status, error=_error(error), **fields,
     ))
+
+
+def client_resend(*, client_id: int, attempt: int, host_name: str, heartbeat_before: datetime,
+                  earlier: dict[str, Any]) -> bool:
+    """pending | ready → pending on another host, as send attempt + 1, for a client lost before measuring.
+
+    Only while no client of the job has started measuring and the job is running; the job's barrier is reset
+    (release_at cleared) in the same transaction, so the peers wait for the new host. `earlier` is the lost
+    send's record, appended to the client's earlier_attempts. False when the client beat meanwhile, was re-sent
+    by someone else, or the job has started measuring or ended.
+    """
+    with transaction.atomic():
+        job_id = next(iter(Job.objects.select_for_update(of=("self",)).filter(
+            clients__pk=client_id, status=JobStatus.RUNNING).values_list("pk", flat=True)[:1]), None)
+        if job_id is None or JobClient.objects.filter(job_id=job_id).filter(
+                Q(status__in=(ClientStatus.RUNNING, ClientStatus.SUCCEEDED)) | Q(started_at__isnull=False)).exists():
+            return False
+        client = JobClient.objects.filter(pk=client_id, attempt=attempt, heartbeat_at__lt=heartbeat_before,
+                                          status__in=CLIENT_SOURCES[ClientStatus.PENDING]).first()
+        if client is None:
+            return False
+        JobClient.objects.filter(pk=client_id, attempt=attempt).update(
+            status=ClientStatus.PENDING, host_name=host_name, attempt=attempt + 1,
+            earlier_attempts=[*client.earlier_attempts, {**earlier, "cause": _error(str(earlier.get("cause", "")))}],
+            heartbeat_at=timezone.now(), error="", sysbench_version="", same_host=False, pid=None, started_at=None,
+            finished_at=None,
+        )
+        Job.objects.filter(pk=job_id).update(release_at=None)
+        return True
 
 
 def client_lose(*, client_id: int, heartbeat_before: datetime, cause: str) -> bool:

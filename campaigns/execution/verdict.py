@@ -89,6 +89,8 @@ def job_evidence(job: Job) -> validity.Evidence:
         full_cache="cache" in job.scenario.dataset.name.lower(), cache_hit_ratio=job.cache_hit_ratio,
         shared_with=_shared_with(job, list(hosts.values())) if not job.imported else [],
         imported=job.imported,
+        job_rates={"qps": result.qps, "tps": result.tps} if result is not None and len(clients) > 1 else {},
+        client_rates={measure: [(c.summary or {}).get(measure) for c in clients] for measure in ("qps", "tps")},
     )
 
 

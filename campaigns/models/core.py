@@ -9,6 +9,7 @@ per-second reports are IntervalSamples and whose final figures become the JobRes
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -338,6 +339,12 @@ class Campaign(models.Model):
     # a job (prepare, warm-up, the measured clients) runs on a host outside the choice.
     client_hosts = ArrayField(models.CharField(max_length=255), default=list, blank=True,
                               help_text="host names or labels; empty: any client host")
+    # A client host lost before its sysbench started measuring costs the job nothing: its share is sent to another
+    # eligible host, up to this many sends in all (campaigns.execution.resend).
+    client_tries = models.PositiveIntegerField(
+        default=2, validators=[MinValueValidator(1), MaxValueValidator(5)],
+        help_text="Sends of a client's share in all, when its host is lost before it starts measuring (1 to 5).",
+    )
     # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
     webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
@@ -608,6 +615,10 @@ class Job(models.Model):
         return (end - self.started_at).total_seconds()
 
 
+def _when(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
 class JobClient(models.Model):
     """One sysbench process of a job, on one client host, with its share of the threads.
 
@@ -645,6 +656,11 @@ class JobClient(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     wall_time_s = models.FloatField(null=True, blank=True)
+    # Which send of this client's share the row is now (1 = the first). A host lost before its sysbench started
+    # measuring hands the row to another host (campaigns.execution.resend); each earlier send is kept in
+    # earlier_attempts as {attempt, host, sent_at, ended_at, outcome, cause}.
+    attempt = models.PositiveIntegerField(default=1)
+    earlier_attempts = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["job_id", "index"]
@@ -652,6 +668,17 @@ class JobClient(models.Model):
 
     def __str__(self) -> str:
         return f"client {self.index} of job #{self.job_id}"
+
+    def attempt_history(self) -> list[dict[str, Any]]:
+        """Every send of this client's share, the current one last: host, sent and ended times, outcome, cause.
+
+        The current send went out when the one before it ended (or, for the first, when the job started)."""
+        earlier = [{**row, "sent_at": _when(row.get("sent_at")), "ended_at": _when(row.get("ended_at"))}
+                   for row in self.earlier_attempts or []]
+        sent_at = earlier[-1]["ended_at"] if earlier else self.job.started_at
+        current = {"attempt": self.attempt, "host": self.host_name, "sent_at": sent_at,
+                   "ended_at": self.finished_at, "outcome": self.status, "cause": self.error}
+        return [*earlier, current]
 
 
 class JobResult(models.Model):

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from campaigns import monitoring, roles, services
+from campaigns import monitoring, roles, services, validity
 from campaigns.filtersets import RunFilterSet
 from campaigns.models import Annotation, Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
@@ -268,6 +268,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
                             .order_by("host_name")),
         "can_edit": roles.can_edit(request.user),
         "per_client": _per_client(result, clients),
+        # Clients whose share went to another host (its first host lost before it measured): every send of it.
+        "attempts": [(client, client.attempt_history()) for client in clients if client.earlier_attempts],
     })
 
 
@@ -284,7 +286,8 @@ def _per_client(result: Any, clients: list[JobClient]) -> dict[str, Any] | None:
                      "avg_ms": latency.get("avg"), "pct_ms": latency.get("percentile")})
     total = sum(r["qps"] for r in rows if r["qps"] is not None)
     check = None
-    if result is not None and result.qps and all(r["qps"] is not None for r in rows):
-        off_pct = abs(result.qps - total) / result.qps * 100
-        check = {"sum": total, "off_pct": off_pct, "ok": off_pct <= 0.5}
+    # The same check as the job's validity finding "client-sum".
+    off_pct = validity.client_sum_off_pct(result.qps if result is not None else None, [r["qps"] for r in rows])
+    if off_pct is not None:
+        check = {"sum": total, "off_pct": off_pct, "ok": off_pct <= validity.CLIENT_SUM_PCT}
     return {"rows": rows, "check": check}
