@@ -162,3 +162,59 @@ def test_a_client_losing_its_link_while_measuring_fails_its_job_and_retry_comple
     assert sorted(retried.clients.values_list("host_name", flat=True)) == sorted([steady.name, lossy.name])
     assert Run.objects.get(pk=retry.pk).status == Run.Status.SUCCEEDED
     assert ClientHost.objects.get(hostname=lossy.name).is_online()
+
+
+# Short limits for the hosts of the test below: each reconciles every second and calls a host offline after 6 s
+# of silence (production: 60 s), so a killed host's share moves on within seconds.
+QUICK_LOSS_ENV = {"BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_RECONCILE_S": "1", "BENCHAPP_STALE_S": "6",
+                  "BENCHAPP_REDISPATCH_S": "3", "BENCHAPP_HOST_OFFLINE_S": "6"}
+
+
+def test_a_host_killed_before_the_barrier_hands_its_share_to_another_namespace(celery_worker_process, netns_lab,
+                                                                                target_databases):
+    label = f"{netns_lab.prefix}-trio"
+    hosts = [netns_lab.add_host(f"{netns_lab.prefix}-{x}", labels=[label], start=False) for x in "abc"]
+    for host in hosts:
+        host.start(QUICK_LOSS_ENV)
+    for host in hosts:
+        wait_host_online(host.name)
+    target = TargetFactory(name=f"{netns_lab.prefix}-trio-mariadb", host=netns_lab.address, port=3306,
+                           database=target_databases["mysql"])
+    # The warm-up runs on the coordinator before any client is sent: the window for the kill.
+    scenario = ScenarioFactory(dataset=DatasetFactory(name=f"{netns_lab.prefix}-trio", tables=1, table_size=500),
+                               warmup_s=8, time_s=3)
+    campaign = CampaignFactory(name=f"{netns_lab.prefix}-trio", targets=[target], scenarios=[scenario], threads=[2],
+                               clients_min=2, client_hosts=[label])
+    run = services.campaign_launch(campaign=campaign)
+    job = Job.objects.get(run=run)
+
+    def warming_up() -> str | None:
+        job.refresh_from_db()
+        assert not job.is_finished(), f"job ended early: {job.status} {job.error}"
+        return job.claimed_by if job.status == Job.Status.PREPARING and job.claimed_by else None
+
+    coordinator = wait_for(warming_up, timeout_s=120, interval_s=0.05, what="the job to warm up")
+    # The coordinator picks itself, then the other hosts by name: the first of those is the victim.
+    victim = min((h for h in hosts if h.name != coordinator), key=lambda h: h.name)
+    spare = next(h for h in hosts if h.name not in (coordinator, victim.name))
+    assert not job.clients.exists(), "the kill must come before the clients are sent"
+    victim.kill()
+    killed_at = time.monotonic()
+
+    wait_for(lambda: Job.objects.get(pk=job.pk).is_finished(), timeout_s=180, what="the job to end")
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    first, second = job.clients.order_by("index")
+    assert first.host_name == coordinator
+    assert (second.host_name, second.attempt, second.status) == (spare.name, 2, JobClient.Status.SUCCEEDED)
+    assert [(a["host"], a["outcome"]) for a in second.attempt_history()] == [(victim.name, "lost"),
+                                                                              (spare.name, "succeeded")]
+    assert second.earlier_attempts[0]["cause"].startswith(f"client lost: host {victim.name}")
+    # Each sysbench ran in its own namespace, through the bridge.
+    assert {c.host_facts["address"] for c in (first, second)} == {
+        next(h.address for h in hosts if h.name == coordinator), spare.address}
+    assert job.start_skew_ms is not None
+    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=60, what="the run to finish")
+    assert Run.objects.get(pk=run.pk).status == Run.Status.SUCCEEDED
+    record_measurement(f"netns host SIGKILLed before the barrier: job succeeded on {spare.name} "
+                       f"{time.monotonic() - killed_at:.1f} s after the kill (warm-up 8 s, offline after 6 s)")
