@@ -53,6 +53,10 @@ def _command(target: Any, threads: int) -> str:
 
 @pytest.fixture
 def world() -> dict[str, Any]:
+    return make_world()
+
+
+def make_world() -> dict[str, Any]:
     """Two products on two targets at distinctive addresses, measured by one run from two named client hosts."""
     spec = InstanceSpecFactory(label="4-core share spec")
     scenario = ScenarioFactory(name="share point select")
