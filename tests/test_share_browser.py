@@ -82,3 +82,36 @@ def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_rev
     gone = shared.goto(url)  # its console error and the browser's favicon request are this 404's own
     assert gone.status == 404 and shared.locator("body").inner_text().strip() == "Not found."
     stranger.close()
+
+
+def test_a_shared_report_prints_like_the_report_without_hosts_or_a_way_back(browser_page, live_server):  # noqa: F811
+    browser, page, problems = browser_page
+    throttle_reset()
+    world = make_world()
+    make_user("report-operator", "operator")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto("/accounts/login/")
+    page.locator("#id_username").fill("report-operator")
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/$"))
+    page.goto(f"/compare/report/?{world['query']}")
+    page.get_by_text("Share…").click()
+    page.screenshot(path=str(SHOTS / "share-06-report-share-control.png"))
+    page.locator("[data-testid=share-create]").click()
+    url = page.locator("[data-testid=share-url]").input_value()
+    assert "(print-ready report)" in page.locator("table.share-links tbody tr").first.inner_text()
+
+    stranger, shared = _fresh(browser, live_server, problems, viewport={"width": 1440, "height": 900})
+    shared.goto(url)
+    wait_js(shared, CHARTS_DRAWN)
+    article = shared.locator("article.whitepaper").inner_text()
+    assert "2. Test environment" in article and "client host 1" in article and "--mysql-host=***" in article
+    assert [s for s in SECRETS if s in shared.content()] == []
+    assert shared.get_by_text("Back to the comparison").count() == 0 and shared.locator("a").count() == 0
+    shared.screenshot(path=str(SHOTS / "share-07-shared-report-1440.png"), full_page=True)
+    shared.emulate_media(media="print")
+    shared.set_viewport_size({"width": 794, "height": 1123})
+    shared.screenshot(path=str(SHOTS / "share-08-shared-report-a4-print.png"), full_page=True)
+    stranger.close()
+    assert not problems.items, "\n".join(problems.items)
