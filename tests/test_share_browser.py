@@ -38,7 +38,14 @@ def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_rev
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(re.compile(r"/$"))
     page.goto(f"/compare/?{world['query']}")
+    # On a phone the open control stays on the screen.
+    page.set_viewport_size({"width": 390, "height": 844})
     page.get_by_text("Share…").click()
+    page.locator("#share-days").wait_for()
+    box = page.locator(".share-form").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    page.screenshot(path=str(SHOTS / "share-00-control-390.png"))
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.locator("#share-days").fill("3")
     page.locator("[data-testid=share-create]").click()
     url_field = page.locator("[data-testid=share-url]")
