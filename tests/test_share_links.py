@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from campaigns import roles
 from campaigns.api.throttling import throttle_reset
-from campaigns.models import Campaign, ClientHost, JobClient, Run, ShareLink
+from campaigns.models import Campaign, ClientHost, JobClient, PublishedResult, Run, ShareLink
 from campaigns.sysbench.command import Connection, build_argv, format_command, redact_endpoint
 from tests import ui_fixtures
 from tests.factories import InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
@@ -331,3 +331,21 @@ def test_a_viewer_cannot_make_a_link_over_the_api(world):
     answer = client_for(make_user(roles.VIEWER)).post("/api/v1/share-links/", {"targets": [world["targets"][0].pk]},
                                                       format="json")
     assert answer.status_code == 403 and not ShareLink.objects.exists()
+
+
+def test_published_figures_alone_can_be_shared_and_a_link_opens_in_constant_queries(
+        world, role_client, django_assert_max_num_queries):
+    from campaigns.seeds.published import load_published
+
+    load_published()
+    document = PublishedResult.objects.values_list("document", flat=True).first()
+    operator = role_client(roles.OPERATOR)
+    published = _url_from(_create_on_page(operator, f"published={document}"))
+    page = Client().get(published)
+    assert page.status_code == 200 and 'badge published' in page.content.decode()
+    assert ShareLink.objects.get().selection["runs"] == []  # nothing measured to freeze: the figures are printed
+    measured = _url_from(_create_on_page(operator, world["query"], shows="report"))
+    anonymous = Client()
+    anonymous.get(measured)
+    with django_assert_max_num_queries(18):  # 16 measured: rate, open, the layout, the report
+        assert anonymous.get(measured).status_code == 200
