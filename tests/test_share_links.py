@@ -259,6 +259,9 @@ def test_the_comparison_and_report_pages_offer_share_to_operators_only(world, ro
     for page in ("/compare/", "/compare/report/"):
         assert 'data-testid="share-control"' in role_client(roles.OPERATOR).get(f"{page}?{world['query']}").content.decode()
         assert 'data-testid="share-control"' not in role_client(roles.VIEWER).get(f"{page}?{world['query']}").content.decode()
+    # The user menu leads operators to their links, on every page.
+    assert 'href="/share-links/"' in role_client(roles.OPERATOR).get("/").content.decode()
+    assert 'href="/share-links/"' not in role_client(roles.VIEWER).get("/").content.decode()
 
 
 # ---------------------------------------------------------------- API
@@ -347,5 +350,5 @@ def test_published_figures_alone_can_be_shared_and_a_link_opens_in_constant_quer
     measured = _url_from(_create_on_page(operator, world["query"], shows="report"))
     anonymous = Client()
     anonymous.get(measured)
-    with django_assert_max_num_queries(18):  # 16 measured: rate, open, the layout, the report
+    with django_assert_max_num_queries(18):  # 16 here: the open (2), the layout, the report
         assert anonymous.get(measured).status_code == 200
