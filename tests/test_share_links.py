@@ -352,3 +352,23 @@ def test_published_figures_alone_can_be_shared_and_a_link_opens_in_constant_quer
     anonymous.get(measured)
     with django_assert_max_num_queries(18):  # 16 here: the open (2), the layout, the report
         assert anonymous.get(measured).status_code == 200
+
+
+def test_a_report_field_added_later_stays_out_of_shared_reports_until_listed():
+    from campaigns.comparison.redaction import report_redacted
+
+    report = {"environment": [{"target": "t", "product": "p", "spec": "s", "version": "v", "settings": [],
+                               "datadir_host": HOSTS[0]}],
+              "hosts": [{"hostname": CLIENT_HOSTS[0], "jobs": 1, "sysbench": "1.0.20", "cores": 2, "memory_gb": 4,
+                         "address": HOSTS[1]}],
+              "method": [{"scenario": "x", "test": "oltp", "target": "t", "product": "p", "command": "sysbench run",
+                          "imported": False, "threads": "1", "client_address": HOSTS[1]}]}
+
+    class NoJobs:
+        def jobs(self) -> Any:
+            from campaigns.models import Job
+            return Job.objects.none()
+
+    shown = report_redacted(report, selection=NoJobs())
+    assert _leaks(str(shown)) == [] and shown["hosts"][0]["hostname"] == "client host 1"
+    assert shown["hosts"][0]["cores"] == 2 and shown["method"][0]["command"] == "sysbench run"
