@@ -309,8 +309,17 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+                   "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}",
+                                     "style": "{"}},
+    # A share link's token never reaches a log (Django logs the path of every 404, runserver every request).
+    "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["share_tokens"]},
+                 "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"}},
+    # On the loggers too: their records reach Django's own handlers (DEBUG's console, runserver's) before ours.
+    "loggers": {"django.request": {"filters": ["share_tokens"]},
+                "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False,
+                                  "filters": ["share_tokens"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
@@ -351,6 +360,8 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "token-address": envrate("BENCHAPP_TOKEN_RATE_ADDRESS", "60/hour"),
     "token-username": envrate("BENCHAPP_TOKEN_RATE_USERNAME", "10/hour"),
 }
+# Share links (/s/<token>/, no login): requests per client address, over every link (campaigns/ratelimit.py).
+BENCHAPP_SHARE_RATE_ADDRESS = envrate("BENCHAPP_SHARE_RATE_ADDRESS", "60/minute")
 INSTALLED_APPS += ["axes"]
 # Last, as django-axes asks: it turns a locked-out login's answer into the lockout page.
 MIDDLEWARE += ["axes.middleware.AxesMiddleware"]

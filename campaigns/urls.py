@@ -6,7 +6,19 @@ from collections.abc import Callable
 from django.http import HttpResponse
 from django.urls import URLPattern, path
 
-from campaigns.views import campaigns, catalogue, compare, dashboard, hosts, quick, runs, scenarios, schedules, seeds
+from campaigns.views import (
+    campaigns,
+    catalogue,
+    compare,
+    dashboard,
+    hosts,
+    quick,
+    runs,
+    scenarios,
+    schedules,
+    seeds,
+    share,
+)
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
 View = Callable[..., HttpResponse]
@@ -63,4 +75,10 @@ urlpatterns = [
     path("compare/comparison.csv", compare.compare_csv, name="compare-csv"),
     path("compare/comparison.md", compare.compare_markdown, name="compare-md"),
     path("compare/report/", compare.compare_report, name="compare-report"),
+    path("compare/share/", share.share_create, name="share-create"),
+    path("share-links/", share.share_list, name="share-links"),
+    path("share-links/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
+    # Share links: no login (the token is the key); tests/test_page_roles.py leaves s/ out.
+    path("s/<str:token>/", share.shared, name="shared"),
+    path("s/<str:token>/comparison.csv", share.shared_csv, name="shared-csv"),
 ]

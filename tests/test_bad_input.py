@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from rest_framework.test import APIClient
 from campaigns import jsonlimits, monitoring, roles
 from campaigns.api.fields import StrictInputMixin
 from campaigns.jsonlimits import MAX_JSON_DEPTH
-from campaigns.models import Annotation, Campaign, CampaignSchedule, ClientHost, Regression, Run, Target
+from campaigns.models import Annotation, Campaign, CampaignSchedule, ClientHost, Regression, Run, ShareLink, Target
 from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 from tests.test_api import JobResultFactory, client_for, make_user
@@ -57,7 +58,10 @@ def one_of_each() -> dict[str, Any]:
     change = Regression.objects.create(campaign=campaign, run=result.job.run, target=target, scenario=scenario,
                                        threads=8, metric="qps", kind="regression", baseline_value=10.0,
                                        current_value=9.0, change_pct=-10.0, method="test")
+    link = ShareLink.objects.create(token_hash="0" * 64, created_by=user,
+                                    expires_at=timezone.now() + timedelta(days=1))
     return {
+        "share-links": link.pk,
         "products": target.product_id, "specs": target.spec_id, "targets": target.pk, "datasets": scenario.dataset_id,
         "scenarios": scenario.pk, "campaigns": campaign.pk, "runs": result.job.run_id, "jobs": result.job_id,
         "results": result.pk, "schedules": schedule.pk, "client-hosts": host.pk, "users": user.pk,
@@ -153,7 +157,8 @@ def test_every_serializer_that_reads_a_request_body_refuses_unknown_and_read_onl
     # The actions that take no body check theirs against an empty strict serializer (the test below sends them one).
     assert {op for op, cls in found.items() if cls is None} == {
         "POST /api/v1/campaigns/{id}/plan/", "POST /api/v1/runs/{id}/cancel/", "POST /api/v1/targets/{id}/check/",
-        "POST /api/v1/auth/token/revoke/", "POST /api/v1/runs/{id}/retry-failed/", "POST /api/v1/runs/{id}/run-again/"}
+        "POST /api/v1/auth/token/revoke/", "POST /api/v1/runs/{id}/retry-failed/", "POST /api/v1/runs/{id}/run-again/",
+        "POST /api/v1/share-links/{id}/revoke/"}
 
 
 def test_every_write_endpoint_answers_an_unknown_field_with_a_400_naming_it(one_of_each):

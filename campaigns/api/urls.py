@@ -16,6 +16,7 @@ from rest_framework.routers import DefaultRouter
 from campaigns.api import views
 from campaigns.api.schedules import AnnotationViewSet, RegressionViewSet, ScheduleViewSet
 from campaigns.api.seed_views import TemplateViewSet
+from campaigns.api.share_links import ShareLinkViewSet
 
 SIDECAR_STATIC = Path(drf_spectacular_sidecar.__file__).resolve().parent / "static" / "drf_spectacular_sidecar"
 
@@ -36,6 +37,7 @@ router.register("schedules", ScheduleViewSet, basename="schedule")
 router.register("regressions", RegressionViewSet, basename="regression")
 router.register("annotations", AnnotationViewSet, basename="annotation")
 router.register("templates", TemplateViewSet, basename="template")
+router.register("share-links", ShareLinkViewSet, basename="share-link")
 
 app_name = "api"
 urlpatterns = [

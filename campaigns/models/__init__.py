@@ -19,6 +19,7 @@ from campaigns.models.core import (
 from campaigns.models.metrics import HostSample, RoundTrip, ServerSample
 from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.models.published import PublishedResult
+from campaigns.models.sharing import ShareLink
 from campaigns.models.tokens import ApiToken
 
 __all__ = [
@@ -26,5 +27,5 @@ __all__ = [
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult", "ApiToken",
+    "PublishedResult", "ApiToken", "ShareLink",
 ]

@@ -180,3 +180,30 @@ def redact_text(text: str, secrets: Sequence[str]) -> str:
         if secret:
             text = text.replace(secret, REDACTED)
     return text
+
+
+# Where a command connects: the target's address, port, socket, user and database (and password), which a
+# shared comparison must not show. --db-driver says only which kind of server it is, and stays.
+_ENDPOINT_OPTIONS = tuple(f"--{prefix}-{name}=" for prefix in ("mysql", "pgsql")
+                          for name in ("host", "port", "socket", "user", "db", "password"))
+
+
+def redact_endpoint(text: str) -> str:
+    """A stored command line (one command per line) with every endpoint option's value replaced by ***:
+    `--mysql-host=db1 --mysql-port=3307` → `--mysql-host=*** --mysql-port=***`."""
+    lines = []
+    for line in text.splitlines():
+        try:
+            argv = shlex.split(line)
+        except ValueError:  # not a command we wrote (unbalanced quotes): keep nothing of its endpoint either
+            lines.append(re.sub(r"(--(?:mysql|pgsql)-(?:host|port|socket|user|db|password)[= ])\S+", r"\1***", line))
+            continue
+        if not argv:
+            lines.append(line)
+            continue
+        redacted = []
+        for item in argv:
+            prefix = next((p for p in _ENDPOINT_OPTIONS if item.startswith(p)), None)
+            redacted.append(item if prefix is None else prefix + REDACTED)
+        lines.append(shlex.join(redacted))
+    return "\n".join(lines)

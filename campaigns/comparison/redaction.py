@@ -1,0 +1,61 @@
+"""The white paper's environment and method as a share link shows them: nothing that says where the servers and
+client hosts are. Target host names and addresses, ports, sockets, users and databases (the endpoint options of
+every command), and client host names are replaced; the rest (versions, settings, cores, commands' test options)
+stays, since it is what makes the figures reproducible."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from campaigns.models import Target
+from campaigns.sysbench.command import REDACTED, redact_endpoint
+
+# Server settings that would name an address, a port or a path on the server, should a snapshot ever hold them.
+_WHERE_SETTING = re.compile(r"host|port|socket|bind|address|listen|datadir|dir$", re.IGNORECASE)
+
+
+def endpoint_words(selection: Any) -> list[str]:
+    """The host names, addresses and ports of the targets whose jobs the selection covers, longest first."""
+    rows = Target.objects.filter(pk__in=selection.jobs().values("target_id")).values_list("host", "port")
+    words = {str(w) for host, port in rows for w in (host, port) if str(w).strip()}
+    return sorted(words, key=len, reverse=True)
+
+
+def scrub(text: Any, words: Iterable[str]) -> Any:
+    """`text` with every occurrence of each word replaced by ***; anything but a string as it is."""
+    if not isinstance(text, str):
+        return text
+    for word in words:
+        # A port alone is a number: replace it only where it stands alone, not inside a larger figure.
+        pattern = rf"(?<![\w.]){re.escape(word)}(?![\w])" if word.isdigit() else re.escape(word)
+        text = re.sub(pattern, REDACTED, text, flags=0 if word.isdigit() else re.IGNORECASE)
+    return text
+
+
+# What a shared report keeps of each section's rows: only these keys, so that a field added to report_sections
+# later (a host's address, say) stays out of shared pages until it is added here on purpose.
+ENVIRONMENT_KEYS = ("target", "product", "spec", "version", "settings")
+HOST_KEYS = ("jobs", "sysbench", "cores", "memory_gb")
+METHOD_KEYS = ("scenario", "test", "target", "product", "command", "imported", "threads")
+
+
+def report_redacted(report: dict[str, Any], *, selection: Any) -> dict[str, Any]:
+    """report_sections' environment, client hosts and method without where anything runs."""
+    words = endpoint_words(selection)
+    client_names = sorted((h["hostname"] for h in report["hosts"] if h.get("hostname")), key=len, reverse=True)
+    everything = [*words, *client_names]
+    environment = []
+    for env in report["environment"]:
+        kept = {key: scrub(env.get(key), everything) for key in ENVIRONMENT_KEYS if key != "settings"}
+        kept["settings"] = [(name, scrub(value, everything)) for name, value in env.get("settings") or []
+                            if not _WHERE_SETTING.search(name)]
+        environment.append(kept)
+    hosts = [{"hostname": f"client host {index}", **{key: host.get(key) for key in HOST_KEYS}}
+             for index, host in enumerate(report["hosts"], start=1)]
+    method = []
+    for row in report["method"]:
+        kept = {key: scrub(row.get(key), everything) for key in METHOD_KEYS}
+        kept["command"] = scrub(redact_endpoint(row.get("command") or ""), everything)
+        method.append(kept)
+    return {"environment": environment, "hosts": hosts, "method": method}
