@@ -211,3 +211,67 @@ def test_the_loader_resumes_each_table_from_its_max_id(target_databases):
     assert {r[0] for r in _sql(conn, "SELECT table_name FROM information_schema.statistics WHERE "
                                      f"table_schema = '{conn.database}' AND index_name LIKE 'k\\_%'")} == {
         "sbtest1", "sbtest2"}
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_seed_001s_4e9_row_table_plans_hours_shows_progress_and_resumes_after_a_cancel(
+        celery_worker_process, target_databases, admin_client):
+    from django.urls import reverse
+
+    from campaigns import services
+    from campaigns.models import Job, PreparedDataset, Run
+    from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+
+    conn = _conn("mysql")
+    _sql(conn, "DROP TABLE IF EXISTS sbtest1, sbtest2, sbtest3, sbtest4")
+    dataset = DatasetFactory(name="seed 001 · 1 TB single table", tables=1, table_size=4_000_000_000)
+    scenario = ScenarioFactory(test="oltp_point_select", dataset=dataset, prepare_threads=1)
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[scenario], threads=[1])
+
+    plan = services.campaign_plan(campaign=campaign)
+    (planned,) = plan["jobs"]
+    assert planned["table_ddl"].startswith("CREATE TABLE sbtest1 (id BIGINT NOT NULL AUTO_INCREMENT, k BIGINT")
+    assert "--skip-create-table=on" in planned["prepare_command"]
+    assert plan["prepare_notes"] == [planned["prepare_note"]]
+    assert planned["prepare_note"].startswith("Preparing 4,000,000,000 rows takes hours: about 11 h 6 min")
+    assert plan["estimated_dataset_bytes"] == 4_000_000_000 * row_bytes_on_disk(driver="mysql", wide=True)  # ~1 TB
+    page = admin_client.get(reverse("campaigns-detail", args=[campaign.pk])).content.decode()
+    assert "Preparing 4,000,000,000 rows takes hours" in page
+
+    def progress_beyond(job_pk: int, rows: int) -> dict | None:
+        progress = Job.objects.get(pk=job_pk).prepare_progress or {}
+        return progress if progress.get("rows_loaded", 0) > rows and progress.get("rows_per_s") else None
+
+    def run_to_cancel(run: Run, after_rows: int) -> tuple[Job, dict, int]:
+        job = run.jobs.get()
+        progress = wait_for(lambda: progress_beyond(job.pk, after_rows), timeout_s=120,
+                            what="prepare progress in the job")
+        api = admin_client.get(f"/api/v1/jobs/{job.pk}/").json()["prepare_progress"]
+        page = admin_client.get(reverse("run-detail", args=[run.pk])).content.decode()
+        assert api["rows_total"] == 4_000_000_000 and api["text"] in page, (api, page[-3000:])
+        record_measurement(f"bigint prepare progress API: {api}")
+        record_measurement(f"bigint prepare progress page: {api['text']}")
+        services.run_cancel(run=run)
+        wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=60, what="the run to end")
+        job.refresh_from_db()
+        assert job.status == Job.Status.CANCELLED, job.error
+        return job, progress, tables_max_id(conn, ["sbtest1"])["sbtest1"]
+
+    first = services.campaign_launch(campaign=campaign)
+    job, progress, stopped_at = run_to_cancel(first, 0)
+    assert progress["text"].startswith("preparing sbtest1: ") and " of 4,000,000,000 rows (" in progress["text"]
+    assert "MB/s, about " in progress["text"] and " left" in progress["text"]
+    prepared = PreparedDataset.objects.get(target=job.target)
+    assert prepared.status == PreparedDataset.Status.FAILED and prepared.rows_loaded == stopped_at > 0
+    assert Job.objects.get(pk=job.pk).prepare_progress["rows_loaded"] == stopped_at
+
+    again = services.run_rerun(run=first)
+    job2, progress2, stopped_again = run_to_cancel(again, stopped_at)
+    assert progress2["resumed_from_rows"] == stopped_at and "(resumed at " in progress2["text"]
+    # One row per id, none lost or loaded twice: the loader went on from MAX(id) + 1.
+    assert _sql(conn, "SELECT COUNT(*), MAX(id) FROM sbtest1") == [(str(stopped_again), str(stopped_again))]
+    assert stopped_again > stopped_at
+    record_measurement(f"bigint resume: first prepare cancelled at {stopped_at:,} rows, the second resumed there "
+                       f"and was cancelled at {stopped_again:,}")
+    _sql(conn, "DROP TABLE IF EXISTS sbtest1")
