@@ -26,7 +26,7 @@ from campaigns.execution.phases import (
 from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.models import Job, PreparedDataset, Run, Scenario
 from campaigns.probes import ProbeError, connection_guard, execute_ddl
-from campaigns.sysbench.catalogue import TESTS
+from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, TESTS
 from campaigns.sysbench.command import Connection, build_argv
 from campaigns.sysbench.ddl import DdlError, wide_table_ddl, wide_table_needed
 from campaigns.sysbench.ddl import table_ddl_statements as ddl_render_all
@@ -58,6 +58,8 @@ def dataset_table_ddl(*, scenario: Scenario, table_size: int, driver: str) -> tu
     scenario's own, or sysbench's table with BIGINT id and k when its INTEGER id cannot hold `table_size` rows
     (then True: the loader builds the secondary index after the rows, as sysbench does); "" when sysbench
     creates the tables itself."""
+    if table_size > MAX_TABLE_ROWS:
+        raise JobFailure(f"{table_size:,} rows per table: at most {MAX_TABLE_ROWS:,} ({MAX_TABLE_ROWS_REASON})")
     if scenario.table_ddl:
         return scenario.table_ddl, False
     if wide_table_needed(table_size):
@@ -126,10 +128,12 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
                 argv=argv, conn=conn, phase=command, should_cancel=should_cancel,
                 timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, timeout_setting="BENCHAPP_PREPARE_TIMEOUT_S",
             )
-        except JobFailure:
-            if loading:
-                progress.poll(force=True)
+        except JobFailure as exc:
+            reached = progress.poll(force=True) if loading else None
             PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            if ddl and reached and reached["rows_loaded"]:
+                raise JobFailure(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
+                                 "launched again with its tables kept, the prepare resumes from there)") from None
             raise
         if cancelled:
             if loading:

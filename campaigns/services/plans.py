@@ -88,7 +88,7 @@ def planned_ddl(*, scenario: Scenario, driver: str, tables: int,
     return statements[0], None
 
 
-def prepare_note(*, rows: int, prepare_s: float) -> str:
+def prepare_note(*, rows: int, prepare_s: float, resumable: bool, data_kept: bool) -> str:
     """What a user should know before launching a prepare that takes hours ("" for a short one)."""
     if prepare_s < LONG_PREPARE_S:
         return ""
@@ -96,7 +96,12 @@ def prepare_note(*, rows: int, prepare_s: float) -> str:
             f"{PREPARE_ROWS_PER_S:,} rows/s (the time is the target's). Progress shows on the run page.")
     if prepare_s > settings.BENCHAPP_PREPARE_TIMEOUT_S:
         note += (f" It is longer than BENCHAPP_PREPARE_TIMEOUT_S ({format_duration(settings.BENCHAPP_PREPARE_TIMEOUT_S)}):"
-                 " raise it, or launch again after a time-out, and the prepare resumes where it stopped.")
+                 " raise it, or the prepare stops there.")
+    if resumable and data_kept:
+        note += " A prepare that stops (cancelled, failed, timed out) resumes where it stopped at the next launch."
+    elif resumable:
+        note += (" A prepare that stops resumes at the next launch only if its tables are kept (the campaign's "
+                 "\"keep data\" or the scenario's cleanup \"keep the data\"); as set, the run's end drops them.")
     return note
 
 
@@ -148,7 +153,9 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
                          for share in shares],
             "table_ddl": table_ddl, "table_ddl_error": table_ddl_error,
             "estimated_prepare_s": round(prepare_s, 1),
-            "prepare_note": prepare_note(rows=rows, prepare_s=prepare_s),
+            "prepare_note": prepare_note(
+                rows=rows, prepare_s=prepare_s, resumable=bool(table_ddl),
+                data_kept=campaign.keep_data or scenario.cleanup == Scenario.Cleanup.KEEP),
             "estimated_duration_s": round(duration_s, 1),
             "estimated_dataset_bytes": dataset_bytes,
         })
