@@ -82,6 +82,7 @@ def run_state(run: Run, jobs: list[Job]) -> dict[str, Any]:
             "status": current.status, "phase": current.phase, "time_s": current.run_time_s(),
             "elapsed_s": (now - current.started_at).total_seconds() if current.started_at else None,
             "latency_pct": current.scenario.percentile,
+            "prepare_text": (current.prepare_progress or {}).get("text") if current.status == Job.Status.PREPARING else None,
             "samples_url": reverse("api:job-samples", args=[current.pk]),
         }
     done = sum(1 for j in jobs if j.is_finished())

@@ -142,7 +142,7 @@
     }
     const pct = running.elapsed_s && running.time_s ? Math.min(100, (running.elapsed_s * 100) / running.time_s) : 0;
     liveProgress.style.width = pct.toFixed(0) + "%";
-    livePhase.textContent = running.status === "preparing" ? "Preparing the dataset…"
+    livePhase.textContent = running.status === "preparing" ? running.prepare_text || "Preparing the dataset…"
       : "Running: " + Math.round(running.elapsed_s || 0) + " s of " + running.time_s + " s";
   }
 
