@@ -276,6 +276,7 @@ def test_seed_001s_4e9_row_table_plans_hours_shows_progress_and_resumes_after_a_
         api = admin_client.get(f"/api/v1/jobs/{job.pk}/").json()["prepare_progress"]
         page = admin_client.get(reverse("run-detail", args=[run.pk])).content.decode()
         assert api["rows_total"] == 4_000_000_000 and api["text"] in page, (api, page[-3000:])
+        assert api["text"] in admin_client.get(reverse("job-detail", args=[job.pk])).content.decode()
         live = admin_client.get(reverse("run-live", args=[run.pk])).json()["running"]
         assert " of 4,000,000,000 rows (" in live["prepare_text"], live  # the live page's phase line
         record_measurement(f"bigint prepare progress API: {api}")
