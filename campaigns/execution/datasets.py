@@ -116,7 +116,7 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
             continue
         if command == "prepare" and ddl:
             if not resume:
-                outputs.append(_tables_create(job, conn, ddl_statements))
+                outputs.append(_tables_create(job, conn, ddl_statements, wide=wide))
             argv = loader_prepare_argv(job=job, conn=conn, start_id=0 if resume else 1, create_secondary=wide)
         else:
             argv = phase_argv(job=job, conn=conn, command=command)
@@ -201,13 +201,15 @@ def table_ddl_statements(*, ddl: str, tables: int, driver: str) -> list[str]:
         raise JobFailure(f"the scenario's table DDL is refused: {exc}") from None
 
 
-def _tables_create(job: Job, conn: Connection, statements: list[str]) -> str:
+def _tables_create(job: Job, conn: Connection, statements: list[str], *, wide: bool = False) -> str:
     """Creates the tables with the scenario's checked DDL (seed 002's sharded table, say) before loading rows."""
+    source = ("sysbench's table with BIGINT id and k (more rows than its INTEGER id holds)" if wide
+              else "the scenario's DDL")
     try:
         execute_ddl(conn, statements)
     except ProbeError as exc:
-        raise JobFailure(f"the scenario's table DDL failed: {exc}") from None
-    return "-- tables created with the scenario's DDL:\n" + ";\n".join(statements) + ";"
+        raise JobFailure(f"creating the tables with {source} failed: {exc}") from None
+    return f"-- tables created with {source}:\n" + ";\n".join(statements) + ";"
 
 
 def loader_prepare_argv(*, job: Job, conn: Connection, start_id: int = 1, create_secondary: bool = False,
