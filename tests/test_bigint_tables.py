@@ -319,3 +319,26 @@ def test_a_dataset_above_the_limit_is_refused_with_a_400_naming_table_size(admin
                                                        "sizes_by_spec": {"64-core": [1, 5_000_000_000]}},
                                  content_type="application/json")
     assert per_spec.status_code == 400 and "4,294,967,295" in str(per_spec.json()["sizes_by_spec"])
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_cancelled_4e9_row_prepare_whose_data_is_not_kept_is_dropped_when_the_run_ends(
+        celery_worker_process, target_databases):
+    from campaigns import services
+    from campaigns.models import Job, PreparedDataset, Run, Scenario
+    from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+
+    conn = _conn("mysql")
+    _sql(conn, "DROP TABLE IF EXISTS sbtest1, sbtest2, sbtest3, sbtest4")
+    dataset = DatasetFactory(name="4e9 dropped", tables=1, table_size=4_000_000_000)
+    scenario = ScenarioFactory(dataset=dataset, prepare_threads=1, cleanup=Scenario.Cleanup.AFTER_RUN)
+    run = services.campaign_launch(campaign=CampaignFactory(targets=[TargetFactory()], scenarios=[scenario],
+                                                            threads=[1]))
+    job = run.jobs.get()
+    wait_for(lambda: (Job.objects.get(pk=job.pk).prepare_progress or {}).get("rows_loaded"), timeout_s=120,
+             what="rows loaded")
+    services.run_cancel(run=run)
+    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=60, what="the run to end")
+    assert tables_max_id(conn, ["sbtest1"]) == {}
+    assert PreparedDataset.objects.get(target=job.target).status == PreparedDataset.Status.DROPPED
