@@ -69,6 +69,9 @@ def test_progress_reads_as_a_sentence():
                           "resumed_from_rows": 0, "done": False})
     assert text == ("preparing sbtest1: 1,234,567,890 of 4,000,000,000 rows (30.9 %), 52 MB/s, "
                     "about 3 h 10 min left")
+    early = progress_text({"table": "sbtest1", "tables": 1, "tables_done": 0, "rows_loaded": 237_060,
+                           "rows_total": 4_000_000_000, "eta_s": None, "done": False})
+    assert early == "preparing sbtest1: 237,060 of 4,000,000,000 rows (0.0059 %)"
 
 
 @pytest.mark.django_db

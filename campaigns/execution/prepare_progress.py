@@ -42,7 +42,10 @@ def progress_text(progress: dict[str, Any]) -> str:
     where = progress["table"] if progress["tables"] == 1 else (
         f"{progress['tables']} tables ({progress['tables_done']} done, now {progress['table']})")
     verb = "prepared" if progress.get("done") else "preparing"
-    text = f"{verb} {where}: {loaded:,} of {total:,} rows ({progress['pct']:.1f} %)"
+    pct = 100 * loaded / total if total else 100.0
+    # One decimal as a rule; a 4e9-row table spends its first 4 million rows below 0.1 %, which still moves.
+    pct_text = f"{pct:.1f}" if pct >= 1 or loaded == 0 else f"{pct:.2g}"
+    text = f"{verb} {where}: {loaded:,} of {total:,} rows ({pct_text} %)"
     if progress.get("bytes_per_s") and not progress.get("done"):
         text += f", {progress['bytes_per_s'] / 1e6:.0f} MB/s"
     if progress.get("eta_s") is not None and not progress.get("done"):
@@ -90,7 +93,7 @@ class PrepareProgress:
         progress: dict[str, Any] = {
             "table": unfinished[0] if unfinished else self.names[-1], "tables": len(self.names),
             "tables_done": len(self.names) - len(unfinished),
-            "rows_loaded": loaded, "rows_total": total, "pct": round(100 * loaded / total, 1) if total else 100.0,
+            "rows_loaded": loaded, "rows_total": total, "pct": round(100 * loaded / total, 4) if total else 100.0,
             "rows_per_s": round(rate) if rate else None,
             "bytes_per_s": round(rate * self.row_bytes) if rate else None,
             "eta_s": round((total - loaded) / rate) if rate else None,
