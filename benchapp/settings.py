@@ -242,6 +242,8 @@ BENCHAPP_TOKEN_TTL_DAYS = envint("BENCHAPP_TOKEN_TTL_DAYS", "90")
 BENCHAPP_RECONCILE_S = envfloat("BENCHAPP_RECONCILE_S", "10")
 BENCHAPP_HOST_OFFLINE_S = envfloat("BENCHAPP_HOST_OFFLINE_S", "60")
 BENCHAPP_PREPARE_TIMEOUT_S = envfloat("BENCHAPP_PREPARE_TIMEOUT_S", str(6 * 3600))
+# How often a prepare reads MAX(id) of its tables to report its progress (campaigns.execution.datasets).
+BENCHAPP_PREPARE_PROGRESS_S = envfloat("BENCHAPP_PREPARE_PROGRESS_S", "5")
 BENCHAPP_PROBE_TIMEOUT_S = envfloat("BENCHAPP_PROBE_TIMEOUT_S", "60")  # probe queries and scenario DDL on a target
 BENCHAPP_CLEANUP_TIMEOUT_S = envfloat("BENCHAPP_CLEANUP_TIMEOUT_S", "600")
 # A run may overrun --time (see SYSBENCH-NOTES): the timeout is --time plus this slack.

@@ -22,6 +22,7 @@ from campaigns import jsonlimits
 from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Scenario, Target
 from campaigns.sysbench.catalogue import (
     INT32_MAX,
+    MAX_TABLE_ROWS,
     TESTS,
     OptionError,
     OptionSpec,
@@ -200,7 +201,7 @@ class ScenarioForm(forms.ModelForm):
                                      empty_label="— a new dataset (below) —")
     new_dataset_name = forms.CharField(required=False, max_length=200, label="New dataset: name")
     new_dataset_tables = forms.IntegerField(required=False, min_value=1, max_value=100000, label="tables")
-    new_dataset_table_size = forms.IntegerField(required=False, min_value=1, max_value=10**12,
+    new_dataset_table_size = forms.IntegerField(required=False, min_value=1, max_value=MAX_TABLE_ROWS,
                                                 label="rows per table")
     preset = forms.ChoiceField(choices=preset_choices, required=False, label="From a seed preset")
 
@@ -678,7 +679,7 @@ class QuickCompareForm(forms.Form):
     tests = forms.MultipleChoiceField(choices=quick_test_choices, required=False,
                                       widget=forms.CheckboxSelectMultiple, label="sysbench tests")
     tables = forms.IntegerField(min_value=1, max_value=100_000, initial=4, label="Tables")
-    table_size = forms.IntegerField(min_value=1, max_value=10**12, initial=10_000, label="Rows per table")
+    table_size = forms.IntegerField(min_value=1, max_value=MAX_TABLE_ROWS, initial=10_000, label="Rows per table")
     threads = ThreadsField(label="Thread ladder", initial="1, 4, 16, 64")
     time_s = forms.IntegerField(min_value=1, max_value=QUICK_MAX_TIME_S, initial=10, label="Duration per job (s)")
     repetitions = forms.IntegerField(min_value=1, max_value=100, initial=1, label="Repetitions",

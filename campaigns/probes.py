@@ -285,3 +285,36 @@ def execute_ddl(conn: Connection, statements: list[str]) -> None:
         raise _mysql_error(exc, conn) from None
     except psycopg.Error as exc:
         raise _pg_error(exc, conn) from None
+
+
+def tables_max_id(conn: Connection, tables: list[str]) -> dict[str, int]:
+    """MAX(id) of each of these tables that exists (0 when empty): exact, from the primary key, never the
+    server's row estimate. A prepare's progress, and where a resumed one starts."""
+    names = [t for t in tables if t.isidentifier() and t.isascii()]
+    try:
+        if conn.driver == "mysql":
+            db = _mysql_connect(conn)
+            try:
+                cur = db.cursor()
+                placeholders = ",".join(["%s"] * len(names))
+                cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
+                            f" AND table_name IN ({placeholders})", [conn.database, *names])
+                existing = sorted({str(row[0]) for row in cur.fetchall()})
+                if not existing:
+                    return {}
+                cur.execute("SELECT " + ", ".join(f"(SELECT COALESCE(MAX(id), 0) FROM `{t}`)" for t in existing))
+                return dict(zip(existing, (int(v) for v in _one(cur)), strict=True))
+            finally:
+                db.close()
+        with _pg_connect(conn) as pg, pg.cursor() as cur:
+            cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
+                        [names])
+            existing = sorted({str(row[0]) for row in cur.fetchall()})
+            if not existing:
+                return {}
+            cur.execute("SELECT " + ", ".join(f'(SELECT COALESCE(MAX(id), 0) FROM "{t}")' for t in existing))
+            return dict(zip(existing, (int(v) for v in _one(cur)), strict=True))
+    except MySQLdb.Error as exc:
+        raise _mysql_error(exc, conn) from None
+    except psycopg.Error as exc:
+        raise _pg_error(exc, conn) from None

@@ -209,7 +209,7 @@ def test_mysql_ignore_errors_refuses_anything_else(value: str) -> None:
     ({"threads": 100_001}, "threads"),
     ({"events": 2_147_483_648}, "events"),
     ({"percentile": 101}, "percentile"),
-    ({"table_size": 3_000_000_000}, "table_size"),
+    ({"table_size": 4_294_967_296}, "table_size"),
     ({"rand-pareto-h": 1}, "rand-pareto-h"),
     ({"verbosity": 1}, "verbosity"),
     ({"point-selects": 1.5}, "point-selects"),

@@ -277,7 +277,7 @@ def test_a_powers_of_two_reading_is_explained_in_a_warning() -> None:
 
 @pytest.mark.parametrize("option, value", [("percentile", "101"), ("rand-type", "zipfian"),
                                            ("point_selects", "lots"), ("mysql_storage_engine", "x;drop"),
-                                           ("threads", "0"), ("table-size", "4000000000")])
+                                           ("threads", "0"), ("table-size", "5000000000")])
 def test_options_that_fail_validation_become_warnings_naming_the_option(option: str, value: str) -> None:
     parsed = parse_command(f"sysbench oltp_read_write --{option}={value} run")
     assert any(w.startswith(f"--{option}") for w in parsed.warnings), parsed.warnings

@@ -94,7 +94,7 @@ def test_templates_carry_the_documents_durations_percentiles_and_client_rules():
     assert {(s.time_s, s.percentile) for s in s001.scenarios.all()} == {(600, 95.0)}
     single = Dataset.objects.get(name="seed 001 · 1 TB single table")
     assert (single.tables, single.table_size) == (1, 4_000_000_000)
-    assert "2,147,483,647" in single.description
+    assert "2,147,483,647" in single.description and "BIGINT" in single.description
     assert Dataset.objects.get(name="seed 001 · big dataset").sizes_by_spec["64-core 256 GB MEM"] == [450, 6_000_000]
 
     for key in ("seed-000-part-2", "seed-004"):

@@ -14,7 +14,7 @@ from django.http import QueryDict
 from rest_framework import serializers
 
 from campaigns.api.exceptions import django_validation_detail
-from campaigns.sysbench.catalogue import MAX_THREADS
+from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, MAX_THREADS
 from campaigns.sysbench.threads import MAX_THREAD_VALUES
 
 MAX_LABEL_CHARS = 200
@@ -207,6 +207,9 @@ class SizesBySpecField(serializers.DictField):
                 raise serializers.ValidationError(f"keys are spec labels of 1 to {MAX_LABEL_CHARS} characters")
             if tables > 100_000:
                 raise serializers.ValidationError(f"{key[:60]}: at most 100,000 tables")
+            if _rows > MAX_TABLE_ROWS:
+                raise serializers.ValidationError(
+                    f"{key[:60]}: at most {MAX_TABLE_ROWS:,} rows per table ({MAX_TABLE_ROWS_REASON})")
         if len(value) > 1000:
             raise serializers.ValidationError("at most 1,000 entries")
         return value

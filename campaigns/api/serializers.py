@@ -41,7 +41,7 @@ from campaigns.models import (
     Scenario,
     Target,
 )
-from campaigns.sysbench.catalogue import MAX_THREADS, TESTS
+from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, MAX_THREADS, TESTS
 from campaigns.sysbench.cmdline import MAX_COMMAND_CHARS
 from campaigns.webhooks import MAX_URL_CHARS as MAX_WEBHOOK_URL_CHARS
 from campaigns.webhooks import WebhookRefused, webhook_url_check
@@ -136,6 +136,8 @@ class DatasetSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSerial
     class Meta:
         model = Dataset
         fields = ["id", "name", "tables", "table_size", "sizes_by_spec", "description"]
+        extra_kwargs = {"table_size": {"error_messages": {
+            "max_value": f"at most {MAX_TABLE_ROWS:,} rows per table: {MAX_TABLE_ROWS_REASON}"}}}
 
 
 class ScenarioSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
@@ -349,7 +351,7 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
                   "scenario", "scenario_name", "test", "threads", "repetition", "position", "tables", "table_size",
                   "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
-                  "started_at", "finished_at", "result"]
+                  "started_at", "finished_at", "result", "prepare_progress"]
         read_only_fields = fields
 
 

@@ -1,5 +1,9 @@
 """A job's dataset on its target: its signature, preparing it once, the scenario's own table DDL, and
-dropping it (after the job, after the run, or before a different dataset takes the same table names)."""
+dropping it (after the job, after the run, or before a different dataset takes the same table names).
+
+A table of more rows than sysbench's `id INTEGER` holds (2,147,483,647) is created by benchapp with BIGINT
+columns (campaigns.sysbench.ddl.wide_table_ddl) and loaded by benchapp's loader (our oltp_legacy Lua, which
+takes a start id): a prepare of such a dataset that stopped resumes from each table's MAX(id) + 1."""
 from __future__ import annotations
 
 import hashlib
@@ -19,11 +23,12 @@ from campaigns.execution.phases import (
     sysbench_phase,
     target_connection,
 )
+from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.models import Job, PreparedDataset, Run, Scenario
 from campaigns.probes import ProbeError, connection_guard, execute_ddl
-from campaigns.sysbench.catalogue import TESTS
+from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, TESTS
 from campaigns.sysbench.command import Connection, build_argv
-from campaigns.sysbench.ddl import DdlError
+from campaigns.sysbench.ddl import DdlError, wide_table_ddl, wide_table_needed
 from campaigns.sysbench.ddl import table_ddl_statements as ddl_render_all
 
 log = logging.getLogger(__name__)
@@ -48,15 +53,35 @@ def job_dataset_signature(job: Job) -> str:
     return dataset_signature(scenario=job.scenario, tables=job.tables, table_size=job.table_size)
 
 
+def dataset_table_ddl(*, scenario: Scenario, table_size: int, driver: str) -> tuple[str, bool]:
+    """The CREATE TABLE template ("{table}" for each name) benchapp runs before the rows are loaded: the
+    scenario's own, or sysbench's table with BIGINT id and k when its INTEGER id cannot hold `table_size` rows
+    (then True: the loader builds the secondary index after the rows, as sysbench does); "" when sysbench
+    creates the tables itself."""
+    if table_size > MAX_TABLE_ROWS:
+        raise JobFailure(f"{table_size:,} rows per table: at most {MAX_TABLE_ROWS:,} ({MAX_TABLE_ROWS_REASON})")
+    if scenario.table_ddl:
+        return scenario.table_ddl, False
+    if wide_table_needed(table_size):
+        try:
+            return wide_table_ddl(driver=driver, options=dict(scenario.options)), True
+        except DdlError as exc:
+            raise JobFailure(f"a table of {table_size:,} rows cannot be created here: {exc}") from None
+    return "", False
+
+
 def dataset_ensure(job: Job, conn: Connection) -> str | None:
     """Prepares the job's dataset on its target unless an identical one is ready.
 
     Returns the prepare output ("" when skipped), or None when the job was cancelled meanwhile.
+    A prepare with benchapp's own tables that stopped (failed, cancelled, timed out, its worker lost) is
+    resumed where it stopped when the scenario prepares only when needed (prepare mode "auto"); "always"
+    drops the tables and loads them again.
     """
     scenario = job.scenario
+    ddl, wide = dataset_table_ddl(scenario=scenario, table_size=job.table_size, driver=conn.driver)
     # A refused DDL fails the job before anything changes, on the target or in our records of it.
-    ddl_statements = (table_ddl_statements(ddl=scenario.table_ddl, tables=job.tables, driver=conn.driver)
-                      if scenario.table_ddl else [])
+    ddl_statements = table_ddl_statements(ddl=ddl, tables=job.tables, driver=conn.driver) if ddl else []
     signature = job_dataset_signature(job)
     prepared, _ = PreparedDataset.objects.get_or_create(
         target=job.target, signature=signature,
@@ -64,37 +89,59 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
     )
     if scenario.prepare_mode == Scenario.PrepareMode.AUTO and prepared.status == PreparedDataset.Status.READY:
         return ""
+    resume = (bool(ddl) and scenario.prepare_mode == Scenario.PrepareMode.AUTO
+              and prepared.status in (PreparedDataset.Status.FAILED, PreparedDataset.Status.PREPARING)
+              and (prepared.rows_loaded or 0) > 0)
     PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.PREPARING, prepared_by=job)
     # Other signatures on this target use the same table names: they are gone after this.
     PreparedDataset.objects.filter(target=job.target).exclude(pk=prepared.pk).update(
         status=PreparedDataset.Status.DROPPED
     )
     is_cancelled = cancel_check(job.pk)
+    progress = PrepareProgress(job=job, conn=conn, prepared=prepared, wide=wide)
+    loading = False
 
     def should_cancel() -> bool:
         clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
+        if loading:
+            progress.poll()
         return is_cancelled()
 
     outputs = []
     started = time.monotonic()
     for command in ("cleanup", "prepare"):
-        if command == "prepare" and scenario.table_ddl:
-            outputs.append(_tables_create(job, conn, ddl_statements))
-            argv = _custom_ddl_prepare_argv(job=job, conn=conn)
+        if command == "cleanup" and resume:
+            outputs.append(f"-- resuming the prepare that stopped at {prepared.rows_loaded:,} of "
+                           f"{job.tables * job.table_size:,} rows: each table goes on from its MAX(id) + 1")
+            continue
+        if command == "prepare" and ddl:
+            if not resume:
+                outputs.append(_tables_create(job, conn, ddl_statements, wide=wide))
+            argv = loader_prepare_argv(job=job, conn=conn, start_id=0 if resume else 1, create_secondary=wide)
         else:
             argv = phase_argv(job=job, conn=conn, command=command)
+        loading = command == "prepare"
+        if loading:
+            progress.poll(force=True)
         try:
             transcript, cancelled = sysbench_phase(
                 argv=argv, conn=conn, phase=command, should_cancel=should_cancel,
                 timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, timeout_setting="BENCHAPP_PREPARE_TIMEOUT_S",
             )
-        except JobFailure:
+        except JobFailure as exc:
+            reached = progress.poll(force=True) if loading else None
             PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            if ddl and reached and reached["rows_loaded"]:
+                raise JobFailure(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
+                                 "launched again with its tables kept, the prepare resumes from there)") from None
             raise
         if cancelled:
+            if loading:
+                progress.poll(force=True)
             PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
             return None
         outputs.append(transcript)
+    progress.poll(force=True, done=True)
     PreparedDataset.objects.filter(pk=prepared.pk).update(
         status=PreparedDataset.Status.READY, prepared_at=timezone.now(),
         prepare_s=time.monotonic() - started,
@@ -154,28 +201,36 @@ def table_ddl_statements(*, ddl: str, tables: int, driver: str) -> list[str]:
         raise JobFailure(f"the scenario's table DDL is refused: {exc}") from None
 
 
-def _tables_create(job: Job, conn: Connection, statements: list[str]) -> str:
+def _tables_create(job: Job, conn: Connection, statements: list[str], *, wide: bool = False) -> str:
     """Creates the tables with the scenario's checked DDL (seed 002's sharded table, say) before loading rows."""
+    source = ("sysbench's table with BIGINT id and k (more rows than its INTEGER id holds)" if wide
+              else "the scenario's DDL")
     try:
         execute_ddl(conn, statements)
     except ProbeError as exc:
-        raise JobFailure(f"the scenario's table DDL failed: {exc}") from None
-    return "-- tables created with the scenario's DDL:\n" + ";\n".join(statements) + ";"
+        raise JobFailure(f"creating the tables with {source} failed: {exc}") from None
+    return f"-- tables created with {source}:\n" + ";\n".join(statements) + ";"
 
 
-def _custom_ddl_prepare_argv(*, job: Job, conn: Connection) -> list[str]:
-    """Loads rows into tables that already exist.
+def loader_prepare_argv(*, job: Job, conn: Connection, start_id: int = 1, create_secondary: bool = False,
+                        tables: int | None = None, table_size: int | None = None) -> list[str]:
+    """benchapp's loader: rows into tables that already exist, ids from `start_id` to the table size (0: from
+    each table's MAX(id) + 1, to resume), with explicit ids unless it starts at 1 and ids are auto-increment.
 
     The legacy scripts can skip their CREATE TABLE; the 1.0 scripts cannot, so for them our legacy
-    oltp.lua loads the rows: both use the same sbtest columns (id, k, c, pad) and id sequence.
-    The secondary index is left to the DDL.
+    oltp.lua loads the rows: both use the same sbtest columns (id, k, c, pad), row format and id sequence.
+    The secondary index on k is left to a scenario's DDL; on benchapp's wide table the loader creates it
+    after the rows, as sysbench does.
     """
     scenario = job.scenario
     legacy = TESTS[scenario.test].legacy
     test = scenario.test if legacy else "oltp_legacy/oltp.lua"
     options: dict[str, object] = dict(scenario.options) if legacy else {}
-    options.update({"skip-create-table": True, "oltp-create-secondary": False})
+    options.update({"skip-create-table": True, "oltp-create-secondary": create_secondary})
+    if start_id != 1:
+        options["start-id"] = start_id
     return build_argv(
         sysbench=settings.BENCHAPP_SYSBENCH, test=test, command="prepare", connection=conn,
-        tables=job.tables, table_size=job.table_size, options=options, threads=scenario.prepare_threads,
+        tables=tables or job.tables, table_size=table_size or job.table_size, options=options,
+        threads=scenario.prepare_threads,
     )

@@ -22,6 +22,7 @@ from django.utils import timezone
 from campaigns.crypto import decrypt_secret, encrypt_secret
 from campaigns.endpoints import own_service_problem
 from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
+from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON
 from campaigns.sysbench.parser import merge_histograms
 
 
@@ -181,9 +182,10 @@ class Dataset(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     tables = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(100000)])
-    table_size = models.BigIntegerField(
-        validators=[MinValueValidator(1), MaxValueValidator(10**12)]
-    )
+    table_size = models.BigIntegerField(validators=[
+        MinValueValidator(1),
+        MaxValueValidator(MAX_TABLE_ROWS, message=f"at most {MAX_TABLE_ROWS:,} rows per table: {MAX_TABLE_ROWS_REASON}"),
+    ])
     sizes_by_spec = models.JSONField(default=dict, blank=True)
     description = models.TextField(blank=True)
     created_by = models.ForeignKey(
@@ -571,6 +573,10 @@ class Job(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     release_at = models.DateTimeField(null=True, blank=True)
+    prepare_progress = models.JSONField(
+        null=True, blank=True,
+        help_text="rows loaded so far by this job's prepare (MAX(id) per table), see campaigns.execution.datasets",
+    )
 
     objects = JobQuerySet.as_manager()
 
@@ -790,6 +796,8 @@ class PreparedDataset(models.Model):
     prepared_at = models.DateTimeField(null=True, blank=True)
     prepare_s = models.FloatField(null=True, blank=True)
     size_bytes = models.BigIntegerField(null=True, blank=True)
+    # Rows in its tables when its prepare was last seen (MAX(id) summed): how far a failed prepare got.
+    rows_loaded = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -250,11 +250,12 @@ _S001_DATASETS = (
     DatasetDef(
         name="seed 001 · 1 TB single table", tables=1, table_size=4_000_000_000,
         description=(
-            "One table of 4,000,000,000 rows (1 TB in the document), kept as published so the plan shows the "
-            "real size. Limitation: stock sysbench 1.0.20 creates `id INTEGER` (signed 32-bit; SERIAL on "
-            "PostgreSQL), so it cannot load more than 2,147,483,647 rows into one table, and benchapp's option "
-            "catalogue refuses a table-size above that. At scale 1 this dataset plans but cannot be prepared; "
-            "any scale factor up to 0.53 brings it under the limit."
+            "One table of 4,000,000,000 rows (1 TB in the document), kept as published. Stock sysbench 1.0.20 "
+            "creates `id INTEGER` (signed 32-bit, at most 2,147,483,647), so benchapp creates this table itself "
+            "with BIGINT id and k columns and sysbench's secondary index on k, and loads it with its own loader, "
+            "which reports its progress and resumes a prepare that stopped. Loading takes hours (the plan says "
+            "how many); sysbench draws ids as 32-bit unsigned numbers, so 4,294,967,295 rows is the most a table "
+            "can have."
         ),
     ),
 )

@@ -7,23 +7,27 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from campaigns.execution.datasets import dataset_signature
-from campaigns.execution.phases import phase_argv, split_threads
+from campaigns.execution.datasets import dataset_signature, dataset_table_ddl, loader_prepare_argv
+from campaigns.execution.phases import JobFailure, phase_argv, split_threads
 from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
 from campaigns.sysbench.command import Connection, format_command
-from campaigns.sysbench.ddl import DdlError, table_ddl_statements
+from campaigns.sysbench.ddl import DdlError, row_bytes_on_disk, table_ddl_statements
 
 # Rough costs for the plan's estimates, from runs on a 2-core machine (SYSBENCH-NOTES.md):
-# prepare loads about 100,000 rows/s; an InnoDB sbtest row with its secondary index takes about
-# 230 bytes on disk; each job spends about a second on snapshots, process start and closing
+# prepare loads about 100,000 rows/s; an sbtest row with its indexes takes what
+# campaigns.sysbench.ddl.row_bytes_on_disk() says (measured per driver); each job spends about a second on snapshots, process start and closing
 # (seed 001's quick run: 4 s measured + 1 s warm-up took 4-6 s per job, 1 client, quiet machine);
 # 2 s leaves room for the client barrier of multi-client jobs.
 PREPARE_ROWS_PER_S = 100_000
-BYTES_PER_ROW = 230
 JOB_OVERHEAD_S = 2
+# sysbench's own table on MySQL/MariaDB; the plan itself asks row_bytes_on_disk() per driver and table shape.
+BYTES_PER_ROW = row_bytes_on_disk(driver="mysql", wide=False)
+# A prepare this long gets a sentence of its own in the plan, before anyone launches it.
+LONG_PREPARE_S = 3600
 
 
 @dataclass(slots=True)
@@ -69,22 +73,42 @@ def job_estimate_s(*, time_s: float, warmup_s: float, prepare_s: float = 0.0,
     return prepare_s + warmup_s + time_s + overhead_s
 
 
-def planned_ddl(*, scenario: Scenario, driver: str, tables: int) -> tuple[str | None, str | None]:
+def planned_ddl(*, scenario: Scenario, driver: str, tables: int,
+                table_size: int) -> tuple[str | None, str | None]:
     """The CREATE TABLE a job's prepare runs on its target, as it will run (for the first table; each table
-    gets its own name), or the reason it would be refused; (None, None) for a scenario without DDL."""
-    if not scenario.table_ddl:
-        return None, None
+    gets its own name): the scenario's own, or benchapp's BIGINT table for more rows than sysbench's INTEGER id
+    holds; or the reason it would be refused; (None, None) when sysbench creates the tables."""
     try:
-        statements = table_ddl_statements(scenario.table_ddl, tables=tables, driver=driver)
-    except DdlError as exc:
+        ddl, _ = dataset_table_ddl(scenario=scenario, table_size=table_size, driver=driver)
+        if not ddl:
+            return None, None
+        statements = table_ddl_statements(ddl, tables=tables, driver=driver)
+    except (DdlError, JobFailure) as exc:
         return None, str(exc)
     return statements[0], None
+
+
+def prepare_note(*, rows: int, prepare_s: float, resumable: bool, data_kept: bool) -> str:
+    """What a user should know before launching a prepare that takes hours ("" for a short one)."""
+    if prepare_s < LONG_PREPARE_S:
+        return ""
+    note = (f"Preparing {rows:,} rows takes hours: about {format_duration(prepare_s)} at "
+            f"{PREPARE_ROWS_PER_S:,} rows/s (the time is the target's). Progress shows on the run page.")
+    if prepare_s > settings.BENCHAPP_PREPARE_TIMEOUT_S:
+        note += (f" It is longer than BENCHAPP_PREPARE_TIMEOUT_S ({format_duration(settings.BENCHAPP_PREPARE_TIMEOUT_S)}):"
+                 " raise it, or the prepare stops there.")
+    if resumable and data_kept:
+        note += " A prepare that stops (cancelled, failed, timed out) resumes where it stopped at the next launch."
+    elif resumable:
+        note += (" A prepare that stops resumes at the next launch only if its tables are kept (the campaign's "
+                 "\"keep data\" or the scenario's cleanup \"keep the data\"); as set, the run's end drops them.")
+    return note
 
 
 def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
     """What a launch would do, before it does it: jobs in order, exact commands and table DDL, time and size."""
     jobs: list[dict[str, Any]] = []
-    ddl_cache: dict[tuple[int, str, int], tuple[str | None, str | None]] = {}
+    ddl_cache: dict[tuple[int, str, int, int], tuple[str | None, str | None]] = {}
     total_s = 0.0
     prepared: set[tuple[int, str]] = set()
     datasets: dict[tuple[int, str], int] = {}
@@ -104,33 +128,52 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
         ):
             prepare_s = rows / PREPARE_ROWS_PER_S
             prepared.add(key)
-        datasets[key] = rows * BYTES_PER_ROW
+        wide = dataset_wide(scenario=scenario, table_size=p.table_size, driver=p.target.driver)
+        dataset_bytes = rows * row_bytes_on_disk(driver=p.target.driver, wide=wide)
+        datasets[key] = dataset_bytes
         duration_s = job_estimate_s(time_s=p.time_s, warmup_s=p.warmup_s, prepare_s=prepare_s)
         total_s += duration_s
         shares = split_threads(p.threads, p.clients)
-        ddl_key = (scenario.pk, p.target.driver, p.tables)
+        ddl_key = (scenario.pk, p.target.driver, p.tables, p.table_size)
         if ddl_key not in ddl_cache:
-            ddl_cache[ddl_key] = planned_ddl(scenario=scenario, driver=p.target.driver, tables=p.tables)
+            ddl_cache[ddl_key] = planned_ddl(scenario=scenario, driver=p.target.driver, tables=p.tables,
+                                             table_size=p.table_size)
         table_ddl, table_ddl_error = ddl_cache[ddl_key] if prepare_s else (None, None)
+        prepare_argv = None
+        if prepare_s:
+            prepare_argv = (loader_prepare_argv(job=shell_job, conn=conn, create_secondary=wide)
+                            if table_ddl else phase_argv(job=shell_job, conn=conn, command="prepare"))
         jobs.append({
             "position": p.position, "target": p.target.name, "target_id": p.target.pk,
             "scenario": scenario.name, "scenario_id": scenario.pk, "test": scenario.test,
             "threads": p.threads, "repetition": p.repetition, "tables": p.tables, "table_size": p.table_size,
             "clients": p.clients, "threads_per_client": shares,
-            "prepare_command": format_command(phase_argv(job=shell_job, conn=conn, command="prepare")) if prepare_s else None,
+            "prepare_command": format_command(prepare_argv) if prepare_argv else None,
             "commands": [format_command(phase_argv(job=shell_job, conn=conn, command="run", threads=share))
                          for share in shares],
             "table_ddl": table_ddl, "table_ddl_error": table_ddl_error,
             "estimated_prepare_s": round(prepare_s, 1),
+            "prepare_note": prepare_note(
+                rows=rows, prepare_s=prepare_s, resumable=bool(table_ddl),
+                data_kept=campaign.keep_data or scenario.cleanup == Scenario.Cleanup.KEEP),
             "estimated_duration_s": round(duration_s, 1),
-            "estimated_dataset_bytes": rows * BYTES_PER_ROW,
+            "estimated_dataset_bytes": dataset_bytes,
         })
     return {
         "campaign": campaign.name, "campaign_id": campaign.pk, "jobs": jobs, "job_count": len(jobs),
         "estimated_duration_s": round(total_s, 1), "estimated_duration": format_duration(total_s),
         "estimated_dataset_bytes": sum(datasets.values()),
         "max_clients": max((j["clients"] for j in jobs), default=0),
+        "prepare_notes": list(dict.fromkeys(j["prepare_note"] for j in jobs if j["prepare_note"])),
     }
+
+
+def dataset_wide(*, scenario: Scenario, table_size: int, driver: str) -> bool:
+    """Whether benchapp creates this dataset's tables with BIGINT columns (its rows per byte differ)."""
+    try:
+        return dataset_table_ddl(scenario=scenario, table_size=table_size, driver=driver)[1]
+    except JobFailure:
+        return False
 
 
 def format_duration(seconds: float) -> str:

@@ -89,6 +89,7 @@ def run_state(run: Run, jobs: list[Job], run_progress: dict[str, Any]) -> dict[s
             "elapsed_s": (now - current.started_at).total_seconds() if current.started_at else None,
             "start_s": job_start_s(current, run.started_at or run.created_at),
             "latency_pct": current.scenario.percentile,
+            "prepare_text": (current.prepare_progress or {}).get("text") if current.status == Job.Status.PREPARING else None,
             "samples_url": reverse("api:job-samples", args=[current.pk]),
         }
     done = sum(1 for j in jobs if j.is_finished())

@@ -347,7 +347,7 @@
   }
 
   function phaseText(running) {
-    if (running.status === "preparing") return "Preparing: target check, dataset, warm-up…";
+    if (running.status === "preparing") return running.prepare_text || "Preparing: target check, dataset, warm-up…";
     if (running.phase === "finalizing") return "Closing the job: results, server snapshot, clean-up…";
     if (running.elapsed_s === null || running.elapsed_s === undefined) return "Starting the clients…";
     const elapsed = running.elapsed_s + (Date.now() / 1000 - receivedAtS);

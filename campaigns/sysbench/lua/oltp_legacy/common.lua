@@ -92,6 +92,10 @@ sysbench.cmdline.options = {
    ["rand-init"] =
       {"Accepted for 0.5 command lines and ignored (sysbench 1.0 always " ..
           "seeds its generator; see --rand-seed)", false},
+   ["start-id"] =
+      {"benchapp's loader: prepare loads ids start-id..table-size with " ..
+          "explicit ids; 0: from one past each table's largest id (to " ..
+          "resume a prepare that stopped)", 1},
    ["id-start-val"] =
       {"Accepted for command lines written for sharding middleware and " ..
           "ignored", 0},
@@ -144,6 +148,7 @@ function legacy_cfg()
       secondary = o.oltp_secondary,
       create_secondary = o.oltp_create_secondary,
       skip_create_table = o.skip_create_table,
+      start_id = o.start_id,
       engine = o.mysql_table_engine,
       table_options = o.mysql_table_options,
       myisam_max_rows = o.myisam_max_rows,
@@ -157,6 +162,9 @@ function legacy_cfg()
    end
    if c.tables_count < 1 then
       error("--oltp-tables-count must be at least 1")
+   end
+   if c.start_id < 0 then
+      error("--start-id must not be negative")
    end
    if c.table_size < 0 then
       error("--oltp-table-size must not be negative")
@@ -228,6 +236,28 @@ local function table_exists(con, n)
    return ok
 end
 
+-- The one value of a one-row query, as a number (nil for SQL NULL).
+local function query_number(con, sql)
+   local rs = con:query(sql)
+   local row = rs:fetch_row()
+   if row == nil or row[1] == nil then
+      return nil
+   end
+   return tonumber(row[1])
+end
+
+local function secondary_index_exists(kind, con, n)
+   if kind == "mysql" then
+      return query_number(con, string.format(
+         "SELECT COUNT(*) FROM information_schema.statistics WHERE " ..
+         "table_schema = DATABASE() AND table_name = 'sbtest%d' AND " ..
+         "index_name = 'k_%d'", n, n)) > 0
+   end
+   return query_number(con, string.format(
+      "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() " ..
+      "AND tablename = 'sbtest%d' AND indexname = 'k_%d'", n, n)) > 0
+end
+
 local function load_table(drv, con, c, n)
    local kind = driver_kind(drv)
 
@@ -246,24 +276,35 @@ local function load_table(drv, con, c, n)
       end
    end
 
-   print(string.format("Inserting %d records into 'sbtest%d'",
-                       c.table_size, n))
-   if c.table_size > 0 then
-      if c.auto_inc then
-         con:bulk_insert_init(
-            string.format("INSERT INTO sbtest%d(k, c, pad) VALUES", n))
-      else
+   -- benchapp's loader: from --start-id (0: one past the largest id already
+   -- there) with explicit ids, so that a prepare that stopped resumes where
+   -- it stopped and a table can hold only the ids near the top of its range.
+   local first_id = c.start_id
+   if first_id == 0 then
+      first_id = (query_number(con, string.format(
+         "SELECT MAX(id) FROM sbtest%d", n)) or 0) + 1
+      print(string.format("Resuming 'sbtest%d' from id %d", n, first_id))
+   end
+   local explicit_ids = not c.auto_inc or first_id ~= 1
+
+   local count = math.max(0, c.table_size - first_id + 1)
+   print(string.format("Inserting %d records into 'sbtest%d'", count, n))
+   if count > 0 then
+      if explicit_ids then
          con:bulk_insert_init(
             string.format("INSERT INTO sbtest%d(id, k, c, pad) VALUES", n))
+      else
+         con:bulk_insert_init(
+            string.format("INSERT INTO sbtest%d(k, c, pad) VALUES", n))
       end
-      for id = 1, c.table_size do
+      for id = first_id, c.table_size do
          local k = sysbench.rand.default(1, c.table_size)
-         if c.auto_inc then
-            con:bulk_insert_next(string.format("(%d, '%s', '%s')", k,
+         if explicit_ids then
+            con:bulk_insert_next(string.format("(%d, %d, '%s', '%s')", id, k,
                                                legacy_c_value(),
                                                legacy_pad_value()))
          else
-            con:bulk_insert_next(string.format("(%d, %d, '%s', '%s')", id, k,
+            con:bulk_insert_next(string.format("(%d, '%s', '%s')", k,
                                                legacy_c_value(),
                                                legacy_pad_value()))
          end
@@ -271,7 +312,8 @@ local function load_table(drv, con, c, n)
       con:bulk_insert_done()
    end
 
-   if c.create_secondary then
+   if c.create_secondary and not (c.start_id == 0 and
+                                  secondary_index_exists(kind, con, n)) then
       print(string.format("Creating secondary indexes on 'sbtest%d'...", n))
       con:query(string.format("CREATE INDEX k_%d ON sbtest%d(k)", n, n))
    end
