@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
-from campaigns.comparison.formatting import pct_label
+from campaigns.comparison.formatting import pct_label, rows_shape
 from campaigns.comparison.html import beside_body_html, table_body_html
 from campaigns.comparison.published import _merge_published, beside_rows, beside_table, published_groups
 from campaigns.comparison.query import comparison_build
@@ -93,14 +93,23 @@ def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, In
 
 
 def table_title(dataset: str, scenario: str) -> str:
-    """A table's heading: "<dataset> × <scenario>", shortened where the seed names repeat each other
-    ("seed 001 · full cache" and "seed 001 · full cache · write" → the scenario's name alone)."""
+    """A published table's heading: "<dataset> × <scenario>" as the document labels them, shortened where the
+    seed names repeat each other ("seed 001 · full cache" and "seed 001 · full cache · write" → the scenario's
+    name alone)."""
     prefix, _, tail = dataset.rpartition(" · ")
     if prefix and tail in scenario:
         return scenario
     if prefix and scenario.startswith(f"{prefix} · "):
         return f"{scenario}, {tail}"
     return f"{dataset} × {scenario}"
+
+
+def measured_title(scenario: str, shape: str) -> str:
+    """A measured table's heading: the scenario's own name and the shape its rows were measured on
+    ("read only · 4 × 10,000"). Not the dataset's name: a pasted command or a new scenario reuses whichever
+    dataset has its shape, named by whoever made it first, and a seed's dataset names its document's size
+    ("10 × 10,000,000") where a quick run measured a scaled one."""
+    return f"{scenario} · {shape}" if shape and shape not in scenario else scenario
 
 
 def comparison_layout(selection: Selection) -> dict[str, Any]:
@@ -164,7 +173,9 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         table["price_rows"] = _price_rows(table, names, specs)
         table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
         table["id"] = f"t{group['dataset']['id']}-{group['scenario']['id']}"
-        table["title"] = table_title(group["dataset"]["name"], group["scenario"]["name"])
+        table["shape"] = rows_shape(rows)
+        table["title"] = (table_title(group["dataset"]["name"], group["scenario"]["name"]) if table["published"]
+                          else measured_title(group["scenario"]["name"], table["shape"]))
         table["body_html"] = table_body_html(table, products)
         table["beside"] = None
         if selection.published_product and not table["published"]:
