@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from campaigns.comparison.exports import table_header, to_csv, to_markdown
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, is_number
+from campaigns.comparison.html import table_parts
 from campaigns.comparison.layout import comparison_layout
 from campaigns.comparison.report import report_sections
 from campaigns.comparison.selection import Selection
@@ -24,6 +25,7 @@ __all__ = [
     "is_number",
     "report_sections",
     "table_header",
+    "table_parts",
     "to_csv",
     "to_markdown",
 ]

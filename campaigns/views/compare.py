@@ -15,6 +15,7 @@ from campaigns.comparison import (
     comparison_layout,
     report_sections,
     table_header,
+    table_parts,
     to_csv,
     to_markdown,
 )
@@ -86,6 +87,7 @@ def _title(layout: dict[str, Any]) -> str:
 def _headers(layout: dict[str, Any]) -> None:
     for table in layout["tables"]:
         table["header"] = table_header(table, layout["names"])
+        table["parts"] = table_parts(table, layout["products"])
 
 
 @role_required(roles.VIEWER)

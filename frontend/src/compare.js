@@ -27,6 +27,38 @@
     publishedProduct.addEventListener("change", filterPublishedSpecs);
     filterPublishedSpecs();
   }
+  // The column switch: every column without JavaScript; with it, one metric's columns at a time, remembered.
+  const metricSwitch = document.getElementById("metric-switch");
+  const tables = document.querySelectorAll("table.comparison:not(.beside)");
+  const storeKey = "benchapp.compare.columns";
+  function showColumns(value) {
+    for (const table of tables) {
+      if (value === "all") delete table.dataset.show; else table.dataset.show = value;
+    }
+  }
+  if (metricSwitch) {
+    let saved = "all";
+    try { saved = localStorage.getItem(storeKey) || "all"; } catch (e) { /* storage refused: keep every column */ }
+    const input = metricSwitch.querySelector('input[value="' + saved + '"]');
+    if (input) { input.checked = true; showColumns(saved); }
+    metricSwitch.hidden = false;
+    metricSwitch.addEventListener("change", function (event) {
+      showColumns(event.target.value);
+      try { localStorage.setItem(storeKey, event.target.value); } catch (e) { /* not remembered, still shown */ }
+    });
+  }
+  // The concurrency column sticks beside the first once the first's width is known.
+  function stickSecond() {
+    for (const table of document.querySelectorAll("table.comparison")) {
+      const first = table.querySelector("thead th");
+      if (!first || !first.offsetWidth) continue;
+      table.style.setProperty("--sticky-2", first.offsetWidth + "px");
+      table.classList.add("sticky-2");
+    }
+  }
+  stickSecond();
+  window.addEventListener("resize", stickSecond);
+
   const palette = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f"];
   const forPrint = document.body.classList.contains("report-page");
 
