@@ -9,7 +9,8 @@ holds no finished seed run, fill it once with real runs:
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/benchapp_pagespeed .venv/bin/python bench/quick_run.py
 (about ten minutes on 2 cores; --load here does exactly that).
 
-Prints, per page: the median server time of --repeat warm requests (Django's test client in this process, so
+Prints, per page: the median server time of --repeat warm requests (and the Python process's CPU time in
+them, steadier than wall time on a shared machine; the database's time is not in it) (Django's test client in this process, so
 no network and no static files), the HTML size, the query count, and the median browser load-event time of
 --loads loads in headless Chromium against gunicorn on a free port (static files from collectstatic).
 
@@ -88,6 +89,7 @@ def main() -> None:
     args.add_argument("--repeat", type=int, default=7)
     args.add_argument("--loads", type=int, default=5)
     args.add_argument("--no-browser", action="store_true")
+    args.add_argument("--only", default="", help="time only the pages whose name contains this")
     args.add_argument("--load", action="store_true", help="fill the bench database with a real quick run first")
     opts = args.parse_args()
     os.environ.setdefault("DATABASE_URL", BENCH_DB)
@@ -110,7 +112,7 @@ def main() -> None:
     print(f"database {settings.DATABASES['default']['NAME']}: {runs} seed runs, {jobs} succeeded jobs")
     client = Client()
     client.force_login(_user())
-    pages = _pages()
+    pages = [(what, path) for what, path in _pages() if opts.only in what]
     rows = []
     settings.DEBUG = True  # counts queries (connection.queries); templates are cached either way
     for what, path in pages:
@@ -118,22 +120,24 @@ def main() -> None:
         if response.status_code != 200:
             print(f"{what}: {path} answered {response.status_code}")
             continue
-        times = []
+        times, cpu = [], []
         for _ in range(opts.repeat):
             reset_queries()
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             response = client.get(path)
             times.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - started_cpu) * 1000)
         rows.append({"what": what, "path": path, "server_ms": statistics.median(times),
+                     "cpu_ms": statistics.median(cpu),
                      "kb": len(response.content) / 1024, "queries": len(connection.queries), "load_ms": None})
     settings.DEBUG = False
     if not opts.no_browser:
         _browser_loads(rows, client, opts.loads)
-    print(f"\n{'page':<44} {'server ms':>9} {'KB':>7} {'queries':>7} {'load ms':>8}")
+    print(f"\n{'page':<44} {'server ms':>9} {'cpu ms':>7} {'KB':>7} {'queries':>7} {'load ms':>8}")
     for row in rows:
         load = f"{row['load_ms']:8.0f}" if row["load_ms"] is not None else "       —"
         flag = " !" if row["server_ms"] > SERVER_GOAL_MS or (row["load_ms"] or 0) > LOAD_GOAL_MS else ""
-        print(f"{row['what']:<44} {row['server_ms']:9.1f} {row['kb']:7.1f} {row['queries']:7d} {load}{flag}")
+        print(f"{row['what']:<44} {row['server_ms']:9.1f} {row['cpu_ms']:7.1f} {row['kb']:7.1f} {row['queries']:7d} {load}{flag}")
     worst = max(rows, key=lambda r: r["server_ms"])
     print(f"\nslowest server time: {worst['what']} {worst['server_ms']:.0f} ms (goal < {SERVER_GOAL_MS} ms)")
     loads = [r for r in rows if r["load_ms"] is not None]

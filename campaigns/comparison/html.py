@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.template.defaultfilters import floatformat
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -29,9 +30,10 @@ def spread_title(stats: dict[str, Any], fmt: Any) -> str:
 
 
 def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None, label: str) -> str:
-    attrs = f' data-metric="{metric}" data-label="{label}"'
+    attrs = f' data-metric="{metric}"'
     if product_id is not None:
         attrs += f' data-product="{product_id}"'
+    attrs += f' data-label="{label}"'
     if cell is None or cell[metric]["value"] is None:
         return f'<td class="num"{attrs}>—</td>'
     stats = cell[metric]
@@ -88,8 +90,9 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
                 if mark is None or d is None:
                     parts.append(f'<td class="num delta{css}" data-metric="delta"{label}>{fmt_delta(d)}</td>')
                     continue
-                parts.append(f'<td class="num delta{css}" data-metric="delta"{label} '
-                             f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}">{fmt_delta(d)}<br>'
+                parts.append(f'<td class="num delta{css}" data-metric="delta" '
+                             f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}"{label}>'
+                             f'{fmt_delta(d)}<br>'
                              f'<span class="muted small">{escape(mark["text"])}</span></td>')
         if table["has_tps"] and "tps" in groups:
             parts += [_value_cell(c, "tps", fmt_number, None, f"TPS {n}") for c, n in zip(cells, names, strict=True)]
@@ -152,3 +155,21 @@ def table_parts(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> li
     return [{"group": group, "label": label, "last": index == len(groups) - 1,
              "body_html": table_body_html(table, products, groups=(group,))}
             for index, (group, label) in enumerate(groups)]
+
+
+def price_body_html(table: dict[str, Any]) -> SafeString:
+    """The price-performance rows (columns as _price_table.html heads them)."""
+    out = []
+    for row in table["price_rows"]:
+        price = ("—" if row["price"] is None
+                 else f'{floatformat(row["price"], "-4")} {escape(row["currency"])}')
+        cores = "—" if row["cores"] is None else row["cores"]
+        parts = [f'<tr><th scope="row">{escape(row["spec"])}</th><td class="num">{cores}</td>'
+                 f'<td class="num">{price}</td>']
+        for cell in row["cells"]:
+            parts.append(f'<td class="num">{fmt_number(cell["per_core"])}</td>')
+            if table["has_price"]:
+                parts.append(f'<td class="num">{fmt_number(cell["per_price"])}</td>')
+        parts.append("</tr>")
+        out.append("".join(parts))
+    return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped or a number

@@ -13,6 +13,7 @@ from campaigns.comparison import (
     SIGNIFICANCE_NOTE,
     Selection,
     comparison_layout,
+    comparison_layout_cached,
     report_sections,
     table_header,
     table_parts,
@@ -88,12 +89,13 @@ def _headers(layout: dict[str, Any]) -> None:
     for table in layout["tables"]:
         table["header"] = table_header(table, layout["names"])
         table["parts"] = table_parts(table, layout["products"])
+        table["parts"] = table_parts(table, layout["products"])
 
 
 @role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
-    layout = comparison_layout(selection) if selection is not None else None
+    layout = comparison_layout_cached(selection) if selection is not None else None
     charts = {}
     if layout is not None:
         charts = {t["id"]: t["charts"] for t in layout["tables"]}
@@ -142,7 +144,7 @@ def compare_report(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
     if selection is None:
         return render(request, "campaigns/compare.html", {"form": form, "layout": None, "title": "Compare"})
-    layout = comparison_layout(selection)
+    layout = comparison_layout_cached(selection)
     _headers(layout)
     return render(request, "campaigns/compare_report.html", {
         "layout": layout, "report": report_sections(layout), "title": _title(layout),
