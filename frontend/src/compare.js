@@ -54,6 +54,10 @@
       if (!first || !first.offsetWidth) continue;
       table.style.setProperty("--sticky-2", first.offsetWidth + "px");
       table.classList.add("sticky-2");
+      // Scrolling a cell into view (keyboard focus, find in page) stops beside the sticky columns, not under them.
+      const second = table.querySelector("thead th:nth-child(2)");
+      const box = table.closest(".table-scroll");
+      if (box && second) box.style.scrollPaddingLeft = (first.offsetWidth + second.offsetWidth) + "px";
     }
   }
   stickSecond();
