@@ -47,9 +47,10 @@
       try { localStorage.setItem(storeKey, event.target.value); } catch (e) { /* not remembered, still shown */ }
     });
   }
-  // The concurrency column sticks beside the first once the first's width is known.
-  function stickSecond() {
-    for (const table of document.querySelectorAll("table.comparison")) {
+  // The concurrency column sticks beside the first once the first's width is known: measured per block as it
+  // comes near the view, after the load event (measuring every table at once would lay out the whole page).
+  function stickSecond(root) {
+    for (const table of root.querySelectorAll("table.comparison")) {
       const first = table.querySelector("thead th");
       if (!first || !first.offsetWidth) continue;
       table.style.setProperty("--sticky-2", first.offsetWidth + "px");
@@ -60,8 +61,17 @@
       if (box && second) box.style.scrollPaddingLeft = (first.offsetWidth + second.offsetWidth) + "px";
     }
   }
-  stickSecond();
-  window.addEventListener("resize", stickSecond);
+  function stickWhenNear() {
+    const blocks = document.querySelectorAll(".comparison-block, .result-block");
+    if (!("IntersectionObserver" in window)) { stickSecond(document); return; }
+    const observer = new IntersectionObserver(function (entries) {
+      for (const entry of entries) if (entry.isIntersecting) stickSecond(entry.target);
+    }, { rootMargin: "300px" });
+    for (const block of blocks) observer.observe(block);
+  }
+  if (document.readyState === "complete") setTimeout(stickWhenNear, 0);
+  else window.addEventListener("load", function () { setTimeout(stickWhenNear, 0); });
+  window.addEventListener("resize", function () { stickSecond(document); });
 
   const palette = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f"];
   const forPrint = document.body.classList.contains("report-page");
