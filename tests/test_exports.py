@@ -12,7 +12,7 @@ import pytest
 
 from campaigns import roles
 from campaigns.escaping import FORMULA_START, markdown_cell, markdown_code_block, markdown_text
-from campaigns.models import Campaign, JobClient, Run
+from campaigns.models import Campaign, Job, JobClient, Run
 from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
 from tests.test_api import JobFactory, JobResultFactory, body_text, client_for, make_user
@@ -89,7 +89,8 @@ def test_the_markdown_export_carries_no_html_and_keeps_every_cell_in_its_column(
     assert "\nsecond line" not in markdown  # a line break in a name does not start a line of its own
     rows = _table_rows(markdown)
     assert rows and len({len(cells) for cells in rows}) == 1  # a pipe in a name does not make a column
-    title = f"-{FORMULA} × \t{SCRIPT}|scenario\nsecond line"  # dataset × scenario
+    job = Job.objects.filter(run__campaign=hostile_campaign).first()
+    title = f"\t{SCRIPT}|scenario\nsecond line · {job.tables:,} × {job.table_size:,}"  # scenario · shape measured
     assert f"\n### {markdown_text(title)}\n" in markdown
     assert f"| QPS {markdown_cell(FORMULA)} |" in markdown  # a product's column, its pipe escaped
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from campaigns.comparison.exports import table_header, to_csv, to_markdown
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, is_number
-from campaigns.comparison.layout import comparison_layout
+from campaigns.comparison.html import table_parts
+from campaigns.comparison.layout import comparison_layout, comparison_layout_cached
 from campaigns.comparison.report import report_sections
 from campaigns.comparison.selection import Selection
 from campaigns.comparison.significance import SIGNIFICANCE_NOTE
@@ -18,12 +19,14 @@ __all__ = [
     "SIGNIFICANCE_NOTE",
     "Selection",
     "comparison_layout",
+    "comparison_layout_cached",
     "fmt_delta",
     "fmt_ms",
     "fmt_number",
     "is_number",
     "report_sections",
     "table_header",
+    "table_parts",
     "to_csv",
     "to_markdown",
 ]

@@ -3,8 +3,9 @@ label; "—" wherever there is no number."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 
 def is_number(value: object) -> TypeGuard[float]:
@@ -36,3 +37,17 @@ def pct_label(pct: float | None) -> str:
     if pct is None:
         return "pct"
     return f"p{pct:g}"
+
+
+def shape_text(tables: int, table_size: int) -> str:
+    """A dataset's shape as headings write it: "4 × 10,000" (tables × rows per table)."""
+    return f"{tables:,} × {table_size:,}"
+
+
+def rows_shape(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The shapes a table's rows were measured on, smallest first: "1 × 10,000", "1 × 10,000, 4 × 10,000", or
+    "1 × 10,000 to 8 × 40,000" past three; "" when no row says."""
+    shapes = sorted({(r["tables"], r["table_size"]) for r in rows if r.get("tables") and r.get("table_size")},
+                    key=lambda s: (s[0] * s[1], s))
+    texts = [shape_text(*s) for s in shapes]
+    return ", ".join(texts) if len(texts) <= 3 else f"{texts[0]} to {texts[-1]}"

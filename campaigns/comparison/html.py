@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.template.defaultfilters import floatformat
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -28,10 +29,11 @@ def spread_title(stats: dict[str, Any], fmt: Any) -> str:
             f"standard deviation {fmt(stats['stdev'])}{cv}, median {fmt(stats['median'])}")
 
 
-def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None) -> str:
+def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None, label: str) -> str:
     attrs = f' data-metric="{metric}"'
     if product_id is not None:
         attrs += f' data-product="{product_id}"'
+    attrs += f' data-label="{label}"'
     if cell is None or cell[metric]["value"] is None:
         return f'<td class="num"{attrs}>—</td>'
     stats = cell[metric]
@@ -56,8 +58,17 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
     return f'<td class="num"{attrs} data-value="{stats["value"]!r}">{fmt(stats["value"])}{extra}</td>'
 
 
-def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> SafeString:
+# The column groups a comparison table has, in order; a printed report sets each group in a table of its own
+# (with the row's key columns again) so that a wide table breaks across pages instead of losing columns.
+METRIC_GROUPS = ("qps", "tps", "latency")
+
+
+def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
+                    groups: Sequence[str] = METRIC_GROUPS) -> SafeString:
+    """The rows; each cell carries data-label, its column's heading, which a phone shows beside it."""
     ids = [p["id"] for p in products]
+    names = [escape(p["name"]) for p in products]
+    pct = escape(table["pct_label"])
     out = []
     for row in table["rows"]:
         spec = escape(row["spec"] or "—")
@@ -67,34 +78,41 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]]) -
                 f' data-scenario-id="{table["scenario"]["id"]}" data-spec-id="{row["spec_id"] or ""}"'
                 f' data-table-size="{row["table_size"] or ""}" data-tables="{row["tables"] or ""}"')
         parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}"{keys}>',
-                 f'<th scope="row">{spec}</th><td class="num">{row["threads"]:,}</td>'
-                 f'<td class="num">{size}</td><td class="num">{row["tables"] or "—"}</td>']
+                 f'<th scope="row">{spec}</th><td class="num" data-label="Concurrency">{row["threads"]:,}</td>'
+                 f'<td class="num" data-label="Table size">{size}</td>'
+                 f'<td class="num" data-label="Tables">{row["tables"] or "—"}</td>']
         cells = row["cells"]
-        parts += [_value_cell(c, "qps", fmt_number, pid) for c, pid in zip(cells, ids, strict=True)]
-        for d, mark in zip(row["deltas"], row["marks"], strict=True):
-            css = "" if d is None else " up" if d > 0 else " down" if d < 0 else ""
-            if mark is None or d is None:
-                parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}</td>')
-                continue
-            parts.append(f'<td class="num delta{css}" data-metric="delta" data-significance="{mark["verdict"]}" '
-                         f'title="{escape(mark["title"])}">{fmt_delta(d)}<br>'
-                         f'<span class="muted small">{escape(mark["text"])}</span></td>')
-        if table["has_tps"]:
-            parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
-        if table["has_avg"]:
-            parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
-        if table["has_pct"]:
-            parts += [_value_cell(c, "latency_pct_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
+        if "qps" in groups:
+            parts += [_value_cell(c, "qps", fmt_number, pid, f"QPS {n}") for c, pid, n in zip(cells, ids, names, strict=True)]
+            for d, mark, name in zip(row["deltas"], row["marks"], names[1:], strict=True):
+                css = "" if d is None else " up" if d > 0 else " down" if d < 0 else ""
+                label = f' data-label="Δ% QPS {name}"'
+                if mark is None or d is None:
+                    parts.append(f'<td class="num delta{css}" data-metric="delta"{label}>{fmt_delta(d)}</td>')
+                    continue
+                parts.append(f'<td class="num delta{css}" data-metric="delta" '
+                             f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}"{label}>'
+                             f'{fmt_delta(d)}<br>'
+                             f'<span class="muted small">{escape(mark["text"])}</span></td>')
+        if table["has_tps"] and "tps" in groups:
+            parts += [_value_cell(c, "tps", fmt_number, None, f"TPS {n}") for c, n in zip(cells, names, strict=True)]
+        if table["has_avg"] and "latency" in groups:
+            parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid, f"Avg latency (ms) {n}")
+                      for c, pid, n in zip(cells, ids, names, strict=True)]
+        if table["has_pct"] and "latency" in groups:
+            parts += [_value_cell(c, "latency_pct_ms", fmt_ms, pid, f"{pct} latency (ms) {n}")
+                      for c, pid, n in zip(cells, ids, names, strict=True)]
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
 
 
-def _beside_qps(value: float | None, per_core: float | None, shown: bool, extra: str = "") -> str:
-    text = (f'<td class="num" data-value="{value!r}">{fmt_number(value)}{extra}</td>' if is_number(value)
-            else f'<td class="num">—{extra}</td>')
+def _beside_qps(value: float | None, per_core: float | None, shown: bool, name: str, extra: str = "") -> str:
+    label = f' data-label="QPS {name}"'
+    text = (f'<td class="num"{label} data-value="{value!r}">{fmt_number(value)}{extra}</td>' if is_number(value)
+            else f'<td class="num"{label}>—{extra}</td>')
     if shown:
-        text += f'<td class="num">{fmt_number(per_core)}</td>'
+        text += f'<td class="num" data-label="QPS per core {name}">{fmt_number(per_core)}</td>'
     return text
 
 
@@ -102,6 +120,8 @@ def beside_body_html(beside: dict[str, Any]) -> SafeString:
     """The rows of a published product set beside a measured table (columns as _compare_table.html heads them)."""
     out = []
     per_core = beside.get("has_per_core", False)
+    names = [escape(n) for n in beside["columns"]]
+    published = escape(f'{beside["product"]} (published)')
     for row in beside["rows"]:
         threads = f'{row["published_threads"]:,}'
         if row["nearest"]:
@@ -109,14 +129,47 @@ def beside_body_html(beside: dict[str, Any]) -> SafeString:
         correction = (f' <span class="badge published" title="{escape(row["correction"])}">corrected</span>'
                       if row["correction"] else "")
         parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}">',
-                 f'<th scope="row">{escape(row["spec"] or "—")}</th><td class="num">{row["threads"]:,}</td>',
-                 f'<td>{escape(row["published_spec"])}</td><td class="num">{threads}</td>']
-        parts += [_beside_qps(c["qps"], c["per_core"], per_core) for c in row["cells"]]
-        parts.append(_beside_qps(row["published_qps"], row["published_per_core"], per_core, correction))
-        for cell in row["cells"]:
+                 f'<th scope="row">{escape(row["spec"] or "—")}</th>'
+                 f'<td class="num" data-label="Concurrency">{row["threads"]:,}</td>',
+                 f'<td data-label="Published spec">{escape(row["published_spec"])}</td>'
+                 f'<td class="num" data-label="Published concurrency">{threads}</td>']
+        parts += [_beside_qps(c["qps"], c["per_core"], per_core, n) for c, n in zip(row["cells"], names, strict=True)]
+        parts.append(_beside_qps(row["published_qps"], row["published_per_core"], per_core, published, correction))
+        for cell, name in zip(row["cells"], names, strict=True):
             basis = "" if cell["ratio"] is None else f' <span class="muted small">{row["basis"]}</span>'
-            parts.append(f'<td class="num" data-metric="ratio" title="{escape(row["hardware"])}">'
-                         f'{fmt_ratio(cell["ratio"])}{basis}</td>')
+            parts.append(f'<td class="num" data-metric="ratio" data-label="Ratio to published {name}" '
+                         f'title="{escape(row["hardware"])}">{fmt_ratio(cell["ratio"])}{basis}</td>')
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
+
+
+def table_parts(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The printed report's tables of one comparison table: one per metric group it has (QPS and Δ%, TPS,
+    latency), each with the row's key columns, so that no page has to cut a wide table's last columns."""
+    groups = [("qps", "QPS and Δ%")]
+    if table["has_tps"]:
+        groups.append(("tps", "TPS"))
+    if table["has_avg"] or table["has_pct"]:
+        groups.append(("latency", "latency"))
+    return [{"group": group, "label": label, "last": index == len(groups) - 1,
+             "body_html": table_body_html(table, products, groups=(group,))}
+            for index, (group, label) in enumerate(groups)]
+
+
+def price_body_html(table: dict[str, Any]) -> SafeString:
+    """The price-performance rows (columns as _price_table.html heads them)."""
+    out = []
+    for row in table["price_rows"]:
+        price = ("—" if row["price"] is None
+                 else f'{floatformat(row["price"], "-4")} {escape(row["currency"])}')
+        cores = "—" if row["cores"] is None else row["cores"]
+        parts = [f'<tr><th scope="row">{escape(row["spec"])}</th><td class="num">{cores}</td>'
+                 f'<td class="num">{price}</td>']
+        for cell in row["cells"]:
+            parts.append(f'<td class="num">{fmt_number(cell["per_core"])}</td>')
+            if table["has_price"]:
+                parts.append(f'<td class="num">{fmt_number(cell["per_price"])}</td>')
+        parts.append("</tr>")
+        out.append("".join(parts))
+    return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped or a number

@@ -6,11 +6,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
+from django.db import connection
+
+from campaigns.cache import cached_value, query_key, results_version
 from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
-from campaigns.comparison.formatting import pct_label
-from campaigns.comparison.html import beside_body_html, table_body_html
+from campaigns.comparison.formatting import pct_label, rows_shape
+from campaigns.comparison.html import beside_body_html, price_body_html, table_body_html
 from campaigns.comparison.published import _merge_published, beside_rows, beside_table, published_groups
 from campaigns.comparison.query import comparison_build
 from campaigns.comparison.selection import Selection
@@ -93,14 +96,23 @@ def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, In
 
 
 def table_title(dataset: str, scenario: str) -> str:
-    """A table's heading: "<dataset> × <scenario>", shortened where the seed names repeat each other
-    ("seed 001 · full cache" and "seed 001 · full cache · write" → the scenario's name alone)."""
+    """A published table's heading: "<dataset> × <scenario>" as the document labels them, shortened where the
+    seed names repeat each other ("seed 001 · full cache" and "seed 001 · full cache · write" → the scenario's
+    name alone)."""
     prefix, _, tail = dataset.rpartition(" · ")
     if prefix and tail in scenario:
         return scenario
     if prefix and scenario.startswith(f"{prefix} · "):
         return f"{scenario}, {tail}"
     return f"{dataset} × {scenario}"
+
+
+def measured_title(scenario: str, shape: str) -> str:
+    """A measured table's heading: the scenario's own name and the shape its rows were measured on
+    ("read only · 4 × 10,000"). Not the dataset's name: a pasted command or a new scenario reuses whichever
+    dataset has its shape, named by whoever made it first, and a seed's dataset names its document's size
+    ("10 × 10,000,000") where a quick run measured a scaled one."""
+    return f"{scenario} · {shape}" if shape and shape not in scenario else scenario
 
 
 def comparison_layout(selection: Selection) -> dict[str, Any]:
@@ -163,8 +175,11 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         table["charts"] = _chart_series(table, names)
         table["price_rows"] = _price_rows(table, names, specs)
         table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
+        table["price_html"] = price_body_html(table)
         table["id"] = f"t{group['dataset']['id']}-{group['scenario']['id']}"
-        table["title"] = table_title(group["dataset"]["name"], group["scenario"]["name"])
+        table["shape"] = rows_shape(rows)
+        table["title"] = (table_title(group["dataset"]["name"], group["scenario"]["name"]) if table["published"]
+                          else measured_title(group["scenario"]["name"], table["shape"]))
         table["body_html"] = table_body_html(table, products)
         table["beside"] = None
         if selection.published_product and not table["published"]:
@@ -179,3 +194,17 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
             "has_beside": any(t["beside"] and t["beside"]["rows"] for t in tables),
             "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"]),
             "tested_deltas": tested}
+
+
+# Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
+LAYOUT_FORMAT = 2
+
+
+def comparison_layout_cached(selection: Selection) -> dict[str, Any]:
+    """comparison_layout, kept in the cache under the results version, as the comparison API keeps its answers
+    (campaigns.cache): any new result, closed or judged job, published figure or renamed product, spec, target,
+    scenario or dataset changes the version, so a cached layout is always the current one. Not inside a
+    transaction: its own uncommitted writes are visible to it but bump the version only once committed."""
+    version = None if connection.in_atomic_block else results_version()
+    key = query_key("comparison-layout", LAYOUT_FORMAT, repr(selection), version) if version is not None else None
+    return cast(dict[str, Any], cached_value(key, lambda: comparison_layout(selection)))

@@ -7,6 +7,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns import validity
+from campaigns.cache import results_changed
 from campaigns.models import HostSample, IntervalSample, Job, JobResult
 from campaigns.server_status import RATE_COUNTERS
 
@@ -99,5 +100,6 @@ def job_judge(*, job_id: int) -> str:
     job = Job.objects.select_related("target", "scenario__dataset", "run__campaign").get(pk=job_id)
     findings, verdict = validity.judge(job_evidence(job))
     Job.objects.filter(pk=job_id).update(verdict=verdict, findings=[f.to_dict() for f in findings])
+    results_changed()  # comparisons show the verdict: cached ones are outdated (an UPDATE sends no signal)
     return verdict
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from campaigns.cache import results_changed
 from campaigns.models import Product, PublishedResult
 from campaigns.seeds.specs import spec_facts, spec_get_or_create
 
@@ -279,4 +280,5 @@ def load_published(*, directory: Path | str | None = None) -> dict[str, int]:
         PublishedResult.objects.filter(pk__in=[r.pk for r in existing.values()]).delete()
         PublishedResult.objects.bulk_update(updated, _VALUES, batch_size=500)
         PublishedResult.objects.bulk_create(created, batch_size=500)
+        results_changed()  # comparisons that show published figures are outdated (bulk writes send no signal)
     return counts

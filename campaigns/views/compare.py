@@ -13,8 +13,10 @@ from campaigns.comparison import (
     SIGNIFICANCE_NOTE,
     Selection,
     comparison_layout,
+    comparison_layout_cached,
     report_sections,
     table_header,
+    table_parts,
     to_csv,
     to_markdown,
 )
@@ -86,12 +88,14 @@ def _title(layout: dict[str, Any]) -> str:
 def _headers(layout: dict[str, Any]) -> None:
     for table in layout["tables"]:
         table["header"] = table_header(table, layout["names"])
+        table["parts"] = table_parts(table, layout["products"])
+        table["parts"] = table_parts(table, layout["products"])
 
 
 @role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
-    layout = comparison_layout(selection) if selection is not None else None
+    layout = comparison_layout_cached(selection) if selection is not None else None
     charts = {}
     if layout is not None:
         charts = {t["id"]: t["charts"] for t in layout["tables"]}
@@ -140,7 +144,7 @@ def compare_report(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
     if selection is None:
         return render(request, "campaigns/compare.html", {"form": form, "layout": None, "title": "Compare"})
-    layout = comparison_layout(selection)
+    layout = comparison_layout_cached(selection)
     _headers(layout)
     return render(request, "campaigns/compare_report.html", {
         "layout": layout, "report": report_sections(layout), "title": _title(layout),

@@ -60,6 +60,13 @@ class ReductionForm(forms.Form):
         initial=QuickRunOptions.table_rows_max, help_text="After scaling; empty for no ceiling.",
     )
 
+    def __init__(self, *args: Any, target_choices: list[tuple[Any, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The page shows one form per template: their target lists are read once and shared (choices shown
+        # only; a posted form still validates against the queryset).
+        if target_choices is not None:
+            cast(forms.ModelMultipleChoiceField, self.fields["targets"]).widget.choices = target_choices
+
     def options(self) -> QuickRunOptions:
         data = self.cleaned_data
         return QuickRunOptions(scale_factor=data["scale_factor"], run_time_s=data["run_time_s"],
@@ -111,6 +118,7 @@ def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, previ
         rows.append({"campaign": campaign, "run": last, "document": document,
                      "published_products": published_products.get(document, [])})
     initial = _quick_form_initial()
+    target_choices = list(ReductionForm.base_fields["targets"].choices)  # type: ignore[attr-defined]
 
     def template_row(t: Campaign) -> dict[str, Any]:
         return {"campaign": t, "document": DOCUMENT_BY_KEY.get(t.template_key, ""),
@@ -120,12 +128,12 @@ def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, previ
                 "has_published": DOCUMENT_BY_KEY.get(t.template_key) in published_products,
                 # One form per template, its fields prefixed with the key: ids stay unique on the page.
                 "form": (template_form if template_form is not None and template_form.prefix == t.template_key
-                         else ReductionForm(prefix=t.template_key, initial=initial)),
+                         else ReductionForm(prefix=t.template_key, initial=initial, target_choices=target_choices)),
                 "open": template_form is not None and template_form.prefix == t.template_key}
 
     context = {
         "templates": rows_that_render(templates, template_row, page="seeds"),
-        "quick_form": quick_form or QuickRunForm(initial=initial), "preview": preview, "instances": rows, "can_edit": roles.can_edit(request.user),
+        "quick_form": quick_form or QuickRunForm(initial=initial, target_choices=target_choices), "preview": preview, "instances": rows, "can_edit": roles.can_edit(request.user),
     }
     return render(request, "campaigns/seeds.html", context, status=status)
 

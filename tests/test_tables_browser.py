@@ -1,0 +1,162 @@
+"""Tables fit (issue "A first comparison in five minutes", Reading results): on a 1440 px screen the first columns
+stick while the rest scroll and every column can be reached; a switch shows QPS / TPS / latency one at a time and
+is remembered; printed on A4 no column is cut; on a phone each row is a card naming every cell.
+
+The comparison is three measured products with TPS and latency beside seed 001's published TencentDB figures,
+so the widest tables the page has (p95 latency last, "Ratio to published" last of the table beside it)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from campaigns.models import InstanceSpec, Product, Scenario
+from campaigns.seeds.published import load_published
+from campaigns.seeds.services import template_load_all
+from tests.factories import InstanceSpecFactory, ProductFactory
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, wait_js
+from tests.test_compare_published import S001_WRITE, _measure
+from tests.ui_fixtures import PASSWORD, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# A4 less the report's 14 mm side margins (app.css @page), in CSS pixels: what a printed page has for a table.
+A4_PRINTABLE_PX = round((210 - 2 * 14) / 25.4 * 96)
+
+
+def _comparison() -> str:
+    template_load_all()
+    load_published()
+    tencentdb = Product.objects.get(name="TencentDB for MySQL")
+    two_core = InstanceSpec.objects.get(label="2-core 16 GB MEM")
+    scenario = Scenario.objects.get(name=S001_WRITE)
+    local = InstanceSpecFactory(label="4-core 23 GB (local)", cpu_cores=4, memory_gb=23)
+    products = [ProductFactory(name=name) for name in ("MariaDB 10.11 (local)", "MySQL 8.4 (local)",
+                                                       "PostgreSQL 16 (local)")]
+    for index, product in enumerate(products):
+        base = 10_000.0 * (index + 1)
+        _measure(product=product, spec=local, scenario=scenario,
+                 figures={threads: [base * threads ** 0.5, base * threads ** 0.5 * 1.04, base * threads ** 0.5 * 0.97]
+                          for threads in (8, 32, 64, 96)})
+    ids = ",".join(str(p.pk) for p in products)
+    return f"products={ids}&published_product={tencentdb.pk}&published_spec={two_core.pk}"
+
+
+def _login(page: Any) -> None:
+    make_user("tables-viewer", "viewer")
+    page.goto("/accounts/login/")
+    page.locator("#id_username").fill("tables-viewer")
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/$"))
+
+
+# Every header cell of every comparison table, scrolled into its container's view: is it inside the container's
+# box, and is it the element a user would hit there (not hidden under the sticky columns)?
+UNREACHABLE = """() => {
+  const out = [];
+  for (const th of document.querySelectorAll("table.comparison thead th")) {
+    if (th.offsetParent === null) continue;  // hidden by the column switch
+    const box = th.closest(".table-scroll");
+    box.scrollLeft = 0;
+    th.scrollIntoView({block: "nearest", inline: "nearest"});
+    const c = box.getBoundingClientRect(), r = th.getBoundingClientRect();
+    const x = Math.min(r.right - 2, r.left + r.width / 2), y = r.top + Math.min(r.height / 2, 8);
+    const hit = document.elementFromPoint(x, y);
+    const inside = r.left >= c.left - 1 && r.right <= c.right + 1;
+    if (!inside || !hit || !(hit === th || th.contains(hit))) out.push(th.textContent.trim());
+  }
+  return out;
+}"""
+
+
+def test_every_column_is_reachable_switchable_printable_and_a_card_on_a_phone(live_server, monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    query = _comparison()
+    problems = BrowserProblems()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1440, "height": 900}, base_url=live_server.url)
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        problems.watch(page)
+        _login(page)
+        page.goto(f"/compare/?{query}")
+        measured = page.locator("table.comparison:not(.beside)").first
+        beside = page.locator("table.comparison.beside").first
+        headers = measured.locator("thead").inner_text()
+        assert "p95 latency (ms)" in headers and "TPS" in headers
+        assert "Ratio to published" in beside.locator("thead").inner_text()
+        # The widest table is wider than its box at 1440 px: it scrolls, and every header can be reached.
+        scroll = page.locator(".table-scroll").filter(has=measured)
+        assert scroll.evaluate("e => e.scrollWidth > e.clientWidth")
+        assert page.evaluate(UNREACHABLE) == []
+        # Scrolled to its far right, the specification and concurrency columns are still at the box's left edge.
+        scroll.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+        box = scroll.bounding_box()
+        spec = measured.locator("tbody th[scope=row]").first.bounding_box()
+        threads = measured.locator("tbody td[data-label=Concurrency]").first.bounding_box()
+        assert abs(spec["x"] - box["x"]) <= 2 and threads["x"] <= spec["x"] + spec["width"] + 2
+        page.screenshot(path=str(SHOTS / "tables-1440-scrolled.png"))
+        scroll.evaluate("e => { e.scrollLeft = 0; }")
+
+        # The switch: latency only hides QPS, Δ% and TPS, and a reload keeps the choice.
+        page.get_by_label("latency", exact=True).check()
+        assert not measured.locator("thead th[data-metric=qps]").first.is_visible()
+        assert not measured.locator("tbody td[data-metric=tps]").first.is_visible()
+        assert measured.locator("thead th[data-metric=latency_pct_ms]").first.is_visible()
+        page.reload()
+        assert page.get_by_label("latency", exact=True).is_checked()
+        assert not measured.locator("thead th[data-metric=qps]").first.is_visible()
+        assert page.evaluate(UNREACHABLE) == []
+        page.screenshot(path=str(SHOTS / "tables-1440-latency.png"))
+
+        # Printed on A4: every column of every table is within the page's width, whatever the switch shows.
+        page.set_viewport_size({"width": A4_PRINTABLE_PX, "height": 1100})
+        page.emulate_media(media="print")
+        for url in (f"/compare/?{query}", f"/compare/report/?{query}"):
+            page.goto(url)
+            wait_js(page, "document.readyState === 'complete'")
+            outside = page.evaluate("""(width) => [...document.querySelectorAll("table.comparison :is(th, td)")]
+                .filter(c => c.offsetParent !== null && c.getBoundingClientRect().right > width + 1)
+                .map(c => c.textContent.trim())""", A4_PRINTABLE_PX)
+            assert outside == [], (url, outside[:5])
+            text = page.locator("main").inner_text()
+            assert "p95 latency (ms)" in text and "Ratio to published" in text
+        page.locator(".result-block").first.screenshot(path=str(SHOTS / "tables-a4-report.png"))
+        page.pdf(path=str(SHOTS / "tables-a4-report.pdf"), format="A4")
+        context.close()
+
+        # A phone: each row is a card, and its cells say which column they are, p95 and the ratio included.
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, base_url=live_server.url,
+                                    is_mobile=True, has_touch=True)
+        page = phone.new_page()
+        problems.watch(page)
+        _login_again(page)
+        page.goto(f"/compare/?{query}")
+        page.get_by_label("all", exact=True).check()
+        card = page.locator("table.comparison:not(.beside) tbody tr").first
+        labels = card.locator("td").evaluate_all(
+            "cells => cells.map(c => getComputedStyle(c, '::before').content.replace(/^\"|\"$/g, ''))")
+        assert any(label.startswith("p95 latency (ms)") for label in labels), labels
+        assert all(cell["x"] >= 0 and cell["x"] + cell["width"] <= 390 + 1 for cell in
+                   card.locator("td").evaluate_all("cells => cells.map(c => c.getBoundingClientRect().toJSON())"))
+        ratio = page.locator("table.comparison.beside tbody tr").first.locator("td[data-metric=ratio]").first
+        assert ratio.is_visible()
+        assert ratio.evaluate("c => getComputedStyle(c, '::before').content").startswith('"Ratio to published')
+        card.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "tables-phone-card.png"))
+        phone.close()
+        browser.close()
+    assert not problems.items, "\n".join(problems.items)
+
+
+def _login_again(page: Any) -> None:
+    page.goto("/accounts/login/")
+    page.locator("#id_username").fill("tables-viewer")
+    page.locator("#id_password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/$"))
