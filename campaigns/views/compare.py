@@ -85,10 +85,10 @@ def _title(layout: dict[str, Any]) -> str:
     return f"{', '.join(names[:-1])} vs {names[-1]}"
 
 
-def _headers(layout: dict[str, Any]) -> None:
+def report_headers(layout: dict[str, Any]) -> None:
+    """Each table's header and its per-metric parts, as the report prints them (also on a shared report)."""
     for table in layout["tables"]:
         table["header"] = table_header(table, layout["names"])
-        table["parts"] = table_parts(table, layout["products"])
         table["parts"] = table_parts(table, layout["products"])
 
 
@@ -145,7 +145,7 @@ def compare_report(request: HttpRequest) -> HttpResponse:
     if selection is None:
         return render(request, "campaigns/compare.html", {"form": form, "layout": None, "title": "Compare"})
     layout = comparison_layout_cached(selection)
-    _headers(layout)
+    report_headers(layout)
     return render(request, "campaigns/compare_report.html", {
         "layout": layout, "report": report_sections(layout), "title": _title(layout),
         "charts": {t["id"]: t["charts"] for t in layout["tables"]}, "query": selection.query_string(),

@@ -20,13 +20,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from campaigns import roles, sharing
-from campaigns.comparison import SIGNIFICANCE_NOTE, comparison_layout, report_sections, table_header, to_csv
+from campaigns.comparison import SIGNIFICANCE_NOTE, comparison_layout, report_sections, to_csv
 from campaigns.comparison.redaction import report_redacted
 from campaigns.logins import client_address
 from campaigns.models import ShareLink
 from campaigns.ratelimit import RateUnavailable, rate_take
 from campaigns.views.base import role_required
-from campaigns.views.compare import _selection
+from campaigns.views.compare import _selection, report_headers
 
 
 class ShareForm(forms.Form):
@@ -141,8 +141,7 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
         "significance_note": SIGNIFICANCE_NOTE, "generated_at": timezone.now(),
     }
     if link.shows == ShareLink.Shows.REPORT:
-        for table in layout["tables"]:
-            table["header"] = table_header(table, layout["names"])
+        report_headers(layout)
         context["report"] = report_redacted(report_sections(layout), selection=selection)
         return _private(render(request, "campaigns/compare_report.html", context))
     return _private(render(request, "campaigns/shared_compare.html", context))
