@@ -131,6 +131,7 @@ def _client_run(job: Job, client: JobClient) -> None:
                         same_host=same_host)
     try:
         outcome = _client_process(job, client, argv, conn, samplers)
+        exited_at = timezone.now()
     finally:
         samplers.stop()
     parsed = parser.parse_output(outcome.output)
@@ -138,7 +139,7 @@ def _client_run(job: Job, client: JobClient) -> None:
     summary = parsed.to_dict()["summary"] or {}
     fields: dict[str, Any] = {
         "raw_output": output, "exit_code": outcome.exit_code, "wall_time_s": outcome.wall_time_s,
-        "finished_at": timezone.now(), "summary": summary,
+        "exited_at": exited_at, "finished_at": timezone.now(), "summary": summary,
         # Only a histogram of the whole run (not of the time after the last --report-checkpoints checkpoint).
         "histogram": [list(b) for b in parsed.histogram] if parsed.histogram and parsed.histogram_whole_run else None,
     }

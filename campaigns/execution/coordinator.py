@@ -6,6 +6,7 @@ Any worker may coordinate (shared queue); the database claim makes duplicate mes
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -27,7 +28,7 @@ from campaigns.execution.results import _load, job_close
 from campaigns.models import ClientHost, Job, JobClient, Scenario
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info
-from campaigns.sysbench.command import format_command, redact_text
+from campaigns.sysbench.command import Connection, format_command, redact_text
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,19 @@ def _target_busy(job: Job) -> Job | None:
     return min(earlier, key=order) if earlier else None
 
 
+def _warmup(job: Job, conn: Connection) -> str:
+    """The job's warm-up (if any), its start and length recorded."""
+    if job.warmup_time_s() <= 0:
+        return ""
+    started: list[tuple[datetime, float]] = []
+    transcript = job_warmup(job=job, conn=conn,
+                            on_start=lambda pid: started.append((timezone.now(), time.monotonic())))
+    if started:
+        Job.objects.filter(pk=job.pk).update(warmup_started_at=started[0][0],
+                                             warmup_wall_s=time.monotonic() - started[0][1])
+    return transcript
+
+
 def _job_coordinate(job: Job, host: str) -> bool:
     """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits."""
     busy = _target_busy(job)
@@ -137,11 +151,14 @@ def _job_coordinate(job: Job, host: str) -> bool:
         raise JobFailure(str(exc)) from None
     prepare_output: str | None = ""
     if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
+        started = time.monotonic()
         prepare_output = dataset_ensure(job, conn)
         if prepare_output is None:
             job_close(job, status=Job.Status.CANCELLED)
             return False
-    prepare_output = "\n".join(filter(None, [prepare_output, job_warmup(job=job, conn=conn)]))
+        if prepare_output:  # "" when the dataset was ready
+            Job.objects.filter(pk=job.pk).update(prepare_wall_s=time.monotonic() - started)
+    prepare_output = "\n".join(filter(None, [prepare_output, _warmup(job, conn)]))
     try:
         before = server_info(conn, tables=tables)
     except ProbeError as exc:

@@ -564,6 +564,11 @@ class Job(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     release_at = models.DateTimeField(null=True, blank=True)
+    # Where a job's wall time goes (bench/job_gap.py, bench/quick_run.py): the dataset preparation this job did
+    # (None when its dataset was ready), and its unmeasured warm-up's start and length.
+    prepare_wall_s = models.FloatField(null=True, blank=True)
+    warmup_started_at = models.DateTimeField(null=True, blank=True)
+    warmup_wall_s = models.FloatField(null=True, blank=True)
 
     objects = JobQuerySet.as_manager()
 
@@ -640,6 +645,8 @@ class JobClient(models.Model):
     histogram = models.JSONField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # When its sysbench process exited (finished_at comes later: after the output is parsed and stored).
+    exited_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     wall_time_s = models.FloatField(null=True, blank=True)
 
