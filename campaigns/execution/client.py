@@ -6,7 +6,7 @@ stream their per-second samples, and record their own output. The last one to fi
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -27,6 +27,7 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.results import _load, client_prefix, job_finalize, sample_store
 from campaigns.models import Job, JobClient
+from campaigns.probes import ProbeError, server_info
 from campaigns.sysbench import parser
 from campaigns.sysbench.command import Connection, redact_text
 from campaigns.sysbench.errors import explain_failure
@@ -135,6 +136,10 @@ def _client_run(job: Job, client: JobClient) -> None:
     finally:
         samplers.stop()
     parsed = parser.parse_output(outcome.output)
+    if outcome.succeeded() and parsed.complete:
+        # After the measurement, before the next job may start: it never shares the target with sysbench.
+        round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
+    _measurement_end(job, client, exited_at, conn)
     output = redact_text(outcome.output, [conn.password])
     summary = parsed.to_dict()["summary"] or {}
     fields: dict[str, Any] = {
@@ -155,9 +160,22 @@ def _client_run(job: Job, client: JobClient) -> None:
             cause = explain_failure(output, outcome.exit_code, phase="run")
         transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause, **fields)
         raise JobFailure(cause)
-    # After the measurement, so that it never delays a release or shares the target with sysbench.
-    round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
     transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, **fields)
+
+
+def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Connection) -> None:
+    """Records this client's sysbench exit; the last client of the job to exit then takes the server snapshot
+    after the run and marks the job measured, which lets the run's next job start (coordinator.measuring_before)
+    while this one is still being closed."""
+    JobClient.objects.filter(pk=client.pk).update(exited_at=exited_at)
+    if JobClient.objects.filter(job_id=job.pk, status__in=transitions.CLIENT_ACTIVE, exited_at__isnull=True).exists():
+        return  # a peer still measures; it takes the snapshot when it exits
+    try:
+        after = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
+    except ProbeError as exc:
+        after = {"error": str(exc)}
+    Job.objects.filter(pk=job.pk, measured_at__isnull=True).update(
+        server_snapshot={**job.server_snapshot, "after": after}, measured_at=timezone.now())
 
 
 def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,

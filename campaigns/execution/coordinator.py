@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_ensure
-from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
+from campaigns.execution.dispatch import job_forward, job_stage_next, jobclient_dispatch, run_advance
 from campaigns.execution.phases import (
     JobFailure,
     client_count,
     job_connection,
+    job_heartbeat,
     job_secrets,
     job_warmup,
     phase_argv,
@@ -31,6 +35,10 @@ from campaigns.probes import ProbeError, server_info
 from campaigns.sysbench.command import Connection, format_command, redact_text
 
 log = logging.getLogger(__name__)
+
+PREVIOUS_POLL_S = 0.01
+# A previous job's snapshot after its run stands for this job's snapshot before only if it is this recent.
+_FRESH = timedelta(seconds=2)
 
 
 def job_execute(*, job_id: int, host: str | None = None) -> None:
@@ -119,6 +127,60 @@ def _target_busy(job: Job) -> Job | None:
     return min(earlier, key=order) if earlier else None
 
 
+@dataclass(frozen=True)
+class Previous:
+    """The run's job that measured last before this one: its target, table count and snapshot after its run."""
+
+    target_id: int | None = None
+    tables: int = 0
+    snapshot_after: dict[str, Any] | None = None
+
+
+def measuring_before(job: Job) -> Job | None:
+    """An earlier job of the job's run that may still load the target: being prepared or warmed up, measuring
+    (until its snapshot after the run is taken: Job.measured_at), or about to drop its tables (cleanup after
+    each job); or whose client still runs sysbench although the job was cancelled or failed."""
+    earlier = Job.objects.filter(run_id=job.run_id).filter(
+        Q(position__lt=job.position) | Q(position=job.position, pk__lt=job.pk))
+    blocking = earlier.active().filter(Q(status=Job.Status.PREPARING) | Q(measured_at__isnull=True)
+                                       | Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB)).first()
+    if blocking is not None:
+        return blocking
+    lingering = JobClient.objects.filter(job__in=earlier, status__in=transitions.CLIENT_ACTIVE,
+                                         exited_at__isnull=True).select_related("job").first()
+    return lingering.job if lingering is not None else None
+
+
+def _previous_wait(job: Job) -> Previous | None:
+    """Waits until no earlier job of the run loads the target (see measuring_before); None if this job was
+    cancelled or failed meanwhile.
+
+    Jobs of a run are sent one at a time, but the next one is sent while the current one measures
+    (dispatch.job_stage_next), so that its checks overlap that measurement and only its start follows it.
+    """
+    next_beat = 0.0
+    waiting_for = None
+    while (blocking := measuring_before(job)) is not None:
+        if blocking.pk != waiting_for:
+            waiting_for = blocking.pk
+            Job.objects.filter(pk=job.pk).update(wait_reason=f"starts when job #{blocking.pk} has finished measuring")
+        now = time.monotonic()
+        if now >= next_beat:
+            next_beat = now + 1.0
+            if job_heartbeat(job.pk) in (Job.Status.CANCELLED, Job.Status.FAILED):
+                return None
+        time.sleep(PREVIOUS_POLL_S)
+    if waiting_for is not None:
+        Job.objects.filter(pk=job.pk).update(wait_reason="")
+    last = (Job.objects.filter(run_id=job.run_id, measured_at__isnull=False).exclude(pk=job.pk)
+            .order_by("-measured_at").values("target_id", "tables", "server_snapshot", "measured_at").first())
+    if last is None or last["measured_at"] is None or last["measured_at"] < timezone.now() - _FRESH:
+        return Previous()
+    after = (last["server_snapshot"] or {}).get("after")
+    return Previous(target_id=last["target_id"], tables=last["tables"],
+                    snapshot_after=after if after and "error" not in after else None)
+
+
 def _warmup(job: Job, conn: Connection) -> str:
     """The job's warm-up (if any), its start and length recorded."""
     if job.warmup_time_s() <= 0:
@@ -149,6 +211,10 @@ def _job_coordinate(job: Job, host: str) -> bool:
         server_info(conn, tables=tables)  # fails fast, with a plain cause, on a dead target
     except ProbeError as exc:
         raise JobFailure(str(exc)) from None
+    previous = _previous_wait(job)
+    if previous is None:
+        job_close(job, status=Job.Status.CANCELLED)
+        return False
     prepare_output: str | None = ""
     if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
         started = time.monotonic()
@@ -158,15 +224,21 @@ def _job_coordinate(job: Job, host: str) -> bool:
             return False
         if prepare_output:  # "" when the dataset was ready
             Job.objects.filter(pk=job.pk).update(prepare_wall_s=time.monotonic() - started)
-    prepare_output = "\n".join(filter(None, [prepare_output, _warmup(job, conn)]))
-    try:
-        before = server_info(conn, tables=tables)
-    except ProbeError as exc:
-        raise JobFailure(str(exc)) from None
+    warmup_output = _warmup(job, conn)
+    prepare_output = "\n".join(filter(None, [prepare_output, warmup_output]))
+    # The previous job's snapshot after its run was taken as it ended: when nothing ran on the target since,
+    # it is this job's snapshot before (one connection less between the two measurements).
+    before_dict = (previous.snapshot_after if previous.target_id == job.target_id and previous.tables == job.tables
+                   and not prepare_output else None)
+    if before_dict is None:
+        try:
+            before_dict = server_info(conn, tables=tables).to_dict()
+        except ProbeError as exc:
+            raise JobFailure(str(exc)) from None
     shares = split_threads(job.threads, len(hosts))
     commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
     if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands),
-                                 server_snapshot={"before": before.to_dict()}):
+                                 server_snapshot={"before": before_dict}):
         job_close(job, status=Job.Status.CANCELLED)
         return False
     now = timezone.now()
@@ -179,4 +251,5 @@ def _job_coordinate(job: Job, host: str) -> bool:
     ]
     for client in clients:
         jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+    job_stage_next(job=job)
     return True

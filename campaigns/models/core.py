@@ -569,6 +569,9 @@ class Job(models.Model):
     prepare_wall_s = models.FloatField(null=True, blank=True)
     warmup_started_at = models.DateTimeField(null=True, blank=True)
     warmup_wall_s = models.FloatField(null=True, blank=True)
+    # Set once every client's sysbench has exited and the snapshot after the run is taken: the run's next job,
+    # coordinated meanwhile, may start then (campaigns.execution.coordinator), before this one is closed.
+    measured_at = models.DateTimeField(null=True, blank=True)
 
     objects = JobQuerySet.as_manager()
 
