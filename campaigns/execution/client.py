@@ -14,6 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from campaigns.execution import transitions
+from campaigns.execution.dispatch import job_stage_next
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import Samplers, round_trip_measure, target_is_local
 from campaigns.execution.phases import (
@@ -66,6 +67,11 @@ def _client_heartbeat(client_id: int) -> str:
 
 def _barrier_wait(client: JobClient, needed: int) -> float:
     """Blocks until every client of the job is ready; returns the common release time (epoch s)."""
+    if needed <= 1:
+        # A lone client has no one to wait for: it starts now (one statement: its heartbeat, the job's status).
+        if _client_heartbeat(client.pk) in _JOB_STOPPED:
+            raise _Stopped()
+        return time.time()
     deadline = time.monotonic() + BARRIER_TIMEOUT_S
     next_beat = 0.0
     while True:
@@ -79,8 +85,7 @@ def _barrier_wait(client: JobClient, needed: int) -> float:
             return job["release_at"].timestamp()
         ready = JobClient.objects.filter(job_id=client.job_id, status=JobClient.Status.READY).count()
         if ready >= needed:
-            # A lone client has no one to wait for: it starts now (the first live point comes that much sooner).
-            release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S if needed > 1 else 0)
+            release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S)
             Job.objects.filter(pk=client.job_id, release_at__isnull=True).update(release_at=release)
             continue
         if now > deadline:
@@ -132,14 +137,17 @@ def _client_run(job: Job, client: JobClient) -> None:
                         same_host=same_host)
     try:
         outcome = _client_process(job, client, argv, conn, samplers)
-        exited_at = timezone.now()
-    finally:
+    except BaseException:
         samplers.stop()
+        raise
+    exited_at = timezone.now()
+    samplers.last_read()
     parsed = parser.parse_output(outcome.output)
     if outcome.succeeded() and parsed.complete:
         # After the measurement, before the next job may start: it never shares the target with sysbench.
         round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
     _measurement_end(job, client, exited_at, conn)
+    samplers.stop()  # their last rows (job.server_window) are written before the job is closed
     output = redact_text(outcome.output, [conn.password])
     summary = parsed.to_dict()["summary"] or {}
     fields: dict[str, Any] = {
@@ -200,6 +208,10 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
     def on_start(pid: int) -> None:
         JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=timezone.now())
         samplers.start(pid)
+        if client.index == 0:
+            # Every client of this job holds its worker slot by now: the next job's coordinator can only take a
+            # free one (on a one-slot host it waits in the queue rather than block a peer that has yet to start).
+            job_stage_next(job=job)
 
     def should_cancel() -> bool:
         return _client_heartbeat(client.pk) in _JOB_STOPPED

@@ -16,8 +16,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.execution import transitions
+from campaigns.execution.client import jobclient_execute
 from campaigns.execution.datasets import dataset_ensure
-from campaigns.execution.dispatch import job_forward, job_stage_next, jobclient_dispatch, run_advance
+from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
 from campaigns.execution.phases import (
     JobFailure,
     client_count,
@@ -50,8 +51,9 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
         log.info("job %s already claimed or finished; ignoring this message", job_id)
         return
     job = _load(job_id)
+    own_client: int | None = None
     try:
-        dispatched = _job_coordinate(job, host)
+        dispatched, own_client = _job_coordinate(job, host)
     except JobFailure as exc:
         job_close(job, status=Job.Status.FAILED, error=redact_text(str(exc), job_secrets(job)))
         dispatched = False
@@ -61,6 +63,10 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
         raise
     if not dispatched:
         run_advance(run_id=job.run_id)
+    elif own_client is not None:
+        # This host's own client runs here, in this task: no trip through the broker between the coordinator's
+        # go and sysbench's start. A worker that dies meanwhile leaves a client the reconciler declares lost.
+        jobclient_execute(client_id=own_client)
 
 
 def _eligible_online(choice: list[str]) -> list[str]:
@@ -155,7 +161,7 @@ def _previous_wait(job: Job) -> Previous | None:
     """Waits until no earlier job of the run loads the target (see measuring_before); None if this job was
     cancelled or failed meanwhile.
 
-    Jobs of a run are sent one at a time, but the next one is sent while the current one measures
+    Jobs of a run are sent one at a time, but the next one is sent once the current one measures
     (dispatch.job_stage_next), so that its checks overlap that measurement and only its start follows it.
     """
     next_beat = 0.0
@@ -194,16 +200,17 @@ def _warmup(job: Job, conn: Connection) -> str:
     return transcript
 
 
-def _job_coordinate(job: Job, host: str) -> bool:
-    """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits."""
+def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
+    """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits; and
+    the id of the job's client on this host, which the caller runs, if any."""
     busy = _target_busy(job)
     if busy is not None:
         transitions.job_wait(job_id=job.pk, reason=f"the database is busy with run #{busy.run_id} "
                                                    f"({busy.run.campaign.name}); starts when that job has finished")
-        return True  # waiting, not finished: the reconciler sends it again later
+        return True, None  # waiting, not finished: the reconciler sends it again later
     hosts = _pick_hosts(job, host)
     if hosts is None:
-        return True  # waiting, not finished: the reconciler sends it again later
+        return True, None  # waiting, not finished: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     conn = job_connection(job)
     tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]
@@ -214,14 +221,14 @@ def _job_coordinate(job: Job, host: str) -> bool:
     previous = _previous_wait(job)
     if previous is None:
         job_close(job, status=Job.Status.CANCELLED)
-        return False
+        return False, None
     prepare_output: str | None = ""
     if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
         started = time.monotonic()
         prepare_output = dataset_ensure(job, conn)
         if prepare_output is None:
             job_close(job, status=Job.Status.CANCELLED)
-            return False
+            return False, None
         if prepare_output:  # "" when the dataset was ready
             Job.objects.filter(pk=job.pk).update(prepare_wall_s=time.monotonic() - started)
     warmup_output = _warmup(job, conn)
@@ -240,7 +247,7 @@ def _job_coordinate(job: Job, host: str) -> bool:
     if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands),
                                  server_snapshot={"before": before_dict}):
         job_close(job, status=Job.Status.CANCELLED)
-        return False
+        return False, None
     now = timezone.now()
     clients = [
         JobClient.objects.create(
@@ -249,7 +256,8 @@ def _job_coordinate(job: Job, host: str) -> bool:
         )
         for index, (hostname, share, command) in enumerate(zip(hosts, shares, commands, strict=True))
     ]
+    own = next((client.pk for client in clients if client.host_name == host), None)
     for client in clients:
-        jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
-    job_stage_next(job=job)
-    return True
+        if client.pk != own:
+            jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+    return True, own
