@@ -126,8 +126,9 @@ def _client_run(job: Job, client: JobClient) -> None:
     argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
     sysbench_gate(conn)  # before the barrier, so that the check adds nothing to the start skew
     same_host = target_is_local(conn.host)
-    JobClient.objects.filter(pk=client.pk).update(sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH),
-                                                  same_host=same_host)
+    version = sysbench_version(settings.BENCHAPP_SYSBENCH)
+    if (client.sysbench_version, client.same_host) != (version, same_host):  # the coordinator's own are set
+        JobClient.objects.filter(pk=client.pk).update(sysbench_version=version, same_host=same_host)
     release_at = _barrier_wait(client, client_count(job))
     delay = release_at - time.time()
     if delay > 0:
@@ -175,9 +176,12 @@ def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Con
     """Records this client's sysbench exit; the last client of the job to exit then takes the server snapshot
     after the run and marks the job measured, which lets the run's next job start (coordinator.measuring_before)
     while this one is still being closed."""
-    JobClient.objects.filter(pk=client.pk).update(exited_at=exited_at)
-    if JobClient.objects.filter(job_id=job.pk, status__in=transitions.CLIENT_ACTIVE, exited_at__isnull=True).exists():
-        return  # a peer still measures; it takes the snapshot when it exits
+    if client_count(job) > 1:
+        JobClient.objects.filter(pk=client.pk).update(exited_at=exited_at)
+        if JobClient.objects.filter(job_id=job.pk, status__in=transitions.CLIENT_ACTIVE,
+                                    exited_at__isnull=True).exists():
+            return  # a peer still measures; it takes the snapshot when it exits
+    # (A lone client's exit is stored when it closes: measured_at alone tells the next job.)
     try:
         after = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
     except ProbeError as exc:

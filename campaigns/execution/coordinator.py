@@ -12,13 +12,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.client import jobclient_execute
 from campaigns.execution.datasets import dataset_ensure
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
+from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import (
     JobFailure,
     client_count,
@@ -34,6 +35,7 @@ from campaigns.models import ClientHost, Job, JobClient, Scenario
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info
 from campaigns.sysbench.command import Connection, format_command, redact_text
+from campaigns.sysbench.runner import sysbench_version
 
 log = logging.getLogger(__name__)
 
@@ -146,15 +148,16 @@ def measuring_before(job: Job) -> Job | None:
     """An earlier job of the job's run that may still load the target: being prepared or warmed up, measuring
     (until its snapshot after the run is taken: Job.measured_at), or about to drop its tables (cleanup after
     each job); or whose client still runs sysbench although the job was cancelled or failed."""
-    earlier = Job.objects.filter(run_id=job.run_id).filter(
-        Q(position__lt=job.position) | Q(position=job.position, pk__lt=job.pk))
-    blocking = earlier.active().filter(Q(status=Job.Status.PREPARING) | Q(measured_at__isnull=True)
-                                       | Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB)).first()
-    if blocking is not None:
-        return blocking
-    lingering = JobClient.objects.filter(job__in=earlier, status__in=transitions.CLIENT_ACTIVE,
-                                         exited_at__isnull=True).select_related("job").first()
-    return lingering.job if lingering is not None else None
+    lingering = JobClient.objects.filter(job_id=OuterRef("pk"), status__in=transitions.CLIENT_ACTIVE,
+                                         exited_at__isnull=True)
+    # One query, asked every PREVIOUS_POLL_S while waiting.
+    return (Job.objects.filter(run_id=job.run_id)
+            .filter(Q(position__lt=job.position) | Q(position=job.position, pk__lt=job.pk))
+            .filter(Q(status__in=(Job.Status.PREPARING, Job.Status.RUNNING))
+                    & (Q(status=Job.Status.PREPARING) | Q(measured_at__isnull=True)
+                       | Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB))
+                    | Q(measured_at__isnull=True) & Exists(lingering))
+            .only("pk").first())
 
 
 def _previous_wait(job: Job) -> Previous | None:
@@ -176,8 +179,6 @@ def _previous_wait(job: Job) -> Previous | None:
             if job_heartbeat(job.pk) in (Job.Status.CANCELLED, Job.Status.FAILED):
                 return None
         time.sleep(PREVIOUS_POLL_S)
-    if waiting_for is not None:
-        Job.objects.filter(pk=job.pk).update(wait_reason="")
     last = (Job.objects.filter(run_id=job.run_id, measured_at__isnull=False).exclude(pk=job.pk)
             .order_by("-measured_at").values("target_id", "tables", "server_snapshot", "measured_at").first())
     if last is None or last["measured_at"] is None or last["measured_at"] < timezone.now() - _FRESH:
@@ -249,10 +250,13 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
         job_close(job, status=Job.Status.CANCELLED)
         return False, None
     now = timezone.now()
+    own_facts = {"sysbench_version": sysbench_version(settings.BENCHAPP_SYSBENCH),
+                 "same_host": target_is_local(conn.host)}
     clients = [
         JobClient.objects.create(
             job=job, index=index, host_name=hostname, threads=share, command_line=command,
             prepare_output=prepare_output if index == 0 else "", heartbeat_at=now,
+            **(own_facts if hostname == host else {}),
         )
         for index, (hostname, share, command) in enumerate(zip(hosts, shares, commands, strict=True))
     ]
