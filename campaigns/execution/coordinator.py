@@ -19,6 +19,7 @@ from campaigns.execution import transitions
 from campaigns.execution.client import jobclient_execute
 from campaigns.execution.datasets import dataset_ensure
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
+from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import (
     JobFailure,
@@ -178,6 +179,9 @@ def _previous_wait(job: Job) -> Previous | None:
             next_beat = now + 1.0
             if job_heartbeat(job.pk) in (Job.Status.CANCELLED, Job.Status.FAILED):
                 return None
+            # This slot may be its worker's only one, where the reconciler's task would otherwise wait behind
+            # it: a client of the job it waits for that died is declared lost from here (which ends the wait).
+            clients_sweep_lost()
         time.sleep(PREVIOUS_POLL_S)
     last = (Job.objects.filter(run_id=job.run_id, measured_at__isnull=False).exclude(pk=job.pk)
             .order_by("-measured_at").values("target_id", "tables", "server_snapshot", "measured_at").first())
