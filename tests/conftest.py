@@ -100,7 +100,8 @@ def target_databases() -> Iterator[dict[str, str]]:
 class WorkerProcess:
     """A real `celery worker` subprocess acting as one client host."""
 
-    def __init__(self, hostname: str, db_name: str, *, beat: bool = False, extra_env: dict[str, str] | None = None):
+    def __init__(self, hostname: str, db_name: str, *, beat: bool = False, extra_env: dict[str, str] | None = None,
+                 concurrency: int = 1):
         self.hostname = hostname
         OUTPUT_DIR.mkdir(exist_ok=True)
         self.log_path = OUTPUT_DIR / f"worker-{hostname}.log"
@@ -117,7 +118,7 @@ class WorkerProcess:
         })
         env.update(extra_env or {})
         argv = [sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "INFO",
-                "--concurrency", "1", "-Q", env["BENCHAPP_QUEUE"], "-n", f"{hostname}@%h", "--without-gossip",
+                "--concurrency", str(concurrency), "-Q", env["BENCHAPP_QUEUE"], "-n", f"{hostname}@%h", "--without-gossip",
                 "--without-mingle"]
         if beat:
             argv += ["-B", "--schedule-filename", str(OUTPUT_DIR / f"beat-{hostname}"),
