@@ -2,12 +2,12 @@
 under 0.25 s, the barrier's release lead included.
 
 Starts a real Celery worker process (its own queue, the development database, concurrency 2 as scripts/worker.sh),
-prepares one dataset on the local MariaDB (1 × 10,000 rows, kept), then launches --runs runs of 8 jobs of 2 s
+prepares one dataset on the local MariaDB or PostgreSQL (1 × 10,000 rows, kept), then launches --runs runs of 8 jobs of 2 s
 (oltp_point_select, 2 threads, no warm-up) on it. The gap before a job is the time from the previous job's last
 sysbench exit to this job's first sysbench start, read from the stored timestamps (JobClient.started_at/exited_at);
 prints each gap, their median, min and max, and wall time against measured time.
 
-Usage: .venv/bin/python bench/job_gap.py [--runs 3] [--jobs 8] [--time 2]
+Usage: .venv/bin/python bench/job_gap.py [--runs 3] [--jobs 8] [--time 2] [--driver mysql|pgsql]
 """
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def main() -> None:
     args.add_argument("--runs", type=int, default=3)
     args.add_argument("--jobs", type=int, default=8)
     args.add_argument("--time", type=int, default=2)
+    args.add_argument("--driver", choices=("mysql", "pgsql"), default="mysql",
+                      help="the local MariaDB (default) or the local PostgreSQL")
     opts = args.parse_args()
     queue = f"job-gap-{uuid.uuid4().hex[:6]}"
     os.environ["BENCHAPP_QUEUE"] = queue
@@ -40,12 +42,17 @@ def main() -> None:
     from campaigns.models import Campaign, ClientHost, Dataset, InstanceSpec, Product, Run, Scenario, Target
 
     db = "bench_job_gap"
-    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {db}"], check=True)
-    product, _ = Product.objects.get_or_create(name="MariaDB (job gap bench)", defaults={"engine": "mariadb"})
+    if opts.driver == "mysql":
+        subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {db}"], check=True)
+        engine, port, user = "mariadb", 3306, "root"
+    else:
+        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db], stderr=subprocess.DEVNULL)
+        engine, port, user = "postgresql", 5432, "postgres"
+    product, _ = Product.objects.get_or_create(name=f"{engine} (job gap bench)", defaults={"engine": engine})
     spec, _ = InstanceSpec.objects.get_or_create(label="job gap bench host", defaults={"cpu_cores": 2, "memory_gb": 8})
     target, _ = Target.objects.update_or_create(
-        name="job-gap-mariadb", defaults={"product": product, "spec": spec, "driver": "mysql", "host": "127.0.0.1",
-                                          "port": 3306, "database": db, "user": "root"})
+        name=f"job-gap-{engine}", defaults={"product": product, "spec": spec, "driver": opts.driver,
+                                            "host": "127.0.0.1", "port": port, "database": db, "user": user})
     dataset, _ = Dataset.objects.get_or_create(name="job gap 1x10000", defaults={"tables": 1, "table_size": 10000})
     scenario, _ = Scenario.objects.update_or_create(
         name="job gap point select", defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": opts.time,

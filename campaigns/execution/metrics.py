@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 FLUSH_EVERY_S = 5
 ROUND_TRIPS = 200
 PGSQL_FLUSH_S = 1.0
+PGSQL_POLL_S = 0.02
 
 
 class _Sampler(threading.Thread):
@@ -254,9 +255,15 @@ class ServerSampler(_Sampler):
     def end(self, elapsed_s: float) -> None:
         """The exact reading after sysbench exited, stored with the first one (job.server_window)."""
         assert self.reader is not None
-        if self.conn.driver == "pgsql":
-            time.sleep(PGSQL_FLUSH_S)  # sysbench's backends report their last counters as they exit
-        counters, _ = self.reader.read()
+        counters, gauges = self.reader.read()
+        # sysbench's PostgreSQL backends report their last counters as they exit, before they leave
+        # pg_stat_activity (PostgreSQL's before_shmem_exit, then on_shmem_exit): read again until no other client
+        # backend is connected to the database, at most PGSQL_FLUSH_S (a peer client's backends keep it waiting).
+        deadline = time.monotonic() + PGSQL_FLUSH_S
+        while (self.conn.driver == "pgsql" and gauges.get("backends_connected", 0) > 0
+               and time.monotonic() < deadline):
+            time.sleep(PGSQL_POLL_S)
+            counters, gauges = self.reader.read()
         at = time.monotonic() - self.started_at
         self.last_read.set()
         Job.objects.filter(pk=self.job_id).update(server_window={
