@@ -3,8 +3,11 @@
 Does what `make run` + the "Run" button on /seeds/ do, end to end: loads the demo targets (local MariaDB and
 PostgreSQL) and the seed templates into the development database, starts a real Celery worker of its own on a
 queue of its own, launches the quick run (seeds 001 and 003 by default, the page's default options) and waits
-for every run to finish. Prints, per run: jobs, failures, wall time from launch, and the median QPS per target
-and workload; then the total. Goal (issue "Seed white papers"): seeds 001 + 003 in under 10 minutes.
+for every run to finish. Prints, per run: jobs, failures, wall time from launch, the median QPS per target and
+workload, and where its wall time went: measured, warm-up, dataset preparation and the gaps between jobs (from one
+job's last sysbench exit to the next one's first sysbench start, over jobs whose dataset was ready), each with its
+share of the run's wall time (bench/_timing.py); then the total. Goal (issue "Seed white papers"): seeds 001 + 003
+in under 10 minutes.
 
 Usage: .venv/bin/python bench/quick_run.py [--templates seed-001,seed-003] [--timeout 1200]
 """
@@ -20,6 +23,7 @@ import uuid
 from collections import defaultdict
 
 from _django import ROOT, setup
+from _timing import RunTiming, run_timing
 
 QUEUE = f"bench-quick-{uuid.uuid4().hex[:8]}"
 
@@ -63,6 +67,7 @@ def main() -> None:
                 if run.is_finished() and run.pk not in finished:
                     finished[run.pk] = time.monotonic() - started
             time.sleep(1)
+        timings = RunTiming()
         for run in Run.objects.filter(pk__in=[r.pk for r in runs]).select_related("campaign").order_by("pk"):
             jobs = list(run.jobs.select_related("target", "scenario", "result"))
             failed = [j for j in jobs if j.status != Job.Status.SUCCEEDED]
@@ -78,8 +83,12 @@ def main() -> None:
             for (scenario, target), values in sorted(cells.items()):
                 print(f"  {scenario:<55} {target:<16} QPS median {statistics.median(values):>10,.0f} "
                       f"(over {len(values)} thread counts)")
+            timing = run_timing(run)
+            timings.add(timing)
+            print("\n".join(timing.lines()))
         total = max(finished.values()) if finished else float("nan")
         print(f"\ntotal: {len(finished)} of {len(runs)} runs finished in {total:.0f} s ({total / 60:.1f} min)")
+        print("\n".join(timings.lines()))
     finally:
         worker.terminate()
         try:

@@ -101,7 +101,7 @@ class WorkerProcess:
     """A real `celery worker` subprocess acting as one client host."""
 
     def __init__(self, hostname: str, db_name: str, *, beat: bool = False, extra_env: dict[str, str] | None = None,
-                 prefix: list[str] | None = None, command: list[str] | None = None):
+                 prefix: list[str] | None = None, command: list[str] | None = None, concurrency: int = 1):
         """prefix runs the worker through another command (tests/netns.py: `ip netns exec NS ...`); command
         replaces the `celery worker` command line (tests/netns.py: scripts/join-client.sh --foreground)."""
         self.hostname = hostname
@@ -120,7 +120,8 @@ class WorkerProcess:
         })
         env.update(extra_env or {})
         argv = [*(prefix or []), sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "INFO",
-                "--concurrency", "1", "-Q", env["BENCHAPP_QUEUE"], "-n", f"{hostname}@%h", "--without-gossip",
+                "--concurrency", str(concurrency), "-Q", env["BENCHAPP_QUEUE"], "-n", f"{hostname}@%h",
+                "--without-gossip",
                 "--without-mingle"]
         if command is not None:
             argv = [*(prefix or []), *command]

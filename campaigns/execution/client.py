@@ -16,6 +16,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from campaigns.execution import transitions
+from campaigns.execution.dispatch import job_stage_next
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import Samplers, round_trip_measure, target_is_local
 from campaigns.execution.phases import (
@@ -29,6 +30,7 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.results import _load, client_prefix, job_finalize, sample_store
 from campaigns.models import ClientHost, Job, JobClient
+from campaigns.probes import ProbeError, server_info
 from campaigns.sysbench import parser
 from campaigns.sysbench.command import Connection, redact_text
 from campaigns.sysbench.errors import explain_failure
@@ -75,8 +77,13 @@ def _barrier_timeout_s() -> float:
     return BARRIER_TIMEOUT_S + max(settings.BENCHAPP_HOST_OFFLINE_S, settings.BENCHAPP_STALE_S)
 
 
-def _barrier_wait(client: JobClient, needed: int) -> datetime:
-    """Blocks until every client of the job is ready; returns the common release time."""
+def _barrier_wait(client: JobClient, needed: int) -> datetime | None:
+    """Blocks until every client of the job is ready; returns the common release time, or None for a lone
+    client, which has no one to wait for and starts now (one statement: its heartbeat, the job's status)."""
+    if needed <= 1:
+        if _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED:
+            raise _Stopped()
+        return None
     deadline = time.monotonic() + _barrier_timeout_s()
     next_beat = 0.0
     sends = None
@@ -98,8 +105,7 @@ def _barrier_wait(client: JobClient, needed: int) -> datetime:
         ready = JobClient.objects.filter(job_id=client.job_id, status=JobClient.Status.READY,
                                          heartbeat_at__gte=Now() - timedelta(seconds=BARRIER_FRESH_S)).count()
         if ready >= needed:
-            # A lone client has no one to wait for: it starts now (the first live point comes that much sooner).
-            release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S if needed > 1 else 0)
+            release = timezone.now() + timedelta(seconds=RELEASE_LEAD_S)
             Job.objects.filter(pk=client.job_id, release_at__isnull=True).update(release_at=release)
             continue
         if now > deadline:
@@ -157,6 +163,10 @@ def _client_run(job: Job, client: JobClient) -> None:
         host_facts=host.facts() if host else {})
     while True:
         release_at = _barrier_wait(client, client_count(job))
+        if release_at is None:  # a lone client
+            if transitions.client_start(client_id=client.pk, attempt=client.attempt):
+                break
+            raise _Stopped()
         delay = release_at.timestamp() - time.time()
         if delay > 0:
             time.sleep(delay)
@@ -169,14 +179,22 @@ def _client_run(job: Job, client: JobClient) -> None:
                         same_host=same_host)
     try:
         outcome = _client_process(job, client, argv, conn, samplers)
-    finally:
+    except BaseException:
         samplers.stop()
+        raise
+    exited_at = timezone.now()
+    samplers.last_read()
     parsed = parser.parse_output(outcome.output)
+    if outcome.succeeded() and parsed.complete:
+        # After the measurement, before the next job may start: it never shares the target with sysbench.
+        round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
+    _measurement_end(job, client, exited_at, conn)
+    samplers.stop()  # their last rows (job.server_window) are written before the job is closed
     output = redact_text(outcome.output, [conn.password])
     summary = parsed.to_dict()["summary"] or {}
     fields: dict[str, Any] = {
         "raw_output": output, "exit_code": outcome.exit_code, "wall_time_s": outcome.wall_time_s,
-        "finished_at": timezone.now(), "summary": summary,
+        "exited_at": exited_at, "finished_at": timezone.now(), "summary": summary,
         # Only a histogram of the whole run (not of the time after the last --report-checkpoints checkpoint).
         "histogram": [list(b) for b in parsed.histogram] if parsed.histogram and parsed.histogram_whole_run else None,
     }
@@ -194,10 +212,26 @@ def _client_run(job: Job, client: JobClient) -> None:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause,
                                  attempt=client.attempt, **fields)
         raise JobFailure(cause)
-    # After the measurement, so that it never delays a release or shares the target with sysbench.
-    round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
     transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, attempt=client.attempt,
                              **fields)
+
+
+def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Connection) -> None:
+    """Records this client's sysbench exit; the last client of the job to exit then takes the server snapshot
+    after the run and marks the job measured, which lets the run's next job start (coordinator.measuring_before)
+    while this one is still being closed."""
+    if client_count(job) > 1:
+        JobClient.objects.filter(pk=client.pk).update(exited_at=exited_at)
+        if JobClient.objects.filter(job_id=job.pk, status__in=transitions.CLIENT_ACTIVE,
+                                    exited_at__isnull=True).exists():
+            return  # a peer still measures; it takes the snapshot when it exits
+    # (A lone client's exit is stored when it closes: measured_at alone tells the next job.)
+    try:
+        after = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
+    except ProbeError as exc:
+        after = {"error": str(exc)}
+    Job.objects.filter(pk=job.pk, measured_at__isnull=True).update(
+        server_snapshot={**job.server_snapshot, "after": after}, measured_at=timezone.now())
 
 
 def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
@@ -222,6 +256,10 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
     def on_start(pid: int) -> None:
         JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=timezone.now())
         samplers.start(pid)
+        if client.index == 0:
+            # Every client of this job holds its worker slot by now: the next job's coordinator can only take a
+            # free one (on a one-slot host it waits in the queue rather than block a peer that has yet to start).
+            job_stage_next(job=job)
 
     def should_cancel() -> bool:
         return _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED

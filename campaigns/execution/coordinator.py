@@ -6,18 +6,26 @@ Any worker may coordinate (shared queue); the database claim makes duplicate mes
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from campaigns.execution import transitions
+from campaigns.execution.client import jobclient_execute
 from campaigns.execution.datasets import dataset_ensure
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
+from campaigns.execution.hosts import clients_sweep_lost
+from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import (
     JobFailure,
     client_count,
     job_connection,
+    job_heartbeat,
     job_secrets,
     job_warmup,
     phase_argv,
@@ -27,9 +35,14 @@ from campaigns.execution.results import _load, job_close
 from campaigns.models import ClientHost, Job, JobClient, Scenario
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info
-from campaigns.sysbench.command import format_command, redact_text
+from campaigns.sysbench.command import Connection, format_command, redact_text
+from campaigns.sysbench.runner import sysbench_version
 
 log = logging.getLogger(__name__)
+
+PREVIOUS_POLL_S = 0.01
+# A previous job's snapshot after its run stands for this job's snapshot before only if it is this recent.
+_FRESH = timedelta(seconds=2)
 
 
 def job_execute(*, job_id: int, host: str | None = None) -> None:
@@ -41,8 +54,9 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
         log.info("job %s already claimed or finished; ignoring this message", job_id)
         return
     job = _load(job_id)
+    own_client: int | None = None
     try:
-        dispatched = _job_coordinate(job, host)
+        dispatched, own_client = _job_coordinate(job, host)
     except JobFailure as exc:
         job_close(job, status=Job.Status.FAILED, error=redact_text(str(exc), job_secrets(job)))
         dispatched = False
@@ -52,6 +66,10 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
         raise
     if not dispatched:
         run_advance(run_id=job.run_id)
+    elif own_client is not None:
+        # This host's own client runs here, in this task: no trip through the broker between the coordinator's
+        # go and sysbench's start. A worker that dies meanwhile leaves a client the reconciler declares lost.
+        jobclient_execute(client_id=own_client)
 
 
 def _eligible_online(choice: list[str]) -> list[str]:
@@ -118,16 +136,86 @@ def _target_busy(job: Job) -> Job | None:
     return min(earlier, key=order) if earlier else None
 
 
-def _job_coordinate(job: Job, host: str) -> bool:
-    """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits."""
+@dataclass(frozen=True)
+class Previous:
+    """The run's job that measured last before this one: its target, table count and snapshot after its run."""
+
+    target_id: int | None = None
+    tables: int = 0
+    snapshot_after: dict[str, Any] | None = None
+
+
+def measuring_before(job: Job) -> Job | None:
+    """An earlier job of the job's run that may still load the target: being prepared or warmed up, measuring
+    (until its snapshot after the run is taken: Job.measured_at), or about to drop its tables (cleanup after
+    each job); or whose client still runs sysbench although the job was cancelled or failed."""
+    lingering = JobClient.objects.filter(job_id=OuterRef("pk"), status__in=transitions.CLIENT_ACTIVE,
+                                         exited_at__isnull=True)
+    # One query, asked every PREVIOUS_POLL_S while waiting.
+    return (Job.objects.filter(run_id=job.run_id)
+            .filter(Q(position__lt=job.position) | Q(position=job.position, pk__lt=job.pk))
+            .filter(Q(status__in=(Job.Status.PREPARING, Job.Status.RUNNING))
+                    & (Q(status=Job.Status.PREPARING) | Q(measured_at__isnull=True)
+                       | Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB))
+                    | Q(measured_at__isnull=True) & Exists(lingering))
+            .only("pk").first())
+
+
+def _previous_wait(job: Job) -> Previous | None:
+    """Waits until no earlier job of the run loads the target (see measuring_before); None if this job was
+    cancelled or failed meanwhile.
+
+    Jobs of a run are sent one at a time, but the next one is sent once the current one measures
+    (dispatch.job_stage_next), so that its checks overlap that measurement and only its start follows it.
+    """
+    next_beat = 0.0
+    waiting_for = None
+    while (blocking := measuring_before(job)) is not None:
+        if blocking.pk != waiting_for:
+            waiting_for = blocking.pk
+            Job.objects.filter(pk=job.pk).update(wait_reason=f"starts when job #{blocking.pk} has finished measuring")
+        now = time.monotonic()
+        if now >= next_beat:
+            next_beat = now + 1.0
+            if job_heartbeat(job.pk) in (Job.Status.CANCELLED, Job.Status.FAILED):
+                return None
+            # This slot may be its worker's only one, where the reconciler's task would otherwise wait behind
+            # it: a client of the job it waits for that died is declared lost from here (which ends the wait).
+            clients_sweep_lost()
+        time.sleep(PREVIOUS_POLL_S)
+    last = (Job.objects.filter(run_id=job.run_id, measured_at__isnull=False).exclude(pk=job.pk)
+            .order_by("-measured_at").values("target_id", "tables", "server_snapshot", "measured_at").first())
+    if last is None or last["measured_at"] is None or last["measured_at"] < timezone.now() - _FRESH:
+        return Previous()
+    after = (last["server_snapshot"] or {}).get("after")
+    return Previous(target_id=last["target_id"], tables=last["tables"],
+                    snapshot_after=after if after and "error" not in after else None)
+
+
+def _warmup(job: Job, conn: Connection) -> str:
+    """The job's warm-up (if any), its start and length recorded."""
+    if job.warmup_time_s() <= 0:
+        return ""
+    started: list[tuple[datetime, float]] = []
+    transcript = job_warmup(job=job, conn=conn,
+                            on_start=lambda pid: started.append((timezone.now(), time.monotonic())))
+    if started:
+        Job.objects.filter(pk=job.pk).update(warmup_started_at=started[0][0],
+                                             warmup_wall_s=time.monotonic() - started[0][1])
+    return transcript
+
+
+def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
+    """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits; and
+    the id of the job's client on this host, which the caller runs, if any."""
     busy = _target_busy(job)
     if busy is not None:
         transitions.job_wait(job_id=job.pk, reason=f"the database is busy with run #{busy.run_id} "
                                                    f"({busy.run.campaign.name}); starts when that job has finished")
-        return True  # waiting, not finished: the reconciler sends it again later
+        return True, None  # waiting, not finished: the reconciler sends it again later
     hosts = _pick_hosts(job, host)
     if hosts is None:
-        return True  # waiting, not finished: the reconciler sends it again later
+        return True, None  # waiting, not finished: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     conn = job_connection(job)
     tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]
@@ -135,31 +223,49 @@ def _job_coordinate(job: Job, host: str) -> bool:
         server_info(conn, tables=tables)  # fails fast, with a plain cause, on a dead target
     except ProbeError as exc:
         raise JobFailure(str(exc)) from None
+    previous = _previous_wait(job)
+    if previous is None:
+        job_close(job, status=Job.Status.CANCELLED)
+        return False, None
     prepare_output: str | None = ""
     if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
+        started = time.monotonic()
         prepare_output = dataset_ensure(job, conn)
         if prepare_output is None:
             job_close(job, status=Job.Status.CANCELLED)
-            return False
-    prepare_output = "\n".join(filter(None, [prepare_output, job_warmup(job=job, conn=conn)]))
-    try:
-        before = server_info(conn, tables=tables)
-    except ProbeError as exc:
-        raise JobFailure(str(exc)) from None
+            return False, None
+        if prepare_output:  # "" when the dataset was ready
+            Job.objects.filter(pk=job.pk).update(prepare_wall_s=time.monotonic() - started)
+    warmup_output = _warmup(job, conn)
+    prepare_output = "\n".join(filter(None, [prepare_output, warmup_output]))
+    # The previous job's snapshot after its run was taken as it ended: when nothing ran on the target since,
+    # it is this job's snapshot before (one connection less between the two measurements).
+    before_dict = (previous.snapshot_after if previous.target_id == job.target_id and previous.tables == job.tables
+                   and not prepare_output else None)
+    if before_dict is None:
+        try:
+            before_dict = server_info(conn, tables=tables).to_dict()
+        except ProbeError as exc:
+            raise JobFailure(str(exc)) from None
     shares = split_threads(job.threads, len(hosts))
     commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
     if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands),
-                                 server_snapshot={"before": before.to_dict()}):
+                                 server_snapshot={"before": before_dict}):
         job_close(job, status=Job.Status.CANCELLED)
-        return False
+        return False, None
     now = timezone.now()
+    own_facts = {"sysbench_version": sysbench_version(settings.BENCHAPP_SYSBENCH),
+                 "same_host": target_is_local(conn.host)}
     clients = [
         JobClient.objects.create(
             job=job, index=index, host_name=hostname, threads=share, command_line=command,
             prepare_output=prepare_output if index == 0 else "", heartbeat_at=now,
+            **(own_facts if hostname == host else {}),
         )
         for index, (hostname, share, command) in enumerate(zip(hosts, shares, commands, strict=True))
     ]
+    own = next((client.pk for client in clients if client.host_name == host), None)
     for client in clients:
-        jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
-    return True
+        if client.pk != own:
+            jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+    return True, own

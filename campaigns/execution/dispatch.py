@@ -31,6 +31,27 @@ def job_dispatch(*, job: Job) -> None:
     _tasks().job_execute_task.apply_async(args=[job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
+# The run's next job is sent this long before the current one's measurement should end: its coordinator checks
+# the target and the dataset meanwhile, then waits for that end (coordinator.measuring_before), so the target idles
+# only for the start itself. Not earlier, so that a long job does not keep a second worker slot waiting.
+STAGE_LEAD_S = 5.0
+
+
+def job_stage_next(*, job: Job) -> None:
+    """Sends the run's next queued job while `job` measures, timed to reach a worker shortly before it ends.
+
+    A nudge like any other: the claim decides, and run_advance still sends the next job when this one closes
+    (a job already claimed then is not sent twice; a duplicate message finds nothing to claim).
+    """
+    next_job = Job.objects.filter(run_id=job.run_id).pending().order_by("position", "pk").first()
+    if next_job is None or next_job.status != Job.Status.QUEUED:
+        return  # a waiting job is the reconciler's to send again
+    Job.objects.filter(pk=next_job.pk).update(dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1)
+    countdown = max(0.0, job.run_time_s() - STAGE_LEAD_S)
+    _tasks().job_execute_task.apply_async(args=[next_job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+                                          countdown=countdown)
+
+
 def job_forward(*, job_id: int, hostname: str) -> None:
     """Sends the job to one client host's own queue: its campaign may run only on chosen hosts, and the worker
     that got it from the shared queue is not one of them."""

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 FLUSH_EVERY_S = 5
 ROUND_TRIPS = 200
 PGSQL_FLUSH_S = 1.0
+PGSQL_POLL_S = 0.02
 
 
 class _Sampler(threading.Thread):
@@ -46,6 +47,11 @@ class _Sampler(threading.Thread):
         self._rows: list[Any] = []
         self.cpu_s = 0.0  # the thread's own CPU time: what sampling costs (bench/sampler_cost.py)
         self.samples = 0
+        # Set once the sampler has taken its last reading (its rows may still be on their way to the database).
+        self.last_read = threading.Event()
+
+    def signal_stop(self) -> None:
+        self._stop_event.set()
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -70,6 +76,7 @@ class _Sampler(threading.Thread):
         except Exception:
             log.exception("%s stopped", self.name)
         finally:
+            self.last_read.set()
             self.close()
             connection.close()
 
@@ -248,10 +255,17 @@ class ServerSampler(_Sampler):
     def end(self, elapsed_s: float) -> None:
         """The exact reading after sysbench exited, stored with the first one (job.server_window)."""
         assert self.reader is not None
-        if self.conn.driver == "pgsql":
-            time.sleep(PGSQL_FLUSH_S)  # sysbench's backends report their last counters as they exit
-        counters, _ = self.reader.read()
+        counters, gauges = self.reader.read()
+        # sysbench's PostgreSQL backends report their last counters as they exit, before they leave
+        # pg_stat_activity (PostgreSQL's before_shmem_exit, then on_shmem_exit): read again until no other client
+        # backend is connected to the database, at most PGSQL_FLUSH_S (a peer client's backends keep it waiting).
+        deadline = time.monotonic() + PGSQL_FLUSH_S
+        while (self.conn.driver == "pgsql" and gauges.get("backends_connected", 0) > 0
+               and time.monotonic() < deadline):
+            time.sleep(PGSQL_POLL_S)
+            counters, gauges = self.reader.read()
         at = time.monotonic() - self.started_at
+        self.last_read.set()
         Job.objects.filter(pk=self.job_id).update(server_window={
             "driver": self.conn.driver, "start_t": round(self.first_at, 3), "end_t": round(at, 3),
             "start": self.first, "end": counters,
@@ -290,9 +304,19 @@ class Samplers:
             self.server.start()
 
     def stop(self) -> None:
+        self.last_read()
         for sampler in (self.host, self.server):
             if sampler is not None:
                 sampler.stop()
+
+    def last_read(self) -> None:
+        """Tells both samplers to stop, and returns once the server's reading after the run is taken (before
+        anything else touches the target), without waiting for their rows to be written (stop() does)."""
+        for sampler in (self.host, self.server):
+            if sampler is not None:
+                sampler.signal_stop()
+        if self.server is not None:
+            self.server.last_read.wait(timeout=10)
 
 
 def round_trip_measure(*, run_id: int, target_id: int, host_name: str, conn: Connection,

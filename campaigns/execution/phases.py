@@ -102,7 +102,8 @@ def run_timeout_s(job: Job) -> float:
 
 
 def sysbench_phase(*, argv: list[str], conn: Connection, phase: str, should_cancel: Callable[[], bool],
-                   timeout_s: float, timeout_setting: str = "") -> tuple[str, bool]:
+                   timeout_s: float, timeout_setting: str = "",
+                   on_start: Callable[[int], None] | None = None) -> tuple[str, bool]:
     """Runs one unmeasured sysbench phase (prepare, cleanup, warm-up) to its end.
 
     Returns the transcript ("$ <command>" and the output, the password redacted; the bare output when
@@ -110,7 +111,7 @@ def sysbench_phase(*, argv: list[str], conn: Connection, phase: str, should_canc
     when it overran `timeout_s` and the setting `timeout_setting` bounds that phase.
     """
     sysbench_gate(conn)
-    outcome = run_process(argv, should_cancel=should_cancel, timeout_s=timeout_s,
+    outcome = run_process(argv, should_cancel=should_cancel, timeout_s=timeout_s, on_start=on_start,
                           poll_s=settings.BENCHAPP_CANCEL_POLL_S)
     output = redact_text(outcome.output, [conn.password])
     if outcome.cancelled:
@@ -141,7 +142,7 @@ def cancel_check(job_id: int) -> Callable[[], bool]:
     return should_cancel
 
 
-def job_warmup(*, job: Job, conn: Connection) -> str:
+def job_warmup(*, job: Job, conn: Connection, on_start: Callable[[int], None] | None = None) -> str:
     """The warm-up: the job's workload for warmup_s seconds, unmeasured, before the clients start.
 
     sysbench 1.0.20 has no --warmup-time, so the warm-up is a run of its own whose figures are
@@ -155,5 +156,5 @@ def job_warmup(*, job: Job, conn: Connection) -> str:
         time_s=job.warmup_time_s(), percentile=job.scenario.percentile, forced_shutdown_s=forced_shutdown_s(),
     )
     transcript, _ = sysbench_phase(argv=argv, conn=conn, phase="warm-up", should_cancel=cancel_check(job.pk),
-                                   timeout_s=job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S)
+                                   timeout_s=job.warmup_time_s() + settings.BENCHAPP_RUN_SLACK_S, on_start=on_start)
     return transcript

@@ -215,17 +215,17 @@ def job_finalize(*, job_id: int) -> bool:
     snapshot = dict(job.server_snapshot)
     ratio = None
     warning = ""
-    try:
-        conn = target_connection(target=job.target)
-        after = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)])
-        snapshot["after"] = after.to_dict()
+    if "after" not in snapshot:  # normally taken by the last client as it exited (client._measurement_end)
+        try:
+            conn = target_connection(target=job.target)
+            snapshot["after"] = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
+        except (ProbeError, DecryptionError) as exc:
+            snapshot["after"] = {"error": str(exc)}
+    if "error" not in snapshot["after"]:
         before_status = (snapshot.get("before") or {}).get("status") or {}
-        ratio = cache_hit_ratio(before_status, after.status)
+        ratio = cache_hit_ratio(before_status, snapshot["after"].get("status") or {})
         if ratio is not None and ratio < FULL_CACHE_HIT_RATIO and "cache" in job.scenario.dataset.name.lower():
             warning = f"buffer-pool hit ratio {ratio:.2%} is below 99% on a full-cache dataset"
-    except (ProbeError, DecryptionError) as exc:
-        snapshot["after"] = {"error": str(exc)}
-    else:
         if job.scenario.cleanup == Scenario.Cleanup.AFTER_JOB:
             dataset_drop(job=job, signature=job_dataset_signature(job))
     wall = [c.wall_time_s for c in clients if c.wall_time_s is not None]

@@ -107,7 +107,7 @@ def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any]
     """preparing → running (phase run): the clients are about to be sent. False if cancelled meanwhile."""
     now = timezone.now()
     return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.RUNNING]).update(
-        status=JobStatus.RUNNING, phase=Phase.RUN, started_at=now, heartbeat_at=now,
+        status=JobStatus.RUNNING, phase=Phase.RUN, started_at=now, heartbeat_at=now, wait_reason="",
         command_line=command_line, server_snapshot=server_snapshot,
     ))
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from campaigns import validity
 from campaigns.cache import results_changed
-from campaigns.models import HostSample, IntervalSample, Job, JobResult
+from campaigns.models import HostSample, IntervalSample, Job, JobResult, Scenario
 from campaigns.server_status import RATE_COUNTERS
 
 # Tests whose events are explicit transactions (BEGIN ... COMMIT) unless skip-trx is set: on PostgreSQL the
@@ -32,17 +32,25 @@ def _per_second(job: Job) -> dict[str, list[float]]:
 
 def _shared_with(job: Job, hosts: list[str]) -> list[str]:
     """Other benchapp jobs that used this job's database or one of its client hosts while it measured."""
-    spans = list(job.clients.exclude(started_at=None).values_list("started_at", "finished_at"))
-    starts = [s for s, _ in spans if s is not None]
+    spans = list(job.clients.exclude(started_at=None).values_list("started_at", "exited_at", "finished_at"))
+    starts = [s for s, _, _ in spans if s is not None]
     if not starts:
         return []
     start = min(starts)
-    end = max((f for _, f in spans if f is not None), default=timezone.now())
+    ends = [e or f for _, e, f in spans]
+    end = max((e for e in ends if e is not None), default=timezone.now())
     target = job.target
     same_database = Q(target__driver=target.driver, target__host=target.host, target__port=target.port,
                       target__database=target.database)
-    overlapping = (Job.objects.exclude(pk=job.pk).filter(claimed_at__lt=end)
-                   .filter(Q(finished_at__isnull=True) | Q(finished_at__gt=start)).exclude(claimed_at=None))
+    # Another job loads the target and its client hosts from its claim (another run's) or its first sysbench
+    # (this run's next job is claimed while this one measures, and waits for its end: coordinator._previous_wait)
+    # until its snapshot after the run (measured_at), or until it is closed when it drops its tables then.
+    after_job = Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB)
+    began = (~Q(run_id=job.run_id) & Q(claimed_at__lt=end)
+             | Q(run_id=job.run_id) & (Q(warmup_started_at__lt=end) | Q(clients__started_at__lt=end)))
+    still = (Q(measured_at__gt=start) & ~after_job
+             | (Q(measured_at__isnull=True) | after_job) & (Q(finished_at__isnull=True) | Q(finished_at__gt=start)))
+    overlapping = Job.objects.exclude(pk=job.pk).exclude(claimed_at=None).filter(began).filter(still)
     on_database = overlapping.filter(same_database)
     on_hosts = overlapping.filter(clients__host_name__in=hosts, clients__started_at__lt=end).filter(
         Q(clients__finished_at__isnull=True) | Q(clients__finished_at__gt=start))

@@ -577,6 +577,14 @@ class Job(models.Model):
         null=True, blank=True,
         help_text="rows loaded so far by this job's prepare (MAX(id) per table), see campaigns.execution.datasets",
     )
+    # Where a job's wall time goes (bench/job_gap.py, bench/quick_run.py): the dataset preparation this job did
+    # (None when its dataset was ready), and its unmeasured warm-up's start and length.
+    prepare_wall_s = models.FloatField(null=True, blank=True)
+    warmup_started_at = models.DateTimeField(null=True, blank=True)
+    warmup_wall_s = models.FloatField(null=True, blank=True)
+    # Set once every client's sysbench has exited and the snapshot after the run is taken: the run's next job,
+    # coordinated meanwhile, may start then (campaigns.execution.coordinator), before this one is closed.
+    measured_at = models.DateTimeField(null=True, blank=True)
 
     objects = JobQuerySet.as_manager()
 
@@ -660,6 +668,8 @@ class JobClient(models.Model):
     histogram = models.JSONField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # When its sysbench process exited (finished_at comes later: after the output is parsed and stored).
+    exited_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     wall_time_s = models.FloatField(null=True, blank=True)
     # Which send of this client's share the row is now (1 = the first). A host lost before its sysbench started
