@@ -192,6 +192,12 @@ def _workers(make_worker: Callable[..., WorkerProcess], broker: RedisServer, nam
     return workers
 
 
+def _names(workers: list[WorkerProcess]) -> list[str]:
+    """The campaign's choice of hosts: the test's own workers, never a worker another test left running on the
+    session's broker (its host is online in the database too, and its name may sort first)."""
+    return [w.hostname for w in workers]
+
+
 def _kill_the_second_pick(job: Job, workers: list[WorkerProcess], marker: str
                           ) -> tuple[WorkerProcess, WorkerProcess, datetime]:
     """Waits until the coordinator has picked the job's hosts (its own first, then the others by name) and is
@@ -218,7 +224,8 @@ def test_a_host_killed_before_its_client_started_is_replaced_and_the_job_succeed
     target = TargetFactory(database=fault_db)
     # The warm-up (on the coordinator, before any client is sent) is the window for the kill.
     scenario = ScenarioFactory(time_s=3, warmup_s=6, dataset=DatasetFactory(name="loss-ok", tables=1, table_size=500))
-    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[2], clients_min=2)
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[2], clients_min=2,
+                               client_hosts=_names(workers))
     run = _launch_through(own_redis, campaign.pk, test_db_name)
     job = run.jobs.get()
     coordinator, victim, killed_at = _kill_the_second_pick(job, workers, f"--mysql-db={fault_db}")
@@ -254,6 +261,7 @@ def test_a_lost_host_with_no_try_left_fails_its_job_and_the_run_partially_succee
     scenarios = [ScenarioFactory(name="once-1-pair", time_s=2, warmup_s=6, dataset=data),
                  ScenarioFactory(name="once-2-single", time_s=2, dataset=data)]
     campaign = CampaignFactory(targets=[target], scenarios=scenarios, clients_min=1, clients_per_threads=1,
+                               client_hosts=_names(workers),
                                threads_by_scenario={"once-1-pair": [2], "once-2-single": [1]}, client_tries=1)
     run = _launch_through(own_redis, campaign.pk, test_db_name)
     first, second = run.jobs.order_by("position")
@@ -291,7 +299,8 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
     try:
         target = TargetFactory(database=fault_db)
         scenario = ScenarioFactory(time_s=3, dataset=DatasetFactory(name="loss-barrier", tables=1, table_size=500))
-        campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[3], clients_min=3)
+        campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[3], clients_min=3,
+                                   client_hosts=[*_names(workers), late])
         run = _launch_through(own_redis, campaign.pk, test_db_name)
         job = run.jobs.get()
 
