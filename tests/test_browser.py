@@ -54,7 +54,8 @@ class BrowserProblems:
 
 def _aborted_by_navigation(request: Any) -> bool:
     # A poll in flight when the page reloads or navigates is aborted by the browser: not an error.
-    return "ERR_ABORTED" in (request.failure or "") and ("/api/v1/" in request.url or "/live/" in request.url)
+    return "ERR_ABORTED" in (request.failure or "") and ("/api/v1/" in request.url or "/live/" in request.url
+                                                       or "/timeline/" in request.url)
 
 
 @pytest.fixture
