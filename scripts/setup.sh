@@ -130,7 +130,12 @@ else
     redis_state="started"
 fi
 # scripts/serve-clients.sh gives Redis a password (kept in var/secrets.env); redis-cli reads it from REDISCLI_AUTH.
-redis_password=$(sed -n 's/^BENCHAPP_REDIS_PASSWORD=//p' var/secrets.env 2>/dev/null | tail -n 1)
+# A fresh checkout has no secrets file yet (sed would exit 2 on it, and pipefail would stop this script).
+secrets_file=${BENCHAPP_SECRETS_FILE:-var/secrets.env}
+redis_password=""
+if [[ -r $secrets_file ]]; then
+    redis_password=$(sed -n 's/^BENCHAPP_REDIS_PASSWORD=//p' "$secrets_file" | tail -n 1)
+fi
 if [[ -n $redis_password ]]; then export REDISCLI_AUTH=$redis_password; fi
 wait_for "Redis on 127.0.0.1:$REDIS_PORT" bash -c "redis-cli -h 127.0.0.1 -p $REDIS_PORT ping | grep -qx PONG"
 
