@@ -86,6 +86,10 @@ def results_changed() -> None:
         transaction.on_commit(_results_version_bump)
 
 
+# PostgreSQL's snapshot as text: the transaction ids committed so far and those still running.
+SNAPSHOT_SQL = "pg_current_snapshot()::text"
+
+
 def database_snapshot() -> str | None:
     """PostgreSQL's current snapshot as text, the version of everything in the database; None where
     it is no version: inside a transaction (its own uncommitted writes are visible to it but not
@@ -93,8 +97,24 @@ def database_snapshot() -> str | None:
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return None
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_current_snapshot()::text")
+        cursor.execute(f"SELECT {SNAPSHOT_SQL}")
         return cursor.fetchone()[0]
+
+
+def remember_snapshot(auth: Any, snapshot: str) -> None:
+    """Keeps a snapshot read earlier in this request (with the API token) on the request's `auth`
+    object, for request_snapshot(); not inside a transaction, for database_snapshot()'s reason."""
+    if not connection.in_atomic_block:
+        auth._benchapp_snapshot = snapshot
+
+
+def request_snapshot(auth: Any) -> str | None:
+    """The snapshot to key a request's cached answer by: the one its token authentication read,
+    else database_snapshot(). An earlier snapshot is as good a key as a current one: an answer
+    built after it is at least as new, and once anything commits no later request has that
+    snapshot again."""
+    taken = getattr(auth, "_benchapp_snapshot", None)
+    return taken if taken is not None else database_snapshot()
 
 
 def query_key(*parts: Any) -> str:

@@ -7,6 +7,9 @@ turned into model instances directly. campaigns.roles reads the group names cach
 
 Tokens are stored as their SHA-256 (campaigns.models.ApiToken): the presented token is hashed and looked up by that
 hash; an expired or revoked one is refused with a message saying which.
+
+The same row carries PostgreSQL's current snapshot, the key of the cached list pages (campaigns.cache
+`request_snapshot`), which would otherwise cost a round trip of its own on every cached list.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from django.db.models import Field
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
+from campaigns.cache import SNAPSHOT_SQL, remember_snapshot
 from campaigns.models import ApiToken
 from campaigns.services.tokens import token_hash
 
@@ -41,7 +45,8 @@ def _query() -> tuple[str, list[str], list[str]]:
         f"{', '.join(f't.{quote(str(f.column))}' for f in token_fields)}, "
         f"ARRAY(SELECT g.{quote('name')} FROM {quote(groups.related_model._meta.db_table)} g "
         f"JOIN {quote(memberships.db_table)} m ON m.{quote(_column_of(memberships, 'group'))} = g.{quote('id')} "
-        f"WHERE m.{quote(_column_of(memberships, 'user'))} = u.{quote(str(user_model._meta.pk.column))}) "
+        f"WHERE m.{quote(_column_of(memberships, 'user'))} = u.{quote(str(user_model._meta.pk.column))}), "
+        f"{SNAPSHOT_SQL} "
         f"FROM {quote(ApiToken._meta.db_table)} t "
         f"JOIN {quote(user_model._meta.db_table)} u "
         f"ON u.{quote(str(user_model._meta.pk.column))} = t.{quote(_column(ApiToken, 'user'))} "
@@ -73,5 +78,6 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed("Token expired: get a new one from /api/v1/auth/token/.")
         if not user.is_active:
             raise exceptions.AuthenticationFailed("User inactive or deleted.")
-        user._benchapp_groups = set(row[-1])
+        user._benchapp_groups = set(row[-2])
+        remember_snapshot(token, row[-1])
         return (user, token)

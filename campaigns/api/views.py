@@ -43,8 +43,8 @@ from campaigns.cache import (
     SECONDS_TIMEOUT_S,
     SERIES_TIMEOUT_S,
     cached_value,
-    database_snapshot,
     query_key,
+    request_snapshot,
     results_version,
 )
 from campaigns.comparison.histogram import cell_histogram
@@ -141,7 +141,7 @@ class CachedListMixin(mixins.ListModelMixin):
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response | HttpResponse:  # type: ignore[override]
         key = None
         if self.list_cached:
-            snapshot = database_snapshot()
+            snapshot = request_snapshot(request.auth)
             if snapshot is not None:
                 # `?mine=` lists depend on who asks, not only on the role.
                 caller = request.user.pk if "mine" in request.query_params else None
