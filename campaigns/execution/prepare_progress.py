@@ -13,27 +13,13 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from campaigns.durations import duration_text
 from campaigns.models import Job, PreparedDataset
 from campaigns.probes import ProbeError, tables_max_id
 from campaigns.sysbench.command import Connection
 from campaigns.sysbench.ddl import row_bytes_on_disk, table_names
 
 log = logging.getLogger(__name__)
-
-
-def duration_words(seconds: float) -> str:
-    """"3 h 10 min", "4 min", "20 s": an estimate's precision, not a clock's."""
-    seconds = int(round(seconds))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min"
-    if minutes:
-        return f"{minutes} min"
-    return f"{secs} s"
 
 
 def progress_text(progress: dict[str, Any]) -> str:
@@ -49,7 +35,7 @@ def progress_text(progress: dict[str, Any]) -> str:
     if progress.get("bytes_per_s") and not progress.get("done"):
         text += f", {progress['bytes_per_s'] / 1e6:.0f} MB/s"
     if progress.get("eta_s") is not None and not progress.get("done"):
-        text += f", about {duration_words(progress['eta_s'])} left"
+        text += f", about {duration_text(progress['eta_s'], estimate=True)} left"
     if progress.get("resumed_from_rows"):
         text += f" (resumed at {progress['resumed_from_rows']:,} rows)"
     return text

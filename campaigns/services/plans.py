@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from campaigns.durations import duration_text as format_duration
 from campaigns.execution.datasets import dataset_signature, dataset_table_ddl, loader_prepare_argv
 from campaigns.execution.phases import JobFailure, phase_argv, split_threads
 from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
@@ -174,20 +175,6 @@ def dataset_wide(*, scenario: Scenario, table_size: int, driver: str) -> bool:
         return dataset_table_ddl(scenario=scenario, table_size=table_size, driver=driver)[1]
     except JobFailure:
         return False
-
-
-def format_duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h {minutes} min"
-    if hours:
-        return f"{hours} h {minutes} min"
-    if minutes:
-        return f"{minutes} min {secs} s"
-    return f"{secs} s"
 
 
 def runs_with_progress() -> QuerySet[Run]:
