@@ -95,7 +95,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "benchapp.middleware.CSPMiddleware",  # django-csp's, with the policy built once
 ]
 
 # Content-Security-Policy (django-csp): scripts, styles, fonts and images only from benchapp itself (Chart.js is in

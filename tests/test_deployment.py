@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,3 +56,40 @@ def test_over_https_cookies_are_secure_and_hsts_is_sent():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, **PRODUCTION}, capture_output=True,
                           text=True, timeout=60)
     assert done.stdout.split() == ["True", "True", "31536000", "True"], done.stderr
+
+
+def test_the_policy_built_once_is_django_csps_and_per_response_changes_still_apply(rf, settings):
+    from csp.constants import NONCE
+    from csp.middleware import CSPMiddleware as DjangoCSPMiddleware
+    from django.http import HttpResponse
+
+    from benchapp.middleware import CSPMiddleware
+
+    def answer(request: Any) -> HttpResponse:
+        return HttpResponse("ok")
+
+    ours, theirs = CSPMiddleware(answer), DjangoCSPMiddleware(answer)
+    for path in ("/", "/api/v1/runs/", "/api/docs/"):
+        mine, reference = ours(rf.get(path)), theirs(rf.get(path))
+        assert mine.get("Content-Security-Policy") == reference.get("Content-Security-Policy"), path
+    assert "Content-Security-Policy" not in ours(rf.get("/api/docs/"))  # an excluded prefix stays excluded
+
+    # A view's own change (django-csp's decorators) and a nonce go through django-csp.
+    def updated(request: Any) -> HttpResponse:
+        response = HttpResponse("ok")
+        response._csp_update = {"img-src": ["https://img.example"]}  # what @csp_update sets
+        return response
+
+    assert "https://img.example" in CSPMiddleware(updated)(rf.get("/"))["Content-Security-Policy"]
+
+    def with_nonce(request: Any) -> HttpResponse:
+        return HttpResponse(str(request.csp_nonce))
+
+    # Other settings, another header; one that asks for nonces gets each response's own.
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"], "script-src": ["'self'", NONCE]}}
+    def directives(response: Any) -> dict[str, str]:
+        return dict(part.strip().split(" ", 1) for part in response["Content-Security-Policy"].split(";"))
+
+    assert directives(ours(rf.get("/"))) == {"default-src": "'none'", "script-src": "'self'"}
+    response = CSPMiddleware(with_nonce)(rf.get("/"))
+    assert directives(response)["script-src"] == f"'self' 'nonce-{response.content.decode()}'"
