@@ -6,12 +6,13 @@ machines running benchapp may have no internet access).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import drf_spectacular_sidecar
 from django.urls import include, path, re_path
 from django.views.static import serve
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import DefaultRouter, SimpleRouter
 
 from campaigns.api import views
 from campaigns.api.schedules import AnnotationViewSet, RegressionViewSet, ScheduleViewSet
@@ -20,7 +21,31 @@ from campaigns.api.share_links import ShareLinkViewSet
 
 SIDECAR_STATIC = Path(drf_spectacular_sidecar.__file__).resolve().parent / "static" / "drf_spectacular_sidecar"
 
-router = DefaultRouter()
+
+
+class GroupedRouter(DefaultRouter):
+    """DRF's DefaultRouter with each resource's routes behind a single `<prefix>/` pattern.
+
+    DRF's own list holds every route of every resource, each twice (with a `.json`-style suffix): Django tried them
+    in turn, 36 regular expressions before /api/v1/runs/ matched, a sixth of a cached list's time in Python.
+    Grouped, a request is compared with one plain prefix per resource, then with that resource's own few routes.
+    The suffixes are left out: `?format=` chooses the rendering (json, csv, api), as the docs say.
+    """
+
+    include_format_suffixes = False
+
+    def get_urls(self) -> list[Any]:
+        urls: list[Any] = []
+        for prefix, viewset, basename in self.registry:
+            own = SimpleRouter(trailing_slash=bool(self.trailing_slash))
+            own.register("", viewset, basename=basename)
+            urls.append(path(f"{prefix}/", include(own.get_urls())))
+        if self.include_root_view:
+            urls.append(path("", self.get_api_root_view(api_urls=urls), name=self.root_view_name))
+        return urls
+
+
+router = GroupedRouter()
 router.register("products", views.ProductViewSet, basename="product")
 router.register("specs", views.InstanceSpecViewSet, basename="spec")
 router.register("targets", views.TargetViewSet, basename="target")
