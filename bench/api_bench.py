@@ -26,9 +26,10 @@ With 2 or more CPUs the load client is pinned to CPU 0 and gunicorn to CPU 1 (ta
 PostgreSQL and Redis are not pinned), so that the client's own work is not counted as the
 server's; --no-pin leaves both to the scheduler.
 
-and prints p50/p95/p99, requests per second and error counts. Each group runs twice: saturated
-(16 connections sending back-to-back, as wrk does: the goals above) and paced (the same 16
-connections at a moderate total rate: PACED_RATES), because on a 2-core machine shared by client
+and prints p50/p95/p99, requests per second, error counts, and the CPU time per request of gunicorn's
+processes and of the PostgreSQL backends serving the bench (steadier than req/s when other work shares the
+machine). Each group runs twice: saturated (16 connections sending back-to-back, as wrk does: the goals
+above) and paced (the same 16 connections at a moderate total rate: PACED_RATES), because on a 2-core machine shared by client
 and server the saturated p95 is mostly time spent queueing behind the other 15 connections
 (closed loop: p95 ≈ 16 × service time / 2 cores).
 
@@ -74,6 +75,27 @@ def _psql(sql: str, db: str = "postgres") -> str:
 def cluster_xid() -> int:
     """The server's next transaction id: it moves with every write transaction of any database on it."""
     return int(_psql("SELECT pg_snapshot_xmax(pg_current_snapshot())"))
+
+
+def cpu_seconds(server: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by gunicorn's processes and by the PostgreSQL backends connected to
+    the bench's database: per request, a figure that other work on the machine moves far less than req/s."""
+    import psutil
+
+    def used(pids: list[int]) -> float:
+        total = 0.0
+        for pid in pids:
+            try:
+                times = psutil.Process(pid).cpu_times()
+            except psutil.Error:  # a backend that just ended
+                continue
+            total += times.user + times.system
+        return total
+
+    master = psutil.Process(server.pid)
+    backends = _psql(f"SELECT pid FROM pg_stat_activity WHERE datname = '{DB_NAME}' AND pid <> pg_backend_pid()")
+    return used([master.pid, *(child.pid for child in master.children(recursive=True))]), \
+        used([int(pid) for pid in backends.split()])
 
 
 def setup_django() -> None:
@@ -413,10 +435,11 @@ def main() -> None:
             # Warm the workers (imports, connections) before measuring.
             asyncio.run(load(port, token, paths, duration_s=2, connections=opts.connections, rate=None))
             for mode, rate in (("saturated", None), (f"paced {PACED_RATES[name]:.0f}/s", PACED_RATES[name])):
-                xid_before = cluster_xid()
+                xid_before, cpu_before = cluster_xid(), cpu_seconds(server)
                 result = asyncio.run(load(port, token, paths, duration_s=opts.duration,
                                           connections=opts.connections, rate=rate))
                 writes = cluster_xid() - xid_before
+                web_cpu, db_cpu = (after - before for after, before in zip(cpu_seconds(server), cpu_before, strict=True))
                 goal = GOALS_MS[name]
                 verdict = "ok" if result["p95"] < goal and not result["errors"] else "MISSED"
                 if verdict != "ok":
@@ -425,6 +448,9 @@ def main() -> None:
                       f"p50 {result['p50']:6.1f} ms  p95 {result['p95']:6.1f} ms  p99 {result['p99']:6.1f} ms  "
                       f"max {result['max']:7.1f} ms  errors {sum(result['errors'].values())} {result['errors'] or ''}"
                       f"  goal p95 < {goal} ms: {verdict}")
+                if result["n"]:
+                    print(f"{'':<15} CPU per request: gunicorn {1000 * web_cpu / result['n']:.2f} ms, PostgreSQL "
+                          f"{1000 * db_cpu / result['n']:.2f} ms (user + system time of their processes)")
                 if writes > 2 and name in CACHED_GROUPS:
                     print(f"{'':<15} {writes} write transactions ran on the PostgreSQL server meanwhile (other "
                           f"databases included): cached answers are keyed by its snapshot, so each one outdated "
