@@ -3,14 +3,13 @@ devDependencies), injected into the dashboard, quick compare, run, comparison an
 critical violation."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from campaigns.models import Run
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in
 from tests.test_tables_browser import _comparison
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -47,11 +46,7 @@ def test_axe_finds_no_serious_or_critical_violation_on_the_pages_of_a_first_comp
         context.set_default_timeout(15_000)
         page = context.new_page()
         problems.watch(page)
-        page.goto("/accounts/login/")
-        page.locator("#id_username").fill("axe-operator")
-        page.locator("#id_password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.wait_for_url(re.compile(r"/$"))
+        log_in(page, "axe-operator", PASSWORD)
         for name, url in (("dashboard", "/"), ("quick compare", "/quick/"), ("run", f"/runs/{run.pk}/"),
                           ("comparison", f"/compare/?{query}"), ("report", f"/compare/report/?{query}")):
             page.goto(url)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -100,7 +101,7 @@ def phone_shots(browser: Any, live_server: Any, problems: BrowserProblems, pages
                                   is_mobile=True, has_touch=True)
     page = context.new_page()
     problems.watch(page)
-    _login(page)
+    log_in(page, USER, PASSWORD)
     for name, url in pages.items():
         page.goto(url)
         page.wait_for_load_state("networkidle")
@@ -116,12 +117,14 @@ def phone_shots(browser: Any, live_server: Any, problems: BrowserProblems, pages
     context.close()
 
 
-def _login(page: Any) -> None:
+def log_in(page: Any, username: str, password: str) -> None:
+    """Logs the page in through the login form, as a user does, and waits for the dashboard (a refused login stays
+    on the form, and this times out)."""
     page.goto("/accounts/login/")
-    page.locator("#id_username").fill(USER)
-    page.locator("#id_password").fill(PASSWORD)
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill(password)
     page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
+    page.wait_for_url(lambda url: urlsplit(url).path == "/")
 
 
 def _create_product(page: Any, name: str, engine: str) -> None:
@@ -161,7 +164,7 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     page.goto("/")
     assert "/accounts/login/" in page.url
     shot(page, "01-login")
-    _login(page)
+    log_in(page, USER, PASSWORD)
     shot(page, "02-dashboard")
 
     # Targets for the local MariaDB and PostgreSQL, each with "Test connection".

@@ -9,7 +9,7 @@ import pytest
 
 from campaigns.models import Product
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
-from tests.test_browser import SHOTS, browser_page, wait_js  # noqa: F401 (a fixture)
+from tests.test_browser import SHOTS, browser_page, log_in, wait_js  # noqa: F401 (a fixture)
 from tests.test_compare_spread import _measure
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -36,11 +36,7 @@ def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_pa
     _, page, problems = browser_page
     alpha, beta = _data()
     make_user("compare-viewer", "viewer")
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill("compare-viewer")
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
+    log_in(page, "compare-viewer", PASSWORD)
     page.goto(f"/compare/?products={alpha.pk}&products={beta.pk}")
     wait_js(page, "document.querySelectorAll('.charts canvas').length > 0 && "
                   "[...document.querySelectorAll('.charts canvas')].every(c => Chart.getChart(c))")

@@ -19,7 +19,7 @@ from campaigns import monitoring, roles
 from campaigns.models import Campaign, Dataset, Job, JobResult, Run, Scenario, Target
 from tests.factories import CampaignFactory, DatasetFactory, ProductFactory, ScenarioFactory, TargetFactory
 from tests.test_api import client_for, make_user
-from tests.test_browser import browser_page, wait_js  # noqa: F401 (a fixture)
+from tests.test_browser import browser_page, log_in, wait_js  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -309,11 +309,7 @@ def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(
     for role in roles.ROLES:
         Group.objects.get_or_create(name=role)
     make_user(roles.VIEWER, "history-viewer")
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill("history-viewer")
-    page.locator("#id_password").fill("pw-12345678")
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
+    log_in(page, "history-viewer", "pw-12345678")
 
     page.goto(f"/runs/{current.pk}/")
     row = page.locator("#changes-table tr[data-kind=regression][data-metric=qps]")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from campaigns.api.throttling import throttle_reset
-from tests.test_browser import SHOTS, BrowserProblems, browser_page, wait_js  # noqa: F401 (a fixture)
+from tests.test_browser import SHOTS, BrowserProblems, browser_page, log_in, wait_js  # noqa: F401 (a fixture)
 from tests.test_share_links import SECRETS, make_world
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -32,11 +32,7 @@ def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_rev
     world = make_world()
     make_user("share-operator", "operator")
     page.set_viewport_size({"width": 1440, "height": 900})
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill("share-operator")
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
+    log_in(page, "share-operator", PASSWORD)
     page.goto(f"/compare/?{world['query']}")
     # On a phone the open control stays on the screen.
     page.set_viewport_size({"width": 390, "height": 844})
@@ -97,11 +93,7 @@ def test_a_shared_report_prints_like_the_report_without_hosts_or_a_way_back(brow
     world = make_world()
     make_user("report-operator", "operator")
     page.set_viewport_size({"width": 1440, "height": 900})
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill("report-operator")
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
+    log_in(page, "report-operator", PASSWORD)
     page.goto(f"/compare/report/?{world['query']}")
     page.get_by_text("Share…").click()
     page.screenshot(path=str(SHOTS / "share-06-report-share-control.png"))

@@ -6,7 +6,6 @@ The comparison is three measured products with TPS and latency beside seed 001's
 so the widest tables the page has (p95 latency last, "Ratio to published" last of the table beside it)."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from campaigns.models import InstanceSpec, Product, Scenario
 from campaigns.seeds.published import load_published
 from campaigns.seeds.services import template_load_all
 from tests.factories import InstanceSpecFactory, ProductFactory
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, wait_js
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, wait_js
 from tests.test_compare_published import S001_WRITE, _measure
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -45,11 +44,7 @@ def _comparison() -> str:
 
 def _login(page: Any) -> None:
     make_user("tables-viewer", "viewer")
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill("tables-viewer")
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
+    log_in(page, "tables-viewer", PASSWORD)
 
 
 # Every header cell of every comparison table, scrolled into its container's view: is it inside the container's
@@ -135,7 +130,7 @@ def test_every_column_is_reachable_switchable_printable_and_a_card_on_a_phone(li
                                     is_mobile=True, has_touch=True)
         page = phone.new_page()
         problems.watch(page)
-        _login_again(page)
+        log_in(page, "tables-viewer", PASSWORD)
         page.goto(f"/compare/?{query}")
         page.get_by_label("all", exact=True).check()
         card = page.locator("table.comparison:not(.beside) tbody tr").first
@@ -155,8 +150,4 @@ def test_every_column_is_reachable_switchable_printable_and_a_card_on_a_phone(li
 
 
 def _login_again(page: Any) -> None:
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill("tables-viewer")
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
+    log_in(page, "tables-viewer", PASSWORD)
