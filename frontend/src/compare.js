@@ -59,7 +59,7 @@
   }
 
   // Thread counts are evenly spaced categories, as the white papers draw them (2, 4, … 3000).
-  function lineChart(canvas, lines, yTitle, data, unit, animate) {
+  function lineChart(canvas, lines, yTitle, data, unit) {
     return new Chart(canvas, {
       type: errorBars ? "lineWithErrorBars" : "line",
       data: { labels: data.threads, datasets: lines.map(function (line, i) {
@@ -68,7 +68,7 @@
                  pointRadius: 3, borderWidth: 2, tension: 0 };
       }) },
       options: {
-        responsive: true, maintainAspectRatio: false, animation: forPrint || !animate ? false : undefined,
+        responsive: true, maintainAspectRatio: false, animation: forPrint ? false : undefined,
         interaction: { mode: "nearest", intersect: false },
         plugins: {
           legend: { position: "bottom",
@@ -83,14 +83,14 @@
     });
   }
 
-  function barChart(canvas, bars, animate) {
+  function barChart(canvas, bars) {
     return new Chart(canvas, {
       type: "bar",
       data: { labels: bars.labels, datasets: bars.datasets.map(function (d, i) {
         return { label: d.label, data: d.data, backgroundColor: color(i) };
       }) },
       options: {
-        responsive: true, maintainAspectRatio: false, animation: forPrint || !animate ? false : undefined,
+        responsive: true, maintainAspectRatio: false, animation: forPrint ? false : undefined,
         plugins: { legend: { position: "bottom" } },
         scales: { y: { beginAtZero: true, title: { display: true, text: "QPS" } } },
       },
@@ -168,25 +168,23 @@
   // tables, the page's content, are already there. Printing draws whatever is left.
   const blocks = [...document.querySelectorAll(".charts[data-table]")];
   const drawn = new Set();
-  // A chart comes into view animated; one drawn out of sight (the idle moments', the printed page's) is drawn at
-  // once: sixty canvases animating unseen for a second each would keep the processor busy for nothing.
-  function drawBlock(block, animate) {
+  function drawBlock(block) {
     if (drawn.has(block)) return;
     drawn.add(block);
     const data = charts[block.dataset.table];
     if (!data) return;
     for (const canvas of block.querySelectorAll("canvas[data-chart]")) {
       const kind = canvas.dataset.chart;
-      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, "QPS", data, " QPS", animate);
-      else if (kind === "latency_lines") lineChart(canvas, data.latency_lines, data.latency_label, data, " ms", animate);
-      else if (kind === "spec_bars" && data.spec_bars) barChart(canvas, data.spec_bars, animate);
+      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, "QPS", data, " QPS");
+      else if (kind === "latency_lines") lineChart(canvas, data.latency_lines, data.latency_label, data, " ms");
+      else if (kind === "spec_bars" && data.spec_bars) barChart(canvas, data.spec_bars);
     }
   }
-  function drawAll() { for (const block of blocks) drawBlock(block, false); }
+  function drawAll() { for (const block of blocks) drawBlock(block); }
   function start() {
     if ("IntersectionObserver" in window) {
       const observer = new IntersectionObserver(function (entries) {
-        for (const entry of entries) if (entry.isIntersecting) drawBlock(entry.target, true);
+        for (const entry of entries) if (entry.isIntersecting) drawBlock(entry.target);
       }, { rootMargin: "300px" });
       for (const block of blocks) observer.observe(block);
     }
@@ -194,7 +192,7 @@
     (function next() {
       const block = blocks.find(function (b) { return !drawn.has(b); });
       if (!block) return;
-      drawBlock(block, false);
+      drawBlock(block);
       idle(next);
     })();
   }
