@@ -92,8 +92,9 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
             tailJob: document.getElementById('tail-job').textContent,
             status: document.getElementById('run-status').textContent.trim(),
             boundaries: Number(document.getElementById('chart-throughput').dataset.boundaries || 0),
-            points: Chart.getChart('chart-throughput').data.datasets[0].data.filter(p => p.y !== null).length,
-            threadPoints: Chart.getChart('chart-threads').data.datasets.reduce((n, d) => n + d.data.length, 0),
+            // The charts are made just after the load event: none yet while the page reloads itself.
+            points: window.Chart?.getChart('chart-throughput')?.data.datasets[0].data.filter(p => p.y !== null).length ?? 0,
+            threadPoints: window.Chart?.getChart('chart-threads')?.data.datasets.reduce((n, d) => n + d.data.length, 0) ?? 0,
         })""")
         if state["status"] == "succeeded":
             break

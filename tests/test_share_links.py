@@ -125,7 +125,7 @@ def test_the_shared_comparison_and_report_name_no_host_port_endpoint_or_client_b
         assert page.status_code == 200, html[:500]
         assert _leaks(html) == [], shows
         assert "ShareDB Alpha vs ShareDB Beta" in html and 'id="compare-charts"' in html
-        assert 'class="comparison"' in html and "1,300" in html
+        assert 'class="comparison fit"' in html and "1,300" in html
         if shows == "report":
             assert "client host 1" in html and "client host 2" in html and "--mysql-host=***" in html
             assert "max_connections" in html and "Print or save as PDF" in html

@@ -467,7 +467,7 @@ def test_published_figures_appear_in_comparisons_labelled_as_such(role_client):
     html = _text(client.get("/compare/?published=001"))
     assert 'class="badge published"' in html and "published, corrected" in html
     assert "printed in a white paper" in html
-    table = html.split('class="comparison"', 1)[1].split("</table>", 1)[0]
+    table = html.split('class="comparison fit"', 1)[1].split("</table>", 1)[0]
     assert [float(v) for v in re.findall(r'data-metric="qps"[^>]*data-value="([^"]+)"', table)] == [
         10000.0, 8000.0, 15000.0, 9000.0]
     # The second product against the first, as the table's Δ% (−20.0% and −40.0%).

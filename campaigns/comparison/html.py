@@ -29,13 +29,13 @@ def spread_title(stats: dict[str, Any], fmt: Any) -> str:
             f"standard deviation {fmt(stats['stdev'])}{cv}, median {fmt(stats['median'])}")
 
 
-def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None, label: str) -> str:
+def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None) -> str:
+    # An empty cell says only which column group it is in (for the column switch): nothing opens from it.
+    if cell is None or cell[metric]["value"] is None:
+        return f'<td class="num" data-metric="{metric}">—</td>'
     attrs = f' data-metric="{metric}"'
     if product_id is not None:
         attrs += f' data-product="{product_id}"'
-    attrs += f' data-label="{label}"'
-    if cell is None or cell[metric]["value"] is None:
-        return f'<td class="num"{attrs}>—</td>'
     stats = cell[metric]
     extra = ""
     if stats["n"] > 1 and not cell.get("published"):
@@ -54,7 +54,8 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
             counts = cell.get("verdicts") or {}
             why = f"{counts.get(verdict, 0)} of {stats['n']} jobs {verdict}: see their findings on the job pages"
             extra = f' <span class="badge verdict-{verdict}" title="{escape(why)}">{verdict}</span>' + extra
-        attrs += f' data-verdict="{escape(verdict or "")}"'
+        if not cell.get("published"):  # a published figure has no job to judge
+            attrs += f' data-verdict="{escape(verdict or "")}"'
     return f'<td class="num"{attrs} data-value="{stats["value"]!r}">{fmt(stats["value"])}{extra}</td>'
 
 
@@ -65,10 +66,9 @@ METRIC_GROUPS = ("qps", "tps", "latency")
 
 def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
                     groups: Sequence[str] = METRIC_GROUPS) -> SafeString:
-    """The rows; each cell carries data-label, its column's heading, which a phone shows beside it."""
+    """The rows. A phone shows each cell's column heading beside it: tables.js labels the cells from the head, as
+    written here they carry only what the page's scripts and styles use."""
     ids = [p["id"] for p in products]
-    names = [escape(p["name"]) for p in products]
-    pct = escape(table["pct_label"])
     out = []
     for row in table["rows"]:
         spec = escape(row["spec"] or "—")
@@ -78,41 +78,36 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
                 f' data-scenario-id="{table["scenario"]["id"]}" data-spec-id="{row["spec_id"] or ""}"'
                 f' data-table-size="{row["table_size"] or ""}" data-tables="{row["tables"] or ""}"')
         parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}"{keys}>',
-                 f'<th scope="row">{spec}</th><td class="num" data-label="Concurrency">{row["threads"]:,}</td>'
-                 f'<td class="num" data-label="Table size">{size}</td>'
-                 f'<td class="num" data-label="Tables">{row["tables"] or "—"}</td>']
+                 f'<th scope="row">{spec}</th><td class="num">{row["threads"]:,}</td>'
+                 f'<td class="num">{size}</td><td class="num">{row["tables"] or "—"}</td>']
         cells = row["cells"]
         if "qps" in groups:
-            parts += [_value_cell(c, "qps", fmt_number, pid, f"QPS {n}") for c, pid, n in zip(cells, ids, names, strict=True)]
-            for d, mark, name in zip(row["deltas"], row["marks"], names[1:], strict=True):
+            parts += [_value_cell(c, "qps", fmt_number, pid) for c, pid in zip(cells, ids, strict=True)]
+            for d, mark in zip(row["deltas"], row["marks"], strict=True):
                 css = "" if d is None else " up" if d > 0 else " down" if d < 0 else ""
-                label = f' data-label="Δ% QPS {name}"'
                 if mark is None or d is None:
-                    parts.append(f'<td class="num delta{css}" data-metric="delta"{label}>{fmt_delta(d)}</td>')
+                    parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}</td>')
                     continue
                 parts.append(f'<td class="num delta{css}" data-metric="delta" '
-                             f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}"{label}>'
+                             f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}">'
                              f'{fmt_delta(d)}<br>'
                              f'<span class="muted small">{escape(mark["text"])}</span></td>')
         if table["has_tps"] and "tps" in groups:
-            parts += [_value_cell(c, "tps", fmt_number, None, f"TPS {n}") for c, n in zip(cells, names, strict=True)]
+            parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
         if table["has_avg"] and "latency" in groups:
-            parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid, f"Avg latency (ms) {n}")
-                      for c, pid, n in zip(cells, ids, names, strict=True)]
+            parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
         if table["has_pct"] and "latency" in groups:
-            parts += [_value_cell(c, "latency_pct_ms", fmt_ms, pid, f"{pct} latency (ms) {n}")
-                      for c, pid, n in zip(cells, ids, names, strict=True)]
+            parts += [_value_cell(c, "latency_pct_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
 
 
-def _beside_qps(value: float | None, per_core: float | None, shown: bool, name: str, extra: str = "") -> str:
-    label = f' data-label="QPS {name}"'
-    text = (f'<td class="num"{label} data-value="{value!r}">{fmt_number(value)}{extra}</td>' if is_number(value)
-            else f'<td class="num"{label}>—{extra}</td>')
+def _beside_qps(value: float | None, per_core: float | None, shown: bool, extra: str = "") -> str:
+    text = (f'<td class="num" data-value="{value!r}">{fmt_number(value)}{extra}</td>' if is_number(value)
+            else f'<td class="num">—{extra}</td>')
     if shown:
-        text += f'<td class="num" data-label="QPS per core {name}">{fmt_number(per_core)}</td>'
+        text += f'<td class="num">{fmt_number(per_core)}</td>'
     return text
 
 
@@ -120,8 +115,6 @@ def beside_body_html(beside: dict[str, Any]) -> SafeString:
     """The rows of a published product set beside a measured table (columns as _compare_table.html heads them)."""
     out = []
     per_core = beside.get("has_per_core", False)
-    names = [escape(n) for n in beside["columns"]]
-    published = escape(f'{beside["product"]} (published)')
     for row in beside["rows"]:
         threads = f'{row["published_threads"]:,}'
         if row["nearest"]:
@@ -129,16 +122,14 @@ def beside_body_html(beside: dict[str, Any]) -> SafeString:
         correction = (f' <span class="badge published" title="{escape(row["correction"])}">corrected</span>'
                       if row["correction"] else "")
         parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}">',
-                 f'<th scope="row">{escape(row["spec"] or "—")}</th>'
-                 f'<td class="num" data-label="Concurrency">{row["threads"]:,}</td>',
-                 f'<td data-label="Published spec">{escape(row["published_spec"])}</td>'
-                 f'<td class="num" data-label="Published concurrency">{threads}</td>']
-        parts += [_beside_qps(c["qps"], c["per_core"], per_core, n) for c, n in zip(row["cells"], names, strict=True)]
-        parts.append(_beside_qps(row["published_qps"], row["published_per_core"], per_core, published, correction))
-        for cell, name in zip(row["cells"], names, strict=True):
+                 f'<th scope="row">{escape(row["spec"] or "—")}</th><td class="num">{row["threads"]:,}</td>',
+                 f'<td>{escape(row["published_spec"])}</td><td class="num">{threads}</td>']
+        parts += [_beside_qps(c["qps"], c["per_core"], per_core) for c in row["cells"]]
+        parts.append(_beside_qps(row["published_qps"], row["published_per_core"], per_core, correction))
+        for cell in row["cells"]:
             basis = "" if cell["ratio"] is None else f' <span class="muted small">{row["basis"]}</span>'
-            parts.append(f'<td class="num" data-metric="ratio" data-label="Ratio to published {name}" '
-                         f'title="{escape(row["hardware"])}">{fmt_ratio(cell["ratio"])}{basis}</td>')
+            parts.append(f'<td class="num" data-metric="ratio" title="{escape(row["hardware"])}">'
+                         f'{fmt_ratio(cell["ratio"])}{basis}</td>')
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped

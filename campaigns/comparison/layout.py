@@ -197,7 +197,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
 
 
 # Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
-LAYOUT_FORMAT = 2
+LAYOUT_FORMAT = 3
 
 
 def comparison_layout_cached(selection: Selection) -> dict[str, Any]:

@@ -51,13 +51,15 @@ def _published_choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
 def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
     published, published_specs = _published_choices()
     return {
-        "targets": [(t.pk, f"{t.name} ({t.product.name})") for t in
-                    Target.objects.select_related("product").order_by("name")[:CHOICES_SHOWN]],
+        # Rows as tuples, not model instances: this runs on every comparison page.
+        "targets": [(pk, f"{name} ({product})") for pk, name, product in
+                    Target.objects.order_by("name").values_list("pk", "name", "product__name")[:CHOICES_SHOWN]],
         "products": list(Product.objects.order_by("name").values_list("pk", "name")[:CHOICES_SHOWN]),
         "campaign": list(Campaign.objects.filter(is_template=False).order_by("name")
                          .values_list("pk", "name")[:CHOICES_SHOWN]),
-        "runs": [(r.pk, f"#{r.pk} {r.campaign.name} ({r.status}, {r.created_at:%Y-%m-%d %H:%M})") for r in
-                 Run.objects.select_related("campaign").order_by("-created_at")[:CHOICES_SHOWN]],
+        "runs": [(pk, f"#{pk} {campaign} ({status}, {created_at:%Y-%m-%d %H:%M})") for pk, campaign, status, created_at in
+                 Run.objects.order_by("-created_at").values_list("pk", "campaign__name", "status", "created_at")
+                 [:CHOICES_SHOWN]],
         "scenarios": list(Scenario.objects.order_by("name").values_list("pk", "name")[:CHOICES_SHOWN]),
         "specs": list(InstanceSpec.objects.values_list("pk", "label")[:CHOICES_SHOWN]),
         **published,

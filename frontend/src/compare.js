@@ -27,52 +27,6 @@
     publishedProduct.addEventListener("change", filterPublishedSpecs);
     filterPublishedSpecs();
   }
-  // The column switch: every column without JavaScript; with it, one metric's columns at a time, remembered.
-  const metricSwitch = document.getElementById("metric-switch");
-  const tables = document.querySelectorAll("table.comparison:not(.beside)");
-  const storeKey = "benchapp.compare.columns";
-  function showColumns(value) {
-    for (const table of tables) {
-      if (value === "all") delete table.dataset.show; else table.dataset.show = value;
-    }
-  }
-  if (metricSwitch) {
-    let saved = "all";
-    try { saved = localStorage.getItem(storeKey) || "all"; } catch (e) { /* storage refused: keep every column */ }
-    const input = metricSwitch.querySelector('input[value="' + saved + '"]');
-    if (input) { input.checked = true; showColumns(saved); }
-    metricSwitch.hidden = false;
-    metricSwitch.addEventListener("change", function (event) {
-      showColumns(event.target.value);
-      try { localStorage.setItem(storeKey, event.target.value); } catch (e) { /* not remembered, still shown */ }
-    });
-  }
-  // The concurrency column sticks beside the first once the first's width is known: measured per block as it
-  // comes near the view, after the load event (measuring every table at once would lay out the whole page).
-  function stickSecond(root) {
-    for (const table of root.querySelectorAll("table.comparison")) {
-      const first = table.querySelector("thead th");
-      if (!first || !first.offsetWidth) continue;
-      table.style.setProperty("--sticky-2", first.offsetWidth + "px");
-      table.classList.add("sticky-2");
-      // Scrolling a cell into view (keyboard focus, find in page) stops beside the sticky columns, not under them.
-      const second = table.querySelector("thead th:nth-child(2)");
-      const box = table.closest(".table-scroll");
-      if (box && second) box.style.scrollPaddingLeft = (first.offsetWidth + second.offsetWidth) + "px";
-    }
-  }
-  function stickWhenNear() {
-    const blocks = document.querySelectorAll(".comparison-block, .result-block");
-    if (!("IntersectionObserver" in window)) { stickSecond(document); return; }
-    const observer = new IntersectionObserver(function (entries) {
-      for (const entry of entries) if (entry.isIntersecting) stickSecond(entry.target);
-    }, { rootMargin: "300px" });
-    for (const block of blocks) observer.observe(block);
-  }
-  if (document.readyState === "complete") setTimeout(stickWhenNear, 0);
-  else window.addEventListener("load", function () { setTimeout(stickWhenNear, 0); });
-  window.addEventListener("resize", function () { stickSecond(document); });
-
   const palette = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2", "#be185d", "#4d7c0f"];
   const forPrint = document.body.classList.contains("report-page");
 

@@ -3,10 +3,12 @@
 // on each second in between), one timeline of every job's QPS and latency on the run's clock (the server's,
 // downsampled, fetched again as each job finishes; the running job's seconds appended as they arrive) with a
 // dashed line where each job started, and QPS against threads per target and scenario from the finished jobs.
+// The charts are made once the page has loaded: three canvases laid out and drawn would hold the load event back
+// by tens of milliseconds, while the page's figures (the jobs table, the progress) are already there.
 (function () {
   "use strict";
   const config = document.getElementById("run-config");
-  if (!config || typeof Chart === "undefined") return;
+  if (!config) return;
   const mode = config.dataset.mode;
   // While a job runs, a second is on the page within a quarter of a second of the API having it.
   const SAMPLES_EVERY_MS = 250;
@@ -124,8 +126,13 @@
     startSamples(config.dataset.samplesUrl);
   }
 
+  function afterLoad(callback) {
+    if (document.readyState === "complete") setTimeout(callback, 0);
+    else window.addEventListener("load", function () { setTimeout(callback, 0); });
+  }
+
   if (mode === "job") {
-    jobPage();
+    if (typeof Chart !== "undefined") afterLoad(jobPage);
     return;
   }
 
@@ -226,24 +233,34 @@
       plugins: [boundaryPlugin],
     });
   }
-  const throughput = timelineChart(throughputCanvas, "QPS", "#2563eb", "QPS");
-  const latency = timelineChart(latencyCanvas, "latency (ms)", "#dc2626", "ms");
   let threadCounts = []; // the thread counts of the run's jobs, ascending: the QPS-by-threads chart's ticks
-  const byThreads = new Chart(threadsCanvas, {
-    type: "line",
-    data: { datasets: [] },
-    options: { ...common, interaction: { mode: "nearest", intersect: false },
-      scales: { x: { type: "logarithmic", title: { display: true, text: "threads" },
-        // Ticks and grid lines at the thread counts measured, nowhere else; a little room beyond the ends.
-        afterBuildTicks: function (scale) { scale.ticks = threadCounts.map(function (v) { return { value: v }; }); },
-        afterDataLimits: function (scale) {
-          if (!threadCounts.length) return;
-          scale.min = threadCounts[0] / 1.25;
-          scale.max = threadCounts[threadCounts.length - 1] * 1.25;
-        },
-        ticks: { maxRotation: 0, autoSkip: true, callback: function (value) { return String(value); } } },
-      y: { beginAtZero: true, title: { display: true, text: "QPS" } } } },
-  });
+  // Made after the load event (makeCharts); until then draw() and drawThreads() only keep what they would draw.
+  let throughput = null;
+  let latency = null;
+  let byThreads = null;
+  let drawWaiting = false;
+  function makeCharts() {
+    if (typeof Chart === "undefined") return;
+    throughput = timelineChart(throughputCanvas, "QPS", "#2563eb", "QPS");
+    latency = timelineChart(latencyCanvas, "latency (ms)", "#dc2626", "ms");
+    byThreads = new Chart(threadsCanvas, {
+      type: "line",
+      data: { datasets: [] },
+      options: { ...common, interaction: { mode: "nearest", intersect: false },
+        scales: { x: { type: "logarithmic", title: { display: true, text: "threads" },
+          // Ticks and grid lines at the thread counts measured, nowhere else; a little room beyond the ends.
+          afterBuildTicks: function (scale) { scale.ticks = threadCounts.map(function (v) { return { value: v }; }); },
+          afterDataLimits: function (scale) {
+            if (!threadCounts.length) return;
+            scale.min = threadCounts[0] / 1.25;
+            scale.max = threadCounts[threadCounts.length - 1] * 1.25;
+          },
+          ticks: { maxRotation: 0, autoSkip: true, callback: function (value) { return String(value); } } },
+        y: { beginAtZero: true, title: { display: true, text: "QPS" } } } },
+    });
+    drawThreads(state.jobs);
+    if (drawWaiting) draw();
+  }
 
   // The timeline as the server last sent it (every job's seconds, downsampled) and the running job's own
   // seconds since, from the samples API; the charts draw the first up to where the running job starts.
@@ -268,6 +285,7 @@
     const startS = liveJob && liveJob.start_s !== null ? liveJob.start_s : null;
     const known = base.jobs.filter(function (j) { return startS === null || j.start_s < startS; });
     boundaries = liveJob && startS !== null ? known.concat([liveJob]) : base.jobs.slice();
+    if (!throughput) { drawWaiting = true; return; }
     throughput.data.datasets[0].data = joined(base.qps, liveQps, startS);
     latency.data.datasets[0].data = joined(base.latency, liveLatency, startS);
     throughput.update("none");
@@ -410,6 +428,7 @@
 
   let threadsKey = "";
   function drawThreads(jobs) {
+    if (!byThreads) return;
     const cells = new Map();
     for (const job of jobs) {
       if (!job.result || job.result.qps === null || job.result.qps === undefined) continue;
@@ -435,6 +454,17 @@
     byThreads.update("none");
   }
 
+  // A figure is written only when it changed (the page comes with the server's), and the percentile beside a
+  // latency ("0.46 p95") stays.
+  function setFigure(cell, text) {
+    const node = cell.firstChild;
+    if (node && node.nodeType === Node.TEXT_NODE && cell.childNodes.length > 1) {
+      if (node.data.trim() !== text) node.data = text + " ";
+    } else if (cell.textContent !== text) {
+      cell.textContent = text;
+    }
+  }
+
   function applyJobs(jobs) {
     for (const job of jobs) {
       const row = document.getElementById("job-" + job.id);
@@ -442,14 +472,14 @@
       const badge = row.querySelector("td.status .badge");
       if (badge && badge.textContent !== job.status) setBadge(badge, job.status);
       const bar = row.querySelector("td.status .progress span");
-      if (bar) bar.style.width = job.progress_pct + "%";
+      if (bar && bar.style.width !== job.progress_pct + "%") bar.style.width = job.progress_pct + "%";
       const result = job.result;
       if (result) {
         const cells = [["qps", formatNumber(result.qps)], ["tps", formatNumber(result.tps)],
           ["latency_avg_ms", formatMs(result.latency_avg_ms)], ["latency_pct_ms", formatMs(result.latency_pct_ms)]];
         for (const [metric, text] of cells) {
           const cell = row.querySelector('[data-metric="' + metric + '"]');
-          if (cell) cell.textContent = text;
+          if (cell) setFigure(cell, text);
         }
       }
     }
@@ -505,10 +535,11 @@
     fetchTimeline();
   }
   if (state.running && state.tail_job === state.running.id) tail.textContent = state.tail;
-  tail.scrollTop = tail.scrollHeight;
+  if (!live.hidden) tail.scrollTop = tail.scrollHeight;  // reading scrollHeight lays the page out: only when shown
   tick();
   if (!state.run.finished) {
     setInterval(tick, TICK_MS);
     setTimeout(pollState, STATE_EVERY_MS);
   }
+  afterLoad(makeCharts);
 })();

@@ -1,0 +1,102 @@
+// Tables that fit (class "fit": a comparison's tables, a run's jobs), on every page that has them: the column switch
+// (QPS / TPS / latency, one metric's columns at a time in the tables marked data-switch, remembered in this browser),
+// the cells' labels that a phone's card shows, and the second sticky column (the first sticks by CSS alone). The
+// phone's cards and the printed page's columns are app.css's.
+(function () {
+  "use strict";
+  function afterLoad(callback) {
+    if (document.readyState === "complete") setTimeout(callback, 0);
+    else window.addEventListener("load", function () { setTimeout(callback, 0); });
+  }
+  // Every column without JavaScript; with it, the choice of the switch, the same on every page that has one.
+  const metricSwitch = document.getElementById("metric-switch");
+  const storeKey = "benchapp.compare.columns";
+  function showColumns(value) {
+    for (const table of document.querySelectorAll("table.fit[data-switch]")) {
+      if (value === "all") delete table.dataset.show; else table.dataset.show = value;
+    }
+  }
+  if (metricSwitch) {
+    let saved = "all";
+    try { saved = localStorage.getItem(storeKey) || "all"; } catch (e) { /* storage refused: keep every column */ }
+    const input = metricSwitch.querySelector('input[value="' + saved + '"]');
+    if (input) { input.checked = true; showColumns(saved); }
+    metricSwitch.hidden = false;
+    metricSwitch.addEventListener("change", function (event) {
+      showColumns(event.target.value);
+      try { localStorage.setItem(storeKey, event.target.value); } catch (e) { /* not remembered, still shown */ }
+    });
+  }
+
+  // On a phone each row is a card, each cell labelled by its column's heading (app.css shows data-label before it).
+  // The labels are read from the table's head here rather than written into every cell by the server: a
+  // comparison has thousands of cells. A heading's data-label, when it has one, stands for its text.
+  function labelCells(table) {
+    const grid = [];
+    for (const [r, tr] of [...(table.tHead ? table.tHead.rows : [])].entries()) {
+      grid[r] = grid[r] || [];
+      let c = 0;
+      for (const th of tr.cells) {
+        while (grid[r][c]) c++;
+        for (let i = 0; i < th.rowSpan; i++) {
+          for (let j = 0; j < th.colSpan; j++) (grid[r + i] = grid[r + i] || [])[c + j] = th;
+        }
+        c += th.colSpan;
+      }
+    }
+    const labels = [];
+    const width = Math.max(0, ...grid.map(function (row) { return row.length; }));
+    for (let c = 0; c < width; c++) {
+      const heads = [];
+      for (const row of grid) if (row[c] && heads[heads.length - 1] !== row[c]) heads.push(row[c]);
+      labels.push(heads.map(function (th) {
+        return th.dataset.label || th.textContent.replace(/\s+/g, " ").trim();
+      }).join(" "));
+    }
+    for (const body of table.tBodies) {
+      for (const tr of body.rows) {
+        for (let c = 0; c < tr.cells.length; c++) {
+          const cell = tr.cells[c];
+          if (cell.tagName === "TD" && labels[c] && !cell.hasAttribute("data-label")) cell.setAttribute("data-label", labels[c]);
+        }
+      }
+    }
+  }
+  const labelled = new WeakSet();
+  function labelAll() {
+    for (const table of document.querySelectorAll("table.fit")) {
+      if (!labelled.has(table)) { labelled.add(table); labelCells(table); }
+    }
+  }
+  // Only a phone shows them: labelled before its first paint, or when a window narrows to a phone's width.
+  const phone = window.matchMedia("screen and (max-width: 760px)");
+  if (phone.matches) labelAll();
+  if (phone.addEventListener) phone.addEventListener("change", function () { if (phone.matches) labelAll(); });
+
+  // The second column sticks beside the first once the first's width is known: measured per section as it comes
+  // near the view, after the load event (measuring every table at once would lay out the whole page).
+  function stickSecond(root) {
+    const tables = root.matches && root.matches("table.fit") ? [root] : root.querySelectorAll("table.fit");
+    for (const table of tables) {
+      const first = table.querySelector("thead th");
+      if (!first || !first.offsetWidth) continue;
+      table.style.setProperty("--sticky-2", first.offsetWidth + "px");
+      table.classList.add("sticky-2");
+      // Scrolling a cell into view (keyboard focus, find in page) stops beside the sticky columns, not under them.
+      const second = table.querySelector("thead th:nth-child(2)");
+      const box = table.closest(".table-scroll");
+      if (box && second) box.style.scrollPaddingLeft = (first.offsetWidth + second.offsetWidth) + "px";
+    }
+  }
+  function stickWhenNear() {
+    const sections = new Set();
+    for (const table of document.querySelectorAll("table.fit")) sections.add(table.closest("section") || table);
+    if (!("IntersectionObserver" in window)) { stickSecond(document); return; }
+    const observer = new IntersectionObserver(function (entries) {
+      for (const entry of entries) if (entry.isIntersecting) stickSecond(entry.target);
+    }, { rootMargin: "300px" });
+    for (const section of sections) observer.observe(section);
+  }
+  afterLoad(stickWhenNear);
+  window.addEventListener("resize", function () { stickSecond(document); });
+})();
