@@ -6,7 +6,6 @@ The run is a finished one of two targets with long names, two seed scenarios, tw
 repetitions, one job failed with its error: as wide as a run's table gets."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from campaigns.comparison.formatting import fmt_number
 from campaigns.models import Campaign, Job, JobResult, Run, Scenario, Target
 from campaigns.seeds.services import template_load_all
 from tests.factories import InstanceSpecFactory, ProductFactory
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, wait_js
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, wait_js
 from tests.test_tables_browser import A4_PRINTABLE_PX
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -60,14 +59,6 @@ def _finished_run() -> Run:
     return run
 
 
-def _login(page: Any) -> None:
-    page.goto("/accounts/login/")
-    page.locator("#id_username").fill("run-table-viewer")
-    page.locator("#id_password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(re.compile(r"/$"))
-
-
 def _visible_metrics(table: Any) -> set[str]:
     """The metric groups whose header and first row's cell are both shown."""
     return {metric for metric in METRIC_HEADERS
@@ -109,7 +100,7 @@ def test_the_run_table_switches_metrics_prints_whole_and_is_cards_on_a_phone(liv
         context.set_default_timeout(15_000)
         page = context.new_page()
         problems.watch(page)
-        _login(page)
+        log_in(page, "run-table-viewer", PASSWORD)
         page.goto(f"/runs/{run.pk}/")
         table = page.locator("#jobs-table")
         # Every column at first, every one of them reachable at 1440 px.
@@ -174,7 +165,7 @@ def test_the_run_table_switches_metrics_prints_whole_and_is_cards_on_a_phone(liv
         phone.set_default_timeout(15_000)
         page = phone.new_page()
         problems.watch(page)
-        _login(page)
+        log_in(page, "run-table-viewer", PASSWORD)
         page.goto(f"/runs/{run.pk}/")
         table = page.locator("#jobs-table")
         assert page.get_by_label("all", exact=True).is_checked()
