@@ -12,7 +12,7 @@ from campaigns import services
 from campaigns.models import Job, Run
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_browser import PASSWORD, USER, _login, browser_page, shot, wait_js
+from tests.test_browser import PASSWORD, USER, browser_page, log_in, shot, wait_js
 
 __all__ = ["browser_page"]  # the fixture, shared with test_browser.py
 
@@ -34,7 +34,7 @@ def test_the_run_page_shows_a_4e9_row_prepare_loading(browser_page, live_server,
                                dataset=dataset, prepare_threads=1)
     campaign = CampaignFactory(name="seed 001 at full scale", targets=[TargetFactory(name="local MariaDB")],
                                scenarios=[scenario], threads=[1])
-    _login(page)
+    log_in(page, USER, PASSWORD)
 
     page.goto(f"/campaigns/{campaign.pk}/")
     note = page.locator("[data-testid=plan-prepare-note]")

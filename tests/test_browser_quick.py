@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from campaigns.models import Job, Run, Target
 from tests.conftest import record_measurement
 from tests.factories import PgTargetFactory
-from tests.test_browser import PASSWORD, SHOTS, USER, _login, browser_page, phone_shots, shot, wait_js
+from tests.test_browser import PASSWORD, SHOTS, USER, browser_page, log_in, phone_shots, shot, wait_js
 
 __all__ = ["browser_page"]  # the fixture, shared with test_browser.py
 
@@ -31,7 +31,7 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     browser, page, problems = browser_page
     page.set_viewport_size({"width": 1440, "height": 900})
     get_user_model().objects.create_superuser(USER, "admin@example.com", PASSWORD)
-    _login(page)
+    log_in(page, USER, PASSWORD)
 
     # An empty install: the dashboard says what to do first.
     steps = page.locator("[data-testid=first-steps]")

@@ -16,7 +16,7 @@ from campaigns import services
 from campaigns.models import Run
 from tests.conftest import record_measurement
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_browser import PASSWORD, SHOTS, USER, _login, browser_page, wait_js
+from tests.test_browser import PASSWORD, SHOTS, USER, browser_page, log_in, wait_js
 
 __all__ = ["browser_page"]  # the fixture, shared with test_browser.py
 
@@ -34,7 +34,7 @@ def _phone(browser: Any, live_server: Any, problems: Any) -> Any:
                                   is_mobile=True, has_touch=True)
     page = context.new_page()
     problems.watch(page)
-    _login(page)
+    log_in(page, USER, PASSWORD)
     return context, page
 
 
@@ -51,7 +51,7 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
                                dataset=DatasetFactory(name="watch tiny", tables=1, table_size=1000))
     campaign = CampaignFactory(name="watch campaign", targets=[TargetFactory(name="watch-mariadb")],
                                scenarios=[scenario], threads=[1, 2, 4, 8])
-    _login(page)
+    log_in(page, USER, PASSWORD)
     run = services.campaign_launch(campaign=campaign, user=user)
     etas: dict[int, float] = {}  # jobs done → the first ETA read with that many done
 

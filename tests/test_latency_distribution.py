@@ -29,8 +29,8 @@ from tests.test_browser import (  # noqa: F401 (browser_page is a fixture)
     PASSWORD,
     SHOTS,
     USER,
-    _login,
     browser_page,
+    log_in,
     phone_shots,
     wait_js,
 )
@@ -211,7 +211,7 @@ def test_the_job_page_draws_the_latency_histogram_and_says_when_there_is_none(br
     job, histograms = two_client_job()
     result_store(job=job, clients=list(job.clients.all()), source=JobResult.Source.MEASURED)
     no_histogram = imported_job("mysql_oltp_point_select_percentile_0", percentile=0)
-    _login(page)
+    log_in(page, USER, PASSWORD)
 
     page.goto(f"/jobs/{job.pk}/")
     wait_js(page, "window.Chart && Chart.getChart(document.getElementById('chart-latency-histogram'))")

@@ -315,13 +315,13 @@ def test_one_click_on_the_seeds_page_runs_a_seed_and_opens_its_tables(browser_pa
                                                                       celery_worker_process, target_databases):
     from django.contrib.auth import get_user_model
 
-    from tests.test_browser import PASSWORD, USER, _login, shot
+    from tests.test_browser import PASSWORD, USER, log_in, shot
 
     browser, page, problems = browser_page
     get_user_model().objects.create_superuser(USER, password=PASSWORD)
     template_load_all()
     target = _mariadb(name="one-click-mariadb")
-    _login(page)
+    log_in(page, USER, PASSWORD)
     page.goto("/seeds/")
     for box in page.locator(".quick-run-form input[name=templates]").all():
         box.set_checked(box.get_attribute("value") == "seed-003")
