@@ -38,6 +38,11 @@ class FakeServer:
 
     def stop(self) -> None:
         self._stop.set()
+        # close() alone leaves the thread in accept() until its time-out (10 s a test); shutdown() wakes it (Linux).
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
         self._thread.join(timeout=_TIMEOUT_S)
 
