@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from campaigns.models import Run
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page
 from tests.test_tables_browser import _comparison
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -41,11 +41,8 @@ def test_axe_finds_no_serious_or_critical_violation_on_the_pages_of_a_first_comp
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # The pages' Content-Security-Policy allows only their own scripts: axe is injected past it.
-        context = browser.new_context(viewport={"width": 1440, "height": 900}, base_url=live_server.url,
-                                      bypass_csp=True)
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        problems.watch(page)
+        context, page = open_page(browser, live_server.url, problems, viewport={"width": 1440, "height": 900},
+                                  bypass_csp=True)
         log_in(page, "axe-operator", PASSWORD)
         for name, url in (("dashboard", "/"), ("quick compare", "/quick/"), ("run", f"/runs/{run.pk}/"),
                           ("comparison", f"/compare/?{query}"), ("report", f"/compare/report/?{query}")):

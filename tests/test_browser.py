@@ -117,6 +117,16 @@ def phone_shots(browser: Any, live_server: Any, problems: BrowserProblems, pages
     context.close()
 
 
+def open_page(browser: Any, base_url: str, problems: BrowserProblems, **options: Any) -> tuple[Any, Any]:
+    """A new browser context (Playwright's new_context options, e.g. viewport, is_mobile) on base_url and a page in
+    it, whose console errors and failed requests `problems` keeps; 15 s for any wait."""
+    context = browser.new_context(base_url=base_url, **options)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    problems.watch(page)
+    return context, page
+
+
 def log_in(page: Any, username: str, password: str) -> None:
     """Logs the page in through the login form, as a user does, and waits for the dashboard (a refused login stays
     on the form, and this times out)."""

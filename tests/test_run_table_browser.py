@@ -15,7 +15,7 @@ from campaigns.comparison.formatting import fmt_number
 from campaigns.models import Campaign, Job, JobResult, Run, Scenario, Target
 from campaigns.seeds.services import template_load_all
 from tests.factories import InstanceSpecFactory, ProductFactory
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, wait_js
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page, wait_js
 from tests.test_tables_browser import A4_PRINTABLE_PX
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -96,10 +96,7 @@ def test_the_run_table_switches_metrics_prints_whole_and_is_cards_on_a_phone(liv
     problems = BrowserProblems()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1440, "height": 900}, base_url=live_server.url)
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        problems.watch(page)
+        context, page = open_page(browser, live_server.url, problems, viewport={"width": 1440, "height": 900})
         log_in(page, "run-table-viewer", PASSWORD)
         page.goto(f"/runs/{run.pk}/")
         table = page.locator("#jobs-table")
@@ -160,11 +157,8 @@ def test_the_run_table_switches_metrics_prints_whole_and_is_cards_on_a_phone(liv
         context.close()
 
         # A phone: each job is a card, its cells labelled by their column, none wider than the screen.
-        phone = browser.new_context(viewport={"width": 390, "height": 844}, base_url=live_server.url,
-                                    is_mobile=True, has_touch=True)
-        phone.set_default_timeout(15_000)
-        page = phone.new_page()
-        problems.watch(page)
+        phone, page = open_page(browser, live_server.url, problems, viewport={"width": 390, "height": 844},
+                                is_mobile=True, has_touch=True)
         log_in(page, "run-table-viewer", PASSWORD)
         page.goto(f"/runs/{run.pk}/")
         table = page.locator("#jobs-table")

@@ -3,12 +3,11 @@ opens it and sees the tables and charts, the operator revokes it, and the same b
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
 from campaigns.api.throttling import throttle_reset
-from tests.test_browser import SHOTS, BrowserProblems, browser_page, log_in, wait_js  # noqa: F401 (a fixture)
+from tests.test_browser import SHOTS, browser_page, log_in, open_page, wait_js  # noqa: F401 (a fixture)
 from tests.test_share_links import SECRETS, make_world
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -16,14 +15,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 CHARTS_DRAWN = ("document.querySelectorAll('.charts canvas').length > 0 && "
                 "[...document.querySelectorAll('.charts canvas')].every(c => Chart.getChart(c))")
-
-
-def _fresh(browser: Any, live_server: Any, problems: BrowserProblems, **options: Any) -> Any:
-    context = browser.new_context(base_url=live_server.url, **options)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    problems.watch(page)
-    return context, page
 
 
 def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_revoke(browser_page, live_server):  # noqa: F811
@@ -52,7 +43,7 @@ def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_rev
     assert "ShareDB Alpha vs ShareDB Beta" in row.inner_text() and "never" in row.inner_text()
     page.screenshot(path=str(SHOTS / "share-01-created.png"), full_page=True)
 
-    stranger, shared = _fresh(browser, live_server, problems, viewport={"width": 1440, "height": 900})
+    stranger, shared = open_page(browser, live_server.url, problems, viewport={"width": 1440, "height": 900})
     answer = shared.goto(url)
     assert answer.status == 200 and answer.headers["referrer-policy"] == "no-referrer"
     wait_js(shared, CHARTS_DRAWN)
@@ -65,7 +56,7 @@ def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_rev
     shared.emulate_media(media="print")
     shared.set_viewport_size({"width": 794, "height": 1123})  # A4 at 96 dpi
     shared.screenshot(path=str(SHOTS / "share-03-shared-a4-print.png"), full_page=True)
-    phone, phone_page = _fresh(browser, live_server, problems, viewport={"width": 390, "height": 844},
+    phone, phone_page = open_page(browser, live_server.url, problems, viewport={"width": 390, "height": 844},
                                is_mobile=True, has_touch=True)
     phone_page.goto(url)
     wait_js(phone_page, CHARTS_DRAWN)
@@ -101,7 +92,7 @@ def test_a_shared_report_prints_like_the_report_without_hosts_or_a_way_back(brow
     url = page.locator("[data-testid=share-url]").input_value()
     assert "(print-ready report)" in page.locator("table.share-links tbody tr").first.inner_text()
 
-    stranger, shared = _fresh(browser, live_server, problems, viewport={"width": 1440, "height": 900})
+    stranger, shared = open_page(browser, live_server.url, problems, viewport={"width": 1440, "height": 900})
     shared.goto(url)
     wait_js(shared, CHARTS_DRAWN)
     article = shared.locator("article.whitepaper").inner_text()

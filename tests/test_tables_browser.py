@@ -14,7 +14,7 @@ from campaigns.models import InstanceSpec, Product, Scenario
 from campaigns.seeds.published import load_published
 from campaigns.seeds.services import template_load_all
 from tests.factories import InstanceSpecFactory, ProductFactory
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, wait_js
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page, wait_js
 from tests.test_compare_published import S001_WRITE, _measure
 from tests.ui_fixtures import PASSWORD, make_user
 
@@ -74,10 +74,7 @@ def test_every_column_is_reachable_switchable_printable_and_a_card_on_a_phone(li
     problems = BrowserProblems()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1440, "height": 900}, base_url=live_server.url)
-        context.set_default_timeout(15_000)
-        page = context.new_page()
-        problems.watch(page)
+        context, page = open_page(browser, live_server.url, problems, viewport={"width": 1440, "height": 900})
         _login(page)
         page.goto(f"/compare/?{query}")
         measured = page.locator("table.comparison:not(.beside)").first
@@ -126,10 +123,8 @@ def test_every_column_is_reachable_switchable_printable_and_a_card_on_a_phone(li
         context.close()
 
         # A phone: each row is a card, and its cells say which column they are, p95 and the ratio included.
-        phone = browser.new_context(viewport={"width": 390, "height": 844}, base_url=live_server.url,
-                                    is_mobile=True, has_touch=True)
-        page = phone.new_page()
-        problems.watch(page)
+        phone, page = open_page(browser, live_server.url, problems, viewport={"width": 390, "height": 844},
+                                is_mobile=True, has_touch=True)
         log_in(page, "tables-viewer", PASSWORD)
         page.goto(f"/compare/?{query}")
         page.get_by_label("all", exact=True).check()
