@@ -82,20 +82,13 @@ def cpu_seconds(server: subprocess.Popen[bytes]) -> tuple[float, float]:
     the bench's database: per request, a figure that other work on the machine moves far less than req/s."""
     import psutil
 
-    def used(pids: list[int]) -> float:
-        total = 0.0
-        for pid in pids:
-            try:
-                times = psutil.Process(pid).cpu_times()
-            except psutil.Error:  # a backend that just ended
-                continue
-            total += times.user + times.system
-        return total
+    from campaigns.execution.metrics import processes_cpu_s
 
     master = psutil.Process(server.pid)
-    backends = _psql(f"SELECT pid FROM pg_stat_activity WHERE datname = '{DB_NAME}' AND pid <> pg_backend_pid()")
-    return used([master.pid, *(child.pid for child in master.children(recursive=True))]), \
-        used([int(pid) for pid in backends.split()])
+    backends = {int(pid) for pid in _psql(f"SELECT pid FROM pg_stat_activity WHERE datname = '{DB_NAME}' "
+                                          f"AND pid <> pg_backend_pid()").split()}
+    return processes_cpu_s([master, *master.children(recursive=True)]), \
+        processes_cpu_s(proc for proc in psutil.process_iter() if proc.pid in backends)
 
 
 def setup_django() -> None:

@@ -120,19 +120,13 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
 
 
 def _tree_cpu(pid: int) -> float:
+    from campaigns.execution.metrics import processes_cpu_s
+
     try:
         root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
+        return processes_cpu_s([root, *root.children(recursive=True)])
     except psutil.NoSuchProcess:
         return 0.0
-    total = 0.0
-    for proc in procs:
-        try:
-            times = proc.cpu_times()
-            total += times.user + times.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
 
 
 class BackendCpu:
@@ -159,17 +153,12 @@ class BackendCpu:
 
 
 def _pg_background_cpu() -> float:
-    total = 0.0
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        cmd = " ".join(proc.info["cmdline"] or [])
-        if proc.info["name"] == "postgres" and any(w in cmd for w in ("walwriter", "checkpointer", "background writer",
-                                                                      "autovacuum", "logical replication")):
-            try:
-                times = proc.cpu_times()
-                total += times.user + times.system
-            except psutil.Error:
-                pass
-    return total
+    from campaigns.execution.metrics import processes_cpu_s
+
+    background = ("walwriter", "checkpointer", "background writer", "autovacuum", "logical replication")
+    return processes_cpu_s(proc for proc in psutil.process_iter(["name", "cmdline"])
+                           if proc.info["name"] == "postgres"
+                           and any(w in " ".join(proc.info["cmdline"] or []) for w in background))
 
 
 # ---------------------------------------------------------------- the bench

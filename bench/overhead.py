@@ -30,17 +30,6 @@ from _django import ROOT, setup
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
 
-def _cpu_s(processes: list[psutil.Process]) -> float:
-    total = 0.0
-    for proc in processes:
-        try:
-            times = proc.cpu_times()
-            total += times.user + times.system
-        except psutil.Error:
-            pass
-    return total
-
-
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--rounds", type=int, default=5)
@@ -57,6 +46,7 @@ def main() -> None:
     from django.utils import timezone
 
     from campaigns import services
+    from campaigns.execution.metrics import processes_cpu_s
     from campaigns.models import Campaign, ClientHost, Dataset, InstanceSpec, Job, JobClient, Product, Scenario, Target
 
     db = "bench_overhead"
@@ -104,10 +94,10 @@ def main() -> None:
                 break
             time.sleep(0.05)
         processes = app_processes()
-        cpu_before, at_before = _cpu_s(processes), time.monotonic()
+        cpu_before, at_before = processes_cpu_s(processes), time.monotonic()
         while JobClient.objects.filter(job=job, status=JobClient.Status.RUNNING).exists():
             time.sleep(0.05)
-        cpu_after, at_after = _cpu_s(processes), time.monotonic()
+        cpu_after, at_after = processes_cpu_s(processes), time.monotonic()
         while not Job.objects.get(pk=job.pk).is_finished():
             time.sleep(0.1)
         job.refresh_from_db()

@@ -17,6 +17,7 @@ import socket
 import statistics
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,20 +168,10 @@ class HostSampler(_Sampler):
         self.last = self._read()
         self.last_at = time.monotonic()
 
-    def _proc_cpu(self, processes: list[psutil.Process]) -> float:
-        total = 0.0
-        for proc in processes:
-            try:
-                times = proc.cpu_times()
-                total += times.user + times.system
-            except psutil.Error:
-                pass
-        return total
-
     def _read(self) -> dict[str, Any]:
         return {
             "total": psutil.cpu_times(), "cores": psutil.cpu_times(percpu=True),
-            "sysbench": self._proc_cpu([self.process]) if self.process else None,
+            "sysbench": processes_cpu_s([self.process]) if self.process else None,
             "server": _threads_cpu(self.server_pids), "stats": psutil.cpu_stats(), "net": psutil.net_io_counters(),
         }
 
@@ -278,6 +269,18 @@ class ServerSampler(_Sampler):
 
 # ---------------------------------------------------------------- both, around one sysbench process
 
+
+
+def processes_cpu_s(processes: Iterable[psutil.Process]) -> float:
+    """The CPU seconds (user + system) these processes have used so far; one that has ended adds nothing."""
+    total = 0.0
+    for proc in processes:
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
 
 @dataclass
 class Samplers:
