@@ -585,6 +585,13 @@ class Job(models.Model):
     # Set once every client's sysbench has exited and the snapshot after the run is taken: the run's next job,
     # coordinated meanwhile, may start then (campaigns.execution.coordinator), before this one is closed.
     measured_at = models.DateTimeField(null=True, blank=True)
+    # Which measurement of this cell the job is now (1 = the first). A job whose measurement was spoiled by
+    # the infrastructure (worker or pool child lost, PostgreSQL or Redis restarted, client host lost, sysbench
+    # killed by a signal benchapp did not send, target restarted mid-measurement) is measured again, up to the
+    # campaign's tries; each earlier attempt is kept in earlier_attempts as {attempt, started_at, ended_at,
+    # cause, t_s}. Its per-second rows stay stored under their own attempt number, apart from the one that counts.
+    attempt = models.PositiveIntegerField(default=1)
+    earlier_attempts = models.JSONField(default=list, blank=True)
 
     objects = JobQuerySet.as_manager()
 
@@ -765,6 +772,8 @@ class IntervalSample(models.Model):
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="samples")
     client_index = models.PositiveSmallIntegerField(default=0)
+    # The job's attempt (Job.attempt) this second belongs to: a lost attempt's seconds stay, apart.
+    attempt = models.PositiveIntegerField(default=1, db_default=1)
     t = models.FloatField()
     threads = models.PositiveIntegerField()
     tps = models.FloatField()
@@ -779,6 +788,9 @@ class IntervalSample(models.Model):
     class Meta:
         ordering = ["job_id", "t", "client_index"]
         indexes = [models.Index(fields=["job", "t"])]
+        # A second is stored once: sysbench printing a second twice (a stalled machine) cannot count it twice.
+        constraints = [models.UniqueConstraint(fields=["job", "client_index", "attempt", "t"],
+                                               name="interval_sample_once")]
 
     def __str__(self) -> str:
         return f"job #{self.job_id} t={self.t} qps={self.qps}"

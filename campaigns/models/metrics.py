@@ -19,6 +19,7 @@ class HostSample(models.Model):
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="host_samples")
     client_index = models.PositiveSmallIntegerField(default=0)
+    attempt = models.PositiveIntegerField(default=1, db_default=1, help_text="the job's attempt (Job.attempt)")
     t = models.PositiveIntegerField(help_text="seconds since the client's sysbench started")
     cpu_user_pct = models.FloatField()
     cpu_system_pct = models.FloatField()
@@ -39,7 +40,7 @@ class HostSample(models.Model):
 
     class Meta:
         ordering = ["job_id", "t", "client_index"]
-        constraints = [models.UniqueConstraint(fields=["job", "client_index", "t"], name="host_sample_once")]
+        constraints = [models.UniqueConstraint(fields=["job", "client_index", "attempt", "t"], name="host_sample_once")]
 
     def __str__(self) -> str:
         return f"job #{self.job_id} client {self.client_index} t={self.t} cpu={self.cpu_busy_pct:.0f}%"
@@ -53,13 +54,14 @@ class ServerSample(models.Model):
     `gauges` the instantaneous values (Threads_running, active backends ...)."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="server_samples")
+    attempt = models.PositiveIntegerField(default=1, db_default=1, help_text="the job's attempt (Job.attempt)")
     t = models.PositiveIntegerField(help_text="seconds since the job's sysbench started")
     rates = models.JSONField(default=dict)
     gauges = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["job_id", "t"]
-        constraints = [models.UniqueConstraint(fields=["job", "t"], name="server_sample_once")]
+        constraints = [models.UniqueConstraint(fields=["job", "attempt", "t"], name="server_sample_once")]
 
     def __str__(self) -> str:
         return f"job #{self.job_id} server t={self.t}"
