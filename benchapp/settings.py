@@ -5,6 +5,7 @@ the helpers below refuse malformed values loudly instead of guessing.
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 from pathlib import Path
@@ -87,6 +88,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every later log line of a request carries its id, and its latency counts the whole stack.
+    "campaigns.observability.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -145,6 +148,8 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/benchapp"),
         conn_max_age=envint("DB_CONN_MAX_AGE", "60"),
+        # A kept connection is tested before each request reuses it: a restarted PostgreSQL costs no failed request.
+        conn_health_checks=True,
     )
 }
 # Separate test databases let two test sessions share one PostgreSQL server.
@@ -169,8 +174,14 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Hashed names (app.3f2a9c.css) and a manifest: whitenoise serves them with a year's Cache-Control, since a
+    # changed file gets a new name. The front end's ES modules import each other by relative name, and
+    # ManifestStaticFilesStorage rewrites those imports to the hashed names too (support_js_module_import_aggregation).
+    "staticfiles": {"BACKEND": "benchapp.staticfiles.StaticFilesStorage"},
 }
+# Tests render pages without running collectstatic first: they keep unhashed names (tests/pytest_env.py).
+if envbool("BENCHAPP_STATIC_UNHASHED", "false"):
+    STORAGES["staticfiles"] = {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"}
 
 # scripts/serve-clients.sh puts a password-bearing REDIS_URL into var/secrets.env; the environment still wins.
 REDIS_URL = os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
@@ -308,15 +319,25 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# Logs (issue #29.3): every line carries the request id of the request or task it belongs to
+# (benchapp/requestid.py); BENCHAPP_LOG_FORMAT=json writes one JSON object per line instead of text.
+BENCHAPP_LOG_FORMAT = os.environ.get("BENCHAPP_LOG_FORMAT", "text").strip().lower()
+if BENCHAPP_LOG_FORMAT not in ("text", "json"):
+    raise ValueError(f"BENCHAPP_LOG_FORMAT must be text or json, not {BENCHAPP_LOG_FORMAT!r}")
+from benchapp import requestid as _requestid  # noqa: E402 (imports nothing of the project)
+
+_requestid.logging_install()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+                   "json": {"()": "benchapp.logs.JsonFormatter"},
                    "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}",
                                      "style": "{"}},
     # A share link's token never reaches a log (Django logs the path of every 404, runserver every request).
     "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["share_tokens"]},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["share_tokens"],
+                             "formatter": "json" if BENCHAPP_LOG_FORMAT == "json" else "plain"},
                  "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"}},
     # On the loggers too: their records reach Django's own handlers (DEBUG's console, runserver's) before ours.
     "loggers": {"django.request": {"filters": ["share_tokens"]},
@@ -324,6 +345,41 @@ LOGGING = {
                                   "filters": ["share_tokens"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+# Celery's worker formats its own lines unless told to leave the root logger alone: in JSON mode it does, so that
+# the worker writes the same JSON as the web; in text mode its format gains the request id.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = BENCHAPP_LOG_FORMAT != "json"
+CELERY_WORKER_LOG_FORMAT = "[%(asctime)s: %(levelname)s/%(processName)s] [%(request_id)s] %(message)s"
+CELERY_WORKER_TASK_LOG_FORMAT = ("[%(asctime)s: %(levelname)s/%(processName)s] [%(request_id)s] "
+                                 "%(task_name)s[%(task_id)s]: %(message)s")
+# Worker events on (scripts/worker.sh -E) are what Flower and Celery exporters read; these make them useful.
+CELERY_WORKER_SEND_TASK_EVENTS = True
+CELERY_TASK_SEND_SENT_EVENT = True
+
+# Error reports (issue #29.3): to Sentry when SENTRY_DSN is set; no personal data, secrets scrubbed
+# (benchapp/sentry.py).
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+if SENTRY_DSN:
+    from benchapp.sentry import sentry_init
+
+    sentry_init(SENTRY_DSN, environment=os.environ.get("SENTRY_ENVIRONMENT", ""),
+                release=os.environ.get("SENTRY_RELEASE", ""))
+
+# /metrics (issue #29.1): served to these addresses or networks (default: this machine only), or to a request
+# with `Authorization: Bearer <BENCHAPP_METRICS_TOKEN>` from anywhere. /healthz and /readyz need nothing.
+BENCHAPP_METRICS_TOKEN = os.environ.get("BENCHAPP_METRICS_TOKEN", "")
+
+
+def envnetworks(name: str, default: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    out = []
+    for item in envlist(name, default):
+        try:
+            out.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ValueError(f"{name} must list addresses or networks (10.0.0.0/8), not {item!r}") from None
+    return out
+
+
+BENCHAPP_METRICS_ALLOW = envnetworks("BENCHAPP_METRICS_ALLOW", "127.0.0.1,::1")
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "benchapp@localhost")

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from campaigns.views import ops
 from campaigns.views.accounts import LoginView, reset_view
 
 # django.contrib.auth.urls, with the password-reset pages only where a real e-mail backend sends the link
@@ -21,6 +22,10 @@ accounts = [
 ]
 
 urlpatterns = [
+    # For load balancers, orchestrators and Prometheus: no login (campaigns/views/ops.py).
+    path("healthz", ops.healthz, name="healthz"),
+    path("readyz", ops.readyz, name="readyz"),
+    path("metrics", ops.metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("accounts/", include(accounts)),
     path("", include("campaigns.api.urls")),

@@ -10,7 +10,7 @@ import logging
 import threading
 from typing import Any
 
-from celery.signals import celeryd_after_setup, worker_ready, worker_shutdown
+from celery.signals import celeryd_after_setup, task_retry, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
@@ -50,7 +50,8 @@ def _register_host(**kwargs: Any) -> None:
     facts = execution.local_host_facts()
     execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME, cores=facts["cores"],
                              memory_gb=facts["memory_gb"], version=facts["version"],
-                             labels=settings.BENCHAPP_HOST_LABELS, facts=facts)
+                             labels=settings.BENCHAPP_HOST_LABELS, facts=facts,
+                             role=settings.BENCHAPP_WORKER_ROLE)
     threading.Thread(target=_beat_forever, args=(settings.BENCHAPP_HEARTBEAT_S,), daemon=True,
                      name="benchapp-heartbeat").start()
     if settings.BENCHAPP_RECONCILE_IN_WORKER:
@@ -70,7 +71,16 @@ def _stop_heartbeat(**kwargs: Any) -> None:
         log.exception("could not mark host %s offline", settings.BENCHAPP_HOSTNAME)
 
 
+def _count_retry(sender: Any = None, **kwargs: Any) -> None:
+    """A webhook delivery retried (tasks.webhook_notify_task's autoretry): counted for /metrics."""
+    if getattr(sender, "name", "").endswith(".webhook_notify_task"):
+        from campaigns.observability import metrics
+
+        metrics.webhook_retry_count()
+
+
 def signals_connect() -> None:
+    task_retry.connect(_count_retry, dispatch_uid="benchapp-count-retry")
     celeryd_after_setup.connect(_add_host_queue, dispatch_uid="benchapp-host-queue")
     worker_ready.connect(_register_host, dispatch_uid="benchapp-register-host")
     worker_shutdown.connect(_stop_heartbeat, dispatch_uid="benchapp-stop-heartbeat")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The `web` process: gunicorn serving benchapp.wsgi.
+# The `web` process: gunicorn serving benchapp.wsgi (settings in scripts/gunicorn.conf.py: preloaded application,
+# access log on stdout with each request's X-Request-ID, Prometheus multi-process metrics).
 #
 # Port: BENCHAPP_PORT, else PORT, else 8000. `make run` sets BENCHAPP_PORT from your PORT (default 8000) because
 # honcho overwrites PORT for every process it starts (5000, 5100, ... unless given -p). Host: BENCHAPP_BIND_HOST,
@@ -9,9 +10,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 port=${BENCHAPP_PORT:-${PORT:-8000}}
 host=${BENCHAPP_BIND_HOST:-127.0.0.1}
-# Workers: 2 per core (WEB_WORKERS), 2 threads each (WEB_THREADS). Processes rather than threads: requests are
-# CPU-bound Python once their answers are cached, and threads of one process queue behind its GIL
-# (bench/api_bench.py on 2 cores: lists p95 47 ms with 4 × 2, 60-70 ms with 2 × 8 or 1 × 16).
-workers=${WEB_WORKERS:-$(( $(nproc) * 2 ))}
-exec .venv/bin/gunicorn benchapp.wsgi:application --bind "$host:$port" --workers "$workers" \
-    --threads "${WEB_THREADS:-2}" --timeout 60
+# Workers: one per core (WEB_WORKERS), 4 threads each (WEB_THREADS). bench/memory.py: each worker process costs
+# 40-60 MB of its own even with the application preloaded, and a request that needs numpy and scipy adds ~60 MB to
+# the worker serving it; on 2 cores, 2 x 4 answers the API's lists as fast as 4 x 2 did (bench/api_bench.py).
+workers=${WEB_WORKERS:-$(nproc)}
+# The request-latency histogram of every worker (prometheus-client's multi-process mode): a directory of this
+# server's own, emptied at each start as prometheus-client requires.
+export PROMETHEUS_MULTIPROC_DIR=${PROMETHEUS_MULTIPROC_DIR:-var/prometheus/web-$port}
+rm -rf "$PROMETHEUS_MULTIPROC_DIR"
+mkdir -p -m 0700 "$PROMETHEUS_MULTIPROC_DIR"
+exec .venv/bin/gunicorn benchapp.wsgi:application --config scripts/gunicorn.conf.py --bind "$host:$port" \
+    --workers "$workers" --threads "${WEB_THREADS:-4}" --timeout 60

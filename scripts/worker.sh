@@ -2,8 +2,13 @@
 # The `worker` process: a Celery worker consuming the shared queue (BENCHAPP_QUEUE, default `benchapp`). The worker
 # adds this host's own queue `<shared>.host.<hostname>` itself at start-up (campaigns/worker_signals.py), so the
 # name always matches the one the code sends a job's client tasks to.
+#
+# -E sends task events, which monitors (Flower, Celery exporters for Prometheus) read. Concurrency: 2 processes
+# (WORKER_CONCURRENCY): a job's coordinator and its local client each hold a slot for the job's length, and more
+# slots than cores would only measure sysbench against itself (bench/memory.py: ~45 MB per pool process).
+# Health: `manage.py worker_health` exits 0 while this host's heartbeat is fresh (docker-compose.yml, deploy/).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-exec .venv/bin/celery -A benchapp worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
+exec .venv/bin/celery -A benchapp worker -E --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
     -Q "${BENCHAPP_QUEUE:-benchapp}"

@@ -28,6 +28,9 @@ os.environ.setdefault("BENCHAPP_TEST_DB_NAME", f"test_benchapp_{_SESSION}")
 # Target databases of this session on the local MariaDB and PostgreSQL, dropped at the end.
 os.environ["BENCHAPP_TEST_TARGET_DB"] = f"bench_{_OWN}"
 os.environ.setdefault("BENCHAPP_HOSTNAME", "test-runner")
+# Pages render without a collectstatic first: unhashed static names (tests/test_observability.py checks the hashed
+# storage on a collectstatic of its own).
+os.environ["BENCHAPP_STATIC_UNHASHED"] = "true"
 # Workers of the suite leave reconciling to the session worker's beat, as the fault tests expect; the thread
 # that production workers run is tested on its own (tests/test_worker_signals.py).
 os.environ["BENCHAPP_RECONCILE_IN_WORKER"] = "false"

@@ -36,7 +36,7 @@ def server_queue() -> str:
 
 def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float | None = None,
                    version: str | None = None, labels: list[str] | None = None,
-                   facts: dict[str, Any] | None = None) -> ClientHost:
+                   facts: dict[str, Any] | None = None, role: str | None = None) -> ClientHost:
     """Marks the host alive; with cores (at join), also stores its facts: those given, and its address and
     clock as seen from here (join_facts_measure)."""
     defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
@@ -46,6 +46,8 @@ def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float 
         given = facts or {}
         defaults.update({name: given[name] for name in ("cpu_model", "kernel", "client_versions") if name in given})
         defaults.update(join_facts_measure())
+    if role is not None:
+        defaults["role"] = role
     if labels:  # announced at join; without any, the labels an operator gave the host stay
         defaults["labels"] = sorted({label.strip() for label in labels if label.strip()})
     host, _ = ClientHost.objects.update_or_create(hostname=hostname, defaults=defaults)

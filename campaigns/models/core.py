@@ -847,6 +847,9 @@ class ClientHost(models.Model):
     # Where it stands ("ap-guangzhou-3", "near tdsql"): a campaign may choose its hosts by name or by label.
     # A worker announces its own (BENCHAPP_HOST_LABELS) when it joins; an operator may edit them.
     labels = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    # Its worker's BENCHAPP_WORKER_ROLE, announced at join: "all" (the server's: also the server queue) or "client";
+    # /readyz wants one live "all" worker.
+    role = models.CharField(max_length=10, blank=True)
     # Facts it announces when it joins (execution.hosts.local_host_facts): the address the server sees it
     # connect from, CPU model, kernel, client library versions, and its clock against PostgreSQL's.
     address = models.GenericIPAddressField(null=True, blank=True)

@@ -1,0 +1,243 @@
+"""Prometheus series at /metrics.
+
+Two kinds. Request latency by view is a histogram kept by each gunicorn worker process; with several workers
+prometheus-client's multi-process mode (PROMETHEUS_MULTIPROC_DIR, set by scripts/web.sh) adds them up at scrape
+time. Everything about benchapp's own work is read from PostgreSQL (and the broker's Redis) at scrape time, so
+it is right whichever process answers and whatever restarted: runs and jobs by status, waiting jobs and why, queue
+lengths, heartbeat ages, samples stored, phase durations, regression checks and notifications. The one event
+PostgreSQL does not keep, a webhook's retry, is counted in the broker's Redis by the worker that retries it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+
+from campaigns.execution.hosts import server_queue
+from campaigns.models import ClientHost, HostSample, IntervalSample, Job, Regression, Run, ServerSample
+
+log = logging.getLogger(__name__)
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+REQUEST_LATENCY = Histogram(
+    "benchapp_http_request_duration_seconds", "Time to answer a request, by view (URL name), method and status",
+    ["view", "method", "status"], registry=None,
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+PHASE_BUCKETS_S = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600)
+# A job's phases, as SQL over finished jobs: seconds each took.
+_PHASES = {
+    "queued": "EXTRACT(EPOCH FROM claimed_at - queued_at)",
+    "prepare": "EXTRACT(EPOCH FROM started_at - claimed_at)",
+    "dataset_prepare": "prepare_wall_s",
+    "warmup": "warmup_wall_s",
+    "run": "wall_time_s",
+    "finalize": "EXTRACT(EPOCH FROM finished_at - measured_at)",
+}
+# Why a job waits, from its wait_reason (campaigns.execution.coordinator words them for people).
+_WAIT_REASONS = (
+    ("target_unreachable", re.compile(r"unreachable|refused|cannot reach|connect", re.IGNORECASE)),
+    ("dataset_busy", re.compile(r"database is busy|dataset", re.IGNORECASE)),
+    ("no_worker", re.compile(r"client host|online|worker", re.IGNORECASE)),
+    ("previous_job", re.compile(r"finished measuring", re.IGNORECASE)),
+)
+# kombu's Redis transport keeps a queue's messages of priority n > 0 in "<queue>\x06\x16<n>".
+_PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
+WEBHOOK_RETRIES_KEY = "benchapp:metrics:{queue}:webhook_retries"
+
+
+def wait_reason_kind(reason: str) -> str:
+    for kind, pattern in _WAIT_REASONS:
+        if pattern.search(reason):
+            return kind
+    return "other"
+
+
+def broker_redis() -> Any:
+    import redis
+
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_connect_timeout=1, socket_timeout=2)
+
+
+def webhook_retry_count() -> None:
+    """One more retry of a webhook (campaigns.tasks.webhook_notify_task, from Celery's task_retry signal)."""
+    try:
+        broker_redis().incr(WEBHOOK_RETRIES_KEY.format(queue=settings.CELERY_TASK_DEFAULT_QUEUE))
+    except Exception:  # a metric must never fail the task
+        log.warning("could not count a webhook retry", exc_info=True)
+
+
+def _by_status(name: str, doc: str, rows: dict[str, int], statuses: list[str]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=["status"])
+    for status in statuses:
+        family.add_metric([status], rows.get(status, 0))
+    return family
+
+
+class BenchappCollector(Collector):
+    """benchapp's own series, read at scrape time."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._runs_and_jobs()
+        yield from self._hosts()
+        yield from self._queues()
+        yield from self._samples()
+        yield self._phases()
+        yield from self._monitoring()
+
+    def _runs_and_jobs(self) -> Iterator[Metric]:
+        runs = dict(Run.objects.order_by().values_list("status").annotate(n=Count("id")))
+        yield _by_status("benchapp_runs", "Runs by status", runs, list(Run.Status.values))
+        jobs = dict(Job.objects.order_by().values_list("status").annotate(n=Count("id")))
+        yield _by_status("benchapp_jobs", "Jobs by status", jobs, list(Job.Status.values))
+        waiting = GaugeMetricFamily("benchapp_jobs_waiting", "Jobs waiting, by why (their wait_reason)",
+                                    labels=["reason"])
+        kinds = dict.fromkeys([kind for kind, _ in _WAIT_REASONS] + ["other"], 0)
+        for reason, n in Job.objects.order_by().filter(status=Job.Status.WAITING).values_list(
+                "wait_reason").annotate(n=Count("id")):
+            kinds[wait_reason_kind(reason)] += n
+        for kind, n in kinds.items():
+            waiting.add_metric([kind], n)
+        yield waiting
+        # A running run's last sign of progress: its latest job heartbeat or job end, else its start.
+        progress = GaugeMetricFamily("benchapp_run_progress_age_seconds",
+                                     "Seconds since a running run last made progress (a job's heartbeat or end)",
+                                     labels=["run"])
+        now = timezone.now()
+        for run in Run.objects.filter(status=Run.Status.RUNNING).order_by("pk").values("pk", "started_at",
+                                                                                     "created_at"):
+            latest = Job.objects.filter(run_id=run["pk"]).order_by().aggregate(
+                beat=Max("heartbeat_at"), done=Max("finished_at"))
+            moments = [m for m in (latest["beat"], latest["done"], run["started_at"] or run["created_at"]) if m]
+            progress.add_metric([str(run["pk"])], max(0.0, (now - max(moments)).total_seconds()))
+        yield progress
+
+    def _hosts(self) -> Iterator[Metric]:
+        age = GaugeMetricFamily("benchapp_client_host_heartbeat_age_seconds",
+                                "Seconds since each client host's worker last sent its heartbeat",
+                                labels=["host", "role"])
+        online = GaugeMetricFamily("benchapp_client_hosts_online",
+                                   "Client hosts whose heartbeat is fresh (BENCHAPP_HOST_OFFLINE_S), by role",
+                                   labels=["role"])
+        counts = {"all": 0, "client": 0}
+        now = timezone.now()
+        for host in ClientHost.objects.order_by("hostname").only("hostname", "role", "last_heartbeat"):
+            role = host.role or "unknown"
+            age.add_metric([host.hostname, role], max(0.0, (now - host.last_heartbeat).total_seconds()))
+            if host.is_online():
+                counts[role] = counts.get(role, 0) + 1
+        for role, n in counts.items():
+            online.add_metric([role], n)
+        yield age
+        yield online
+
+    def _queues(self) -> Iterator[Metric]:
+        shared = settings.CELERY_TASK_DEFAULT_QUEUE
+        queues = [shared, server_queue(), *ClientHost.objects.order_by("queue").values_list("queue", flat=True)]
+        length = GaugeMetricFamily("benchapp_celery_queue_length", "Messages waiting in each Celery queue (Redis)",
+                                   labels=["queue"])
+        retries = CounterMetricFamily("benchapp_webhook_retries", "Webhook deliveries retried after a failure")
+        up = GaugeMetricFamily("benchapp_broker_up", "1 when the broker's Redis answered this scrape")
+        try:
+            client = broker_redis()
+            pipe = client.pipeline(transaction=False)
+            for queue in dict.fromkeys(queues):
+                for suffix in _PRIORITY_SUFFIXES:
+                    pipe.llen(queue + suffix)
+            pipe.get(WEBHOOK_RETRIES_KEY.format(queue=shared))
+            answers = pipe.execute()
+            for i, queue in enumerate(dict.fromkeys(queues)):
+                length.add_metric([queue], sum(answers[i * len(_PRIORITY_SUFFIXES):(i + 1) * len(_PRIORITY_SUFFIXES)]))
+            retries.add_metric([], int(answers[-1] or 0))
+            up.add_metric([], 1)
+        except Exception as exc:  # the scrape still answers: the queue series are missing, broker_up says why
+            log.warning("metrics: broker unreachable: %s", type(exc).__name__)
+            up.add_metric([], 0)
+            yield up
+            return
+        yield length
+        yield retries
+        yield up
+
+    def _samples(self) -> Iterator[Metric]:
+        stored = CounterMetricFamily("benchapp_samples_stored",
+                                     "Per-second rows stored (PostgreSQL's insert counter of each table)",
+                                     labels=["kind"])
+        tables = {IntervalSample._meta.db_table: "interval", HostSample._meta.db_table: "host",
+                  ServerSample._meta.db_table: "server"}
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT relname, n_tup_ins FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+                           [list(tables)])
+            found = dict(cursor.fetchall())
+        for table, kind in tables.items():
+            stored.add_metric([kind], found.get(table, 0))
+        yield stored
+
+    def _phases(self) -> Metric:
+        family = HistogramMetricFamily("benchapp_job_phase_duration_seconds",
+                                       "How long finished jobs spent in each phase", labels=["phase"])
+        selects = []
+        for expr in _PHASES.values():
+            buckets = ", ".join(f"COUNT(*) FILTER (WHERE ({expr}) <= {b})" for b in PHASE_BUCKETS_S)
+            selects.append(f"{buckets}, COUNT({expr}), COALESCE(SUM({expr}), 0)")
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {', '.join(selects)} FROM {Job._meta.db_table} "  # noqa: S608 (constants only)
+                           "WHERE finished_at IS NOT NULL", [])
+            row = cursor.fetchone() or ()
+        width = len(PHASE_BUCKETS_S) + 2
+        for i, phase in enumerate(_PHASES):
+            part = row[i * width:(i + 1) * width]
+            if not part:
+                continue
+            count, total = int(part[-2]), float(part[-1])
+            buckets = [(str(float(b)), int(n)) for b, n in zip(PHASE_BUCKETS_S, part[:-2], strict=True)]
+            family.add_metric([phase], [*buckets, ("+Inf", count)], total)
+        return family
+
+    def _monitoring(self) -> Iterator[Metric]:
+        checks = CounterMetricFamily("benchapp_regression_checks", "Finished runs checked for regressions")
+        checks.add_metric([], Run.objects.filter(evaluated_at__isnull=False).count())
+        yield checks
+        found = CounterMetricFamily("benchapp_regressions_found", "Regressions and improvements found, by kind",
+                                    labels=["kind"])
+        for kind, n in Regression.objects.order_by().values_list("kind").annotate(n=Count("id")):
+            found.add_metric([kind], n)
+        yield found
+        counts = Regression.objects.aggregate(
+            sent=Count("id", filter=Q(notified_at__isnull=False, notification_error="")),
+            failed=Count("id", filter=~Q(notification_error="")),
+            pending=Count("id", filter=Q(notified_at__isnull=True, notification_error="")))
+        notes = CounterMetricFamily("benchapp_notifications",
+                                    "Regression notifications (e-mail and webhook), by outcome", labels=["outcome"])
+        for outcome in ("sent", "failed"):
+            notes.add_metric([outcome], counts[outcome])
+        yield notes
+        pending = GaugeMetricFamily("benchapp_notifications_pending", "Regressions not notified yet")
+        pending.add_metric([], counts["pending"])
+        yield pending
+
+
+def scrape() -> bytes:
+    """The text a Prometheus server reads."""
+    registry = CollectorRegistry(auto_describe=False)
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        MultiProcessCollector(registry)
+    else:
+        registry.register(REQUEST_LATENCY)
+    registry.register(BenchappCollector())
+    return generate_latest(registry)
+
+
+def request_observe(*, view: str, method: str, status: int, duration_s: float) -> None:
+    REQUEST_LATENCY.labels(view=view, method=method, status=str(status)).observe(duration_s)

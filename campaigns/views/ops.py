@@ -1,0 +1,49 @@
+"""What an operator's tools read: /healthz, /readyz (JSON, no login, nothing secret) and /metrics (Prometheus text,
+for the addresses in BENCHAPP_METRICS_ALLOW or a request with the bearer token BENCHAPP_METRICS_TOKEN)."""
+from __future__ import annotations
+
+import hmac
+import ipaddress
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from campaigns.logins import client_address
+from campaigns.observability import health, metrics
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    ready, body = health.readiness()
+    return JsonResponse(body, status=200 if ready else 503)
+
+
+def metrics_allowed(request: HttpRequest) -> bool:
+    token = settings.BENCHAPP_METRICS_TOKEN
+    given = request.headers.get("Authorization", "")
+    if token and hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return True
+    try:
+        address = ipaddress.ip_address(client_address(request))
+    except ValueError:
+        return False
+    return any(address in network for network in settings.BENCHAPP_METRICS_ALLOW)
+
+
+@never_cache
+@require_GET
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    if not metrics_allowed(request):
+        response = JsonResponse({"detail": "metrics are served to the addresses in BENCHAPP_METRICS_ALLOW or to "
+                                           "a request with the bearer token BENCHAPP_METRICS_TOKEN"}, status=403)
+        return response
+    return HttpResponse(metrics.scrape(), content_type=metrics.CONTENT_TYPE)

@@ -1,0 +1,40 @@
+"""gunicorn's settings for the `web` process (scripts/web.sh passes the bind address, workers and threads).
+
+preload_app: the application (Django, DRF, every view) is imported once in the master and the workers share its
+pages copy-on-write, instead of each importing its own. numpy and scipy are not among them: they load in the one
+worker that serves a request needing them (campaigns/statistics.py, changepoints.py are imported lazily).
+
+Metrics: each worker keeps its request-latency histogram in PROMETHEUS_MULTIPROC_DIR (set by scripts/web.sh, wiped
+at start), and /metrics adds them up; a worker that exits has its live gauges dropped (child_exit).
+
+Logs: the access log on stdout, one line per request with its X-Request-ID; BENCHAPP_LOG_FORMAT=json makes both of
+gunicorn's logs JSON through benchapp's formatter (campaigns/observability/logs.py).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+preload_app = True
+accesslog = "-"
+access_log_format = '%(h)s %(t)s "%(r)s" %(s)s %(B)s %(M)sms request_id=%({x-request-id}o)s "%(a)s"'
+
+if os.environ.get("BENCHAPP_LOG_FORMAT", "").strip().lower() == "json":
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "benchapp.logs.JsonFormatter"}},
+        "handlers": {"stdout": {"class": "logging.StreamHandler", "formatter": "json",
+                                "stream": "ext://sys.stdout"},
+                     "stderr": {"class": "logging.StreamHandler", "formatter": "json",
+                                "stream": "ext://sys.stderr"}},
+        "loggers": {"gunicorn.error": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+                    "gunicorn.access": {"handlers": ["stdout"], "level": "INFO", "propagate": False}},
+    }
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
