@@ -15,8 +15,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from campaigns.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported on first use (campaigns/lazy.py)
+    np = LazyModule("numpy")
+
 
 ALPHA = 0.05
 PERMUTATIONS = 199

@@ -20,9 +20,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
-import numpy as np
+from campaigns.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported on first use (campaigns/lazy.py)
+    np = LazyModule("numpy")
+
 
 MAX_POINTS = 1000
 METHODS = ("minmax", "lttb")

@@ -9,10 +9,17 @@ import math
 import statistics as pystats
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from scipy import stats as sstats
+from campaigns.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+    from scipy import stats as sstats
+else:  # imported on first use (campaigns/lazy.py)
+    np = LazyModule("numpy")
+    sstats = LazyModule("scipy.stats")
+
 
 DEFAULT_NOISE_CV_PCT = 5.0
 ALPHA = 0.05

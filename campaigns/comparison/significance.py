@@ -4,16 +4,21 @@ and the clause a conclusion quotes, from the same marks."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.db.models import Count
-from scipy.stats import false_discovery_control
 
 from campaigns.comparison.formatting import fmt_number
 from campaigns.comparison.selection import Selection
+from campaigns.lazy import LazyModule
 from campaigns.statistics import ALPHA, cell_stats
 from campaigns.statistics import compare as difference_test
+
+if TYPE_CHECKING:
+    from scipy import stats as sstats
+else:  # imported on first use (campaigns/lazy.py)
+    sstats = LazyModule("scipy.stats")
 
 CellKey = tuple[Any, ...]  # (scenario id, spec id, threads, table size, tables, product id)
 SIGNIFICANCE_NOTE = ("Each Δ% says whether the difference is significant: Welch's t-test on the logarithms of the "
@@ -94,7 +99,7 @@ def adjust_marks(marks: Iterable[dict[str, Any] | None]) -> int:
     pending = [m for m in marks if m is not None and m["verdict"] == "pending"]
     if not pending:
         return 0
-    adjusted = false_discovery_control([m["p_value"] for m in pending], method="bh")
+    adjusted = sstats.false_discovery_control([m["p_value"] for m in pending], method="bh")
     for mark, p_adjusted in zip(pending, adjusted, strict=True):
         mark["p_adjusted"] = float(p_adjusted)
         verdict = "significant" if p_adjusted < ALPHA else "not significant"
