@@ -331,7 +331,6 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
-                   "json": {"()": "benchapp.logs.JsonFormatter"},
                    "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}",
                                      "style": "{"}},
     # A share link's token never reaches a log (Django logs the path of every 404, runserver every request).
@@ -345,6 +344,8 @@ LOGGING = {
                                   "filters": ["share_tokens"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+if BENCHAPP_LOG_FORMAT == "json":  # python-json-logger, imported only then
+    LOGGING["formatters"]["json"] = {"()": "benchapp.logs.JsonFormatter"}  # type: ignore[index]
 # Celery's worker formats its own lines unless told to leave the root logger alone: in JSON mode it does, so that
 # the worker writes the same JSON as the web; in text mode its format gains the request id.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = BENCHAPP_LOG_FORMAT != "json"

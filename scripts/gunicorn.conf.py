@@ -16,6 +16,9 @@ import os
 from typing import Any
 
 preload_app = True
+# gunicorn 27's control socket defaults to one path per user ($HOME/.gunicorn/gunicorn.ctl): a second server of the
+# same user (tests, another port) would take it over. benchapp does not use it.
+control_socket_disable = True
 accesslog = "-"
 access_log_format = '%(h)s %(t)s "%(r)s" %(s)s %(B)s %(M)sms request_id=%({x-request-id}o)s "%(a)s"'
 

@@ -1,0 +1,323 @@
+"""Memory of `make run`'s processes (issue #29.6): summed PSS of web, worker and beat before and after a day's use.
+
+Starts the Procfile's three processes (scripts/web.sh, scripts/worker.sh, Celery beat) on a database, Redis
+databases, a queue and a port of their own, plus a client host's worker (BENCHAPP_WORKER_ROLE=client, as
+scripts/join-client.sh starts it), then drives them as a team does in a day: three runs of a campaign (one of them
+fired by its nightly schedule, each followed by the worker's regression check), comparisons, a job's series, the
+comparison report and a cell's history, each several times so that every gunicorn worker serves some. It prints
+each process's PSS (Proportional Set Size, from /proc/PID/smaps_rollup: shared pages split between the processes
+sharing them, so the sum is what the group costs) before and after.
+
+    PYTHONPATH=. .venv/bin/python bench/memory.py [--runs 3] [--keep] [--root DIR]
+
+--root runs the processes of another checkout (an older commit, its .venv and front-end build beside it) with this
+same drive, for a before/after comparison.
+
+Needs what `make run` needs: PostgreSQL, Redis and MariaDB on their usual ports, sysbench.
+"""
+from __future__ import annotations
+
+import argparse
+import http.cookiejar
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DB = "benchapp_memory_bench"
+TARGET_DB = "memory_bench"
+PASSWORD = "memory-bench-pw-1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval_s)
+    raise SystemExit(f"memory.py: timed out waiting for {what}")
+
+
+def pss_kb(pid: int) -> int:
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    match = re.search(r"^Pss:\s+(\d+) kB", text, re.M)
+    return int(match.group(1)) if match else 0
+
+
+def tree(pid: int) -> list[int]:
+    """pid and all its descendants (from /proc/*/stat)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo.extend(children.get(current, []))
+    return out
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def numerics(pid: int) -> str:
+    """" +numpy" / " +scipy" when the process has them loaded."""
+    try:
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return ""
+    return "".join(f" +{name}" for name in ("numpy", "scipy") if f"/{name}/" in maps)
+
+
+def describe(pid: int) -> str:
+    line = cmdline(pid)
+    for needle, name in (("gunicorn", "gunicorn"), (" beat", "celery beat"), ("worker", "celery worker")):
+        if needle in line:
+            return name
+    return line[:40] or "?"
+
+
+class Group:
+    """One Procfile process (and the processes it starts)."""
+
+    cwd = ROOT
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> None:
+        self.name = name
+        self.log_path = log
+        self._log = open(log, "wb")  # noqa: SIM115 (closed in stop())
+        self.proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def processes(self) -> list[tuple[int, str, int]]:
+        pids = [p for p in tree(self.proc.pid) if cmdline(p) and not cmdline(p).startswith(("bash ", "/bin/bash"))]
+        return [(pid, describe(pid) + numerics(pid), pss_kb(pid)) for pid in sorted(pids)]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._log.close()
+
+
+def report(title: str, groups: list[Group]) -> dict[str, float]:
+    print(f"\n{title}")
+    totals = {}
+    for group in groups:
+        rows = group.processes()
+        total = sum(kb for _, _, kb in rows) / 1024
+        totals[group.name] = total
+        detail = ", ".join(f"{name} {pid}: {kb / 1024:.0f}" for pid, name, kb in rows)
+        print(f"  {group.name:<8} {total:7.1f} MB   ({detail})")
+    server = sum(v for k, v in totals.items() if k != "client")
+    print(f"  {'make run':<8} {server:7.1f} MB   (web + worker + beat)")
+    return totals
+
+
+class Http:
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base
+        self.token = token
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None, *, api: bool = True) -> Any:
+        headers = {"Authorization": f"Token {self.token}"} if api else {}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
+        with self.opener.open(request, timeout=120) as response:
+            raw = response.read()
+        return json.loads(raw) if api and raw[:1] in (b"{", b"[") else raw
+
+    def login(self, username: str, password: str) -> None:
+        self.call("GET", "/accounts/login/", api=False)
+        csrf = next(c.value for c in self.jar if c.name == "csrftoken")
+        form = urllib.parse.urlencode({"username": username, "password": password, "csrfmiddlewaretoken": csrf})
+        request = urllib.request.Request(self.base + "/accounts/login/", data=form.encode(), method="POST",
+                                         headers={"Referer": self.base + "/accounts/login/",
+                                                  "Content-Type": "application/x-www-form-urlencoded"})
+        with self.opener.open(request, timeout=60) as response:
+            response.read()
+
+
+def run(cmd: list[str], env: dict[str, str]) -> None:
+    subprocess.run(cmd, cwd=Group.cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3, help="campaign runs to drive (the last one by its schedule)")
+    parser.add_argument("--rounds", type=int, default=6, help="times each page and API answer is asked for")
+    parser.add_argument("--keep", action="store_true", help="leave the bench's databases behind")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose processes to start")
+    args = parser.parse_args()
+    Group.cwd = args.root.resolve()
+
+    port = free_port()
+    queue = f"memory-{os.getpid()}"
+    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
+           "REDIS_URL": "redis://127.0.0.1:6379/12", "BENCHAPP_CACHE_URL": "redis://127.0.0.1:6379/13",
+           "BENCHAPP_QUEUE": queue, "BENCHAPP_HOSTNAME": "memory-server", "BENCHAPP_PORT": str(port),
+           "BENCHAPP_ADMIN_PASSWORD": PASSWORD, "PYTHONUNBUFFERED": "1",
+           "BENCHAPP_SECRETS_FILE": str(ROOT / "var" / "secrets.env"),
+           "PROMETHEUS_MULTIPROC_DIR": str(ROOT / "var" / "prometheus" / f"memory-{port}")}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB], check=True)
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB], check=True)
+    subprocess.run(["mysql", "-h127.0.0.1", "-uroot", "-e",
+                    f"DROP DATABASE IF EXISTS {TARGET_DB}; CREATE DATABASE {TARGET_DB}"], check=True)
+    py = str(ROOT / ".venv" / "bin" / "python")
+    print("memory.py: migrate, collectstatic, load_demo (as `make run` does) ...", flush=True)
+    run([py, "manage.py", "migrate", "--noinput"], env)
+    run([py, "manage.py", "collectstatic", "--noinput"], env)
+    run([py, "manage.py", "load_demo"], env)
+
+    logs = ROOT / "var" / "memory-bench"
+    logs.mkdir(parents=True, exist_ok=True)
+    beat_argv = [str(ROOT / ".venv" / "bin" / "celery"), "-A", "benchapp", "beat", "--loglevel", "INFO",
+                 "--scheduler", "django_celery_beat.schedulers:DatabaseScheduler"]
+    groups = [Group("web", ["bash", "scripts/web.sh"], env, logs / "web.log"),
+              Group("worker", ["bash", "scripts/worker.sh"], env, logs / "worker.log"),
+              Group("beat", beat_argv, env, logs / "beat.log"),
+              Group("client", ["bash", "scripts/worker.sh"],
+                    {**env, "BENCHAPP_WORKER_ROLE": "client", "BENCHAPP_HOSTNAME": "memory-client"},
+                    logs / "client.log")]
+    try:
+        drive(groups, env, port, args)
+    finally:
+        for group in groups:
+            group.stop()
+        if not args.keep:
+            subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB], check=False)
+            subprocess.run(["mysql", "-h127.0.0.1", "-uroot", "-e", f"DROP DATABASE IF EXISTS {TARGET_DB}"],
+                           check=False)
+
+
+def drive(groups: list[Group], env: dict[str, str], port: int, args: argparse.Namespace) -> None:
+    base = f"http://127.0.0.1:{port}"
+
+    def ready() -> bool:
+        try:
+            with urllib.request.urlopen(base + "/accounts/login/", timeout=5) as response:
+                return response.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    for group in groups:
+        if group.proc.poll() is not None:
+            raise SystemExit(f"{group.name} died:\n{group.log_path.read_text()[-2000:]}")
+    wait_for(ready, 120, "the web process")
+    for group in groups[1:2] + groups[3:]:
+        wait_for(lambda group=group: "ready." in group.log_path.read_text(errors="replace"), 120, group.name)
+    time.sleep(3)
+    before = report("PSS after start-up (MB)", groups)
+
+    # The bench's own Django, on the same database, only to make the objects a user would make.
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "REDIS_URL", "BENCHAPP_CACHE_URL", "BENCHAPP_QUEUE")})
+    sys.path.insert(0, str(ROOT))
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchapp.settings"
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+
+    from campaigns import services
+    from campaigns.models import Campaign, CampaignSchedule, Dataset, Job, Run, Scenario, Target
+
+    admin = get_user_model().objects.get(username="admin")
+    client = Http(base, services.token_issue(user=admin))
+    demo = Target.objects.get(name="demo-mariadb")
+    target = Target.objects.create(name="memory-mariadb", product=demo.product, spec=demo.spec, driver=demo.driver,
+                                   host=demo.host, port=demo.port, database=TARGET_DB, user=demo.user)
+    dataset = Dataset.objects.create(name="memory-tiny", tables=1, table_size=2000)
+    scenario = Scenario.objects.create(name="memory point select", test="oltp_point_select", dataset=dataset,
+                                       time_s=3)
+    campaign = Campaign.objects.create(name="memory nightly", threads=[1, 2], repetitions=1)
+    campaign.targets.set([target])
+    campaign.scenarios.set([scenario])
+    schedule = client.call("POST", "/api/v1/schedules/", {"campaign": campaign.pk, "cron": "0 3 * * *",
+                                                          "label": "nightly"})
+
+    def finished(run_id: int) -> bool:
+        return Run.objects.get(pk=run_id).status not in (Run.Status.PENDING, Run.Status.RUNNING)
+
+    started = time.monotonic()
+    run_ids = []
+    for i in range(args.runs):
+        if i == args.runs - 1:  # the nightly check: the schedule fires in the worker, as beat would send it
+            from benchapp.celery import app
+
+            app.send_task("campaigns.tasks.schedule_fire_task", args=(schedule["id"],),
+                          queue=f"{env['BENCHAPP_QUEUE']}.server")
+            wait_for(lambda: Run.objects.filter(campaign=campaign).count() > len(run_ids), 60, "the nightly run")
+            run_id = Run.objects.filter(campaign=campaign).order_by("-pk").first().pk  # type: ignore[union-attr]
+        else:
+            run_id = client.call("POST", f"/api/v1/campaigns/{campaign.pk}/launch/", {})["id"]
+        wait_for(lambda run_id=run_id: finished(run_id), 300, f"run {run_id}")
+        wait_for(lambda run_id=run_id: Run.objects.get(pk=run_id).evaluated_at is not None, 120,
+                 f"run {run_id}'s regression check")
+        run_ids.append(run_id)
+    print(f"\n{len(run_ids)} runs ({', '.join(Run.objects.get(pk=r).status for r in run_ids)}) and their regression "
+          f"checks in {time.monotonic() - started:.0f} s", flush=True)
+
+    client.login("admin", PASSWORD)
+    runs_query = "&".join(f"runs={r}" for r in run_ids)
+    job = Job.objects.filter(run_id=run_ids[-1]).order_by("pk").first()
+    assert job is not None
+    cell = f"campaign={campaign.pk}&target={target.pk}&scenario={scenario.pk}&threads=1"
+    for _ in range(args.rounds):
+        client.call("GET", f"/api/v1/comparisons/?{runs_query}")
+        client.call("GET", f"/compare/?{runs_query}", api=False)
+        client.call("GET", f"/api/v1/jobs/{job.pk}/series/")
+        client.call("GET", f"/compare/report/?{runs_query}", api=False)
+        client.call("GET", f"/api/v1/regressions/history/?{cell}")
+        client.call("GET", f"/runs/{run_ids[-1]}/", api=False)
+        if (Group.cwd / "campaigns" / "observability").exists():
+            client.call("GET", "/metrics", api=False)
+    CampaignSchedule.objects.filter(pk=schedule["id"]).update(enabled=False)
+    time.sleep(2)
+    after = report("PSS after the runs, regression checks, comparisons, series, reports and history (MB)", groups)
+    server_before = sum(v for k, v in before.items() if k != "client")
+    server_after = sum(v for k, v in after.items() if k != "client")
+    print(f"\nmake run: {server_before:.0f} MB after start-up, {server_after:.0f} MB after use (goal: under 600); "
+          f"client host worker: {after['client']:.0f} MB (goal: under 80)")
+
+
+if __name__ == "__main__":
+    main()
