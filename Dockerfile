@@ -20,7 +20,8 @@ USER benchapp
 
 # Dependencies first, so that a code change does not reinstall them.
 COPY --chown=benchapp:benchapp requirements.txt ./
-RUN python -m venv .venv && .venv/bin/pip install -r requirements.txt
+# Every file checked against the hash locked in requirements.txt (scripts/lock.sh).
+RUN python -m venv .venv && .venv/bin/pip install --require-hashes -r requirements.txt
 
 COPY --chown=benchapp:benchapp frontend/package.json frontend/package-lock.json frontend/
 RUN cd frontend && npm ci --no-audit --no-fund

@@ -164,7 +164,7 @@ if (( INSTALL )); then
     apt-get install -y -q --no-install-recommends sysbench python3-venv python3-dev default-libmysqlclient-dev \
         pkg-config build-essential ca-certificates
     if [[ ! -x .venv/bin/python ]]; then python3 -m venv .venv; fi
-    .venv/bin/pip install -q -r requirements-client.txt
+    .venv/bin/pip install -q --require-hashes -r requirements-client.txt
 fi
 
 # ---------------------------------------------------------------- 3: the env file

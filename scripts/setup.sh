@@ -222,7 +222,7 @@ if [[ ! -x .venv/bin/python ]]; then
     quietly venv "$PYTHON" -m venv .venv
 fi
 # `make test` and `make check` set SETUP_DEV=1: the test, lint and type-checking tools of requirements-dev.txt
-# (which includes requirements.txt) come too. `make run` and the Docker image install requirements.txt only.
+# (which holds requirements.txt's pins too) come too. `make run` and the Docker image install requirements.txt only.
 req_file=requirements.txt
 [[ ${SETUP_DEV:-0} == 1 ]] && req_file=requirements-dev.txt
 req_stamp=.venv/.benchapp-requirements.sha256
@@ -234,7 +234,8 @@ if [[ -f $req_stamp && $(<"$req_stamp") == "$req_hash" ]] || [[ -f $dev_stamp &&
     log "Python: .venv up to date with $req_file"
 else
     log "pip install -r $req_file"
-    quietly pip .venv/bin/python -m pip install --disable-pip-version-check --no-input -r "$req_file"
+    # Compiled with every file's hash (scripts/lock.sh): a package whose file differs from the one locked is refused.
+    quietly pip .venv/bin/python -m pip install --disable-pip-version-check --no-input --require-hashes -r "$req_file"
     printf '%s\n' "$req_hash" >"$req_stamp"
     [[ $req_file == requirements-dev.txt ]] && printf '%s\n' "$dev_hash" >"$dev_stamp"
 fi

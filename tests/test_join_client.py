@@ -95,20 +95,25 @@ def test_it_refuses_bad_settings_naming_them_and_writes_nothing(tmp_path, args, 
 
 def test_client_requirements_are_the_servers_pins_without_web_and_statistics_packages():
     def pins(name: str) -> dict[str, str]:
-        lines = (ROOT / name).read_text().splitlines()
-        return dict(line.split("==") for line in lines if line and not line.startswith(("#", "-")))
+        """name -> version of a file compiled by scripts/lock.sh (`name==version \\` then its hashes)."""
+        return dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", (ROOT / name).read_text(), re.M))
 
     server, client = pins("requirements.txt"), pins("requirements-client.txt")
     assert {name: server[name] for name in client} == client
     assert set(server) - set(client) == {"numpy", "scipy", "gunicorn", "honcho", "whitenoise",
-                                         "drf-spectacular-sidecar"}
+                                         "drf-spectacular-sidecar", "prometheus-client"}
+    # Every pin carries its hashes, which the installs require (--require-hashes).
+    for name in ("requirements.txt", "requirements-client.txt", "requirements-dev.txt"):
+        text = (ROOT / name).read_text()
+        assert len(re.findall(r"^\S+==\S+ \\\n\s+--hash=sha256:", text, re.M)) == len(pins(name)), name
 
 
 _CLIENT_WITHOUT_SERVER_PACKAGES = """
 import sys, importlib.abc
 class Missing(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in {"numpy", "scipy", "gunicorn", "honcho", "whitenoise", "drf_spectacular_sidecar"}:
+        if name.split(".")[0] in {"numpy", "scipy", "gunicorn", "honcho", "whitenoise", "drf_spectacular_sidecar",
+                                  "prometheus_client"}:
             raise ImportError(f"{name} is not in requirements-client.txt")
 sys.meta_path.insert(0, Missing())
 from benchapp.celery import app
