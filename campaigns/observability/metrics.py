@@ -201,8 +201,8 @@ class BenchappCollector(Collector):
             if not part:
                 continue
             count, total = int(part[-2]), float(part[-1])
-            buckets = [(str(float(b)), int(n)) for b, n in zip(PHASE_BUCKETS_S, part[:-2], strict=True)]
-            family.add_metric([phase], [*buckets, ("+Inf", count)], total)
+            cumulative = [(str(float(b)), int(n)) for b, n in zip(PHASE_BUCKETS_S, part[:-2], strict=True)]
+            family.add_metric([phase], [*cumulative, ("+Inf", count)], total)
         return family
 
     def _monitoring(self) -> Iterator[Metric]:
