@@ -201,6 +201,11 @@ def test_readyz_answers_503_naming_redis_while_its_redis_is_stopped_and_200_when
     own_redis.start()
     wait_for(lambda: web.get("/readyz")[0] == 200, timeout_s=30, what="/readyz to be ready again")
     assert web.get("/healthz")[0] == 200
+    # gunicorn's workers keep the latency histogram in prometheus-client's multi-process files.
+    status, body = web.get("/metrics")
+    assert status == 200
+    count = _series(body.decode(), "benchapp_http_request_duration_seconds_count", view="readyz", status="503")
+    assert count is not None and count >= 1
 
 
 # ---------------------------------------------------------------- a request id from the access log to a task's log
