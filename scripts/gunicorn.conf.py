@@ -31,6 +31,8 @@ if os.environ.get("BENCHAPP_LOG_FORMAT", "").strip().lower() == "json":
                                 "stream": "ext://sys.stdout"},
                      "stderr": {"class": "logging.StreamHandler", "formatter": "json",
                                 "stream": "ext://sys.stderr"}},
+        # gunicorn merges this into its own defaults, whose root logger names a handler "console".
+        "root": {"level": "INFO", "handlers": ["stderr"]},
         "loggers": {"gunicorn.error": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
                     "gunicorn.access": {"handlers": ["stdout"], "level": "INFO", "propagate": False}},
     }

@@ -13,6 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -234,3 +235,16 @@ def test_a_request_id_is_in_its_access_log_line_and_in_the_log_of_the_task_it_st
              timeout_s=30, what=f"the task's log line with {request_id}:\n{worker.log_text()[-3000:]}")
 
 
+
+
+def test_with_json_logs_gunicorns_access_line_is_json_with_the_request_id(web_server):
+    web = web_server("json", REDIS_URL=TEST_REDIS_URL, BENCHAPP_LOG_FORMAT="json")
+    assert web.get("/healthz", headers={"X-Request-ID": "json-rid-7"})[0] == 200
+    web.stop()  # flushes the log
+
+    def access_lines() -> list[dict[str, Any]]:
+        entries = [json.loads(line) for line in web.log_text().splitlines() if line.startswith("{")]
+        return [e for e in entries if e.get("logger") == "gunicorn.access" and e.get("path") == "/healthz"]
+
+    line = next(e for e in access_lines() if e["request_id"] == "json-rid-7")
+    assert line["method"] == "GET" and line["status"] == "200" and "duration_ms" in line
