@@ -21,6 +21,7 @@ class ShareTokenFilter(logging.Filter):
         record.msg = mask(record.msg)
         if isinstance(record.args, tuple):
             record.args = tuple(mask(a) for a in record.args)
-        elif isinstance(record.args, dict):
-            record.args = {k: mask(v) for k, v in record.args.items()}
+        elif isinstance(record.args, dict):  # in place: gunicorn's access atoms are a dict of its own class
+            for key, value in record.args.items():
+                record.args[key] = mask(value)
         return True

@@ -22,20 +22,28 @@ control_socket_disable = True
 accesslog = "-"
 access_log_format = '%(h)s %(t)s "%(r)s" %(s)s %(B)s %(M)sms request_id=%({x-request-id}o)s "%(a)s"'
 
-if os.environ.get("BENCHAPP_LOG_FORMAT", "").strip().lower() == "json":
-    logconfig_dict = {
-        "version": 1,
-        "disable_existing_loggers": False,
-        "formatters": {"json": {"()": "benchapp.logs.JsonFormatter"}},
-        "handlers": {"stdout": {"class": "logging.StreamHandler", "formatter": "json",
-                                "stream": "ext://sys.stdout"},
-                     "stderr": {"class": "logging.StreamHandler", "formatter": "json",
-                                "stream": "ext://sys.stderr"}},
-        # gunicorn merges this into its own defaults, whose root logger names a handler "console".
-        "root": {"level": "INFO", "handlers": ["stderr"]},
-        "loggers": {"gunicorn.error": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
-                    "gunicorn.access": {"handlers": ["stdout"], "level": "INFO", "propagate": False}},
-    }
+# Both logs through benchapp's filter that writes a share link's token as `/s/***` (campaigns/logfilters.py), and in
+# JSON with BENCHAPP_LOG_FORMAT=json. gunicorn merges this into its defaults, whose root logger names "console".
+_json = os.environ.get("BENCHAPP_LOG_FORMAT", "").strip().lower() == "json"
+_formatters = {"json": {"()": "benchapp.logs.JsonFormatter"}} if _json else {
+    "access": {"format": "%(message)s"},
+    "error": {"format": "%(asctime)s [%(process)d] [%(levelname)s] %(message)s",
+              "datefmt": "[%Y-%m-%d %H:%M:%S %z]"}}
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"}},
+    "formatters": _formatters,
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "json" if _json else "error",
+                    "filters": ["share_tokens"], "stream": "ext://sys.stderr"},
+        "access": {"class": "logging.StreamHandler", "formatter": "json" if _json else "access",
+                   "filters": ["share_tokens"], "stream": "ext://sys.stdout"},
+    },
+    "root": {"level": "INFO", "handlers": ["console"]},
+    "loggers": {"gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},
+                "gunicorn.access": {"handlers": ["access"], "level": "INFO", "propagate": False}},
+}
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -219,6 +219,7 @@ def test_a_request_id_is_in_its_access_log_line_and_in_the_log_of_the_task_it_st
     target = TargetFactory(port=_free_port())
     campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory(time_s=1)], threads=[1])
     web = web_server("rid", REDIS_URL=TEST_REDIS_URL)
+    assert web.get("/s/share-Secret-token-42/")[0] == 404
     request_id = f"rid-{time.time_ns()}"
     request = urllib.request.Request(web.url(f"/api/v1/campaigns/{campaign.pk}/launch/"), method="POST", data=b"{}",
                                      headers={"Authorization": f"Token {token}", "X-Request-ID": request_id,
@@ -228,6 +229,7 @@ def test_a_request_id_is_in_its_access_log_line_and_in_the_log_of_the_task_it_st
         assert response.headers["X-Request-ID"] == request_id
     run = Run.objects.get(campaign=campaign)
     wait_for(lambda: Job.objects.get(run=run).is_finished(), timeout_s=90, what="the job to end")
+    assert "share-Secret-token-42" not in web.log_text() and '"GET /s/***/ HTTP/1.1" 404' in web.log_text()
     access = [line for line in web.log_text().splitlines() if f"/api/v1/campaigns/{campaign.pk}/launch/" in line]
     assert access and f"request_id={request_id}" in access[0], web.log_text()[-2000:]
     # Celery writes the task's last line ("Task ... succeeded") once the task returns, maybe after the job's end.
