@@ -11,8 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 port=${BENCHAPP_PORT:-${PORT:-8000}}
 host=${BENCHAPP_BIND_HOST:-127.0.0.1}
 # Workers: one per core (WEB_WORKERS), 4 threads each (WEB_THREADS). bench/memory.py: each worker process costs
-# 40-60 MB of its own even with the application preloaded, and a request that needs numpy and scipy adds ~60 MB to
-# the worker serving it; on 2 cores, 2 x 4 answers the API's lists as fast as 4 x 2 did (bench/api_bench.py).
+# 40-80 MB of its own even with the application preloaded (numpy and scipy load in the one serving a statistics
+# request). bench/api_bench.py measured 2 per core x 2 threads before the preload (lists p95 47 ms on 2 cores,
+# 60-70 ms with 2 x 8): 1 per core x 4 is not measured there yet; WEB_WORKERS=4 WEB_THREADS=2 gives the old shape.
 workers=${WEB_WORKERS:-$(nproc)}
 # The request-latency histogram of every worker (prometheus-client's multi-process mode): a directory of this
 # server's own, emptied at each start as prometheus-client requires.
