@@ -198,6 +198,13 @@ class Dataset(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.tables} × {self.table_size:,})"
 
+    def clean(self) -> None:
+        from campaigns.models.checks import sizes_by_spec_problem
+
+        problem = sizes_by_spec_problem(self.sizes_by_spec)
+        if problem:
+            raise ValidationError({"sizes_by_spec": problem})
+
     def size_for(self, spec: InstanceSpec | None, *, scale: float = 1.0) -> tuple[int, int]:
         """Tables and rows per table for a spec, after the scale factor."""
         tables, table_size = self.tables, self.table_size
@@ -372,9 +379,19 @@ class Campaign(models.Model):
         return self.webhook_url_encrypted != ""
 
     def clean(self) -> None:
+        from campaigns.models.checks import threads_map_problem, threads_problem
+
+        problems = {}
         if (self.table_rows_min is not None and self.table_rows_max is not None
                 and self.table_rows_min > self.table_rows_max):
-            raise ValidationError({"table_rows_min": "must not be more than table_rows_max"})
+            problems["table_rows_min"] = "must not be more than table_rows_max"
+        for name, check in (("threads", threads_problem), ("threads_by_spec", threads_map_problem),
+                            ("threads_by_scenario", threads_map_problem)):
+            problem = check(getattr(self, name))
+            if problem:
+                problems[name] = problem
+        if problems:
+            raise ValidationError(problems)
 
     def dataset_size(self, dataset: Dataset, spec: InstanceSpec | None) -> tuple[int, int]:
         """Tables and rows per table of a dataset in this campaign: scaled, then kept in the rows window."""
