@@ -17,7 +17,8 @@ import math
 import re
 import socket
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.contrib.postgres.fields import ArrayField
@@ -44,6 +45,10 @@ from campaigns.models import (
     Target,
     checks,
 )
+from campaigns.services.campaigns import campaign_create, campaign_update
+from campaigns.services.datasets import dataset_create
+from campaigns.services.scenarios import scenario_create
+from campaigns.services.targets import target_create
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_THREADS
 
 BUNDLE_FORMAT = "benchapp-run"
@@ -299,10 +304,30 @@ def _named_row(row: models.Model, values: dict[str, Any], where: str, *, user: A
         for candidate in sorted(mine, key=lambda r: r.name != name):
             if not same or all(getattr(candidate, f.attname) == getattr(row, f.attname) for f in compared):
                 return candidate
-    row.name = _fresh_name(model, "name", name)  # type: ignore[attr-defined]
-    row.created_by = owner  # type: ignore[attr-defined]
-    row.save()
-    return row
+    fields = {f.attname: getattr(row, f.attname) for f in model._meta.concrete_fields if f.name not in _LOCAL_ONLY}
+    fields["name"] = _fresh_name(model, "name", name)
+    with _refusal_named(where):
+        return _CREATE[model](user=owner, **fields)
+
+
+# A new row of the bundle is written by its model's service, as from the pages and the API.
+_CREATE: dict[type[models.Model], Callable[..., Any]] = {
+    Target: lambda user, **fields: target_create(by=user, **fields), Dataset: dataset_create,
+    Scenario: scenario_create, Campaign: campaign_create,
+}
+_LOCAL_ONLY = {"id", "created_by", "created_at", "updated_at", "password_encrypted", "webhook_url_encrypted"}
+
+
+@contextmanager
+def _refusal_named(where: str) -> Iterator[None]:
+    """A service's ValidationError as a BundleRejected naming the bundle's part and the field."""
+    try:
+        yield
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items())) if hasattr(exc, "error_dict") \
+            else (NON_FIELD_ERRORS, exc.messages)
+        part = where if field == NON_FIELD_ERRORS else f"{where}.{field}"
+        raise BundleRejected(f"{part}: {'; '.join(messages)}") from None
 
 
 def _imported_names(name: str) -> str:
@@ -394,8 +419,9 @@ def _bundle_store(bundle: dict[str, Any], jobs: list[Any], source: dict[str, Any
         scenarios[key] = _named_row(Scenario(dataset=dataset, **values), values, where, user=user)
     campaign_values = _parsed(Campaign, bundle["campaign"], "campaign")
     campaign = _named_row(Campaign(**campaign_values), campaign_values, "campaign", user=user, same=False)
-    campaign.targets.add(*targets.values())
-    campaign.scenarios.add(*scenarios.values())
+    with _refusal_named("campaign"):
+        campaign = campaign_update(campaign=campaign, targets={*campaign.targets.all(), *targets.values()},
+                                   scenarios={*campaign.scenarios.all(), *scenarios.values()})
     run_values = _parsed(Run, bundle["run"], "run")
     host = str(source.get("host", "another benchapp"))[:100]
     run_id = source.get("run_id") if isinstance(source.get("run_id"), int) else "?"
