@@ -307,13 +307,15 @@ def _named_row(row: models.Model, values: dict[str, Any], where: str, *, user: A
     fields = {f.attname: getattr(row, f.attname) for f in model._meta.concrete_fields if f.name not in _LOCAL_ONLY}
     fields["name"] = _fresh_name(model, "name", name)
     with _refusal_named(where):
-        return _CREATE[model](user=owner, **fields)
+        return _CREATE[model](owner, fields)
 
 
 # A new row of the bundle is written by its model's service, as from the pages and the API.
-_CREATE: dict[type[models.Model], Callable[..., Any]] = {
-    Target: lambda user, **fields: target_create(by=user, **fields), Dataset: dataset_create,
-    Scenario: scenario_create, Campaign: campaign_create,
+_CREATE: dict[type[models.Model], Callable[[Any, dict[str, Any]], Any]] = {
+    Target: lambda owner, fields: target_create(by=owner, **fields),  # `user` is a target's own field
+    Dataset: lambda owner, fields: dataset_create(user=owner, **fields),
+    Scenario: lambda owner, fields: scenario_create(user=owner, **fields),
+    Campaign: lambda owner, fields: campaign_create(user=owner, **fields),
 }
 _LOCAL_ONLY = {"id", "created_by", "created_at", "updated_at", "password_encrypted", "webhook_url_encrypted"}
 
