@@ -65,7 +65,7 @@ class RowForm(forms.ModelForm):
 
     def field_values(self, *skip: str) -> dict[str, Any]:
         """The cleaned values of the form's model fields (many-to-many and `skip` left out)."""
-        m2m = {f.name for f in self._meta.model._meta.many_to_many}  # type: ignore[union-attr]
+        m2m = {f.name for f in self._meta.model._meta.many_to_many}
         return {name: self.cleaned_data[name] for name in self._meta.fields or ()
                 if name in self.cleaned_data and name not in m2m and name not in skip}
 

@@ -390,7 +390,8 @@ class Campaign(models.Model):
             problem = check(getattr(self, name))
             if problem:
                 problems[name] = problem
-        if self.baseline_run_id is not None and (self.pk is None or self.baseline_run.campaign_id != self.pk):
+        baseline = self.baseline_run if self.baseline_run_id is not None else None
+        if baseline is not None and (self.pk is None or baseline.campaign_id != self.pk):
             problems["baseline_run"] = "the baseline must be a run of this campaign"
         if problems:
             raise ValidationError(problems)

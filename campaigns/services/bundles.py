@@ -19,7 +19,7 @@ import socket
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.postgres.fields import ArrayField
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
@@ -261,7 +261,7 @@ def _cleaned(row: models.Model, where: str, *, exclude: tuple[str, ...] = ()) ->
 
 def _fresh_name(model: type[models.Model], key: str, name: str) -> str:
     """`name` when no row of the model has it, else "name (imported)", "name (imported 2)", …"""
-    limit = model._meta.get_field(key).max_length or 200
+    limit = getattr(model._meta.get_field(key), "max_length", None) or 200
     manager = model._default_manager
     for n in range(1, 1000):
         suffix = "" if n == 1 and not manager.filter(**{key: name}).exists() else \
@@ -301,7 +301,7 @@ def _named_row(row: models.Model, values: dict[str, Any], where: str, *, user: A
                     if f.name not in _NEVER_COMPARED and (f.name in values or f.is_relation)]
         # Its own row of that name, or one an earlier import of the same bundle made ("name (imported 2)").
         mine = model._default_manager.filter(created_by=owner, name__regex=_imported_names(name)).order_by("pk")
-        for candidate in sorted(mine, key=lambda r: r.name != name):
+        for candidate in sorted(mine, key=lambda r: getattr(r, "name", "") != name):
             if not same or all(getattr(candidate, f.attname) == getattr(row, f.attname) for f in compared):
                 return candidate
     fields = {f.attname: getattr(row, f.attname) for f in model._meta.concrete_fields if f.name not in _LOCAL_ONLY}
@@ -360,7 +360,7 @@ def _unique_rows(model: type[models.Model], rows: list[dict[str, Any]], where: s
         names = [n for n in constraint.fields if n not in ("job", "run")]
         seen: set[tuple[Any, ...]] = set()
         for i, row in enumerate(rows):
-            key = tuple(row.get(n, model._meta.get_field(n).get_default()) for n in names)
+            key = tuple(row.get(n, cast(Any, model._meta.get_field(n)).get_default()) for n in names)
             if key in seen:
                 raise BundleRejected(f"{where}[{i}]: a second row with the same {', '.join(names)}")
             seen.add(key)

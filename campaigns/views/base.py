@@ -192,7 +192,7 @@ class CatalogueEdit(CatalogueView):
         form = self.catalogue.form_class(request.POST, instance=obj)
         if form.is_valid():
             try:  # through the row's service (a new row records who made it, for "mine")
-                saved = form.save_by(user=request.user)
+                saved = form.save_by(user=request.user)  # type: ignore[attr-defined]  # RowForm, SharedRowForm
             except ValidationError as exc:
                 form_errors_add(form, exc)
                 return self.show(form, obj)
