@@ -70,3 +70,37 @@ def test_every_seed_and_preset_scenario_passes():
     for scenario in Scenario.objects.all():
         assert not set(scenario.options) & set(CONNECTION_OPTIONS), scenario.name
         scenario.full_clean()
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_a_connection_option_and_saves_campaigns_through_the_service():
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from campaigns.models import Campaign
+    from tests.factories import TargetFactory
+
+    superuser = get_user_model().objects.create_superuser("root-admin", password="pw-12345678")
+    admin_site = Client()
+    admin_site.force_login(superuser)
+    dataset = DatasetFactory()
+    fields = {"name": "admin scenario", "test": "oltp_point_select", "dataset": dataset.pk, "time_s": 10,
+              "warmup_s": 0, "report_interval_s": 1, "percentile": 95, "prepare_mode": "auto",
+              "cleanup": "after_run", "prepare_threads": 4, "options": '{"mysql-host": "127.0.0.1"}'}
+    refused = admin_site.post("/admin/campaigns/scenario/add/", fields)
+    assert refused.status_code == 200 and "options" in refused.context["adminform"].form.errors
+    assert not Scenario.objects.filter(name="admin scenario").exists()
+    saved = admin_site.post("/admin/campaigns/scenario/add/", {**fields, "options": '{"point-selects": 2}'})
+    assert saved.status_code == 302
+    scenario = Scenario.objects.get(name="admin scenario")
+    assert scenario.options == {"point-selects": 2} and scenario.created_by == superuser
+    target = TargetFactory()
+    added = admin_site.post("/admin/campaigns/campaign/add/", {
+        "name": "admin campaign", "targets": [target.pk], "scenarios": [scenario.pk], "threads": "1,2",
+        "threads_by_spec": "{}", "threads_by_scenario": "{}", "repetitions": 1, "clients_min": 1,
+        "scale_factor": 1.0, "regression_threshold_pct": 5, "noise_cv_pct": 5, "baseline_last_n": 5,
+        "client_tries": 2, "client_hosts": ""})
+    assert added.status_code == 302, added.context["adminform"].form.errors if added.context else added
+    campaign = Campaign.objects.get(name="admin campaign")
+    assert list(campaign.targets.all()) == [target] and list(campaign.scenarios.all()) == [scenario]
+    assert campaign.threads == [1, 2]
