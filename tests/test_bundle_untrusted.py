@@ -101,6 +101,12 @@ CASES = [
     pytest.param(_set("jobs.0.tables", 0), "jobs[0].tables: out of range", id="job tables 0"),
     pytest.param(_set("jobs.0.wall_time_s", -1), "jobs[0].wall_time_s: out of range", id="wall time negative"),
     pytest.param(_set("campaign.client_tries", 1000), "campaign.client_tries:", id="client_tries 1000"),
+    # The API's own bounds (its serializers' max values) hold for a bundle too.
+    pytest.param(_set("scenarios.0.time_s", 10**9), "scenarios[0].time_s: must be at most", id="time_s 1e9"),
+    pytest.param(_set("campaign.clients_min", 10**6), "campaign.clients_min: must be at most", id="clients_min"),
+    pytest.param(_set("campaign.run_time_s", 10**9), "campaign.run_time_s: must be at most", id="run_time_s"),
+    pytest.param(_set("targets.0.spec", {"label": "huge", "cpu_cores": 10**7, "memory_gb": 1}),
+                 "targets[0].spec.cpu_cores: must be at most", id="spec cores 1e7"),
     # A row per field type.
     pytest.param(_set("jobs.0.threads", "many"), "jobs[0].threads:", id="integer text"),
     pytest.param(_set("jobs.0.threads", 1.5), "jobs[0].threads: not a whole number", id="integer fraction"),

@@ -213,3 +213,38 @@ def attempts_problem(value: Any) -> str | None:
         if problem:
             return problem
     return None
+
+
+# The API's bounds on fields the models leave open (api/serializers.py extra_kwargs), for every way in: a bundle,
+# the admin and the services check them in Model.clean() too. model name -> field -> (least, most).
+LIMITS: dict[str, dict[str, tuple[float | None, float | None]]] = {
+    "Campaign": {"clients_min": (1, 1000), "clients_per_threads": (1, MAX_THREADS),
+                 "regression_threshold_pct": (0, 10**6), "noise_cv_pct": (0, 10**6), "baseline_last_n": (1, 1000),
+                 "run_time_s": (1, 30 * 86400), "warmup_override_s": (0, 86400),
+                 "table_rows_min": (1, 10**12), "table_rows_max": (1, 10**12)},
+    "Scenario": {"time_s": (1, 30 * 86400), "warmup_s": (0, 86400), "report_interval_s": (1, 3600),
+                 "prepare_threads": (1, 1024)},
+    "InstanceSpec": {"cpu_cores": (1, 100_000), "memory_gb": (0, 10**9), "storage_gb": (0, 10**12)},
+}
+TEXT_LIMITS: dict[str, dict[str, int]] = {"Scenario": {"table_ddl": 100_000}}
+
+
+def limit_problems(row: Any) -> dict[str, str]:
+    """Per field, a number that is not finite or outside LIMITS, or a text longer than TEXT_LIMITS."""
+    problems: dict[str, str] = {}
+    model = type(row).__name__
+    for field in row._meta.concrete_fields:
+        value = getattr(row, field.attname, None)
+        if isinstance(value, float) and not math.isfinite(value):
+            problems[field.name] = "not a finite number"
+            continue
+        least, most = LIMITS.get(model, {}).get(field.name, (None, None))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if least is not None and value < least:
+                problems[field.name] = f"must be at least {least:g}"
+            elif most is not None and value > most:
+                problems[field.name] = f"must be at most {most:,g}"
+        text_limit = TEXT_LIMITS.get(model, {}).get(field.name)
+        if text_limit is not None and isinstance(value, str) and len(value) > text_limit:
+            problems[field.name] = f"at most {text_limit:,} characters"
+    return problems

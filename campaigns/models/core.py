@@ -76,6 +76,13 @@ class InstanceSpec(models.Model):
     def __str__(self) -> str:
         return self.label
 
+    def clean(self) -> None:
+        from campaigns.models.checks import limit_problems
+
+        problems = limit_problems(self)
+        if problems:
+            raise ValidationError(problems)
+
 
 class Target(models.Model):
     """One endpoint that sysbench connects to: a product running on an instance spec.
@@ -265,9 +272,13 @@ class Scenario(models.Model):
         return self.name
 
     def clean(self) -> None:
+        from campaigns.models.checks import limit_problems
         from campaigns.sysbench.catalogue import OptionError, validate_options
         from campaigns.sysbench.ddl import table_ddl_error
 
+        limits = limit_problems(self)
+        if limits:
+            raise ValidationError(limits)
         # It runs with the target's credentials: one checked CREATE TABLE, which must run on MySQL/MariaDB
         # or PostgreSQL targets (a launch checks it again for each target's own driver).
         if self.table_ddl:
@@ -379,9 +390,9 @@ class Campaign(models.Model):
         return self.webhook_url_encrypted != ""
 
     def clean(self) -> None:
-        from campaigns.models.checks import threads_map_problem, threads_problem
+        from campaigns.models.checks import limit_problems, threads_map_problem, threads_problem
 
-        problems = {}
+        problems = limit_problems(self)
         if (self.table_rows_min is not None and self.table_rows_max is not None
                 and self.table_rows_min > self.table_rows_max):
             problems["table_rows_min"] = "must not be more than table_rows_max"
