@@ -104,3 +104,17 @@ def test_the_admin_refuses_a_connection_option_and_saves_campaigns_through_the_s
     campaign = Campaign.objects.get(name="admin campaign")
     assert list(campaign.targets.all()) == [target] and list(campaign.scenarios.all()) == [scenario]
     assert campaign.threads == [1, 2]
+
+
+@pytest.mark.django_db
+def test_a_forged_scenario_row_shows_its_cause_in_the_plan_instead_of_a_command():
+    from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
+
+    scenario = ScenarioFactory()
+    Scenario.objects.filter(pk=scenario.pk).update(options={"mysql-host": "127.0.0.1"})
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[scenario], threads=[1])
+    response = client_for(make_user(roles.OPERATOR)).post(f"/api/v1/campaigns/{campaign.pk}/plan/", {},
+                                                          format="json")
+    assert response.status_code == 200
+    (job,) = response.json()["jobs"]
+    assert job["commands"] == [] and "mysql-host: a connection option" in job["command_error"]
