@@ -9,7 +9,7 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
 from django.http import HttpRequest
 
-from campaigns import models, roles
+from campaigns import models, monitoring, roles, services
 
 # ---------------------------------------------------------------- logins
 #
@@ -63,6 +63,25 @@ class InstanceSpecAdmin(admin.ModelAdmin):
     search_fields = ("label",)
 
 
+class ServiceAdmin(admin.ModelAdmin):
+    """The admin of a row users make: it saves through the row's service (campaigns.services: one write path per
+    kind of row, with the model's full validation and the same rules as the pages and the API)."""
+
+    def service_save(self, request: HttpRequest, obj: Any, fields: dict[str, Any], m2m: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        m2m_names = {f.name for f in obj._meta.many_to_many}
+        concrete = {f.name for f in obj._meta.concrete_fields}
+        fields = {k: v for k, v in form.cleaned_data.items() if k in concrete}
+        m2m = {k: v for k, v in form.cleaned_data.items() if k in m2m_names}
+        self.service_save(request, obj, fields, m2m)
+
+    def save_related(self, request: HttpRequest, form: forms.ModelForm, formsets: Any, change: bool) -> None:
+        for formset in formsets:  # many-to-many fields were set by the service
+            self.save_formset(request, form, formset, change=change)
+
+
 class TargetAdminForm(forms.ModelForm):
     # Write-only: the stored password is never rendered back into the form.
     password = forms.CharField(
@@ -76,44 +95,60 @@ class TargetAdminForm(forms.ModelForm):
         fields = ("name", "product", "spec", "driver", "host", "port", "database", "user", "is_demo")
 
     def save(self, commit: bool = True) -> models.Target:
-        target = super().save(commit=False)
-        if self.cleaned_data.get("password"):
-            target.set_password(self.cleaned_data["password"])
+        # The admin calls save(commit=False) for the instance, then TargetAdmin.save_model writes it (a service).
         if commit:
-            target.save()
-        return target
+            raise NotImplementedError("targets are saved through campaigns.services.target_update")
+        return self.instance
+
+
+# The *_update services take the admin's new, unsaved instance too (the admin goes on with that very object).
 
 
 @admin.register(models.Target)
-class TargetAdmin(admin.ModelAdmin):
+class TargetAdmin(ServiceAdmin):
     form = TargetAdminForm
     list_display = ("name", "product", "spec", "driver", "host", "port", "database", "user")
     list_filter = ("driver", "product")
     search_fields = ("name", "host")
 
-    def save_model(self, request: HttpRequest, obj: models.Target, form: forms.ModelForm, change: bool) -> None:
-        super().save_model(request, obj, form, change)
+    def service_save(self, request: HttpRequest, obj: Any, fields: dict[str, Any], m2m: dict[str, Any]) -> None:
+        password = fields.pop("password", None) or None  # empty keeps the stored one
+        services.target_update(target=obj, by=request.user, password=password, **fields)
         if obj.password_cleared:
             self.message_user(request, models.Target.PASSWORD_CLEARED_MESSAGE, messages.WARNING)
 
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        fields = {k: v for k, v in form.cleaned_data.items() if k in {f.name for f in obj._meta.concrete_fields}}
+        fields["password"] = form.cleaned_data.get("password")
+        self.service_save(request, obj, fields, {})
+
 
 @admin.register(models.Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(ServiceAdmin):
     list_display = ("name", "tables", "table_size")
+
+    def service_save(self, request: HttpRequest, obj: Any, fields: dict[str, Any], m2m: dict[str, Any]) -> None:
+        services.dataset_update(dataset=obj, user=request.user, **fields)
 
 
 @admin.register(models.Scenario)
-class ScenarioAdmin(admin.ModelAdmin):
+class ScenarioAdmin(ServiceAdmin):
     list_display = ("name", "test", "dataset", "time_s", "percentile", "prepare_mode", "cleanup")
     list_filter = ("test",)
 
+    def service_save(self, request: HttpRequest, obj: Any, fields: dict[str, Any], m2m: dict[str, Any]) -> None:
+        services.scenario_update(scenario=obj, user=request.user, **fields)
+
 
 @admin.register(models.Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(ServiceAdmin):
     list_display = ("name", "repetitions", "scale_factor", "is_template", "created_at")
     filter_horizontal = ("targets", "scenarios")
     # Templates are made by load_seed_templates only, as in the API and the campaign form.
     readonly_fields = ("is_template", "template_key")
+
+    def service_save(self, request: HttpRequest, obj: Any, fields: dict[str, Any], m2m: dict[str, Any]) -> None:
+        services.campaign_update(campaign=obj, user=request.user, **m2m, **fields)
 
 
 class JobInline(admin.TabularInline):
@@ -176,6 +211,9 @@ class ClientHostAdmin(admin.ModelAdmin):
 class CampaignScheduleAdmin(admin.ModelAdmin):
     list_display = ("campaign", "label", "cron", "timezone", "enabled", "last_fired_at")
     readonly_fields = ("periodic_task", "last_fired_at")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
+        monitoring.schedule_save(schedule=obj)  # its Celery beat entry kept in step, as from the pages and the API
 
 
 @admin.register(models.ScheduleFiring)

@@ -16,11 +16,12 @@ from typing import Any, cast
 
 from django import forms
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from campaigns import jsonlimits
+from campaigns import jsonlimits, monitoring, services
 from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Scenario, Target
 from campaigns.sysbench.catalogue import (
     INT32_MAX,
@@ -51,14 +52,45 @@ def option_field_name(option: str) -> str:
     return OPTION_PREFIX + option.replace("-", "_")
 
 
-class ProductForm(forms.ModelForm):
+class RowForm(forms.ModelForm):
+    """A form for a row users make: save_by(user=…) hands its cleaned fields to the row's service function
+    (campaigns.services: one write path per kind of row, with the model's full validation); save() is refused so
+    that no page writes past it."""
+
+    def save(self, commit: bool = True) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}: use save_by(user=…), which writes through the service")
+
+    def save_by(self, *, user: Any) -> Any:
+        raise NotImplementedError
+
+    def field_values(self, *skip: str) -> dict[str, Any]:
+        """The cleaned values of the form's model fields (many-to-many and `skip` left out)."""
+        m2m = {f.name for f in self._meta.model._meta.many_to_many}
+        return {name: self.cleaned_data[name] for name in self._meta.fields or ()
+                if name in self.cleaned_data and name not in m2m and name not in skip}
+
+
+def form_errors_add(form: forms.BaseForm, exc: ValidationError) -> None:
+    """A service's refusal shown on the form: beside its field when the form has it, above the form otherwise."""
+    for field, messages in (exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}).items():
+        form.add_error(field if field in form.fields else None, messages)
+
+
+class SharedRowForm(forms.ModelForm):
+    """Products and instance specs: a shared catalogue nobody owns, written by the form itself."""
+
+    def save_by(self, *, user: Any) -> Any:
+        return self.save()
+
+
+class ProductForm(SharedRowForm):
     class Meta:
         model = Product
         fields = ["name", "engine", "version", "vendor", "notes"]
         widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
 
 
-class InstanceSpecForm(forms.ModelForm):
+class InstanceSpecForm(SharedRowForm):
     class Meta:
         model = InstanceSpec
         fields = ["label", "cpu_cores", "memory_gb", "storage_gb", "storage_type", "price_per_hour", "currency",
@@ -68,7 +100,7 @@ class InstanceSpecForm(forms.ModelForm):
         widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
 
 
-class DatasetForm(forms.ModelForm):
+class DatasetForm(RowForm):
     sizes_by_spec = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 3}),
         label="Sizes per spec",
@@ -103,8 +135,13 @@ class DatasetForm(forms.ModelForm):
             result[match.group(1)] = [tables, rows]
         return result
 
+    def save_by(self, *, user: Any) -> Dataset:
+        if self.instance.pk is None:
+            return services.dataset_create(user=user, **self.field_values())
+        return services.dataset_update(dataset=self.instance, user=user, **self.field_values())
 
-class TargetForm(forms.ModelForm):
+
+class TargetForm(RowForm):
     """The password is write-only: never rendered back; blank on an edit keeps the stored one."""
 
     password = forms.CharField(
@@ -129,17 +166,11 @@ class TargetForm(forms.ModelForm):
             self.fields["password"].help_text = "Leave blank for none."
             del self.fields["clear_password"]
 
-    def save(self, commit: bool = True) -> Target:
-        target = super().save(commit=False)
-        if self.cleaned_data.get("password"):
-            target.set_password(self.cleaned_data["password"])
-        elif self.cleaned_data.get("clear_password"):
-            target.set_password("")
-        elif not target.pk:
-            target.set_password("")
-        if commit:
-            target.save()
-        return target
+    def save_by(self, *, user: Any) -> Target:
+        password = self.cleaned_data.get("password") or ("" if self.cleaned_data.get("clear_password") else None)
+        if self.instance.pk is None:
+            return services.target_create(by=user, password=password or "", **self.field_values())
+        return services.target_update(target=self.instance, by=user, password=password, **self.field_values())
 
     def save_notices(self) -> list[str]:
         """What saving did that was not asked for, for the page to say (Target.save() may clear the password)."""
@@ -192,7 +223,7 @@ def preset_choices() -> list[tuple[str, str]]:
     return [("", "— none —")] + [(key, f"seed {p.seed}: {p.label}") for key, p in PRESETS.items()]
 
 
-class ScenarioForm(forms.ModelForm):
+class ScenarioForm(RowForm):
     """A scenario of one test; `test` decides which option fields exist.
 
     The dataset is either an existing one or a new one made from the three new_dataset_* fields.
@@ -284,20 +315,17 @@ class ScenarioForm(forms.ModelForm):
         return exclude
 
     @transaction.atomic
-    def save(self, commit: bool = True) -> Scenario:
-        scenario = super().save(commit=False)
-        if self.cleaned_data.get("dataset") is None:
-            dataset = Dataset(name=self.cleaned_data["new_dataset_name"],
-                              tables=self.cleaned_data["new_dataset_tables"],
-                              table_size=self.cleaned_data["new_dataset_table_size"],
-                              created_by=scenario.created_by)
-            dataset.full_clean()
-            dataset.save()
-            scenario.dataset = dataset
-        scenario.preset = self.cleaned_data.get("preset") or ""
-        if commit:
-            scenario.save()
-        return scenario
+    def save_by(self, *, user: Any) -> Scenario:
+        dataset = self.cleaned_data.get("dataset")
+        if dataset is None:
+            dataset = services.dataset_create(user=user, name=self.cleaned_data["new_dataset_name"],
+                                              tables=self.cleaned_data["new_dataset_tables"],
+                                              table_size=self.cleaned_data["new_dataset_table_size"])
+        fields = {**self.field_values("dataset"), "dataset": dataset, "options": self.instance.options,
+                  "preset": self.cleaned_data.get("preset") or ""}
+        if self.instance.pk is None:
+            return services.scenario_create(user=user, **fields)
+        return services.scenario_update(scenario=self.instance, user=user, **fields)
 
 
 class CommandPasteForm(forms.Form):
@@ -405,7 +433,7 @@ def _scenario_label(scenario: Scenario) -> str:
     return f"{scenario.name} ({scenario.test}, {scenario.dataset})"
 
 
-class CampaignForm(forms.ModelForm):
+class CampaignForm(RowForm):
     """The webhook URL is write-only, as a target's password: never rendered back; blank on an edit keeps it."""
 
     threads = ThreadsField(label="Threads")
@@ -476,16 +504,14 @@ class CampaignForm(forms.ModelForm):
                 raise forms.ValidationError(str(exc)) from None
         return value
 
-    def save(self, commit: bool = True) -> Campaign:
-        campaign = super().save(commit=False)
-        if self.cleaned_data.get("webhook_url"):
-            campaign.set_webhook_url(self.cleaned_data["webhook_url"])
-        elif self.cleaned_data.get("clear_webhook"):
-            campaign.set_webhook_url("")
-        if commit:
-            campaign.save()
-            self.save_m2m()
-        return campaign
+    def save_by(self, *, user: Any) -> Campaign:
+        webhook_url = self.cleaned_data.get("webhook_url") or ("" if self.cleaned_data.get("clear_webhook") else None)
+        m2m = {"targets": self.cleaned_data.get("targets"), "scenarios": self.cleaned_data.get("scenarios")}
+        if self.instance.pk is None:
+            return services.campaign_create(user=user, webhook_url=webhook_url or "",
+                                            **{k: v for k, v in m2m.items() if v is not None}, **self.field_values())
+        return services.campaign_update(campaign=self.instance, user=user, webhook_url=webhook_url, **m2m,
+                                        **self.field_values())
 
     DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries")
 
@@ -640,6 +666,10 @@ class ScheduleForm(forms.ModelForm):
         labels = {"cron": "Cron expression", "timezone": "Time zone"}
         help_texts = {"cron": "minute hour day month weekday, e.g. <code>0 2 * * *</code> for 02:00 every night.",
                       "timezone": "An IANA name such as UTC or Europe/Paris."}
+
+    def save(self, commit: bool = True) -> Any:
+        """Through campaigns.monitoring.schedule_save, which keeps the Celery beat entry in step."""
+        return monitoring.schedule_save(schedule=self.instance) if commit else self.instance
 
 
 # ---------------------------------------------------------------- quick compare

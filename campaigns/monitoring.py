@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
@@ -19,7 +20,7 @@ from campaigns.changepoints import change_points
 from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
-from campaigns.services import StateConflict, campaign_launch
+from campaigns.services import StateConflict, annotation_create, campaign_launch, campaign_update
 from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed, run_noise
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
@@ -223,8 +224,7 @@ def annotations_auto(*, run: Run) -> list[Annotation]:
                 changes.append(f"{name} {old[name]} → {new[name]}")
         if changes:
             text = f"{job.target.name}: " + "; ".join(changes)
-            made.append(Annotation.objects.create(run=run, target_id=target_id, at=run.started_at or run.created_at,
-                                                  text=text[:500], kind=Annotation.Kind.AUTO))
+            made.append(annotation_create(run=run, target=job.target, text=text[:500], kind=Annotation.Kind.AUTO))
     return made
 
 
@@ -509,9 +509,10 @@ def baseline_pin(*, campaign: Campaign, run: Run | None) -> Campaign:
             Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED)):
         raise ValueError(f"run #{run.pk} cannot be this campaign's baseline: it must be one of its runs that "
                          "succeeded, at least partly")
-    campaign.baseline_run = run
-    campaign.save(update_fields=["baseline_run", "updated_at"])
-    return campaign
+    try:
+        return campaign_update(campaign=campaign, baseline_run=run)
+    except ValidationError as exc:
+        raise ValueError("; ".join(exc.messages)) from None
 
 
 def schedule_next_firing(schedule: CampaignSchedule) -> Any:

@@ -444,7 +444,7 @@ def test_imported_results_appear_in_comparisons_labelled_as_such(role_client):
     text = (DATA / "sysbench" / "mysql_oltp_point_select.txt").read_text()
     run = results_import(files=[("ps.log", text)], target=target, scenario=scenario)
     html = _text(role_client("viewer").get(f"/compare/?runs={run.pk}"))
-    assert 'class="badge imported"' in html and "from sysbench logs made outside benchapp" in html
+    assert 'class="badge imported"' in html and "from sysbench logs or run bundles made outside this benchapp" in html
     result = JobResult.objects.get(job__run=run)
     assert _cell_values(html, f"t{scenario.dataset_id}-{scenario.pk}", "qps") == pytest.approx([result.qps])
     csv_text = _text(role_client("viewer").get(f"/compare/comparison.csv?runs={run.pk}"))

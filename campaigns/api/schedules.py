@@ -12,7 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from campaigns import monitoring, roles
+from campaigns import monitoring, roles, services
 from campaigns.api.fields import ModelCleanMixin, StrictInputMixin
 from campaigns.api.views import ModelViewSet, ReadOnlyViewSet
 from campaigns.filtersets import IdListFilter
@@ -281,6 +281,14 @@ class AnnotationSerializer(StrictInputMixin, ModelCleanMixin, serializers.ModelS
         if "text" in attrs and not attrs["text"]:
             raise serializers.ValidationError({"text": "write the note"})
         return super().validate(attrs)
+
+    # Through the one write path (campaigns.services.annotations).
+    def create(self, validated_data: dict[str, Any]) -> Annotation:
+        return services.annotation_create(user=validated_data.pop("created_by", None), **validated_data)
+
+    def update(self, instance: Annotation, validated_data: dict[str, Any]) -> Annotation:
+        validated_data.pop("created_by", None)
+        return services.annotation_update(annotation=instance, **validated_data)
 
 
 class AnnotationFilterSet(filters.FilterSet):

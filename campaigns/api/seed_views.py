@@ -38,6 +38,7 @@ class TemplateSerializer(serializers.ModelSerializer):
         model = Campaign
         fields = ["id", "key", "name", "description", "threads", "threads_by_spec", "clients_min",
                   "clients_per_threads", "scenarios", "datasets"]
+        read_only_fields = fields  # templates are written by load_seed_templates only
 
     def get_scenarios(self, obj: Campaign) -> list[str]:
         return [sc.name for sc in obj.scenarios.all()]
@@ -127,6 +128,7 @@ class TemplateViewSet(viewsets.GenericViewSet):
                     name=data.get("name") or None, run_time_s=data.get("run_time_s"), warmup_s=data.get("warmup_s"),
                     max_threads=data.get("max_threads"), plain_ddl=data["plain_ddl"],
                     table_rows_min=data.get("table_rows_min"), table_rows_max=data.get("table_rows_max"),
+                    user=request.user,
                 )
         except DjangoValidationError as exc:
             raise _as_drf(exc) from None

@@ -19,7 +19,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from campaigns import roles
+from campaigns import roles, services
 from campaigns.api.fields import (
     FastReadMixin,
     ModelCleanMixin,
@@ -72,7 +72,18 @@ class InstanceSpecSerializer(StrictInputMixin, FastReadMixin, serializers.ModelS
         }
 
 
-class TargetSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+class ServiceWriteMixin:
+    """create() and update() through the row's service function (campaigns.services: one write path per kind of
+    row, with the model's full validation); a refusal there is a Django ValidationError, answered 400 by field.
+    The view passes the acting user as `created_by` (BaseViewSet.perform_create) or it is the request's."""
+
+    def _acting(self, validated_data: dict[str, Any]) -> Any:
+        request = getattr(self, "context", {}).get("request")
+        return validated_data.pop("created_by", None) or getattr(request, "user", None)
+
+
+class TargetSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, ModelCleanMixin,
+                       serializers.ModelSerializer):
     """A target; `password` is write-only: set it on create or update, it is never returned.
 
     Sending `"password": ""` clears it; leaving the key out keeps the stored one, unless the same
@@ -107,20 +118,13 @@ class TargetSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seriali
         return Target.PASSWORD_CLEARED_MESSAGE if instance.password_cleared else ""
 
     def create(self, validated_data: dict[str, Any]) -> Target:
-        password = validated_data.pop("password", "")
-        target = Target(**validated_data)
-        target.set_password(password)
-        target.save()
-        return target
+        by = self._acting(validated_data)
+        return services.target_create(by=by, password=validated_data.pop("password", ""), **validated_data)
 
     def update(self, instance: Target, validated_data: dict[str, Any]) -> Target:
-        password = validated_data.pop("password", None)
-        for name, value in validated_data.items():
-            setattr(instance, name, value)
-        if password is not None:
-            instance.set_password(password)
-        instance.save()
-        return instance
+        by = self._acting(validated_data)
+        return services.target_update(target=instance, by=by, password=validated_data.pop("password", None),
+                                      **validated_data)
 
 
 class TargetCheckSerializer(serializers.Serializer):
@@ -128,7 +132,7 @@ class TargetCheckSerializer(serializers.Serializer):
     settings = serializers.DictField(child=serializers.CharField())
 
 
-class DatasetSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSerializer):
+class DatasetSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, serializers.ModelSerializer):
     sizes_by_spec = SizesBySpecField(
         required=False, help_text="Per instance spec label: [tables, rows per table], overriding the default."
     )
@@ -139,8 +143,15 @@ class DatasetSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSerial
         extra_kwargs = {"table_size": {"error_messages": {
             "max_value": f"at most {MAX_TABLE_ROWS:,} rows per table: {MAX_TABLE_ROWS_REASON}"}}}
 
+    def create(self, validated_data: dict[str, Any]) -> Dataset:
+        return services.dataset_create(user=self._acting(validated_data), **validated_data)
 
-class ScenarioSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+    def update(self, instance: Dataset, validated_data: dict[str, Any]) -> Dataset:
+        return services.dataset_update(dataset=instance, user=self._acting(validated_data), **validated_data)
+
+
+class ScenarioSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, ModelCleanMixin,
+                         serializers.ModelSerializer):
     clean_normalises = ("options",)
 
     test = serializers.ChoiceField(choices=TEST_CHOICES)
@@ -164,6 +175,12 @@ class ScenarioSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
             "prepare_threads": {"max_value": 1024},
             "table_ddl": {"max_length": 100_000},
         }
+
+    def create(self, validated_data: dict[str, Any]) -> Scenario:
+        return services.scenario_create(user=self._acting(validated_data), **validated_data)
+
+    def update(self, instance: Scenario, validated_data: dict[str, Any]) -> Scenario:
+        return services.scenario_update(scenario=instance, user=self._acting(validated_data), **validated_data)
 
 
 class RunBundleSerializer(StrictInputMixin, serializers.Serializer):
@@ -196,7 +213,8 @@ class CampaignNoiseSerializer(serializers.Serializer):
                   "would.")
 
 
-class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, ModelCleanMixin,
+                         serializers.ModelSerializer):
     """A campaign; `webhook_url` is write-only (often a secret Slack URL): set it, or send "" to clear it;
     leaving the key out keeps the stored one. `has_webhook` says whether one is set."""
 
@@ -245,18 +263,10 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
         return value
 
     def create(self, validated_data: dict[str, Any]) -> Campaign:
-        webhook_url = validated_data.pop("webhook_url", "")
-        campaign: Campaign = super().create(validated_data)
-        if webhook_url:
-            campaign.set_webhook_url(webhook_url)
-            campaign.save(update_fields=["webhook_url_encrypted"])
-        return campaign
+        return services.campaign_create(user=self._acting(validated_data), **validated_data)
 
     def update(self, instance: Campaign, validated_data: dict[str, Any]) -> Campaign:
-        webhook_url = validated_data.pop("webhook_url", None)
-        if webhook_url is not None:
-            instance.set_webhook_url(webhook_url)
-        return super().update(instance, validated_data)
+        return services.campaign_update(campaign=instance, user=self._acting(validated_data), **validated_data)
 
     def validate_notify_emails(self, value: str) -> str:
         addresses = [a for a in re.split(r"[\s,;]+", value) if a]
@@ -267,11 +277,6 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
                 raise serializers.ValidationError(f"{address[:80]!r} is not an e-mail address") from None
         return "\n".join(addresses)
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        baseline = attrs.get("baseline_run")
-        if baseline is not None and (self.instance is None or baseline.campaign_id != self.instance.pk):
-            raise serializers.ValidationError({"baseline_run": "the baseline must be a run of this campaign"})
-        return super().validate(attrs)  # Campaign.clean(): the rows window
 
 
 # ---------------------------------------------------------------- runs, jobs, results

@@ -44,7 +44,7 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
                   f'<span class="muted small spread">{escape(spread_text(stats, fmt))}</span>')
     if metric == "qps":
         if cell.get("imported"):
-            extra = ' <span class="badge imported" title="from an imported sysbench log">imported</span>' + extra
+            extra = ' <span class="badge imported" title="from an imported sysbench log or run bundle">imported</span>' + extra
         if cell.get("published"):
             note = f' title="{escape(cell["correction"])}"' if cell.get("correction") else ""
             mark = "published, corrected" if cell.get("correction") else "published"

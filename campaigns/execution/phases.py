@@ -10,6 +10,7 @@ from django.db import connection
 from campaigns.crypto import DecryptionError
 from campaigns.models import Job, Target
 from campaigns.probes import ProbeError, connection_guard, connection_verify
+from campaigns.sysbench.catalogue import OptionError, validate_options
 from campaigns.sysbench.command import Connection, build_argv, format_command, redact_text
 from campaigns.sysbench.errors import explain_failure
 from campaigns.sysbench.runner import run_process
@@ -76,7 +77,20 @@ def forced_shutdown_s() -> int:
 
 
 def phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None = None) -> list[str]:
-    """The sysbench command of one phase of the job (prepare and cleanup use the scenario's prepare threads)."""
+    """The sysbench command of one phase of the job (prepare and cleanup use the scenario's prepare threads).
+
+    The scenario's stored options are checked again against the catalogue here, on the worker: a row written
+    past the forms and the API (a connection option, an unknown or unsafe one) fails the job with that cause
+    before sysbench starts."""
+    scenario = job.scenario
+    try:
+        validate_options(scenario.test, scenario.options)
+        return _phase_argv(job=job, conn=conn, command=command, threads=threads)
+    except OptionError as exc:
+        raise JobFailure(f"the scenario's options are refused, nothing was run: {exc}") from None
+
+
+def _phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None) -> list[str]:
     scenario = job.scenario
     return build_argv(
         sysbench=settings.BENCHAPP_SYSBENCH,

@@ -76,6 +76,13 @@ class InstanceSpec(models.Model):
     def __str__(self) -> str:
         return self.label
 
+    def clean(self) -> None:
+        from campaigns.models.checks import limit_problems
+
+        problems = limit_problems(self)
+        if problems:
+            raise ValidationError(problems)
+
 
 class Target(models.Model):
     """One endpoint that sysbench connects to: a product running on an instance spec.
@@ -198,6 +205,13 @@ class Dataset(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.tables} × {self.table_size:,})"
 
+    def clean(self) -> None:
+        from campaigns.models.checks import sizes_by_spec_problem
+
+        problem = sizes_by_spec_problem(self.sizes_by_spec)
+        if problem:
+            raise ValidationError({"sizes_by_spec": problem})
+
     def size_for(self, spec: InstanceSpec | None, *, scale: float = 1.0) -> tuple[int, int]:
         """Tables and rows per table for a spec, after the scale factor."""
         tables, table_size = self.tables, self.table_size
@@ -258,9 +272,13 @@ class Scenario(models.Model):
         return self.name
 
     def clean(self) -> None:
+        from campaigns.models.checks import limit_problems
         from campaigns.sysbench.catalogue import OptionError, validate_options
         from campaigns.sysbench.ddl import table_ddl_error
 
+        limits = limit_problems(self)
+        if limits:
+            raise ValidationError(limits)
         # It runs with the target's credentials: one checked CREATE TABLE, which must run on MySQL/MariaDB
         # or PostgreSQL targets (a launch checks it again for each target's own driver).
         if self.table_ddl:
@@ -372,9 +390,22 @@ class Campaign(models.Model):
         return self.webhook_url_encrypted != ""
 
     def clean(self) -> None:
+        from campaigns.models.checks import limit_problems, threads_map_problem, threads_problem
+
+        problems = limit_problems(self)
         if (self.table_rows_min is not None and self.table_rows_max is not None
                 and self.table_rows_min > self.table_rows_max):
-            raise ValidationError({"table_rows_min": "must not be more than table_rows_max"})
+            problems["table_rows_min"] = "must not be more than table_rows_max"
+        for name, check in (("threads", threads_problem), ("threads_by_spec", threads_map_problem),
+                            ("threads_by_scenario", threads_map_problem)):
+            problem = check(getattr(self, name))
+            if problem:
+                problems[name] = problem
+        baseline = self.baseline_run if self.baseline_run_id is not None else None
+        if baseline is not None and (self.pk is None or baseline.campaign_id != self.pk):
+            problems["baseline_run"] = "the baseline must be a run of this campaign"
+        if problems:
+            raise ValidationError(problems)
 
     def dataset_size(self, dataset: Dataset, spec: InstanceSpec | None) -> tuple[int, int]:
         """Tables and rows per table of a dataset in this campaign: scaled, then kept in the rows window."""

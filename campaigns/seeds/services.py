@@ -15,12 +15,21 @@ lists (a plain scenario entry, which the instance's own form and API can show an
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.db import transaction
 
 from campaigns.models import Campaign, Dataset, Scenario, Target
 from campaigns.seeds.specs import spec_get_or_create
 from campaigns.seeds.templates import PAIR_SEPARATOR, TEMPLATES, ScenarioDef, TemplateDef
+from campaigns.services import (
+    campaign_create,
+    campaign_update,
+    dataset_create,
+    dataset_update,
+    scenario_create,
+    scenario_update,
+)
 from campaigns.sysbench.cmdline import scenario_fields
 from campaigns.sysbench.ddl import partition_clause_split
 from campaigns.sysbench.presets import PRESETS
@@ -55,38 +64,28 @@ def template_load(*, definition: TemplateDef) -> Campaign:
         spec_get_or_create(label=label)
     datasets: dict[str, Dataset] = {}
     for ds in definition.datasets:
-        dataset = Dataset.objects.filter(name=ds.name).first() or Dataset(name=ds.name)
-        dataset.tables, dataset.table_size = ds.tables, ds.table_size
-        dataset.sizes_by_spec = {label: [tables, rows] for label, (tables, rows) in ds.sizes_by_spec.items()}
-        dataset.description = ds.description
-        dataset.full_clean()
-        dataset.save()
-        datasets[ds.name] = dataset
+        fields: dict[str, Any] = {
+            "tables": ds.tables, "table_size": ds.table_size, "description": ds.description,
+            "sizes_by_spec": {label: [tables, rows] for label, (tables, rows) in ds.sizes_by_spec.items()}}
+        found = Dataset.objects.filter(name=ds.name).first()
+        datasets[ds.name] = (dataset_create(name=ds.name, **fields) if found is None
+                             else dataset_update(dataset=found, **fields))
     scenarios = []
     for sd in definition.scenarios:
-        scenario = Scenario.objects.filter(name=sd.name).first() or Scenario(name=sd.name)
-        for name, value in _scenario_fields(sd, datasets[sd.dataset]).items():
-            setattr(scenario, name, value)
-        scenario.full_clean()
-        scenario.save()
-        scenarios.append(scenario)
+        found_scenario = Scenario.objects.filter(name=sd.name).first()
+        values = _scenario_fields(sd, datasets[sd.dataset])
+        scenarios.append(scenario_create(name=sd.name, **values) if found_scenario is None
+                         else scenario_update(scenario=found_scenario, **values))
+    campaign_fields: dict[str, Any] = {
+        "name": definition.name, "description": definition.description, "threads": list(definition.threads),
+        "threads_by_spec": {label: list(threads) for label, threads in definition.threads_by_spec.items()},
+        "threads_by_scenario": _template_threads_by_scenario(definition), "clients_min": definition.clients_min,
+        "clients_per_threads": definition.clients_per_threads, "scale_factor": 1.0}
+    # A template names its specs through its datasets and thread lists; it never has targets.
     campaign = Campaign.objects.filter(is_template=True, template_key=definition.key).first()
     if campaign is None:
-        campaign = Campaign(is_template=True, template_key=definition.key)
-    campaign.name = definition.name
-    campaign.description = definition.description
-    campaign.threads = list(definition.threads)
-    campaign.threads_by_spec = {label: list(threads) for label, threads in definition.threads_by_spec.items()}
-    campaign.threads_by_scenario = _template_threads_by_scenario(definition)
-    campaign.clients_min = definition.clients_min
-    campaign.clients_per_threads = definition.clients_per_threads
-    campaign.scale_factor = 1.0
-    campaign.full_clean()
-    campaign.save()
-    campaign.scenarios.set(scenarios)
-    # A template names its specs through its datasets and thread lists; it never has targets.
-    campaign.targets.clear()
-    return campaign
+        return campaign_create(is_template=True, template_key=definition.key, scenarios=scenarios, **campaign_fields)
+    return campaign_update(campaign=campaign, targets=[], scenarios=scenarios, **campaign_fields)
 
 
 def template_load_all() -> list[Campaign]:
@@ -146,23 +145,21 @@ def _scenario_plain_ddl(scenario: Scenario) -> Scenario:
     if plain == scenario.table_ddl:
         return scenario
     name = f"{scenario.name} · plain DDL"
-    copy = Scenario.objects.filter(name=name).first() or Scenario(name=name)
-    for model_field in Scenario._meta.concrete_fields:
-        if not model_field.primary_key and model_field.name not in ("name", "created_at"):
-            setattr(copy, model_field.attname, getattr(scenario, model_field.attname))
-    copy.table_ddl = plain
-    copy.description = (f"{scenario.description} Here with the document's table structure minus its DDM "
-                        "partitioning clause, which only the middleware understands.")
-    copy.full_clean()
-    copy.save()
-    return copy
+    fields: dict[str, Any] = {
+        model_field.attname: getattr(scenario, model_field.attname) for model_field in Scenario._meta.concrete_fields
+        if not model_field.primary_key and model_field.name not in ("name", "created_at")}
+    fields["table_ddl"] = plain
+    fields["description"] = (f"{scenario.description} Here with the document's table structure minus its DDM "
+                             "partitioning clause, which only the middleware understands.")
+    found = Scenario.objects.filter(name=name).first()
+    return scenario_create(name=name, **fields) if found is None else scenario_update(scenario=found, **fields)
 
 
 def template_instantiate(
     *, template: Campaign, targets: list[Target], scale_factor: float, name: str | None = None,
     run_time_s: int | None = None, warmup_s: int | None = None, max_threads: int | None = None,
     clients_max: int | None = None, plain_ddl: bool = False, table_rows_min: int | None = None,
-    table_rows_max: int | None = None,
+    table_rows_max: int | None = None, user: Any = None,
 ) -> Campaign:
     """A runnable copy of a template: these targets, this scale, the template's scenarios and client rule.
 
@@ -212,7 +209,8 @@ def template_instantiate(
                 if old_scenario.name in threads_by_scenario:
                     threads_by_scenario[new_scenario.name] = threads_by_scenario.pop(old_scenario.name)
         scenarios = plain
-    instance = Campaign(
+    return campaign_create(
+        user=user, targets=targets, scenarios=scenarios,
         name=name or _instance_name(template, scale_factor),
         description=" ".join(notes) + f"\n\n{template.description}",
         threads=threads_fitted(template.threads, max_threads),
@@ -233,9 +231,3 @@ def template_instantiate(
         noise_cv_pct=template.noise_cv_pct,
         baseline_last_n=template.baseline_last_n,
     )
-    instance.full_clean()
-    with transaction.atomic():
-        instance.save()
-        instance.targets.set(targets)
-        instance.scenarios.set(scenarios)
-    return instance

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from campaigns.execution.phases import JobFailure, split_threads, target_connection
 from campaigns.execution.transitions import StateConflict
+from campaigns.services.annotations import annotation_create, annotation_update
 from campaigns.services.bundles import BundleRejected, bundle_import, bundle_json, run_export
+from campaigns.services.campaigns import campaign_create, campaign_update
+from campaigns.services.datasets import dataset_create, dataset_update
 from campaigns.services.demo import DEMO_TARGET_NAMES, demo_load
 from campaigns.services.imports import ImportRejected, results_import
 from campaigns.services.launch import ScenarioDdlRefused, campaign_ddl_check, campaign_launch, run_cancel, run_rerun
@@ -35,10 +38,14 @@ from campaigns.services.quick import (
     quick_compare_plan,
     quick_target_create,
 )
-from campaigns.services.targets import target_check
+from campaigns.services.rows import row_write
+from campaigns.services.scenarios import scenario_create, scenario_update
+from campaigns.services.targets import target_check, target_create, target_update
 from campaigns.services.tokens import token_hash, token_issue, token_revoke
 
 __all__ = [
+    "annotation_create", "annotation_update", "campaign_create", "campaign_update", "dataset_create",
+    "dataset_update", "row_write", "scenario_create", "scenario_update", "target_create", "target_update",
     "BundleRejected", "bundle_import", "bundle_json", "run_export", "run_rerun",
     "BYTES_PER_ROW", "DEFAULT_PORTS", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure", "NewTarget",
     "PlannedJob", "QuickMatrix", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",

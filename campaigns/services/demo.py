@@ -8,6 +8,9 @@ from campaigns.execution.hosts import local_host_facts
 from campaigns.execution.phases import target_connection
 from campaigns.models import Dataset, InstanceSpec, Product, Scenario, Target
 from campaigns.probes import ProbeError, server_info
+from campaigns.services.datasets import dataset_create
+from campaigns.services.scenarios import scenario_create
+from campaigns.services.targets import target_create, target_update
 
 # The targets demo_load() creates for this machine's own MariaDB and PostgreSQL.
 DEMO_TARGET_NAMES = ("demo-mariadb", "demo-postgresql")
@@ -35,13 +38,11 @@ def demo_load() -> list[str]:
     ]
     for name, product_name, engine, driver, host, port, user, password in demos:
         product, _ = Product.objects.get_or_create(name=product_name, defaults={"engine": engine, "vendor": "local"})
-        target, _ = Target.objects.update_or_create(
-            name=name,
-            defaults={"product": product, "spec": spec, "driver": driver, "host": host, "port": port,
-                      "database": "sbtest", "user": user, "is_demo": True},
-        )
-        target.set_password(password)
-        target.save()
+        fields = {"product": product, "spec": spec, "driver": driver, "host": host, "port": port,
+                  "database": "sbtest", "user": user, "is_demo": True}
+        found = Target.objects.filter(name=name).first()
+        target = (target_create(password=password, name=name, **fields) if found is None
+                  else target_update(target=found, password=password, **fields))
         try:
             version = server_info(target_connection(target=target)).version
             if version and product.version != version:
@@ -50,12 +51,9 @@ def demo_load() -> list[str]:
             lines.append(f"demo target {name}: {target.endpoint_label()} (server {version})")
         except ProbeError as exc:
             lines.append(f"demo target {name}: {target.endpoint_label()} — not reachable now: {exc}")
-    dataset, _ = Dataset.objects.get_or_create(
-        name="smoke", defaults={"tables": 4, "table_size": 10000, "description": "4 × 10,000 rows: quick checks"}
-    )
-    Scenario.objects.get_or_create(
-        name="point select (smoke)",
-        defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": 10, "percentile": 95.0,
-                  "cleanup": Scenario.Cleanup.KEEP},
-    )
+    dataset = Dataset.objects.filter(name="smoke").first() or dataset_create(
+        name="smoke", tables=4, table_size=10000, description="4 × 10,000 rows: quick checks")
+    if not Scenario.objects.filter(name="point select (smoke)").exists():
+        scenario_create(name="point select (smoke)", test="oltp_point_select", dataset=dataset, time_s=10,
+                        percentile=95.0, cleanup=Scenario.Cleanup.KEEP)
     return lines

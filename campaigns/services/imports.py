@@ -9,6 +9,7 @@ from campaigns.execution import transitions
 from campaigns.execution.results import result_store, samples_bulk_store
 from campaigns.execution.verdict import job_judge
 from campaigns.models import Campaign, JobResult, Run, Scenario, Target
+from campaigns.services.campaigns import campaign_create, campaign_update
 from campaigns.sysbench import parser
 
 
@@ -33,12 +34,14 @@ def results_import(*, files: list[tuple[str, str]], target: Target, scenario: Sc
         if parsed.summary is None and not parsed.intervals:
             raise ImportRejected(f"{name}: sysbench output without any figures (no report lines, no final statistics)")
         parsed_files.append((name, text, parsed))
-    campaign, _ = Campaign.objects.get_or_create(
-        name=f"Imported logs: {target.name} / {scenario.name}",
-        defaults={"description": "Results imported from sysbench logs made outside benchapp."},
-    )
-    campaign.targets.add(target)
-    campaign.scenarios.add(scenario)
+    name = f"Imported logs: {target.name} / {scenario.name}"[:200]
+    campaign = Campaign.objects.filter(name=name).first()
+    if campaign is None:
+        campaign = campaign_create(user=user, name=name, targets=[target], scenarios=[scenario],
+                                   description="Results imported from sysbench logs made outside benchapp.")
+    elif not (campaign.targets.filter(pk=target.pk).exists() and campaign.scenarios.filter(pk=scenario.pk).exists()):
+        campaign = campaign_update(campaign=campaign, user=user, targets=[*campaign.targets.all(), target],
+                                   scenarios=[*campaign.scenarios.all(), scenario])
     tables, table_size = scenario.dataset.size_for(target.spec)
     with transaction.atomic():
         run = transitions.run_create_imported(

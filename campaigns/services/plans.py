@@ -15,6 +15,7 @@ from campaigns.durations import duration_text as format_duration
 from campaigns.execution.datasets import dataset_signature, dataset_table_ddl, loader_prepare_argv
 from campaigns.execution.phases import JobFailure, phase_argv, split_threads
 from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
+from campaigns.sysbench.catalogue import OptionError
 from campaigns.sysbench.command import Connection, format_command
 from campaigns.sysbench.ddl import DdlError, row_bytes_on_disk, table_ddl_statements
 
@@ -141,17 +142,23 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
                                              table_size=p.table_size)
         table_ddl, table_ddl_error = ddl_cache[ddl_key] if prepare_s else (None, None)
         prepare_argv = None
-        if prepare_s:
-            prepare_argv = (loader_prepare_argv(job=shell_job, conn=conn, create_secondary=wide)
-                            if table_ddl else phase_argv(job=shell_job, conn=conn, command="prepare"))
+        commands: list[str] = []
+        command_error = None
+        try:
+            if prepare_s:
+                prepare_argv = (loader_prepare_argv(job=shell_job, conn=conn, create_secondary=wide)
+                                if table_ddl else phase_argv(job=shell_job, conn=conn, command="prepare"))
+            commands = [format_command(phase_argv(job=shell_job, conn=conn, command="run", threads=share))
+                        for share in shares]
+        except (JobFailure, OptionError) as exc:  # a scenario row written past the checks: shown, never run
+            command_error = str(exc)
         jobs.append({
             "position": p.position, "target": p.target.name, "target_id": p.target.pk,
             "scenario": scenario.name, "scenario_id": scenario.pk, "test": scenario.test,
             "threads": p.threads, "repetition": p.repetition, "tables": p.tables, "table_size": p.table_size,
             "clients": p.clients, "threads_per_client": shares,
             "prepare_command": format_command(prepare_argv) if prepare_argv else None,
-            "commands": [format_command(phase_argv(job=shell_job, conn=conn, command="run", threads=share))
-                         for share in shares],
+            "commands": commands, "command_error": command_error,
             "table_ddl": table_ddl, "table_ddl_error": table_ddl_error,
             "estimated_prepare_s": round(prepare_s, 1),
             "prepare_note": prepare_note(

@@ -16,9 +16,12 @@ from django.utils import timezone
 from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Run, Scenario, Target
 from campaigns.probes import ProbeError
+from campaigns.services.campaigns import campaign_create
+from campaigns.services.datasets import dataset_create
 from campaigns.services.launch import campaign_launch
 from campaigns.services.plans import campaign_plan
-from campaigns.services.targets import target_check
+from campaigns.services.scenarios import scenario_create
+from campaigns.services.targets import target_check, target_create
 
 # sysbench's defaults, which a user adding a target inline need not know.
 DEFAULT_PORTS: dict[str, int] = {Target.Driver.MYSQL.value: 3306, Target.Driver.PGSQL.value: 5432}
@@ -119,9 +122,8 @@ def quick_target_create(*, new: NewTarget, user: Any = None) -> tuple[Target, di
             product.save()
         if spec is not None and spec.pk is None:
             spec.save()
-        target.product = product
-        target.spec = spec
-        target.save()
+        target = target_create(by=user, password=new.password, product=product, spec=spec,
+                               **{name: getattr(target, name) for name in ("name", *Target.ENDPOINT_FIELDS)})
     return target, check
 
 
@@ -144,12 +146,8 @@ def quick_dataset(*, tables: int, table_size: int, user: Any = None) -> Dataset:
                            (tables, table_size, {}))
     if row is not None:
         return row
-    dataset = Dataset(name=name, tables=tables, table_size=table_size,
-                      description="Made by quick compare: sysbench's sbtest tables, nothing else.",
-                      created_by=_creator(user))
-    dataset.full_clean()
-    dataset.save()
-    return dataset
+    return dataset_create(user=user, name=name, tables=tables, table_size=table_size,
+                          description="Made by quick compare: sysbench's sbtest tables, nothing else.")
 
 
 def quick_scenario(*, test: str, dataset: Dataset, time_s: int, user: Any = None) -> Scenario:
@@ -164,11 +162,8 @@ def quick_scenario(*, test: str, dataset: Dataset, time_s: int, user: Any = None
     name, row = _free_name(Scenario, "name", base, fits)
     if row is not None:
         return row
-    scenario = Scenario(name=name, test=test, dataset=dataset, time_s=time_s, options={},
-                        description="Made by quick compare: sysbench's defaults.", created_by=_creator(user))
-    scenario.full_clean()
-    scenario.save()
-    return scenario
+    return scenario_create(user=user, name=name, test=test, dataset=dataset, time_s=time_s, options={},
+                           description="Made by quick compare: sysbench's defaults.")
 
 
 def quick_campaign_create(*, matrix: QuickMatrix, user: Any = None) -> Campaign:
@@ -181,21 +176,17 @@ def quick_campaign_create(*, matrix: QuickMatrix, user: Any = None) -> Campaign:
                      for test in matrix.tests]
         base = matrix.name.strip() or f"Quick compare {timezone.localtime():%Y-%m-%d %H:%M}"
         name, _ = _free_name(Campaign, "name", base, lambda c: False)
-        campaign = Campaign(
-            name=name, threads=matrix.threads, repetitions=matrix.repetitions, run_time_s=matrix.time_s,
-            warmup_override_s=0,
-            description=(f"Quick compare: {', '.join(matrix.tests)} on {', '.join(t.name for t in matrix.targets)}, "
-                         f"{shape_label(tables=matrix.tables, table_size=matrix.table_size)} rows."),
-            created_by=_creator(user),
-        )
         try:
-            campaign.full_clean()
+            return campaign_create(
+                user=user, targets=matrix.targets, scenarios=scenarios,
+                name=name, threads=matrix.threads, repetitions=matrix.repetitions, run_time_s=matrix.time_s,
+                warmup_override_s=0,
+                description=(f"Quick compare: {', '.join(matrix.tests)} on "
+                             f"{', '.join(t.name for t in matrix.targets)}, "
+                             f"{shape_label(tables=matrix.tables, table_size=matrix.table_size)} rows."),
+            )
         except ValidationError as exc:
             raise _prefixed(exc, "", {"run_time_s": "time_s"}) from None
-        campaign.save()
-        campaign.targets.set(matrix.targets)
-        campaign.scenarios.set(scenarios)
-    return campaign
 
 
 def quick_compare_plan(*, matrix: QuickMatrix) -> dict[str, Any]:

@@ -139,8 +139,6 @@ _COMMON = (
            min=0.0, max=1.0),
     _choice("db-ps-mode", "auto", ("auto", "disable"), "prepared statements usage mode"),
     _bool("db-debug", False, "print database-specific debug information"),
-    _bool("mysql-ssl", False, "use SSL connections, if the client library supports them"),
-    _str("mysql-ssl-cipher", "", "a specific cipher for SSL connections"),
     _bool("mysql-compression", False, "use compression, if the client library supports it"),
     _bool("mysql-debug", False, "trace all client library calls"),
     _list("mysql-ignore-errors", "1213,1020,1205",
@@ -159,6 +157,9 @@ _CONNECTION = (
     _str("mysql-password", "", "MySQL password", scope="connection"),
     _str("mysql-db", "sbtest", "MySQL database name", scope="connection"),
     _bool("mysql-dry-run", False, "pretend that every MySQL client call succeeds", scope="connection"),
+    # How the client secures its connection is the target's matter too (a scenario must not turn TLS off for it).
+    _bool("mysql-ssl", False, "use SSL connections, if the client library supports them", scope="connection"),
+    _str("mysql-ssl-cipher", "", "a specific cipher for SSL connections", scope="connection"),
     _str("pgsql-host", "localhost", "PostgreSQL server host", scope="connection"),
     _int("pgsql-port", 5432, "PostgreSQL server port", min=1, max=65535, scope="connection"),
     _str("pgsql-user", "sbtest", "PostgreSQL user", scope="connection"),

@@ -16,7 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from campaigns.sysbench.catalogue import TESTS, options_to_argv, test_script_argument, unsafe_reason
+from campaigns.sysbench.catalogue import (
+    CONNECTION_OPTIONS,
+    REFUSED_OPTIONS,
+    TESTS,
+    OptionError,
+    canonical_option_name,
+    options_to_argv,
+    test_script_argument,
+    unsafe_reason,
+)
 
 LUA_DIR = Path(__file__).resolve().parent / "lua"
 REDACTED = "***"
@@ -112,6 +121,7 @@ def build_argv(
     """The full argv for one sysbench phase (prepare, run or cleanup)."""
     if command not in ("prepare", "run", "cleanup"):
         raise ValueError(f"unknown sysbench command {command!r}")
+    options_refuse_connection(options)
     merged: dict[str, object] = dict(options)
     merged.update(dataset_options(test, tables=tables, table_size=table_size))
     merged["threads"] = threads
@@ -132,13 +142,40 @@ def build_argv(
         for key in ("report-interval", "histogram", "percentile", "time", "events",
                     "rate", "report-checkpoints", "forced-shutdown"):
             merged.pop(key, None)
-    return [
+    argv = [
         sysbench,
         test_script_argument(test, str(LUA_DIR)),
         *connection.argv(),
         *options_to_argv(merged),
         command,
     ]
+    argv_check_connection(argv, connection)
+    return argv
+
+
+def options_refuse_connection(options: Mapping[str, object]) -> None:
+    """Raises OptionError when a scenario's options name where or how sysbench connects (any option of the
+    catalogue's connection scope, in any spelling) or one a scenario may never set: those come from the target
+    alone. Forms, the API and imports refuse them when a scenario is saved; this checks a stored row again at
+    the moment its command is built, so that a row written past them (by hand, in the database) never connects."""
+    for name in options:
+        canonical = canonical_option_name(name) if isinstance(name, str) else ""
+        if canonical in CONNECTION_OPTIONS:
+            raise OptionError(str(name), "a connection option: it belongs to the target, not to the scenario")
+        if canonical in REFUSED_OPTIONS:
+            raise OptionError(str(name), f"not allowed in a scenario: {REFUSED_OPTIONS[canonical]}")
+
+
+def argv_check_connection(argv: Sequence[str], connection: Connection) -> None:
+    """The connection options of a built command are exactly the target's, each once (sysbench keeps the last of
+    a repeated option, so a second --mysql-host anywhere would win over the target's)."""
+    expected = connection.argv()
+    found = [item for item in argv
+             if item.startswith("--") and canonical_option_name(item.split("=", 1)[0]) in CONNECTION_OPTIONS]
+    if found != expected:
+        extra = next((item for item in found if item not in expected), found[-1] if found else "")
+        raise OptionError(extra.split("=", 1)[0].lstrip("-") or "connection",
+                          "a connection option that is not the target's: refused")
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:

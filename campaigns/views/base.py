@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError, transaction
 from django.db.models import Model, ProtectedError, QuerySet, RestrictedError
@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.views import View
 
 from campaigns import roles
+from campaigns.forms import form_errors_add
 
 PAGE_SIZE = 50
 READ_METHODS = ("GET", "HEAD")
@@ -190,12 +191,11 @@ class CatalogueEdit(CatalogueView):
         obj = self.get_object(pk)
         form = self.catalogue.form_class(request.POST, instance=obj)
         if form.is_valid():
-            with transaction.atomic():
-                saved = form.save(commit=False)
-                if obj is None and hasattr(saved, "created_by_id"):  # a new row records who made it ("mine")
-                    saved.created_by = request.user
-                saved.save()
-                form.save_m2m()
+            try:  # through the row's service (a new row records who made it, for "mine")
+                saved = form.save_by(user=request.user)  # type: ignore[attr-defined]  # RowForm, SharedRowForm
+            except ValidationError as exc:
+                form_errors_add(form, exc)
+                return self.show(form, obj)
             messages.success(request, f"{self.catalogue.singular.capitalize()} “{saved}” saved.")
             for notice in getattr(form, "save_notices", list)():
                 messages.warning(request, notice)

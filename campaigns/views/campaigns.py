@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.db import transaction
+from django.core.exceptions import ValidationError
 from django.db.models import Count, Max, Prefetch
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from campaigns import monitoring, roles, services
 from campaigns.filtersets import CampaignFilterSet
-from campaigns.forms import CampaignForm, ScheduleForm, mark_mine
+from campaigns.forms import CampaignForm, ScheduleForm, form_errors_add, mark_mine
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
 from campaigns.views.base import Catalogue, Column, paginate, role_required
 
@@ -108,13 +108,13 @@ def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk) if pk else None
     if request.method == "POST":
         form = CampaignForm(request.POST, instance=campaign)
+        saved = None
         if form.is_valid():
-            with transaction.atomic():
-                saved = form.save(commit=False)
-                if saved.created_by_id is None and request.user.is_authenticated:  # role_required: always
-                    saved.created_by = request.user
-                saved.save()
-                form.save_m2m()
+            try:
+                saved = form.save_by(user=request.user)
+            except ValidationError as exc:
+                form_errors_add(form, exc)
+        if saved is not None:
             messages.success(request, f"Campaign “{saved.name}” saved. Check its plan, then launch it.")
             return HttpResponseRedirect(reverse("campaigns-detail", args=[saved.pk]))
     else:

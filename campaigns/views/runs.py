@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from campaigns import monitoring, roles, services, validity
 from campaigns.filtersets import RunFilterSet
-from campaigns.models import Annotation, Job, JobClient, Regression, RoundTrip, Run
+from campaigns.models import Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
 from campaigns.services import runs_progress, runs_with_progress
 from campaigns.views.base import paginate, role_required
@@ -197,8 +197,7 @@ def run_annotate(request: HttpRequest, pk: int) -> HttpResponse:
     if not text or len(text) > 500:
         messages.error(request, "Not added: a note has 1 to 500 characters.")
     else:
-        author = request.user if request.user.is_authenticated else None  # role_required: always a user
-        Annotation.objects.create(run=run, at=run.started_at or run.created_at, text=text, created_by=author)
+        services.annotation_create(user=request.user, run=run, text=text)
         messages.success(request, "Note added.")
     return HttpResponseRedirect(reverse("run-detail", args=[run.pk]) + "#notes")
 

@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from django.contrib import messages
-from django.db import transaction
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -17,6 +17,7 @@ from campaigns.forms import (
     OPTION_PREFIX,
     CommandPasteForm,
     ScenarioForm,
+    form_errors_add,
     option_field_name,
 )
 from campaigns.models import Dataset, Scenario
@@ -192,12 +193,13 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
 
     form = ScenarioForm(request.POST, instance=scenario)
     if form.is_valid():
-        if scenario is None:  # a new scenario (and the new dataset it may make) records who made it ("mine")
-            form.instance.created_by = request.user
-        with transaction.atomic():
-            saved = form.save()
-        messages.success(request, f"Scenario “{saved.name}” saved.")
-        return HttpResponseRedirect(reverse("scenarios-detail", args=[saved.pk]))
+        try:  # a new scenario (and the new dataset it may make) records who made it ("mine")
+            saved = form.save_by(user=request.user)
+        except ValidationError as exc:
+            form_errors_add(form, exc)
+        else:
+            messages.success(request, f"Scenario “{saved.name}” saved.")
+            return HttpResponseRedirect(reverse("scenarios-detail", args=[saved.pk]))
     return _render(request, form, paste, scenario, None)
 
 

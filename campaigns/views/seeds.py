@@ -177,6 +177,7 @@ def seed_instantiate(request: HttpRequest, key: str) -> HttpResponse:
                 template=template, targets=list(form.cleaned_data["targets"]), scale_factor=options.scale_factor,
                 run_time_s=options.run_time_s, warmup_s=options.warmup_s, max_threads=options.max_threads,
                 plain_ddl=True, table_rows_min=options.table_rows_min, table_rows_max=options.table_rows_max,
+                user=request.user,
             )
         except ValidationError as exc:
             form.add_errors(exc)

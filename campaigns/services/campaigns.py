@@ -1,0 +1,42 @@
+"""Campaigns: the one way they are created and changed (campaigns.services.rows).
+
+Campaign.clean() holds the cross-field rules (rows window, thread lists and maps, the baseline being one of its
+own runs); the webhook URL is checked here, encrypted, and never returned."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+from campaigns.models import Campaign, Scenario, Target
+from campaigns.services.rows import row_write
+from campaigns.webhooks import WebhookRefused, webhook_url_check
+
+
+def _webhook_set(campaign: Campaign, webhook_url: str | None) -> None:
+    if webhook_url is None:
+        return
+    if webhook_url:
+        try:
+            webhook_url_check(webhook_url, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
+        except WebhookRefused as exc:
+            raise ValidationError({"webhook_url": str(exc)}) from None
+    campaign.set_webhook_url(webhook_url)
+
+
+def campaign_create(*, user: Any = None, targets: Iterable[Target] = (), scenarios: Iterable[Scenario] = (),
+                    webhook_url: str = "", **fields: Any) -> Campaign:
+    """A new campaign of these targets and scenarios. ValidationError keyed by field."""
+    campaign = Campaign()
+    _webhook_set(campaign, webhook_url)
+    return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
+
+
+def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[Target] | None = None,
+                    scenarios: Iterable[Scenario] | None = None, webhook_url: str | None = None,
+                    **fields: Any) -> Campaign:
+    """Changes a campaign; targets, scenarios and webhook_url left None stay as they are ("" clears the webhook)."""
+    _webhook_set(campaign, webhook_url)
+    return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
