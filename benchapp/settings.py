@@ -362,6 +362,9 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "token-address": envrate("BENCHAPP_TOKEN_RATE_ADDRESS", "60/hour"),
     "token-username": envrate("BENCHAPP_TOKEN_RATE_USERNAME", "10/hour"),
 }
+# Connection checks (target check page and API, quick compare's connection test) per user: each one connects
+# wherever the target points, so they are budgeted and logged (campaigns/services/targets.py).
+BENCHAPP_CHECK_RATE_USER = envrate("BENCHAPP_CHECK_RATE_USER", "30/hour")
 # Share links (/s/<token>/, no login): requests per client address, over every link (campaigns/ratelimit.py).
 BENCHAPP_SHARE_RATE_ADDRESS = envrate("BENCHAPP_SHARE_RATE_ADDRESS", "60/minute")
 INSTALLED_APPS += ["axes"]

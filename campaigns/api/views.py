@@ -196,7 +196,7 @@ class TargetViewSet(ModelViewSet):
     def check(self, request: Request, pk: str | None = None) -> Response:
         target = self.get_object()
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
-        return Response(services.target_check(target=target))
+        return Response(services.target_check(target=target, user=request.user))
 
 
 class DatasetViewSet(ModelViewSet):
