@@ -23,6 +23,7 @@ from campaigns import roles
 from campaigns.api.fields import (
     FastReadMixin,
     ModelCleanMixin,
+    OperatorOnlyFieldsMixin,
     SizesBySpecField,
     StrictInputMixin,
     ThreadsByKeyField,
@@ -196,7 +197,8 @@ class CampaignNoiseSerializer(serializers.Serializer):
                   "would.")
 
 
-class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, serializers.ModelSerializer):
+class CampaignSerializer(StrictInputMixin, OperatorOnlyFieldsMixin, FastReadMixin, ModelCleanMixin,
+                         serializers.ModelSerializer):
     """A campaign; `webhook_url` is write-only (often a secret Slack URL): set it, or send "" to clear it;
     leaving the key out keeps the stored one. `has_webhook` says whether one is set."""
 
@@ -213,6 +215,7 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
     threads_by_scenario = ThreadsByKeyField(required=False, help_text="Per scenario name: its thread counts.")
     created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True)
+    operator_only_fields = ("notify_emails",)
 
     class Meta:
         model = Campaign
@@ -277,8 +280,14 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
 # ---------------------------------------------------------------- runs, jobs, results
 
 
-class RunSerializer(FastReadMixin, serializers.ModelSerializer):
-    """A run with its jobs counted by state (annotated by the viewset's queryset)."""
+class RunSerializer(OperatorOnlyFieldsMixin, FastReadMixin, serializers.ModelSerializer):
+    """A run with its jobs counted by state (annotated by the viewset's queryset); its idempotency_key is shown to
+    operators and admins only."""
+
+    # Declared (not read-only) only so that the schema does not call it required: viewers never get it.
+    idempotency_key = serializers.CharField(allow_null=True, required=False,
+                                            help_text="Operators and admins only; absent for viewers.")
+    operator_only_fields = ("idempotency_key",)
 
     campaign_name = serializers.CharField(source="campaign.name", read_only=True)
     created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(

@@ -181,9 +181,12 @@ class InstanceSpecViewSet(ModelViewSet):
     check=extend_schema(
         request=None,
         responses={200: s.TargetCheckSerializer, 400: OpenApiResponse(description="The target cannot be reached "
-                                                                              "(code target_unreachable).")},
+                                                                              "(code target_unreachable)."),
+                   429: OpenApiResponse(description="Too many connection checks by this user "
+                                                    "(BENCHAPP_CHECK_RATE_USER); Retry-After says when to retry.")},
         description="Connects to the target (5 s connect timeout) and returns its server version and the "
-                    "settings that decide results.",
+                    "settings that decide results. Each user has a budget of checks (BENCHAPP_CHECK_RATE_USER), "
+                    "shared with the target page and quick compare; every check is logged.",
     ),
 )
 class TargetViewSet(ModelViewSet):
