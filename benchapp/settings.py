@@ -93,6 +93,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "campaigns.logins.SessionIdleMiddleware",  # BENCHAPP_SESSION_IDLE_S
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "benchapp.middleware.CSPMiddleware",  # django-csp's, with the policy built once
@@ -153,9 +154,22 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ValueError("DATABASE_URL must point at PostgreSQL: benchapp stores nothing anywhere else")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's four validators (they run where a password is chosen: the API's users, the password change and reset
+# pages, Django's admin, createsuperuser). The last entry validates nothing: Django calls its password_changed()
+# whenever a user is saved with a new password, however it was set, and it revokes the user's API tokens.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {"NAME": "campaigns.services.tokens.TokensEndWithPassword"},
 ]
+# A login session ends after this long without a request (campaigns.logins.SessionIdleMiddleware pushes the
+# expiry back while it is used); Django's default was 14 days whatever the use.
+SESSION_COOKIE_AGE = envint("BENCHAPP_SESSION_IDLE_S", str(4 * 3600))
+SESSION_ENGINE = "campaigns.logins"  # the database's, recording each save's time
+if SESSION_COOKIE_AGE < 60:
+    raise ValueError("BENCHAPP_SESSION_IDLE_S must be at least 60")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"

@@ -701,16 +701,19 @@ class UserSerializer(StrictInputMixin, serializers.ModelSerializer):
                 best = role
         return best
 
-    def validate_password(self, value: str) -> str:
-        try:
-            password_validation.validate_password(value, self.instance)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from None
-        return value
-
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if self.instance is None and not attrs.get("password"):
+        password = attrs.get("password")
+        if self.instance is None and not password:
             raise serializers.ValidationError({"password": "a new user needs a password"})
+        if password:
+            # Django's validators (settings.AUTH_PASSWORD_VALIDATORS), a new user's too: similarity to the
+            # username and e-mail being sent needs them on a user object.
+            user = self.instance or get_user_model()(**{k: attrs.get(k, "") for k in
+                                                        ("username", "email", "first_name", "last_name")})
+            try:
+                password_validation.validate_password(password, user)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError({"password": exc.messages}) from None
         return attrs
 
     @transaction.atomic
