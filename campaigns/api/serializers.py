@@ -6,20 +6,18 @@ type is a 400 naming the field and the OpenAPI schema says what is expected.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
 from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns import roles
+from campaigns.addresses import emails_clean, webhook_url_clean
 from campaigns.api.fields import (
     FastReadMixin,
     ModelCleanMixin,
@@ -45,7 +43,6 @@ from campaigns.models import (
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, MAX_THREADS, TESTS
 from campaigns.sysbench.cmdline import MAX_COMMAND_CHARS
 from campaigns.webhooks import MAX_URL_CHARS as MAX_WEBHOOK_URL_CHARS
-from campaigns.webhooks import WebhookRefused, webhook_url_check
 
 TEST_CHOICES = sorted(TESTS)
 MAX_PASSWORD_CHARS = 1024
@@ -240,12 +237,7 @@ class CampaignSerializer(StrictInputMixin, OperatorOnlyFieldsMixin, FastReadMixi
         }
 
     def validate_webhook_url(self, value: str) -> str:
-        if value:
-            try:
-                webhook_url_check(value, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
-            except WebhookRefused as exc:
-                raise serializers.ValidationError(str(exc)) from None
-        return value
+        return webhook_url_clean(value)
 
     def create(self, validated_data: dict[str, Any]) -> Campaign:
         webhook_url = validated_data.pop("webhook_url", "")
@@ -262,13 +254,7 @@ class CampaignSerializer(StrictInputMixin, OperatorOnlyFieldsMixin, FastReadMixi
         return super().update(instance, validated_data)
 
     def validate_notify_emails(self, value: str) -> str:
-        addresses = [a for a in re.split(r"[\s,;]+", value) if a]
-        for address in addresses:
-            try:
-                validate_email(address)
-            except DjangoValidationError:
-                raise serializers.ValidationError(f"{address[:80]!r} is not an e-mail address") from None
-        return "\n".join(addresses)
+        return emails_clean(value)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         baseline = attrs.get("baseline_run")

@@ -19,6 +19,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from campaigns.addresses import emails_clean, emails_split
 from campaigns.crypto import decrypt_secret, encrypt_secret
 from campaigns.endpoints import own_service_problem
 from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
@@ -375,6 +376,14 @@ class Campaign(models.Model):
         if (self.table_rows_min is not None and self.table_rows_max is not None
                 and self.table_rows_min > self.table_rows_max):
             raise ValidationError({"table_rows_min": "must not be more than table_rows_max"})
+        try:
+            self.notify_emails = emails_clean(self.notify_emails)
+        except ValidationError as exc:
+            raise ValidationError({"notify_emails": exc.messages}) from None
+
+    def recipients(self) -> list[str]:
+        """The addresses news of this campaign is e-mailed to (notify_emails, one per line)."""
+        return emails_split(self.notify_emails)
 
     def dataset_size(self, dataset: Dataset, spec: InstanceSpec | None) -> tuple[int, int]:
         """Tables and rows per table of a dataset in this campaign: scaled, then kept in the rows window."""
