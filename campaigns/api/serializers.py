@@ -632,6 +632,8 @@ class FromCommandResponseSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
     placeholders = serializers.ListField(child=serializers.CharField())
     proposed = ProposedScenarioSerializer(help_text="The scenario fields this command maps to.")
+    notes = serializers.ListField(child=serializers.CharField(),
+                                 help_text="What the command said that the scenario does not keep, and where it goes.")
     scenario = ScenarioSerializer(allow_null=True, help_text="The created scenario when save was true.")
 
 

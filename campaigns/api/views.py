@@ -77,7 +77,7 @@ from campaigns.models import (
     Scenario,
     Target,
 )
-from campaigns.sysbench.cmdline import parse_command, scenario_fields
+from campaigns.sysbench.cmdline import command_to_scenario, parse_command
 
 ID_PATTERN = r"[0-9]{1,19}"
 MAX_IDEMPOTENCY_KEY = 200
@@ -209,14 +209,6 @@ class DatasetViewSet(ModelViewSet):
     ordering_fields = ["id", "name", "tables", "table_size"]
 
 
-def _proposed_scenario(parsed: Any) -> dict[str, Any]:
-    """The Scenario fields a parsed command maps to, with the defaults of a new scenario."""
-    fields = scenario_fields(test=parsed.test, options=parsed.options, time_s=parsed.time_s)
-    return {"test": fields.test, "options": fields.options, "time_s": fields.time_s or 60,
-            "report_interval_s": fields.report_interval_s or 1,
-            "percentile": 95.0 if fields.percentile is None else fields.percentile}
-
-
 @extend_schema_view(
     from_command=extend_schema(
         request=s.FromCommandSerializer,
@@ -239,7 +231,9 @@ class ScenarioViewSet(ModelViewSet):
         data = query.validated_data
         parsed = parse_command(data["command"], default_test=data.get("default_test"))
         body: dict[str, Any] = parsed.to_dict()
-        body["proposed"] = _proposed_scenario(parsed)
+        proposal = command_to_scenario(parsed)
+        body["proposed"] = proposal.fields()
+        body["notes"] = list(proposal.notes)
         body["scenario"] = None
         dataset = data.get("dataset")
         if dataset is not None and parsed.tables and parsed.table_size and (
