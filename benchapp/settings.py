@@ -55,10 +55,10 @@ BENCHAPP_ADMIN_PASSWORD = local_secrets.secret(_SECRETS, "BENCHAPP_ADMIN_PASSWOR
 # first encrypts; every one decrypts: to rotate, put the new key first (BENCHAPP_FIELD_KEYS=new,old), run
 # `manage.py rotate_field_key`, then drop the old one. The key the repository used to ship only ever decrypts.
 FIELD_ENCRYPTION_KEYS = envlist("BENCHAPP_FIELD_KEYS", "") or [local_secrets.secret(_SECRETS, "BENCHAPP_FIELD_KEY")]
-FIELD_DECRYPTION_ONLY_KEYS = [local_secrets.DEVELOPMENT_FIELD_KEY]
+FIELD_DECRYPTION_ONLY_KEYS = list(local_secrets.PUBLIC_FIELD_KEYS)
 if not DEBUG:
-    _public = {"SECRET_KEY": SECRET_KEY == local_secrets.DEVELOPMENT_SECRET_KEY,
-               "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] == local_secrets.DEVELOPMENT_FIELD_KEY}
+    _public = {"SECRET_KEY": SECRET_KEY in local_secrets.PUBLIC_SECRET_KEYS,
+               "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] in local_secrets.PUBLIC_FIELD_KEYS}
     if any(_public.values()):
         from django.core.exceptions import ImproperlyConfigured
 
