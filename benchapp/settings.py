@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import dj_database_url
 
@@ -191,11 +192,17 @@ REDIS_URL = os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL") or "redis:/
 
 
 def redis_url_next_db(url: str) -> str:
-    """The same Redis server as `url`, the next database number (redis://host:port/0 -> /1)."""
-    head, _, db = url.rpartition("/")
-    if "://" not in head or not db.isdigit():
-        return url.rstrip("/") + "/1"
-    return f"{head}/{(int(db) + 1) % 16}"
+    """The same Redis server as `url`, the next database number (redis://host:port/0 -> /1), its query string kept
+    (`?socket_timeout=5`, `rediss://…?ssl_cert_reqs=none`); a unix socket's database is its `db` parameter."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        db = query.get("db", "0")
+        query["db"] = str((int(db) + 1) % 16 if db.isdigit() else 1)
+        return f"unix://{parts.netloc}{parts.path}?{urlencode(query)}"  # urlunsplit would drop the empty host
+    db = parts.path.strip("/")
+    path = f"/{(int(db) + 1) % 16}" if db.isdigit() else "/1"
+    return urlunsplit(parts._replace(path=path))
 
 
 # The cache holds API answers that are expensive to build and safe to reuse (comparisons keyed by
