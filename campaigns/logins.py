@@ -40,7 +40,7 @@ class SessionStore(db.SessionStore):
     the moment the session's expiry was last pushed back, for SessionIdleMiddleware."""
 
     def save(self, must_create: bool = False) -> None:
-        self._session[_SAVED_KEY] = int(time.time())
+        self._session[_SAVED_KEY] = int(time.time())  # type: ignore[attr-defined]  # Django's own (not in stubs)
         super().save(must_create)
 
 

@@ -62,8 +62,8 @@ def who_grants_roles(*, names: bool = True, limit: int = 5) -> str:
     if not names:
         return "an administrator"
     user_model = get_user_model()
-    names = list(
+    admins = list(
         user_model.objects.filter(Q(is_superuser=True) | Q(groups__name=ADMIN), is_active=True)
         .order_by(user_model.USERNAME_FIELD).values_list(user_model.USERNAME_FIELD, flat=True).distinct()[:limit]
     )
-    return f"an administrator ({', '.join(names)})" if names else "an administrator"
+    return f"an administrator ({', '.join(admins)})" if admins else "an administrator"
