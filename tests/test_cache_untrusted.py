@@ -84,3 +84,9 @@ def test_every_cached_value_type_round_trips():
         serializer.dumps({"when": object()})
     with pytest.raises(NotCacheable):
         serializer.dumps({1: "int key"})
+
+
+def test_celery_reads_json_messages_only():
+    from benchapp.celery import app
+
+    assert list(app.conf.accept_content) == ["json"] and app.conf.task_serializer == "json"
