@@ -99,7 +99,9 @@ class SignedJSONSerializer:
             payload = b"j" + json.dumps(_tag_safe(obj), default=_encode, separators=(",", ":")).encode()
         return MAGIC + _signature(payload) + payload
 
-    def loads(self, data: bytes) -> Any:
+    def loads(self, data: bytes | int) -> Any:
+        if isinstance(data, int):
+            return data
         if not data.startswith(MAGIC):
             try:
                 return int(data)

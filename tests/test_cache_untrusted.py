@@ -79,7 +79,7 @@ def test_every_cached_value_type_round_trips():
     assert isinstance(back["html"], SafeString) and back["html"] == "<td>1</td>"
     assert not isinstance(back["nested"][0]["x"], SafeString) and back["nan"] == float("inf")
     assert serializer.loads(serializer.dumps(b"raw answer")) == b"raw answer"
-    assert serializer.loads(serializer.dumps(7)) == 7
+    assert serializer.loads(str(serializer.dumps(7)).encode()) == 7  # as Redis gives it back
     with pytest.raises(NotCacheable):
         serializer.dumps({"when": object()})
     with pytest.raises(NotCacheable):
