@@ -17,6 +17,9 @@ RUN apt-get update \
 RUN useradd --create-home --uid 1000 benchapp && install -d -o benchapp -g benchapp /app
 WORKDIR /app
 USER benchapp
+# Where the installation's own secrets are made on first start (docker-compose.yml mounts its `secrets` volume
+# here, which takes this directory's owner and mode).
+RUN install -d -m 0700 /app/var
 
 # Dependencies first, so that a code change does not reinstall them.
 COPY --chown=benchapp:benchapp requirements.txt ./

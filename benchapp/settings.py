@@ -9,6 +9,7 @@ import ipaddress
 import os
 import socket
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import dj_database_url
 
@@ -56,10 +57,10 @@ BENCHAPP_ADMIN_PASSWORD = local_secrets.secret(_SECRETS, "BENCHAPP_ADMIN_PASSWOR
 # first encrypts; every one decrypts: to rotate, put the new key first (BENCHAPP_FIELD_KEYS=new,old), run
 # `manage.py rotate_field_key`, then drop the old one. The key the repository used to ship only ever decrypts.
 FIELD_ENCRYPTION_KEYS = envlist("BENCHAPP_FIELD_KEYS", "") or [local_secrets.secret(_SECRETS, "BENCHAPP_FIELD_KEY")]
-FIELD_DECRYPTION_ONLY_KEYS = [local_secrets.DEVELOPMENT_FIELD_KEY]
+FIELD_DECRYPTION_ONLY_KEYS = list(local_secrets.PUBLIC_FIELD_KEYS)
 if not DEBUG:
-    _public = {"SECRET_KEY": SECRET_KEY == local_secrets.DEVELOPMENT_SECRET_KEY,
-               "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] == local_secrets.DEVELOPMENT_FIELD_KEY}
+    _public = {"SECRET_KEY": SECRET_KEY in local_secrets.PUBLIC_SECRET_KEYS,
+               "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] in local_secrets.PUBLIC_FIELD_KEYS}
     if any(_public.values()):
         from django.core.exceptions import ImproperlyConfigured
 
@@ -96,6 +97,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "campaigns.logins.SessionIdleMiddleware",  # BENCHAPP_SESSION_IDLE_S
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "benchapp.middleware.CSPMiddleware",  # django-csp's, with the policy built once
@@ -158,9 +160,22 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ValueError("DATABASE_URL must point at PostgreSQL: benchapp stores nothing anywhere else")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's four validators (they run where a password is chosen: the API's users, the password change and reset
+# pages, Django's admin, createsuperuser). The last entry validates nothing: Django calls its password_changed()
+# whenever a user is saved with a new password, however it was set, and it revokes the user's API tokens.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {"NAME": "campaigns.services.tokens.TokensEndWithPassword"},
 ]
+# A login session ends after this long without a request (campaigns.logins.SessionIdleMiddleware pushes the
+# expiry back while it is used); Django's default was 14 days whatever the use.
+SESSION_COOKIE_AGE = envint("BENCHAPP_SESSION_IDLE_S", str(4 * 3600))
+SESSION_ENGINE = "campaigns.logins"  # the database's, recording each save's time
+if SESSION_COOKIE_AGE < 60:
+    raise ValueError("BENCHAPP_SESSION_IDLE_S must be at least 60")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
@@ -188,11 +203,17 @@ REDIS_URL = os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL") or "redis:/
 
 
 def redis_url_next_db(url: str) -> str:
-    """The same Redis server as `url`, the next database number (redis://host:port/0 -> /1)."""
-    head, _, db = url.rpartition("/")
-    if "://" not in head or not db.isdigit():
-        return url.rstrip("/") + "/1"
-    return f"{head}/{(int(db) + 1) % 16}"
+    """The same Redis server as `url`, the next database number (redis://host:port/0 -> /1), its query string kept
+    (`?socket_timeout=5`, `rediss://…?ssl_cert_reqs=none`); a unix socket's database is its `db` parameter."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        db = query.get("db", "0")
+        query["db"] = str((int(db) + 1) % 16 if db.isdigit() else 1)
+        return f"unix://{parts.netloc}{parts.path}?{urlencode(query)}"  # urlunsplit would drop the empty host
+    db = parts.path.strip("/")
+    path = f"/{(int(db) + 1) % 16}" if db.isdigit() else "/1"
+    return urlunsplit(parts._replace(path=path))
 
 
 # The cache holds API answers that are expensive to build and safe to reuse (comparisons keyed by
@@ -218,6 +239,9 @@ CACHES = {
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
+# Celery's defaults, stated: a message from Redis is JSON, never a pickle (#27: nothing unpickles what Redis holds).
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -419,6 +443,9 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "token-address": envrate("BENCHAPP_TOKEN_RATE_ADDRESS", "60/hour"),
     "token-username": envrate("BENCHAPP_TOKEN_RATE_USERNAME", "10/hour"),
 }
+# Connection checks (target check page and API, quick compare's connection test) per user: each one connects
+# wherever the target points, so they are budgeted and logged (campaigns/services/targets.py).
+BENCHAPP_CHECK_RATE_USER = envrate("BENCHAPP_CHECK_RATE_USER", "30/hour")
 # Share links (/s/<token>/, no login): requests per client address, over every link (campaigns/ratelimit.py).
 BENCHAPP_SHARE_RATE_ADDRESS = envrate("BENCHAPP_SHARE_RATE_ADDRESS", "60/minute")
 INSTALLED_APPS += ["axes"]

@@ -39,6 +39,7 @@ from django.db.models import Model
 from django.db.models.signals import post_delete, post_save
 from redis.exceptions import RedisError
 
+from campaigns.cache_backend import NotCacheable
 from campaigns.models import Dataset, InstanceSpec, Job, JobResult, Product, Scenario, Target
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ def query_key(*parts: Any) -> str:
 
 def cached_value(key: str | None, build: Callable[[], Any], *, timeout: int | None = None) -> Any:
     """The value cached under `key`, else build() (stored for next time; never None); key None:
-    never cached."""
+    never cached. Values are stored as signed JSON (campaigns.cache_backend): bytes, dicts, lists, numbers,
+    strings, Decimal and SafeString; tuples come back as lists."""
     if key is None:
         return build()
     try:
@@ -132,12 +134,17 @@ def cached_value(key: str | None, build: Callable[[], Any], *, timeout: int | No
     except RedisError:
         log.warning("cache unreachable: answer built without it", exc_info=True)
         return build()
+    if type(body) is int:  # stored raw for counters (cache_backend): never a value of ours, so a forged one
+        log.warning("cache: ignored a number under %s", key)
+        body = None
     if body is None:
         body = build()
         try:
             cache.set(key, body, timeout=timeout if timeout is not None else cache.default_timeout)
         except RedisError:
             log.warning("cache unreachable: answer not stored", exc_info=True)
+        except NotCacheable:
+            log.error("cache: answer under %s not stored", key, exc_info=True)
     return body
 
 

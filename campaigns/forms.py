@@ -15,13 +15,13 @@ import re
 from typing import Any, cast
 
 from django import forms
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from campaigns import jsonlimits, monitoring, services
+from campaigns.addresses import emails_clean, webhook_url_clean
 from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Scenario, Target
 from campaigns.sysbench.catalogue import (
     INT32_MAX,
@@ -36,7 +36,6 @@ from campaigns.sysbench.catalogue import (
 from campaigns.sysbench.presets import PRESETS
 from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
 from campaigns.webhooks import MAX_URL_CHARS as MAX_WEBHOOK_URL_CHARS
-from campaigns.webhooks import WebhookRefused, webhook_url_check
 
 # Options a scenario never stores: the dataset (tables, rows), the campaign (threads) and the
 # scenario's own fields (time, report interval, percentile) set them; benchapp always asks for the
@@ -468,7 +467,7 @@ class CampaignForm(RowForm):
             "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
             "repetitions": "Each cell runs this many times; comparisons show the geometric mean and the spread.",
             "run_time_s": "Optional: every job measures this long, whatever its scenario says (smoke runs).",
-            "notify_emails": "Comma-separated; regressions and improvements are sent here.",
+            "notify_emails": "One per line (or separated by commas); regressions and improvements are sent here.",
             "client_tries": "A client host lost before its sysbench starts measuring: its share goes to another "
                             "eligible host, up to this many sends in all (1 to 5).",
             "client_hosts": "Comma-separated host names or labels the jobs may run on (prepare and warm-up "
@@ -496,13 +495,10 @@ class CampaignForm(RowForm):
             del self.fields["clear_webhook"]
 
     def clean_webhook_url(self) -> str:
-        value = self.cleaned_data["webhook_url"]
-        if value:
-            try:
-                webhook_url_check(value, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
-            except WebhookRefused as exc:
-                raise forms.ValidationError(str(exc)) from None
-        return value
+        return webhook_url_clean(self.cleaned_data["webhook_url"])
+
+    def clean_notify_emails(self) -> str:
+        return emails_clean(self.cleaned_data["notify_emails"])
 
     def save_by(self, *, user: Any) -> Campaign:
         webhook_url = self.cleaned_data.get("webhook_url") or ("" if self.cleaned_data.get("clear_webhook") else None)

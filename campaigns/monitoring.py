@@ -435,7 +435,7 @@ def regressions_notify(*, run: Run) -> list[int]:
         return []
     campaign = run.campaign
     errors = []
-    recipients = [a.strip() for a in campaign.notify_emails.replace(";", ",").split(",") if a.strip()]
+    recipients = campaign.recipients()
     if recipients:
         try:
             send_mail(f"benchapp: changes in {campaign.name}", _message(run, pending), None, recipients)

@@ -12,6 +12,7 @@ each sysbench starts (connection_verify). Every connection also refuses benchapp
 """
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,10 +75,33 @@ def _one(cursor: Any) -> Sequence[Any]:
         raise ProbeError("the server returned no row for an aggregate query")
     return row
 
+def mysql_error_parts(exc: Exception) -> tuple[int | None, str]:
+    """mysqlclient's (code, message), without ever reading `exc.args[1]`.
+
+    mysqlclient builds its exceptions' args with PyUnicode_FromString(mysql_error()); when the client library's
+    message is not UTF-8, that item is left NULL, and reading it crashes the whole process (SIGSEGV: a web or
+    worker process, #27 M1). A server chooses those bytes: libmariadb's CR_PLUGIN_NOT_ALLOWED names the plugin
+    the server asked for, from memory already freed. str() of the exception prints the args tuple, which shows
+    a NULL item as <NULL>; the message is read back from that text.
+    """
+    args = exc.args  # the tuple itself is safe to hold; only a NULL item inside it is not
+    code = args[0] if args and isinstance(args[0], int) else None
+    shown = str(exc)
+    if len(args) != 2:
+        return code, shown
+    try:
+        parsed = ast.literal_eval(shown)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return code, "the server's message could not be read"
+    if isinstance(parsed, tuple) and len(parsed) == 2 and isinstance(parsed[1], str):
+        return code, parsed[1]
+    return code, shown
+
+
 def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
-    code = exc.args[0] if exc.args else None
-    text = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+    code, text = mysql_error_parts(exc)
     if code == _MYSQL_PLUGIN_NOT_ALLOWED:
+        # Its message quotes freed memory (garbage, or a piece of anything the process held): never shown.
         msg = cleartext_refused_message(conn)
     elif code in (2002, 2003, 2005):
         msg = f"connection refused to {conn.host}:{conn.port} ({text})"

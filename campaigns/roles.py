@@ -53,14 +53,17 @@ def can_manage_user(actor: Any, user: Any) -> bool:
     return not user.is_superuser or bool(getattr(actor, "is_superuser", False))
 
 
-def who_grants_roles(*, limit: int = 5) -> str:
-    """Whom a user lacking a role should ask: the configured contact, else the admins by name."""
+def who_grants_roles(*, names: bool = True, limit: int = 5) -> str:
+    """Whom a user lacking a role should ask: the configured contact, else the admins, by name only when `names`
+    (a login without any role is not told who the admins are: their names are half of a login, #27 L5)."""
     contact = getattr(settings, "BENCHAPP_ROLES_CONTACT", "")
     if contact:
         return contact
+    if not names:
+        return "an administrator"
     user_model = get_user_model()
-    names = list(
+    admins = list(
         user_model.objects.filter(Q(is_superuser=True) | Q(groups__name=ADMIN), is_active=True)
         .order_by(user_model.USERNAME_FIELD).values_list(user_model.USERNAME_FIELD, flat=True).distinct()[:limit]
     )
-    return f"an administrator ({', '.join(names)})" if names else "an administrator"
+    return f"an administrator ({', '.join(admins)})" if admins else "an administrator"

@@ -14,8 +14,9 @@ import secrets
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db.models import F, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from campaigns import roles
@@ -98,11 +99,16 @@ def share_link_revoke(*, link: ShareLink, user: Any) -> ShareLink:
 
 
 def share_link_open(*, token: str) -> ShareLink | None:
-    """The usable link of `token`, counted as opened; None for an unknown, expired or revoked one alike."""
+    """The usable link of `token`, counted as opened; None for an unknown, expired or revoked one alike, and for
+    one whose creator can no longer read benchapp (deactivated, or holding no role any more: #27 L4): a link
+    speaks for its creator, and ends with their account. It works again if the account is given back."""
     if not token or len(token) > 200:
         return None
     now = timezone.now()
-    found = ShareLink.objects.filter(token_hash=share_token_hash(token), revoked_at__isnull=True, expires_at__gt=now)
+    creator_has_role = Q(created_by__is_superuser=True) | Exists(
+        get_user_model().groups.through.objects.filter(user_id=OuterRef("created_by_id"), group__name__in=roles.ROLES))
+    found = ShareLink.objects.filter(creator_has_role, token_hash=share_token_hash(token), revoked_at__isnull=True,
+                                     expires_at__gt=now, created_by__is_active=True)
     if not found.update(last_opened_at=now, open_count=F("open_count") + 1):
         return None
     return found.select_related("created_by").first()

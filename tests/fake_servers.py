@@ -105,6 +105,8 @@ def _mysql_packet(seq: int, payload: bytes) -> bytes:
 class FakeMysql(FakeServer):
     """Greets as MariaDB with mysql_native_password, then switches the client to mysql_clear_password."""
 
+    greeting_plugin = b"mysql_native_password"
+
     def _read_packet(self, sock: socket.socket) -> tuple[int, bytes]:
         head = self._recv(sock, 4)
         if len(head) < 4:
@@ -119,7 +121,7 @@ class FakeMysql(FakeServer):
             b"\x0a" + b"5.5.5-10.11.0-MariaDB-fake\x00" + struct.pack("<I", 7) + scramble[:8] + b"\x00"
             + struct.pack("<H", capabilities & 0xFFFF) + b"\x21" + struct.pack("<H", 2)
             + struct.pack("<H", capabilities >> 16) + bytes([21]) + b"\x00" * 10
-            + scramble[8:] + b"\x00" + b"mysql_native_password\x00"
+            + scramble[8:] + b"\x00" + self.greeting_plugin + b"\x00"
         )
         sock.sendall(_mysql_packet(0, greeting))
         seq, _response = self._read_packet(sock)
@@ -131,6 +133,14 @@ class FakeMysql(FakeServer):
             return
         sock.sendall(_mysql_packet(seq + 1, b"\x00\x00\x00\x02\x00\x00\x00"))
         self._read_packet(sock)
+
+
+class FakeMysqlUnreadablePlugin(FakeMysql):
+    """Greets asking for a clear-text plugin whose name is not UTF-8. libmariadb refuses it (CR_PLUGIN_NOT_ALLOWED)
+    with a message quoting that name, which mysqlclient cannot decode: the item it leaves in the exception's
+    args is NULL, as when the message quotes freed memory (#27 M1)."""
+
+    greeting_plugin = b"\xffmysql_clear_password"
 
 
 @contextmanager

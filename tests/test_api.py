@@ -220,8 +220,20 @@ def test_session_authentication_serves_the_browser():
 
 
 @pytest.mark.django_db
+def test_schema_and_docs_need_a_login():
+    anonymous = APIClient()
+    assert anonymous.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").status_code == 401
+    for page in ("/api/docs/", "/api/redoc/"):
+        response = anonymous.get(page)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), page
+    token = client_for(make_user(None, "roleless"))
+    assert token.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").status_code == 200
+
+
+@pytest.mark.django_db
 def test_schema_and_docs_are_served_without_a_cdn():
     client = APIClient()
+    client.force_login(make_user(roles.VIEWER))
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert schema.status_code == 200
     paths = json.loads(schema.content)["paths"]
@@ -268,7 +280,7 @@ def test_the_target_password_is_write_only_everywhere(operator):
     JobResultFactory(job=JobFactory(target=target))
     responses.append(operator.get(f"{API}/results/?format=csv"))
     responses.append(operator.get(f"{API}/jobs/"))
-    responses.append(APIClient().get("/api/schema/"))
+    responses.append(operator.get("/api/schema/"))
     for response in responses:
         text = body_text(response)
         assert SECRET not in text
@@ -287,7 +299,8 @@ def test_the_target_password_is_write_only_everywhere(operator):
 
 @pytest.mark.django_db
 def test_the_schema_shows_the_password_in_requests_only():
-    schema = json.loads(APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").content)
+    viewer = client_for(make_user(roles.VIEWER))
+    schema = json.loads(viewer.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").content)
     components = schema["components"]["schemas"]
     assert "password" in components["TargetRequest"]["properties"]
     assert "password" not in components["Target"]["properties"]

@@ -12,7 +12,7 @@ from tests.test_monitoring import _history
 pytestmark = pytest.mark.django_db
 
 
-def test_an_operator_creates_updates_and_deletes_a_schedule_kept_in_step_with_beat():
+def test_an_operator_creates_and_updates_a_schedule_an_admin_deletes_it_kept_in_step_with_beat():
     operator = client_for(make_user(roles.OPERATOR))
     campaign = CampaignFactory()
     created = operator.post("/api/v1/schedules/", {"campaign": campaign.pk, "cron": "0 2 * * *",
@@ -24,7 +24,7 @@ def test_an_operator_creates_updates_and_deletes_a_schedule_kept_in_step_with_be
     assert patched.status_code == 200 and patched.json()["enabled"] is False
     schedule.refresh_from_db()
     assert not schedule.periodic_task.enabled
-    assert operator.delete(f"/api/v1/schedules/{schedule.pk}/").status_code == 204
+    assert client_for(make_user(roles.ADMIN)).delete(f"/api/v1/schedules/{schedule.pk}/").status_code == 204
     assert not CampaignSchedule.objects.exists()
 
 

@@ -205,7 +205,8 @@ def test_the_history_answers_within_its_openapi_schema():
     from campaigns.services import token_issue
 
     token_key = token_issue(user=make_user(roles.VIEWER))
-    schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+    schema = schemathesis.openapi.from_wsgi("/api/schema/", application,
+                                            headers={"Authorization": f"Token {token_key}"})
     operation = schema["/api/v1/regressions/history/"]["GET"]
     for query in ({"campaign": campaign.pk, "target": target.pk, "scenario": scenario.pk, "threads": 8},
                   {"campaign": campaign.pk, "target": target.pk, "scenario": scenario.pk, "threads": 1},

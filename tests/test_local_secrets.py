@@ -47,7 +47,10 @@ def test_the_first_start_makes_the_installations_own_secrets_in_a_0600_file_and_
 
 
 @pytest.mark.parametrize(("name", "value"), [("SECRET_KEY", local_secrets.DEVELOPMENT_SECRET_KEY),
-                                             ("BENCHAPP_FIELD_KEY", local_secrets.DEVELOPMENT_FIELD_KEY)])
+                                             ("BENCHAPP_FIELD_KEY", local_secrets.DEVELOPMENT_FIELD_KEY),
+                                             # docker-compose.yml's former defaults (#27)
+                                             ("SECRET_KEY", "insecure-dev-secret-key-change-me"),
+                                             ("BENCHAPP_FIELD_KEY", "insecure-dev-field-key-change-me")])
 def test_outside_debug_the_published_development_values_are_refused(tmp_path, name, value):
     done = _settings_in_a_fresh_process({"BENCHAPP_SECRETS_FILE": str(tmp_path / "s.env"), name: value})
     assert done.returncode != 0 and "ImproperlyConfigured" in done.stderr and name in done.stderr
@@ -87,3 +90,11 @@ def test_rotation_names_the_rows_no_key_can_read_and_changes_nothing_else(settin
     assert Target.objects.get(pk=lost.pk).password_encrypted == before
     assert decrypt_secret(Target.objects.get(pk=kept.pk).password_encrypted) == "kept"
     assert encrypt_secret("") == ""
+
+
+def test_docker_compose_gives_no_public_secret_and_shares_the_generated_ones():
+    compose = (ROOT / "docker-compose.yml").read_text()
+    for value in (*local_secrets.PUBLIC_SECRET_KEYS, *local_secrets.PUBLIC_FIELD_KEYS):
+        assert value not in compose
+    assert "SECRET_KEY: ${SECRET_KEY:-}" in compose and "BENCHAPP_FIELD_KEY: ${BENCHAPP_FIELD_KEY:-}" in compose
+    assert compose.count("- secrets:/app/var") == 3  # web makes them, worker and beat read them

@@ -85,7 +85,7 @@ def test_leaving_it_out_keeps_it_and_an_empty_string_or_the_checkbox_clears_it(o
             "webhook_url": "", "clear_webhook": "on"}
     form = CampaignForm(data=data, instance=campaign)
     assert form.is_valid(), form.errors
-    form.save()
+    form.save_by(user=None)
     campaign.refresh_from_db()
     assert not campaign.has_webhook()
 

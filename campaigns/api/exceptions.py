@@ -8,7 +8,8 @@ DRF already answers its own exceptions (400 validation, 401, 403, 404, 405). On 
 * DataError (a value PostgreSQL cannot store) → 400;
 * services.StateConflict → 409 (but ScenarioDdlRefused, a scenario DDL a target cannot run → 400 on "scenarios");
   services.ImportRejected and the command parser's CommandError → 400;
-* ProbeError (a target that cannot be reached) → 400 with code "target_unreachable";
+* ProbeError (a target that cannot be reached) → 400 with code "target_unreachable"; CheckRateExceeded (too many
+  connection checks by one user) → 429 with Retry-After;
 * SuspiciousOperation (too many files or fields in an upload, a body over the limit) → 400.
 
 Error bodies are DRF's: {"field": ["message", …]} for invalid input, {"detail": "…", "code": "…"}
@@ -31,7 +32,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from campaigns.probes import ProbeError
-from campaigns.services import ImportRejected, ScenarioDdlRefused, StateConflict
+from campaigns.services import CheckRateExceeded, ImportRejected, ScenarioDdlRefused, StateConflict
 from campaigns.sysbench.cmdline import CommandError
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,8 @@ def translate(exc: Exception) -> exceptions.APIException | None:
         return BadRequest(str(exc), code="import_rejected")
     if isinstance(exc, CommandError):
         return exceptions.ValidationError({"command": [str(exc)]})
+    if isinstance(exc, CheckRateExceeded):
+        return exceptions.Throttled(wait=exc.wait_s, detail=str(exc))
     if isinstance(exc, ProbeError):
         return TargetUnreachable(str(exc))
     return None

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import QueryDict
 from rest_framework import serializers
 
+from campaigns import roles
 from campaigns.api.exceptions import django_validation_detail
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, MAX_THREADS
 from campaigns.sysbench.threads import MAX_THREAD_VALUES
@@ -83,6 +84,29 @@ class FastReadMixin:
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         return {name: getter(self, instance) for name, getter in self._fast_plan()}
+
+
+class OperatorOnlyFieldsMixin:
+    """`operator_only_fields` are read by operators and admins only: a viewer's answer (or one built without a
+    request) leaves them out (#27 L5: a campaign's notify_emails, a run's idempotency_key, which the bundle export
+    treats as secret too). Cached lists are keyed by the caller's role, so a viewer never gets an operator's."""
+
+    operator_only_fields: tuple[str, ...] = ()
+
+    def _reader_operates(self) -> bool:
+        operates = self.__dict__.get("_operates")
+        if operates is None:
+            request = self.context.get("request")  # type: ignore[attr-defined]
+            user = getattr(request, "user", None)
+            operates = self.__dict__["_operates"] = bool(user is not None and roles.can_edit(user))
+        return operates
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)  # type: ignore[misc]
+        if self.operator_only_fields and not self._reader_operates():
+            for name in self.operator_only_fields:
+                data.pop(name, None)
+        return data
 
 
 def _chain(attrs: list[str], convert: Callable[[Any], Any] | None) -> _Getter:

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import exceptions, permissions, serializers
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -80,7 +80,8 @@ class ScheduleViewSet(ModelViewSet):
     serializer_class = ScheduleSerializer
     filterset_class = ScheduleFilterSet
     ordering_fields = ["id", "campaign", "last_fired_at"]
-    delete_role = roles.OPERATOR
+    # Admins delete (README: viewer reads, operator creates, edits, launches and cancels, admin deletes); an operator
+    # stops a schedule with enabled: false.
 
     def perform_destroy(self, instance: CampaignSchedule) -> None:
         with transaction.atomic():
@@ -266,20 +267,23 @@ class RegressionViewSet(ReadOnlyViewSet):
 class AnnotationSerializer(StrictInputMixin, ModelCleanMixin, serializers.ModelSerializer):
     created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True)
+    edited_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True)
     at = serializers.DateTimeField(required=False, help_text="Default: the run's start, or now.")
 
     class Meta:
         model = Annotation
-        fields = ["id", "run", "target", "at", "text", "kind", "created_by", "created_at"]
-        read_only_fields = ["kind", "created_by", "created_at"]
+        fields = ["id", "run", "target", "at", "text", "kind", "created_by", "created_at", "edited_by", "edited_at"]
+        read_only_fields = ["kind", "created_by", "created_at", "edited_by", "edited_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "at" not in attrs and self.instance is None:
             run: Run | None = attrs.get("run")
             attrs["at"] = (run.started_at or run.created_at) if run is not None else timezone.now()
-        attrs["text"] = (attrs.get("text") or "").strip() if "text" in attrs else attrs.get("text", "")
-        if "text" in attrs and not attrs["text"]:
-            raise serializers.ValidationError({"text": "write the note"})
+        if self.instance is None or "text" in attrs:  # a PATCH that leaves the text out keeps it
+            attrs["text"] = (attrs.get("text") or "").strip()
+            if not attrs["text"]:
+                raise serializers.ValidationError({"text": "write the note"})
         return super().validate(attrs)
 
     # Through the one write path (campaigns.services.annotations).
@@ -306,11 +310,21 @@ class AnnotationViewSet(ModelViewSet):
     """Notes on runs and targets: written by users, or recorded by benchapp when a target's server version or a
     snapshotted setting changed between two runs (kind auto). Shown on history charts and run pages."""
 
-    queryset = Annotation.objects.select_related("created_by").order_by("at", "id")
+    queryset = Annotation.objects.select_related("created_by", "edited_by").order_by("at", "id")
     serializer_class = AnnotationSerializer
     filterset_class = AnnotationFilterSet
     ordering_fields = ["id", "at", "created_at"]
+    # Operators write notes; a note is changed or deleted by its author or an admin (Annotation.is_editable_by),
+    # and the last editor is recorded.
     delete_role = roles.OPERATOR
+
+    def check_object_permissions(self, request: Request, obj: Any) -> None:
+        super().check_object_permissions(request, obj)
+        if request.method not in permissions.SAFE_METHODS and not obj.is_editable_by(request.user):
+            raise exceptions.PermissionDenied("only the note's author or an admin can change or delete it")
 
     def perform_create(self, serializer: serializers.BaseSerializer) -> None:
         serializer.save(created_by=self.request.user)
+
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        serializer.save(edited_by=self.request.user, edited_at=timezone.now())

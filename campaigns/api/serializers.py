@@ -6,23 +6,22 @@ type is a 400 naming the field and the OpenAPI schema says what is expected.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
 from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns import roles, services
+from campaigns.addresses import emails_clean, webhook_url_clean
 from campaigns.api.fields import (
     FastReadMixin,
     ModelCleanMixin,
+    OperatorOnlyFieldsMixin,
     SizesBySpecField,
     StrictInputMixin,
     ThreadsByKeyField,
@@ -44,7 +43,6 @@ from campaigns.models import (
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, MAX_THREADS, TESTS
 from campaigns.sysbench.cmdline import MAX_COMMAND_CHARS
 from campaigns.webhooks import MAX_URL_CHARS as MAX_WEBHOOK_URL_CHARS
-from campaigns.webhooks import WebhookRefused, webhook_url_check
 
 TEST_CHOICES = sorted(TESTS)
 MAX_PASSWORD_CHARS = 1024
@@ -213,7 +211,7 @@ class CampaignNoiseSerializer(serializers.Serializer):
                   "would.")
 
 
-class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, ModelCleanMixin,
+class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFieldsMixin, FastReadMixin, ModelCleanMixin,
                          serializers.ModelSerializer):
     """A campaign; `webhook_url` is write-only (often a secret Slack URL): set it, or send "" to clear it;
     leaving the key out keeps the stored one. `has_webhook` says whether one is set."""
@@ -231,6 +229,7 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, Mod
     threads_by_scenario = ThreadsByKeyField(required=False, help_text="Per scenario name: its thread counts.")
     created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True)
+    operator_only_fields = ("notify_emails",)
 
     class Meta:
         model = Campaign
@@ -255,12 +254,7 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, Mod
         }
 
     def validate_webhook_url(self, value: str) -> str:
-        if value:
-            try:
-                webhook_url_check(value, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
-            except WebhookRefused as exc:
-                raise serializers.ValidationError(str(exc)) from None
-        return value
+        return webhook_url_clean(value)
 
     def create(self, validated_data: dict[str, Any]) -> Campaign:
         return services.campaign_create(user=self._acting(validated_data), **validated_data)
@@ -269,21 +263,21 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, Mod
         return services.campaign_update(campaign=instance, user=self._acting(validated_data), **validated_data)
 
     def validate_notify_emails(self, value: str) -> str:
-        addresses = [a for a in re.split(r"[\s,;]+", value) if a]
-        for address in addresses:
-            try:
-                validate_email(address)
-            except DjangoValidationError:
-                raise serializers.ValidationError(f"{address[:80]!r} is not an e-mail address") from None
-        return "\n".join(addresses)
+        return emails_clean(value)
 
 
 
 # ---------------------------------------------------------------- runs, jobs, results
 
 
-class RunSerializer(FastReadMixin, serializers.ModelSerializer):
-    """A run with its jobs counted by state (annotated by the viewset's queryset)."""
+class RunSerializer(OperatorOnlyFieldsMixin, FastReadMixin, serializers.ModelSerializer):
+    """A run with its jobs counted by state (annotated by the viewset's queryset); its idempotency_key is shown to
+    operators and admins only."""
+
+    # Declared (not read-only) only so that the schema does not call it required: viewers never get it.
+    idempotency_key = serializers.CharField(allow_null=True, required=False,
+                                            help_text="Operators and admins only; absent for viewers.")
+    operator_only_fields = ("idempotency_key",)
 
     campaign_name = serializers.CharField(source="campaign.name", read_only=True)
     created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
@@ -642,6 +636,8 @@ class FromCommandResponseSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField())
     placeholders = serializers.ListField(child=serializers.CharField())
     proposed = ProposedScenarioSerializer(help_text="The scenario fields this command maps to.")
+    notes = serializers.ListField(child=serializers.CharField(),
+                                 help_text="What the command said that the scenario does not keep, and where it goes.")
     scenario = ScenarioSerializer(allow_null=True, help_text="The created scenario when save was true.")
 
 
@@ -697,16 +693,19 @@ class UserSerializer(StrictInputMixin, serializers.ModelSerializer):
                 best = role
         return best
 
-    def validate_password(self, value: str) -> str:
-        try:
-            password_validation.validate_password(value, self.instance)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from None
-        return value
-
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if self.instance is None and not attrs.get("password"):
+        password = attrs.get("password")
+        if self.instance is None and not password:
             raise serializers.ValidationError({"password": "a new user needs a password"})
+        if password:
+            # Django's validators (settings.AUTH_PASSWORD_VALIDATORS), a new user's too: similarity to the
+            # username and e-mail being sent needs them on a user object.
+            user = self.instance or get_user_model()(**{k: attrs.get(k, "") for k in
+                                                        ("username", "email", "first_name", "last_name")})
+            try:
+                password_validation.validate_password(password, user)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError({"password": exc.messages}) from None
         return attrs
 
     @transaction.atomic

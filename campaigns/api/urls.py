@@ -1,7 +1,9 @@
 """URLs of the API (/api/v1/), its OpenAPI schema (/api/schema/) and docs (/api/docs/, /api/redoc/).
 
 Swagger UI and Redoc are served from the drf-spectacular-sidecar package's files (no CDN: the
-machines running benchapp may have no internet access).
+machines running benchapp may have no internet access). The schema and both docs pages need a login (#27 L5):
+the schema with a token or a session (401/403 without), the docs pages send a browser to the login page; the
+sidecar's own files (Swagger UI's and Redoc's scripts) stay public.
 """
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import drf_spectacular_sidecar
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path, re_path
 from django.views.static import serve
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.routers import DefaultRouter, SimpleRouter
 
 from campaigns.api import views
@@ -69,9 +73,13 @@ urlpatterns = [
     path("api/v1/auth/token/", views.TokenView.as_view(), name="token"),
     path("api/v1/auth/token/revoke/", views.TokenRevokeView.as_view(), name="token-revoke"),
     path("api/v1/", include(router.urls)),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[IsAuthenticated]), name="schema"),
+    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema",
+                                                                    permission_classes=[IsAuthenticated])),
+         name="docs"),
+    path("api/redoc/", login_required(SpectacularRedocView.as_view(url_name="api:schema",
+                                                                  permission_classes=[IsAuthenticated])),
+         name="redoc"),
     re_path(r"^api/docs/assets/(?P<path>[\w./-]+)$", serve, {"document_root": SIDECAR_STATIC}, name="docs-assets"),
     # Anything else under /api/ (an id that is not a number, a typo) is a JSON 404, not an HTML page.
     re_path(r"^api/", views.not_found),

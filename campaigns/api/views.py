@@ -77,7 +77,7 @@ from campaigns.models import (
     Scenario,
     Target,
 )
-from campaigns.sysbench.cmdline import parse_command, scenario_fields
+from campaigns.sysbench.cmdline import command_to_scenario, parse_command
 
 ID_PATTERN = r"[0-9]{1,19}"
 MAX_IDEMPOTENCY_KEY = 200
@@ -181,9 +181,12 @@ class InstanceSpecViewSet(ModelViewSet):
     check=extend_schema(
         request=None,
         responses={200: s.TargetCheckSerializer, 400: OpenApiResponse(description="The target cannot be reached "
-                                                                              "(code target_unreachable).")},
+                                                                              "(code target_unreachable)."),
+                   429: OpenApiResponse(description="Too many connection checks by this user "
+                                                    "(BENCHAPP_CHECK_RATE_USER); Retry-After says when to retry.")},
         description="Connects to the target (5 s connect timeout) and returns its server version and the "
-                    "settings that decide results.",
+                    "settings that decide results. Each user has a budget of checks (BENCHAPP_CHECK_RATE_USER), "
+                    "shared with the target page and quick compare; every check is logged.",
     ),
 )
 class TargetViewSet(ModelViewSet):
@@ -196,7 +199,7 @@ class TargetViewSet(ModelViewSet):
     def check(self, request: Request, pk: str | None = None) -> Response:
         target = self.get_object()
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
-        return Response(services.target_check(target=target))
+        return Response(services.target_check(target=target, user=request.user))
 
 
 class DatasetViewSet(ModelViewSet):
@@ -204,14 +207,6 @@ class DatasetViewSet(ModelViewSet):
     serializer_class = s.DatasetSerializer
     filterset_class = DatasetFilterSet
     ordering_fields = ["id", "name", "tables", "table_size"]
-
-
-def _proposed_scenario(parsed: Any) -> dict[str, Any]:
-    """The Scenario fields a parsed command maps to, with the defaults of a new scenario."""
-    fields = scenario_fields(test=parsed.test, options=parsed.options, time_s=parsed.time_s)
-    return {"test": fields.test, "options": fields.options, "time_s": fields.time_s or 60,
-            "report_interval_s": fields.report_interval_s or 1,
-            "percentile": 95.0 if fields.percentile is None else fields.percentile}
 
 
 @extend_schema_view(
@@ -236,7 +231,9 @@ class ScenarioViewSet(ModelViewSet):
         data = query.validated_data
         parsed = parse_command(data["command"], default_test=data.get("default_test"))
         body: dict[str, Any] = parsed.to_dict()
-        body["proposed"] = _proposed_scenario(parsed)
+        proposal = command_to_scenario(parsed)
+        body["proposed"] = proposal.fields()
+        body["notes"] = list(proposal.notes)
         body["scenario"] = None
         dataset = data.get("dataset")
         if dataset is not None and parsed.tables and parsed.table_size and (

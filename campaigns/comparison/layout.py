@@ -197,7 +197,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
 
 
 # Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
-LAYOUT_FORMAT = 3
+LAYOUT_FORMAT = 4
 
 
 def comparison_layout_cached(selection: Selection) -> dict[str, Any]:
@@ -207,4 +207,7 @@ def comparison_layout_cached(selection: Selection) -> dict[str, Any]:
     transaction: its own uncommitted writes are visible to it but bump the version only once committed."""
     version = None if connection.in_atomic_block else results_version()
     key = query_key("comparison-layout", LAYOUT_FORMAT, repr(selection), version) if version is not None else None
-    return cast(dict[str, Any], cached_value(key, lambda: comparison_layout(selection)))
+    # The selection (a dataclass, not JSON) is the key's own input: stored without it, put back on the way out.
+    stored = cast(dict[str, Any], cached_value(
+        key, lambda: {k: v for k, v in comparison_layout(selection).items() if k != "selection"}))
+    return {**stored, "selection": selection}

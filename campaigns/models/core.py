@@ -19,6 +19,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from campaigns.addresses import emails_clean, emails_split
 from campaigns.crypto import decrypt_secret, encrypt_secret
 from campaigns.endpoints import own_service_problem
 from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
@@ -404,8 +405,16 @@ class Campaign(models.Model):
         baseline = self.baseline_run if self.baseline_run_id is not None else None
         if baseline is not None and (self.pk is None or baseline.campaign_id != self.pk):
             problems["baseline_run"] = "the baseline must be a run of this campaign"
+        try:
+            self.notify_emails = emails_clean(self.notify_emails)
+        except ValidationError as exc:
+            problems["notify_emails"] = " ".join(exc.messages)
         if problems:
             raise ValidationError(problems)
+
+    def recipients(self) -> list[str]:
+        """The addresses news of this campaign is e-mailed to (notify_emails, one per line)."""
+        return emails_split(self.notify_emails)
 
     def dataset_size(self, dataset: Dataset, spec: InstanceSpec | None) -> tuple[int, int]:
         """Tables and rows per table of a dataset in this campaign: scaled, then kept in the rows window."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import zoneinfo
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -10,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django_celery_beat.models import PeriodicTask
 
+from campaigns import roles
 from campaigns.models.core import Campaign, Run, Scenario, Target
 
 
@@ -155,6 +157,10 @@ class Annotation(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.USER)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The last change after it was written: only its author or an admin edits a note (campaigns.api.schedules).
+    edited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                  related_name="+")
+    edited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["at", "id"]
@@ -164,6 +170,12 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.text[:60]}"
+
+    def is_editable_by(self, user: Any) -> bool:
+        """Whether `user` may change or delete this note: its author (an operator still), or an admin; a note
+        benchapp recorded (no author) only an admin."""
+        return roles.can_admin(user) or (
+            self.created_by_id is not None and self.created_by_id == getattr(user, "pk", None) and roles.can_edit(user))
 
     def clean(self) -> None:
         if self.run_id is None and self.target_id is None:

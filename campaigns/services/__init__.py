@@ -40,7 +40,7 @@ from campaigns.services.quick import (
 )
 from campaigns.services.rows import row_write
 from campaigns.services.scenarios import scenario_create, scenario_update
-from campaigns.services.targets import target_check, target_create, target_update
+from campaigns.services.targets import CheckRateExceeded, target_check, target_create, target_update
 from campaigns.services.tokens import token_hash, token_issue, token_revoke
 
 __all__ = [
@@ -52,5 +52,5 @@ __all__ = [
     "format_duration", "job_estimate_s", "quick_campaign_create", "quick_compare_launch",
     "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_progress",
     "runs_with_progress", "measured_overhead_s",
-    "split_threads", "target_check", "target_connection", "token_hash", "token_issue", "token_revoke",
+    "split_threads", "target_check", "CheckRateExceeded", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]

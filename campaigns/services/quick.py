@@ -80,7 +80,7 @@ def _prefixed(exc: ValidationError, prefix: str, fields: dict[str, str] | None =
     return ValidationError({fields.get(name, f"{prefix}{name}"): errors for name, errors in exc.error_dict.items()})
 
 
-def quick_target_create(*, new: NewTarget, user: Any = None) -> tuple[Target, dict[str, Any]]:
+def quick_target_create(*, new: NewTarget, user: Any) -> tuple[Target, dict[str, Any]]:
     """Creates a target (with its new product and spec, if any) once a connection to it has succeeded.
 
     Everything is validated first, then the connection is tested with the typed password, then all of it is saved
@@ -114,7 +114,7 @@ def quick_target_create(*, new: NewTarget, user: Any = None) -> tuple[Target, di
     except ValidationError as exc:
         raise _prefixed(exc, "new_") from None
     try:
-        check = target_check(target=target)
+        check = target_check(target=target, user=user)
     except (ProbeError, DecryptionError) as exc:
         raise ValidationError({"new_host": f"The connection test failed, so the target was not saved: {exc}"}) from None
     with transaction.atomic():

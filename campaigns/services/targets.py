@@ -1,22 +1,68 @@
 """Targets: the one way they are created and changed, and checking one from the app (the connection test of
-the target pages and the API)."""
+the target pages, the API and quick compare).
+
+Every connection check a person asks for comes through target_check: it is limited per user (a token bucket
+in the cache's Redis, BENCHAPP_CHECK_RATE_USER) and logged, with who asked, where it went and what came back,
+never the password. Its answers stay precise (refused, lost, not MySQL, access denied): operators need them to
+fix a target, and an operator can point a target anywhere anyway; the budget keeps that from being a fast
+port scanner, and the log says who tried (#27 M3).
+"""
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
+
+from django.conf import settings
 
 from campaigns.crypto import DecryptionError
 from campaigns.execution.phases import target_connection
 from campaigns.models import Target
 from campaigns.probes import ProbeError, server_info
+from campaigns.ratelimit import RateUnavailable, rate_take
 from campaigns.services.rows import row_write
 
+log = logging.getLogger(__name__)
 
-def target_check(*, target: Target) -> dict[str, Any]:
-    """Connects to the target and returns its version and the settings that decide results."""
+
+class CheckRateExceeded(ProbeError):
+    """The user asked for more connection checks than BENCHAPP_CHECK_RATE_USER allows; wait_s until the next."""
+
+    def __init__(self, wait_s: float) -> None:
+        self.wait_s = max(1, round(wait_s))
+        super().__init__(f"too many connection checks: the next one is allowed in {self.wait_s} s")
+
+
+def _check_allowed(user: Any) -> None:
+    try:
+        wait_s = rate_take(scope="target-check", ident=str(user.pk), rate=settings.BENCHAPP_CHECK_RATE_USER)
+    except RateUnavailable:
+        log.error("target check refused: the rate limiter's store does not answer")
+        raise ProbeError("connection checks are paused: the rate limiter's store does not answer; "
+                         "try again in a minute") from None
+    if wait_s is not None:
+        log.warning("target check refused: user %s (id %s) is over %s", user.get_username(), user.pk,
+                    settings.BENCHAPP_CHECK_RATE_USER)
+        raise CheckRateExceeded(wait_s)
+
+
+def target_check(*, target: Target, user: Any) -> dict[str, Any]:
+    """Connects to the target and returns its version and the settings that decide results. ProbeError says why
+    not; CheckRateExceeded (a ProbeError) when `user` has used up their checks."""
+    _check_allowed(user)
+    where = f"{target.driver} {target.host}:{target.port}"
+    name = f"target {target.pk}" if target.pk is not None else "a new target"
+    started = time.monotonic()
     try:
         info = server_info(target_connection(target=target))
-    except DecryptionError as exc:
-        raise ProbeError(str(exc)) from None
+    except (ProbeError, DecryptionError) as exc:
+        log.info("target check by %s (id %s) of %s at %s: failed in %.2f s: %s", user.get_username(), user.pk,
+                 name, where, time.monotonic() - started, exc)
+        if isinstance(exc, DecryptionError):
+            raise ProbeError(str(exc)) from None
+        raise
+    log.info("target check by %s (id %s) of %s at %s: ok in %.2f s", user.get_username(), user.pk, name, where,
+             time.monotonic() - started)
     return {"version": info.version, "settings": info.settings}
 
 

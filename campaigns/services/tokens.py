@@ -29,3 +29,25 @@ def token_issue(*, user: Any, ttl_days: int | None = None) -> str:
 
 def token_revoke(*, token: ApiToken) -> None:
     ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def tokens_revoke_all(*, user: Any) -> int:
+    """Revokes every token of `user` still usable; returns how many."""
+    return ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+class TokensEndWithPassword:
+    """Listed last in AUTH_PASSWORD_VALIDATORS for its hook, not to validate: Django calls password_changed()
+    whenever a user is saved with a new password (AbstractBaseUser.save after set_password), by every way there
+    is (the API's users, the password change and reset pages, Django's admin, `manage.py changepassword`). A
+    token was proof of the old password: all of the user's tokens are revoked, the one that asked included."""
+
+    def validate(self, password: str, user: Any = None) -> None:
+        return None
+
+    def password_changed(self, password: str, user: Any = None) -> None:
+        if user is not None and user.pk is not None:
+            tokens_revoke_all(user=user)
+
+    def get_help_text(self) -> str:
+        return "Changing your password ends every API token you hold."

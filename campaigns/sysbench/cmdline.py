@@ -489,6 +489,68 @@ def scenario_fields(*, test: str, options: dict[str, object], time_s: int | None
     )
 
 
+# A new scenario's fields where a pasted command says nothing (the Scenario model's defaults).
+DEFAULT_TIME_S = 60
+DEFAULT_REPORT_INTERVAL_S = 1
+DEFAULT_PERCENTILE = 95.0
+# Where a command says where to connect and as whom: never kept by a scenario (a target holds it).
+CONNECTION_OPTION = re.compile(r"(mysql|pgsql)-(host|port|socket|user|password|db)\b|db-driver\b")
+CONNECTION_WARNING = re.compile(r"--(mysql|pgsql)-(host|port|socket|user|password|db)\b|--db-driver\b")
+
+
+@dataclass(slots=True)
+class ScenarioProposal:
+    """What a pasted command becomes as a new scenario: its fields (with one set of defaults), its dataset's size,
+    a name to start from, and a note for everything the command said that the scenario does not keep. `warnings`
+    and `placeholders` are the parser's, less those about connection options (summed up in one note)."""
+
+    test: str
+    options: dict[str, object]
+    time_s: int
+    report_interval_s: int
+    percentile: float
+    tables: int | None
+    table_size: int | None
+    name: str
+    notes: list[str]
+    warnings: list[str]
+    placeholders: list[str]
+
+    def fields(self) -> dict[str, object]:
+        """The Scenario fields it sets."""
+        return {"test": self.test, "options": self.options, "time_s": self.time_s,
+                "report_interval_s": self.report_interval_s, "percentile": self.percentile}
+
+
+def command_to_scenario(parsed: ParsedCommand) -> ScenarioProposal:
+    """The one mapping of a pasted command to a scenario, for every way in (the API's scenarios/from-command/ and
+    the scenario page's "Read the command")."""
+    fields = scenario_fields(test=parsed.test, options=parsed.options, time_s=parsed.time_s)
+    notes = list(fields.notes)
+    if parsed.tables and parsed.table_size:
+        notes.append(f"Dataset: {parsed.tables} × {parsed.table_size:,} rows.")
+    if parsed.threads:
+        shown = ", ".join(str(t) for t in parsed.threads[:16]) + (" …" if len(parsed.threads) > 16 else "")
+        notes.append(f"Threads {shown}: a campaign sets the thread counts, not the scenario.")
+    if parsed.events:
+        notes.append(f"--events={parsed.events}: dropped, benchapp runs scenarios for a duration.")
+    hint = {k: v for k, v in parsed.target_hint.items() if v not in (None, "")}
+    if hint or any(CONNECTION_WARNING.match(w) for w in parsed.warnings):
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(hint.items()) if "XXX" not in str(v).upper())
+        notes.append(f"Connection options{f' ({shown})' if shown else ''}: dropped, with any password: "
+                     "a target holds where to connect.")
+    if parsed.command and parsed.command != "run":
+        notes.append(f"The command was '{parsed.command}': benchapp prepares and cleans up by itself.")
+    return ScenarioProposal(
+        test=fields.test, options=fields.options, time_s=fields.time_s or DEFAULT_TIME_S,
+        report_interval_s=fields.report_interval_s or DEFAULT_REPORT_INTERVAL_S,
+        percentile=DEFAULT_PERCENTILE if fields.percentile is None else fields.percentile,
+        tables=parsed.tables, table_size=parsed.table_size, name=f"{parsed.test} (pasted)", notes=notes,
+        warnings=[w for w in parsed.warnings if not CONNECTION_WARNING.match(w)],
+        placeholders=[p for p in parsed.placeholders if not CONNECTION_OPTION.match(p)],
+    )
+
+
 def _thread_list(text: str, warnings: list[str], written: str) -> list[int]:
     """The thread counts of an option's value, by the one thread-list rule; what it cannot read is warned
     about and dropped (a pasted command still fills the rest of the form)."""

@@ -43,8 +43,8 @@ Row = TypeVar("Row")
 
 def refusal_message(user: Any, needed: str) -> str:
     """What the 403 page says: the role that is missing and whom to ask for it."""
-    ask = roles.who_grants_roles()
     current = roles.user_role(user)
+    ask = roles.who_grants_roles(names=current is not None)
     if current is None:
         return (f"Your login has no role yet, so benchapp shows you nothing. Ask {ask} to give you one: "
                 f"viewer to read results, operator to also create and launch campaigns.")

@@ -81,7 +81,7 @@ def target_check(request: HttpRequest, pk: int) -> HttpResponse:
     """Connects to the target now: its version and key settings, or the precise reason it failed."""
     target = get_object_or_404(Target.objects.select_related("product", "spec"), pk=pk)
     try:
-        check = services.target_check(target=target)
+        check = services.target_check(target=target, user=request.user)
         error = ""
     except ProbeError as exc:
         check, error = None, str(exc)

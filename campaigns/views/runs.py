@@ -143,7 +143,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
         "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
-        "annotations": list(run.annotations.select_related("created_by").order_by("at", "pk")),
+        "annotations": list(run.annotations.select_related("created_by", "edited_by").order_by("at", "pk")),
     })
 
 

@@ -1,7 +1,6 @@
 """Scenarios: a form per sysbench test, seed presets, and "Paste a sysbench command" that fills the form."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.contrib import messages
@@ -22,7 +21,14 @@ from campaigns.forms import (
 )
 from campaigns.models import Dataset, Scenario
 from campaigns.sysbench.catalogue import TESTS, format_value
-from campaigns.sysbench.cmdline import CommandError, ParsedCommand, parse_command, scenario_fields
+from campaigns.sysbench.cmdline import (
+    CommandError,
+    ParsedCommand,
+    ScenarioProposal,
+    command_to_scenario,
+    parse_command,
+    scenario_fields,
+)
 from campaigns.sysbench.presets import PRESETS, Preset
 from campaigns.views.base import Catalogue, Column, paginate, role_required
 
@@ -36,8 +42,6 @@ SCENARIOS = Catalogue(
                     or "defaults")],
 )
 
-_CONNECTION_OPTION = re.compile(r"(mysql|pgsql)-(host|port|socket|user|password|db)\b|db-driver\b")
-_CONNECTION_WARNING = re.compile(r"--(mysql|pgsql)-(host|port|socket|user|password|db)\b|--db-driver\b")
 
 # Fields of the page that are not the scenario's: the buttons and the paste box.
 _NOT_INITIAL = {"csrfmiddlewaretoken", "action", "command"}
@@ -83,47 +87,39 @@ def _dataset_initial(initial: dict[str, Any], tables: int | None, table_size: in
     initial["new_dataset_table_size"] = table_size
 
 
-def _apply_options(initial: dict[str, Any], options: dict[str, object]) -> list[str]:
-    """Moves options into the form's fields; returns notes on those the scenario keeps elsewhere."""
-    notes: list[str] = []
+def _set_options(initial: dict[str, Any], options: dict[str, object]) -> None:
+    """The form's option fields: these options, and no other."""
     for key in [k for k in initial if k.startswith(OPTION_PREFIX)]:
         del initial[key]
+    for name, value in options.items():
+        if name not in MANAGED_OPTIONS:
+            initial[option_field_name(name)] = format_value(value)
+
+
+def _apply_options(initial: dict[str, Any], options: dict[str, object]) -> list[str]:
+    """Moves a preset's options into the form's fields; returns notes on those the scenario keeps elsewhere."""
     fields = scenario_fields(test=str(initial.get("test", "")), options=options)
     if fields.percentile is not None:
         initial["percentile"] = f"{fields.percentile:g}"
     if fields.report_interval_s is not None:
         initial["report_interval_s"] = fields.report_interval_s
-    notes.extend(fields.notes)
-    for name, value in fields.options.items():
-        if name in MANAGED_OPTIONS:
-            continue
-        initial[option_field_name(name)] = format_value(value)
-    return notes
+    _set_options(initial, fields.options)
+    return list(fields.notes)
 
 
-def _apply_parsed(initial: dict[str, Any], parsed: ParsedCommand) -> list[str]:
-    initial["test"] = parsed.test
-    notes = _apply_options(initial, parsed.options)
-    if parsed.time_s:
-        initial["time_s"] = parsed.time_s
-    _dataset_initial(initial, parsed.tables, parsed.table_size)
-    if parsed.tables and parsed.table_size:
-        notes.append(f"Dataset: {parsed.tables} × {parsed.table_size:,} rows.")
-    if parsed.threads:
-        shown = ", ".join(str(t) for t in parsed.threads[:16]) + (" …" if len(parsed.threads) > 16 else "")
-        notes.append(f"Threads {shown}: a campaign sets the thread counts, not the scenario.")
-    if parsed.events:
-        notes.append(f"--events={parsed.events}: dropped, benchapp runs scenarios for a duration.")
-    hint = {k: v for k, v in parsed.target_hint.items() if v not in (None, "")}
-    if hint or any(_CONNECTION_WARNING.match(w) for w in parsed.warnings):
-        shown = ", ".join(f"{k}={v}" for k, v in sorted(hint.items()) if "XXX" not in str(v).upper())
-        notes.append(f"Connection options{f' ({shown})' if shown else ''}: dropped, with any password: "
-                     "a target holds where to connect.")
-    if parsed.command and parsed.command != "run":
-        notes.append(f"The command was '{parsed.command}': benchapp prepares and cleans up by itself.")
+def _apply_parsed(initial: dict[str, Any], parsed: ParsedCommand) -> ScenarioProposal:
+    """The form filled as the API's from-command proposes (command_to_scenario: the same fields and defaults);
+    a name typed already stays."""
+    proposal = command_to_scenario(parsed)
+    initial["test"] = proposal.test
+    _set_options(initial, proposal.options)
+    initial["time_s"] = proposal.time_s
+    initial["report_interval_s"] = proposal.report_interval_s
+    initial["percentile"] = f"{proposal.percentile:g}"
+    _dataset_initial(initial, proposal.tables, proposal.table_size)
     if not initial.get("name"):
-        initial["name"] = f"{parsed.test} (pasted)"
-    return notes
+        initial["name"] = proposal.name
+    return proposal
 
 
 def _apply_preset(initial: dict[str, Any], preset: Preset) -> list[str]:
@@ -174,13 +170,11 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
             except CommandError as exc:
                 paste.add_error("command", str(exc))
             else:
-                notes = _apply_parsed(initial, parsed)
                 # Connection options are dropped whole (a target holds them): their placeholders and
                 # password warnings are summed up in the notes instead of asking to fill them in.
-                warnings = [w for w in parsed.warnings if not _CONNECTION_WARNING.match(w)]
-                placeholders = [p for p in parsed.placeholders if not _CONNECTION_OPTION.match(p)]
-                parse_report = {"title": f"Read a {parsed.test} command", "warnings": warnings,
-                                "notes": notes, "placeholders": placeholders}
+                proposal = _apply_parsed(initial, parsed)
+                parse_report = {"title": f"Read a {parsed.test} command", "warnings": proposal.warnings,
+                                "notes": proposal.notes, "placeholders": proposal.placeholders}
         return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, parse_report)
     if action == "preset":
         preset = PRESETS.get(request.POST.get("preset", ""))

@@ -43,7 +43,7 @@ def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponseRedirect(reverse("campaigns-detail", args=[schedule.campaign_id]) + "#schedules")
 
 
-@role_required(roles.OPERATOR)
+@role_required(roles.ADMIN)
 @require_POST
 def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
     schedule = get_object_or_404(CampaignSchedule, pk=pk)

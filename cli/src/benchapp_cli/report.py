@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from benchapp_cli.escaping import csv_cell, markdown_cell, markdown_text
+
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -145,18 +147,14 @@ def render_table(cells: list[Cell]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _markdown_escape(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def render_markdown(cells: list[Cell]) -> str:
     if not cells:
         return "_No results: the runs have no succeeded job._\n"
     lines = ["| " + " | ".join(TABLE_HEADER) + " |", "|" + "|".join("---" for _ in TABLE_HEADER) + "|"]
     for cell in cells:
         row = _table_row(cell)
-        row[-1] = "**regression**" if cell.regressions else ""
-        lines.append("| " + " | ".join(_markdown_escape(v) for v in row) + " |")
+        row = [*(markdown_cell(v) for v in row[:-1]), "**regression**" if cell.regressions else ""]
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -167,7 +165,7 @@ def render_csv(cells: list[Cell]) -> str:
     for cell in cells:
         data = asdict(cell)
         data["regression"] = "; ".join(cell.regressions)
-        writer.writerow(["" if data[c] is None else data[c] for c in COLUMNS])
+        writer.writerow([csv_cell("" if data[c] is None else data[c]) for c in COLUMNS])
     return out.getvalue()
 
 
@@ -252,12 +250,12 @@ def summary_markdown(runs: list[dict[str, Any]], cells: list[Cell], *, url: str,
                 if regressed else "❌ invalid results", EXIT_RUN_FAILED: "⚠️ the run did not succeed"}[code]
     lines = [f"### benchapp: {headline}", ""]
     for run in runs:
-        lines.append(f"- [run {run['id']}]({url}/runs/{run['id']}/): {_markdown_escape(run_line(run))}")
+        lines.append(f"- [run {run['id']}]({url}/runs/{run['id']}/): {markdown_text(run_line(run))}")
     if regressed:
         lines += ["", "**Regressions**", ""]
         for cell in regressed:
             for text in cell.regressions:
-                lines.append(f"- run {cell.run}, {_markdown_escape(cell.scenario)}, {_markdown_escape(cell.name())}: "
-                             f"{_markdown_escape(text)}")
+                lines.append(f"- run {cell.run}, {markdown_text(cell.scenario)}, {markdown_text(cell.name())}: "
+                             f"{markdown_text(text)}")
     lines += ["", render_markdown(cells)]
     return "\n".join(lines)
