@@ -100,7 +100,7 @@ def test_client_requirements_are_the_servers_pins_without_web_and_statistics_pac
 
     server, client = pins("requirements.txt"), pins("requirements-client.txt")
     assert {name: server[name] for name in client} == client
-    assert set(server) - set(client) == {"numpy", "scipy", "gunicorn", "honcho", "whitenoise",
+    assert set(server) - set(client) == {"numpy", "scipy", "gunicorn", "supervisor", "whitenoise",
                                          "drf-spectacular-sidecar"}
 
 
@@ -108,7 +108,7 @@ _CLIENT_WITHOUT_SERVER_PACKAGES = """
 import sys, importlib.abc
 class Missing(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in {"numpy", "scipy", "gunicorn", "honcho", "whitenoise", "drf_spectacular_sidecar"}:
+        if name.split(".")[0] in {"numpy", "scipy", "gunicorn", "supervisor", "whitenoise", "drf_spectacular_sidecar"}:
             raise ImportError(f"{name} is not in requirements-client.txt")
 sys.meta_path.insert(0, Missing())
 from benchapp.celery import app

@@ -1,0 +1,181 @@
+"""`make run`'s process supervisor (deploy/supervisord.conf, started by scripts/supervise.sh) with real processes:
+the same configuration, with this test's own port, run directory, Redis and database. A program that dies is
+restarted alone while the others keep running; gunicorn's master killed never touches the Celery worker's pool;
+SIGINT (Ctrl-C on `make run`) stops all three."""
+from __future__ import annotations
+
+import os
+import pwd
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from campaigns.models import ClientHost
+from tests.conftest import ROOT, record_measurement, wait_for
+from tests.test_faults import RedisServer, _free_port, _host
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+CONF = ROOT / "deploy" / "supervisord.conf"
+
+
+class Supervisor:
+    """supervisord in the foreground with deploy/supervisord.conf, and supervisorctl against it."""
+
+    def __init__(self, run_dir: Path, env: dict[str, str]) -> None:
+        self.env, self.run_dir = env, run_dir
+        self.port = int(env["BENCHAPP_PORT"])
+        self.log = open(run_dir / "supervisord.out", "wb")  # noqa: SIM115 (closed in stop())
+        self.proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "supervisord"), "-c", str(CONF)], cwd=ROOT,
+                                     env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def ctl(self, *args: str) -> str:
+        done = subprocess.run([str(ROOT / ".venv" / "bin" / "supervisorctl"), "-c", str(CONF), *args], cwd=ROOT,
+                              env=self.env, capture_output=True, text=True, timeout=60)
+        return done.stdout
+
+    def pid(self, program: str) -> int:
+        return int(self.ctl("pid", program).strip() or 0)
+
+    def running(self, program: str) -> int | None:
+        """The program's pid once supervisord calls it RUNNING."""
+        status = self.ctl("status", program)
+        return self.pid(program) if " RUNNING " in status else None
+
+    def web_answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/accounts/login/", timeout=5) as response:
+                return response.status == 200
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def output(self) -> str:
+        return (self.run_dir / "supervisord.out").read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
+def _group(pid: int) -> list[int]:
+    """Live processes whose process group is pid's."""
+    return [p.pid for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == pid]
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _descendants(pid: int) -> set[int]:
+    try:
+        return {child.pid for child in psutil.Process(pid).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    server = RedisServer(_free_port())
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+def supervisor(tmp_path: Path, own_redis: RedisServer, test_db_name: str) -> Iterator[Supervisor]:
+    env = {
+        **os.environ,
+        "BENCHAPP_ROOT": str(ROOT), "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_PORT": str(_free_port()),
+        "BENCHAPP_RUN_AS": pwd.getpwuid(os.getuid()).pw_name, "BENCHAPP_WORKER_STOP_S": "60",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}", **own_redis.env,
+        "BENCHAPP_HOSTNAME": _host("supervised"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
+        "WEB_WORKERS": "1", "WORKER_CONCURRENCY": "1", "PYTHONUNBUFFERED": "1",
+    }
+    sup = Supervisor(tmp_path, env)
+    try:
+        for program in ("web", "worker", "beat"):
+            wait_for(lambda p=program: sup.running(p) or sup.proc.poll() is not None, timeout_s=90,
+                     what=f"supervised {program} to run")
+        assert sup.proc.poll() is None, sup.output()[-3000:]
+        wait_for(sup.web_answers, timeout_s=60, what="web to answer")
+        yield sup
+    finally:
+        sup.stop()
+
+
+def test_a_killed_worker_or_web_master_is_restarted_alone_and_ctrl_c_stops_everything(supervisor):
+    sup = supervisor
+    hostname = sup.env["BENCHAPP_HOSTNAME"]
+    wait_for(lambda: ClientHost.objects.filter(hostname=hostname).exists(), timeout_s=60,
+             what="the supervised worker to register its host")
+    pids = {program: sup.pid(program) for program in ("web", "worker", "beat")}
+    # Every program is a process group of its own.
+    assert {program: _pgid(pid) for program, pid in pids.items()} == pids
+
+    # Web is asked twice a second throughout; any failure while the worker is down would show here.
+    failures: list[float] = []
+    asked = 0
+    stop = threading.Event()
+
+    def ask() -> None:
+        nonlocal asked
+        while not stop.wait(0.5):
+            asked += 1
+            if not sup.web_answers():
+                failures.append(time.monotonic())
+
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
+    try:
+        killed_at = time.monotonic()
+        os.kill(pids["worker"], signal.SIGKILL)
+        new_worker = wait_for(lambda: (p := sup.running("worker")) and p != pids["worker"] and p, timeout_s=60,
+                              what="supervisord to start the worker again")
+        restarted_s = time.monotonic() - killed_at
+        wait_for(lambda: _descendants(new_worker), timeout_s=60, what="the new worker's pool process")
+        # The killed worker's pool children do not outlive it.
+        wait_for(lambda: not _group(pids["worker"]), timeout_s=30, what="the killed worker's pool to exit")
+    finally:
+        stop.set()
+        asker.join(timeout=10)
+    assert sup.pid("web") == pids["web"] and sup.pid("beat") == pids["beat"], "web and beat kept running"
+    assert asked >= 2 and not failures, f"web failed {len(failures)} of {asked} requests while the worker restarted"
+
+    # gunicorn's master SIGKILLed: its own workers go, the Celery worker and its pool children stay.
+    pool = _descendants(new_worker)
+    assert pool, "the worker has its pool process"
+    killed_at = time.monotonic()
+    os.kill(pids["web"], signal.SIGKILL)
+    wait_for(lambda: (p := sup.running("web")) and p != pids["web"], timeout_s=60, what="web to start again")
+    wait_for(sup.web_answers, timeout_s=60, what="the new web to answer")
+    web_back_s = time.monotonic() - killed_at
+    assert sup.pid("worker") == new_worker and _descendants(new_worker) == pool, "the worker's pool was untouched"
+    assert sup.pid("beat") == pids["beat"]
+
+    # Ctrl-C: supervisord stops all three, and nothing of theirs is left.
+    groups = {program: sup.pid(program) for program in ("web", "worker", "beat")}
+    sup.proc.send_signal(signal.SIGINT)
+    sup.proc.wait(timeout=90)
+    wait_for(lambda: not any(_group(pid) for pid in groups.values()), timeout_s=20,
+             what="every supervised process to be gone")
+    record_measurement(f"supervisord: SIGKILLed worker running again after {restarted_s:.1f} s, web answered all "
+                       f"{asked} requests meanwhile; SIGKILLed gunicorn master answering again after "
+                       f"{web_back_s:.1f} s, the Celery pool untouched")
