@@ -18,13 +18,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from campaigns.models import ClientHost
+from campaigns.models import ClientHost, Job, Run
 from tests.conftest import ROOT, record_measurement, wait_for
-from tests.test_faults import RedisServer, _free_port, _host
+from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+from tests.test_faults import RedisServer, _free_port, _host, _launch_through, _wait_measuring, _wait_status
+from tests.test_faults import fault_db as _fault_db
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 CONF = ROOT / "deploy" / "supervisord.conf"
+fault_db = _fault_db
 
 
 class Supervisor:
@@ -108,6 +111,7 @@ def supervisor(tmp_path: Path, own_redis: RedisServer, test_db_name: str) -> Ite
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}", **own_redis.env,
         "BENCHAPP_HOSTNAME": _host("supervised"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
         "WEB_WORKERS": "1", "WORKER_CONCURRENCY": "1", "PYTHONUNBUFFERED": "1",
+        "BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_REDISPATCH_S": "5",
     }
     sup = Supervisor(tmp_path, env)
     try:
@@ -179,3 +183,37 @@ def test_a_killed_worker_or_web_master_is_restarted_alone_and_ctrl_c_stops_every
     record_measurement(f"supervisord: SIGKILLed worker running again after {restarted_s:.1f} s, web answered all "
                        f"{asked} requests meanwhile; SIGKILLed gunicorn master answering again after "
                        f"{web_back_s:.1f} s, the Celery pool untouched")
+
+
+def test_stopping_the_supervised_worker_mid_job_lets_the_job_finish_and_hands_the_next_one_back(
+        supervisor, test_db_name, fault_db):
+    """`supervisorctl stop worker` (what Ctrl-C and a deployment's restart do): SIGTERM to the worker's process group
+    is Celery's warm shutdown; the measuring job ends normally and the next job, already prefetched, is not lost."""
+    sup = supervisor
+    data = DatasetFactory(name="warm-stop", tables=1, table_size=1000)
+    campaign = CampaignFactory(targets=[TargetFactory(database=fault_db)], threads=[1, 2],
+                               scenarios=[ScenarioFactory(name="warm-stop", time_s=8, dataset=data)])
+    run = _launch_through(_Broker(sup.env), campaign.pk, test_db_name)  # type: ignore[arg-type]
+    first, second = run.jobs.order_by("position")
+    _wait_measuring(first, samples=2)
+    stopped_at = time.monotonic()
+    sup.ctl("stop", "worker")  # returns once the worker has exited
+    stop_s = time.monotonic() - stopped_at
+    first.refresh_from_db()
+    assert first.status == Job.Status.SUCCEEDED, f"{first.status} {first.error}"
+    assert stop_s < 60
+    second.refresh_from_db()
+    assert second.status == Job.Status.QUEUED, "the next job was handed back, not started or lost"
+    sup.ctl("start", "worker")
+    _wait_status(second, Job.FINISHED, timeout_s=120)
+    assert second.status == Job.Status.SUCCEEDED, second.error
+    _wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
+    record_measurement(f"supervisorctl stop worker mid-job: warm shutdown took {stop_s:.1f} s, the measuring job "
+                       "succeeded, the next one ran after the worker was started again")
+
+
+class _Broker:
+    """What _launch_through needs of a broker: the environment that points a process at it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = {"REDIS_URL": env["REDIS_URL"], "BENCHAPP_QUEUE": env["BENCHAPP_QUEUE"]}
