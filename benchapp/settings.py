@@ -172,8 +172,10 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# scripts/serve-clients.sh puts a password-bearing REDIS_URL into var/secrets.env; the environment still wins.
-REDIS_URL = os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+# Redis has a password from its first start (scripts/setup.sh gives it the one in var/secrets.env); a REDIS_URL in
+# the environment, or the one scripts/serve-clients.sh puts into var/secrets.env, still wins.
+REDIS_URL = (os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL")
+             or f"redis://:{local_secrets.secret(_SECRETS, 'BENCHAPP_REDIS_PASSWORD')}@127.0.0.1:6379/0")
 
 
 def redis_url_next_db(url: str) -> str:
