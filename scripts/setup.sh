@@ -246,6 +246,19 @@ else
     printf '%s\n' "$req_hash" >"$req_stamp"
     [[ $req_file == requirements-dev.txt ]] && printf '%s\n' "$dev_hash" >"$dev_stamp"
 fi
+# The user benchapp runs .venv's python: an interpreter under a private home (pyenv's in /root) needs its directories
+# to be passable (o+x: go through, not list; files keep their own modes). Done only where benchapp cannot reach it.
+if [[ $EUID -eq 0 ]] && id -u benchapp >/dev/null 2>&1 && ! runuser -u benchapp -- .venv/bin/python -c '' 2>/dev/null; then
+    dir=$(dirname "$(readlink -f .venv/bin/python)")
+    while [[ $dir != / ]]; do
+        if [[ $(stat -c %A "$dir") != *x ]]; then
+            log "letting the user benchapp pass through $dir (chmod o+x) to run .venv's python"
+            chmod o+x "$dir"
+        fi
+        dir=$(dirname "$dir")
+    done
+    runuser -u benchapp -- .venv/bin/python -c '' || die "the user benchapp cannot run .venv/bin/python"
+fi
 
 # ---------------------------------------------------------------------------------------------------------------
 # 5. Front end
