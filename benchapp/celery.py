@@ -49,8 +49,9 @@ def _connparams_of_a_live_connection(original: Any) -> Any:
     return connparams
 
 
-if not getattr(kombu_redis.Channel._connparams, "benchapp_guarded", False):
-    kombu_redis.Channel._connparams = _connparams_of_a_live_connection(kombu_redis.Channel._connparams)
+_original_connparams = getattr(kombu_redis.Channel, "_connparams")  # noqa: B009 (kombu's stubs do not list it)
+if not getattr(_original_connparams, "benchapp_guarded", False):
+    setattr(kombu_redis.Channel, "_connparams", _connparams_of_a_live_connection(_original_connparams))  # noqa: B010
 
 app = Celery("benchapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -7,7 +7,7 @@ type is a 400 naming the field and the OpenAPI schema says what is expected.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
@@ -299,7 +299,10 @@ class RunSerializer(FastReadMixin, serializers.ModelSerializer):
         if run.is_finished():
             return None
         # One query for the hosts of a whole page of runs (the context is shared by a list's items).
-        hosts = self.context.setdefault("_host_heartbeats", host_heartbeats())
+        context = cast(dict[str, Any], self.context)
+        if "_host_heartbeats" not in context:
+            context["_host_heartbeats"] = host_heartbeats()
+        hosts = context["_host_heartbeats"]
         absent = run_no_worker(run=run, hosts=hosts)
         return absent.as_dict() if absent else None
 
