@@ -102,7 +102,7 @@ def test_make_runs_supervisor_runs_web_worker_and_beat_as_benchapp(tmp_path: Pat
     sup.proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "supervise.sh")], cwd=ROOT, env=env, stdout=sup.log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_for(lambda: sup.web_answers() or sup.proc.poll() is not None, timeout_s=120, what="web to answer")
+        wait_for(lambda: sup.web_answers() or sup.proc.poll() is not None, timeout_s=180, what="web to answer")
         assert sup.proc.poll() is None, sup.output()[-3000:]
         wait_for(lambda: ClientHost.objects.filter(hostname=env["BENCHAPP_HOSTNAME"]).exists(), timeout_s=90,
                  what="the worker, as benchapp, to register its host")
