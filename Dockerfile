@@ -1,5 +1,5 @@
 # One image for web, worker and beat (see docker-compose.yml). The layout inside /app mirrors a checkout after
-# scripts/setup.sh: the venv is /app/.venv, so the Procfile and scripts/*.sh run unchanged.
+# scripts/setup.sh: the venv is /app/.venv, so scripts/*.sh run unchanged.
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

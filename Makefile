@@ -1,7 +1,8 @@
 # benchapp developer commands. Each target first runs scripts/setup.sh, which installs and starts what is missing
 # (Debian packages, PostgreSQL, Redis, MariaDB, .venv, front-end build) and is a quick no-op otherwise.
 #
-#   make run     migrate, collect static files, load the demo data, then web + Celery worker + beat (honcho)
+#   make run     migrate, collect static files, load the demo data, then web + Celery worker + beat under supervisord
+#                (scripts/supervise.sh: each restarted alone when it dies; they run as the user `benchapp`)
 #   make check   the fast loop (under 90 s): ruff, mypy, makemigrations --check, the import contract, and the tests
 #                that need no Celery worker, browser or fuzzing
 #   make test    make check, then every other test (workers, sysbench, browser, schema fuzzing)
@@ -38,10 +39,11 @@ run: setup
 	$(PY) manage.py load_demo
 	$(PY) manage.py load_seed_templates
 	@echo
-	@echo "benchapp is starting on http://127.0.0.1:$(PORT)/ (web, Celery worker and beat; Ctrl-C stops all three)."
+	@echo "benchapp is starting on http://127.0.0.1:$(PORT)/ (web, Celery worker and beat under supervisord, each"
+	@echo "restarted when it dies; Ctrl-C stops all three; \`scripts/supervise.sh ctl status\` from another shell)."
 	@echo "Log in as user 'admin' with the password load_demo printed above."
 	@echo
-	BENCHAPP_PORT=$(PORT) exec $(VENV)/bin/honcho start -f Procfile -p $(PORT)
+	BENCHAPP_PORT=$(PORT) exec bash scripts/supervise.sh
 
 # The fast tests: no Celery worker, no browser, no schema fuzzing (markers in pyproject.toml).
 FAST := not integration and not browser and not slow

@@ -8,6 +8,7 @@ passwords, so they need the same BENCHAPP_FIELD_KEY (README: "Keys").
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 from pathlib import Path
@@ -27,6 +28,9 @@ GENERATED = {
     "SECRET_KEY": lambda: secrets.token_urlsafe(50),
     "BENCHAPP_FIELD_KEY": lambda: secrets.token_urlsafe(32),
     "BENCHAPP_ADMIN_PASSWORD": lambda: secrets.token_urlsafe(12),
+    # Redis's requirepass: scripts/setup.sh makes this file first (scripts/redis-password.sh) and gives the password
+    # to Redis; every process reads it from here (settings.REDIS_URL). URL-safe, so it goes into a URL as it is.
+    "BENCHAPP_REDIS_PASSWORD": lambda: secrets.token_urlsafe(24),
 }
 
 
@@ -43,6 +47,8 @@ def local_secrets(path: Path) -> dict[str, str]:
     """The file's secrets, written first with fresh values for any it lacks (mode 0600, written whole)."""
     values = _read(path) if path.exists() else {}
     missing = {name: make() for name, make in GENERATED.items() if not values.get(name)}
+    if missing and path.exists():
+        return _add_missing(path)
     if missing:
         values.update(missing)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,6 +63,23 @@ def local_secrets(path: Path) -> dict[str, str]:
             values = {**_read(path), **{k: v for k, v in values.items() if k not in _read(path)}}
         finally:
             temporary.unlink()
+    os.chmod(path, 0o600)
+    return values
+
+
+def _add_missing(path: Path) -> dict[str, str]:
+    """A file of an older version (or one another tool wrote) lacks some secrets: they are added to it, under a lock,
+    so that two processes starting at once agree on the values (the second reads what the first wrote)."""
+    with open(path, "r+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        values = _read(path)
+        missing = {name: make() for name, make in GENERATED.items() if not values.get(name)}
+        if missing:
+            held.seek(0, os.SEEK_END)
+            if held.tell() and not path.read_text().endswith("\n"):
+                held.write("\n")
+            held.writelines(f"{name}={value}\n" for name, value in missing.items())
+            values.update(missing)
     os.chmod(path, 0o600)
     return values
 

@@ -198,8 +198,10 @@ STORAGES = {
 if envbool("BENCHAPP_STATIC_UNHASHED", "false"):
     STORAGES["staticfiles"] = {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"}
 
-# scripts/serve-clients.sh puts a password-bearing REDIS_URL into var/secrets.env; the environment still wins.
-REDIS_URL = os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+# Redis has a password from its first start (scripts/setup.sh gives it the one in var/secrets.env); a REDIS_URL in
+# the environment, or the one scripts/serve-clients.sh puts into var/secrets.env, still wins.
+REDIS_URL = (os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL")
+             or f"redis://:{local_secrets.secret(_SECRETS, 'BENCHAPP_REDIS_PASSWORD')}@127.0.0.1:6379/0")
 
 
 def redis_url_next_db(url: str) -> str:
@@ -290,6 +292,11 @@ BENCHAPP_STALE_S = envfloat("BENCHAPP_STALE_S", "30")
 # A queued job (or a client not yet picked up) whose message is older than this is sent again:
 # Redis may have lost it (restart, flush); the atomic claim makes a duplicate harmless.
 BENCHAPP_REDISPATCH_S = envfloat("BENCHAPP_REDISPATCH_S", "30")
+# A run none of whose possible workers has beaten for this long says so on its pages and in the API ("no worker
+# alive since ..."), and its ETA stops; beat checks every BENCHAPP_NO_WORKER_CHECK_S whether to tell the campaign's
+# webhook and recipients (after Campaign.no_worker_notify_min).
+BENCHAPP_NO_WORKER_S = envfloat("BENCHAPP_NO_WORKER_S", "30")
+BENCHAPP_NO_WORKER_CHECK_S = envfloat("BENCHAPP_NO_WORKER_CHECK_S", "10")
 # Webhooks go to public addresses only; true also allows loopback and private ones (a receiver on this
 # machine or the office network). Link-local (cloud metadata), multicast and reserved ones never.
 BENCHAPP_WEBHOOK_ALLOW_PRIVATE = envbool("BENCHAPP_WEBHOOK_ALLOW_PRIVATE", "false")

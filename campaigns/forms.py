@@ -454,20 +454,23 @@ class CampaignForm(RowForm):
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
-                  "baseline_last_n", "notify_emails", "client_hosts", "client_tries"]
+                  "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries"]
         labels = {"clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
                   "table_rows_min": "Rows per table, at least", "table_rows_max": "Rows per table, at most",
                   "regression_threshold_pct": "Regression threshold (%)", "noise_cv_pct": "Noisy above CV (%)",
                   "baseline_last_n": "Baseline: last N scheduled runs", "notify_emails": "E-mail recipients",
-                  "client_hosts": "Client hosts", "client_tries": "Tries per client share"}
+                  "client_hosts": "Client hosts", "client_tries": "Tries per client share",
+                  "no_worker_notify_min": "Tell them after … minutes without a worker"}
         help_texts = {
             "clients_per_threads": "Optional: seed 001's rule is 2 clients, one more per 1,000 threads.",
             "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
             "repetitions": "Each cell runs this many times; comparisons show the geometric mean and the spread.",
             "run_time_s": "Optional: every job measures this long, whatever its scenario says (smoke runs).",
             "notify_emails": "One per line (or separated by commas); regressions and improvements are sent here.",
+            "no_worker_notify_min": "A run whose workers are all dead says so at once; after this many minutes the "
+                                    "webhook and the e-mail recipients are told (0: at once).",
             "client_tries": "A client host lost before its sysbench starts measuring: its share goes to another "
                             "eligible host, up to this many sends in all (1 to 5).",
             "client_hosts": "Comma-separated host names or labels the jobs may run on (prepare and warm-up "
@@ -509,7 +512,7 @@ class CampaignForm(RowForm):
         return services.campaign_update(campaign=self.instance, user=user, webhook_url=webhook_url, **m2m,
                                         **self.field_values())
 
-    DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries")
+    DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries", "no_worker_notify_min")
 
     def clean(self) -> dict[str, Any]:
         super().clean()

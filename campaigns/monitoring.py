@@ -550,3 +550,57 @@ def recent_regressions(*, days: int = 14) -> Any:
     since = timezone.now() - timedelta(days=days)
     return (Regression.objects.filter(created_at__gte=since).filter(Q(kind=Regression.Kind.REGRESSION))
             .select_related("campaign", "target", "scenario", "run"))
+
+
+# ---------------------------------------------------------------- a run nobody can run (issue #26.5)
+
+
+def _recipients(campaign: Campaign) -> list[str]:
+    """The campaign's e-mail addresses, however they were separated (the API joins them with new lines)."""
+    text = campaign.notify_emails.replace(";", ",").replace("\n", ",")
+    return [address.strip() for address in text.split(",") if address.strip()]
+
+
+def runs_no_worker_notify(*, now: Any = None) -> list[int]:
+    """Tells each campaign's webhook and e-mail recipients, once per absence, that a run of this installation's
+    queue has had no worker alive for longer than the campaign's no_worker_notify_min; forgets the telling when a
+    worker is back, so that a later absence is told again. Returns the runs told.
+
+    Called from the beat process (worker_signals: a thread started at beat_init), never as a Celery task: with
+    every worker dead, no task runs, and this is exactly when it must. The webhook is posted once, at once, without
+    Celery's retries (a failure is logged): the warning itself stays on the run's pages and in its API meanwhile.
+    """
+    now = now or timezone.now()
+    hosts = execution.host_heartbeats()
+    told = []
+    runs = (Run.objects.exclude(status__in=Run.FINISHED).filter(queue__in=execution.own_queues())
+            .select_related("campaign"))
+    for run in runs:
+        absent = execution.run_no_worker(run=run, hosts=hosts, now=now)
+        if absent is None:
+            if run.no_worker_notified_at is not None:
+                Run.objects.filter(pk=run.pk).update(no_worker_notified_at=None)
+            continue
+        campaign = run.campaign
+        silent_since = absent.since or run.started_at or run.created_at
+        if run.no_worker_notified_at is not None or now - silent_since < timedelta(minutes=campaign.no_worker_notify_min):
+            continue
+        # Claimed first, so that two beats (a second installation's, a restart) never tell twice.
+        if not Run.objects.filter(pk=run.pk, no_worker_notified_at__isnull=True).update(no_worker_notified_at=now):
+            continue
+        told.append(run.pk)
+        text = f"benchapp: run #{run.pk} of {campaign.name} is stalled: {absent.message()}."
+        recipients = _recipients(campaign)
+        if recipients:
+            try:
+                send_mail(f"benchapp: run #{run.pk} of {campaign.name} has no worker", text, None, recipients)
+            except Exception:  # a mail server problem must not stop the webhook or the next run's check
+                log.exception("could not e-mail the recipients of campaign %s about run %s", campaign.pk, run.pk)
+        if campaign.has_webhook():
+            payload = {"text": text, "event": "no_worker", "run_id": run.pk, "campaign": campaign.name,
+                       "since": absent.as_dict()["since"]}
+            try:
+                webhook_post(campaign.get_webhook_url(), payload, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
+            except (WebhookRefused, WebhookFailed, DecryptionError) as exc:
+                log.warning("webhook of campaign %s about run %s without a worker: %s", campaign.pk, run.pk, exc)
+    return told

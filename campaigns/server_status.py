@@ -8,6 +8,7 @@ sample may hold a little of the next one; sums over a window are exact).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import MySQLdb
@@ -92,6 +93,28 @@ class StatusReader:
         except (MySQLdb.Error, psycopg.Error) as exc:
             raise (_pg_error if self.driver == "pgsql" else _mysql_error)(exc, self.conn) from None
         return timings
+
+    def server_pid(self) -> int | None:
+        """The process id of the target server, when it runs on this host, as the server itself tells it.
+
+        psutil finds it as the owner of the listening socket only when it may read the server's /proc/PID/fd, i.e.
+        as root or as the server's user; benchapp's worker runs as neither. The server names one of its threads
+        (MariaDB's PROCESSLIST.TID, 10.5 on) or its backend (pg_backend_pid()), and /proc/TID/status (Tgid) or
+        /proc/PID/stat (the parent: the postmaster) lead to the server's process; both are world-readable.
+        """
+        try:
+            if self.driver == "pgsql":
+                backend = int(self._db.execute("SELECT pg_backend_pid()").fetchone()[0])
+                return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            with self._db.cursor() as cursor:
+                cursor.execute("SELECT TID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()")
+                row = cursor.fetchone()
+            if not row or not row[0]:
+                return None
+            status = Path(f"/proc/{int(row[0])}/status").read_text()
+            return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("Tgid:"))
+        except (MySQLdb.Error, psycopg.Error, OSError, ValueError, IndexError, StopIteration, TypeError):
+            return None  # another host's server, an older MariaDB, a MySQL without TID: not known
 
     def close(self) -> None:
         try:

@@ -2,7 +2,8 @@
 queue besides the shared one (and the server queue, unless BENCHAPP_WORKER_ROLE=client), and keeps a heartbeat
 while it lives.
 
-signals_connect() is called from CampaignsConfig.ready(); the handlers only act inside a Celery worker.
+signals_connect() is called from CampaignsConfig.ready(); the handlers only act inside a Celery worker, and one in
+beat: it watches for runs that no live worker can take (campaigns.monitoring.runs_no_worker_notify).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import logging
 import threading
 from typing import Any
 
-from celery.signals import celeryd_after_setup, task_retry, worker_ready, worker_shutdown
+from celery.signals import beat_init, celeryd_after_setup, task_retry, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
@@ -44,6 +45,25 @@ def _reconcile_forever(interval_s: float) -> None:
             execution.jobs_reconcile()
         except Exception:  # one failed pass (database restarting, say) must not end the loop
             log.exception("reconcile pass failed")
+
+
+def _watch_for_no_worker(interval_s: float) -> None:
+    """In the beat process: tells campaigns whose runs have had no worker for too long (monitoring). Beat is a
+    process of its own, alive when every worker is dead, which is when this matters; a task could not run then."""
+    from campaigns import monitoring
+
+    while not _stop.wait(interval_s):
+        try:
+            close_old_connections()
+            monitoring.runs_no_worker_notify()
+        except Exception:  # one failed pass (database restarting, say) must not end the watch
+            log.exception("no-worker check failed")
+
+
+def _start_beat_watch(**kwargs: Any) -> None:
+    threading.Thread(target=_watch_for_no_worker, args=(settings.BENCHAPP_NO_WORKER_CHECK_S,), daemon=True,
+                     name="benchapp-no-worker-watch").start()
+    log.info("beat watches for runs without a live worker every %s s", settings.BENCHAPP_NO_WORKER_CHECK_S)
 
 
 def _register_host(**kwargs: Any) -> None:
@@ -84,3 +104,4 @@ def signals_connect() -> None:
     celeryd_after_setup.connect(_add_host_queue, dispatch_uid="benchapp-host-queue")
     worker_ready.connect(_register_host, dispatch_uid="benchapp-register-host")
     worker_shutdown.connect(_stop_heartbeat, dispatch_uid="benchapp-stop-heartbeat")
+    beat_init.connect(_start_beat_watch, dispatch_uid="benchapp-beat-no-worker-watch")

@@ -5,6 +5,8 @@
 # `make test` and `make bench` call it every time. It needs no standard input (fine with CI=true). Steps:
 #   1. Debian packages, installed only when missing (one `apt-get update` first, and only then).
 #   2. PostgreSQL, Redis and MariaDB on 127.0.0.1, started only when down, then waited for (30 s at most each).
+#      Redis gets the password of var/secrets.env (scripts/redis-password.sh; the file is made first if missing).
+#      As root: the system user `benchapp`, which web, worker and beat run as (scripts/supervise.sh).
 #      Local TCP logins without a password are made to work, as this machine kind has them:
 #        - PostgreSQL: if `psql -h 127.0.0.1 -U postgres` asks for a password, `host all all 127.0.0.1/32 trust`
 #          and the ::1 twin are put at the top of pg_hba.conf and the cluster is reloaded.
@@ -129,15 +131,14 @@ else
         --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
     redis_state="started"
 fi
-# scripts/serve-clients.sh gives Redis a password (kept in var/secrets.env); redis-cli reads it from REDISCLI_AUTH.
-# A fresh checkout has no secrets file yet (sed would exit 2 on it, and pipefail would stop this script).
+# Redis gets a password on first start, like the other secrets of var/secrets.env (made here if missing): every
+# benchapp process uses it, and redis-cli reads it from REDISCLI_AUTH (never from its command line).
+wait_for "Redis on 127.0.0.1:$REDIS_PORT" bash -c "redis-cli -h 127.0.0.1 -p $REDIS_PORT ping | grep -Eqx 'PONG|NOAUTH.*'"
+bash scripts/redis-password.sh "$REDIS_PORT" | sed 's/^redis-password: /setup: /'
 secrets_file=${BENCHAPP_SECRETS_FILE:-var/secrets.env}
-redis_password=""
-if [[ -r $secrets_file ]]; then
-    redis_password=$(sed -n 's/^BENCHAPP_REDIS_PASSWORD=//p' "$secrets_file" | tail -n 1)
-fi
-if [[ -n $redis_password ]]; then export REDISCLI_AUTH=$redis_password; fi
-wait_for "Redis on 127.0.0.1:$REDIS_PORT" bash -c "redis-cli -h 127.0.0.1 -p $REDIS_PORT ping | grep -qx PONG"
+REDISCLI_AUTH=$(sed -n 's/^BENCHAPP_REDIS_PASSWORD=//p' "$secrets_file" | tail -n 1)
+export REDISCLI_AUTH
+wait_for "Redis on 127.0.0.1:$REDIS_PORT with the password" bash -c "redis-cli --no-auth-warning -h 127.0.0.1 -p $REDIS_PORT ping | grep -qx PONG"
 
 # MariaDB. A fresh install outside systemd may lack the system tables and the socket directory.
 if port_open 127.0.0.1 "$MARIADB_PORT"; then
@@ -154,6 +155,13 @@ fi
 # `mariadb-admin ping` succeeds as soon as the server answers, even if it then refuses the login.
 wait_for "MariaDB on 127.0.0.1:$MARIADB_PORT" mariadb-admin --connect-timeout=2 -h127.0.0.1 -P"$MARIADB_PORT" -uroot ping
 log "services: PostgreSQL $pg_version $pg_state, Redis $redis_state, MariaDB $mariadb_state"
+
+# The user web, worker and beat run as (scripts/supervise.sh, deploy/systemd/): never root. A system user without a
+# login shell or home; it owns what those processes write (var/, staticfiles/), and reads the rest of the checkout.
+if [[ $EUID -eq 0 ]] && ! id -u benchapp >/dev/null 2>&1; then
+    log "creating the system user benchapp (web, worker and beat run as it)"
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin benchapp
+fi
 
 # PostgreSQL: user postgres over TCP from loopback without a password.
 pg_sql() { PGCONNECT_TIMEOUT=5 psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres "$@"; }
@@ -238,6 +246,19 @@ else
     quietly pip .venv/bin/python -m pip install --disable-pip-version-check --no-input --require-hashes -r "$req_file"
     printf '%s\n' "$req_hash" >"$req_stamp"
     [[ $req_file == requirements-dev.txt ]] && printf '%s\n' "$dev_hash" >"$dev_stamp"
+fi
+# The user benchapp runs .venv's python: an interpreter under a private home (pyenv's in /root) needs its directories
+# to be passable (o+x: go through, not list; files keep their own modes). Done only where benchapp cannot reach it.
+if [[ $EUID -eq 0 ]] && id -u benchapp >/dev/null 2>&1 && ! runuser -u benchapp -- .venv/bin/python -c '' 2>/dev/null; then
+    dir=$(dirname "$(readlink -f .venv/bin/python)")
+    while [[ $dir != / ]]; do
+        if [[ $(stat -c %A "$dir") != *x ]]; then
+            log "letting the user benchapp pass through $dir (chmod o+x) to run .venv's python"
+            chmod o+x "$dir"
+        fi
+        dir=$(dirname "$dir")
+    done
+    runuser -u benchapp -- .venv/bin/python -c '' || die "the user benchapp cannot run .venv/bin/python"
 fi
 
 # ---------------------------------------------------------------------------------------------------------------

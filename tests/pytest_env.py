@@ -5,12 +5,37 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import uuid
+from pathlib import Path
 
 import dj_database_url
 
-os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+def _shared_redis(db: int) -> str:
+    """The machine's Redis on 6379, database `db`: with the password of var/secrets.env (or TEST_REDIS_PASSWORD) when
+    it asks for one, as it does once scripts/setup.sh gave it one; without, on a machine where it has none."""
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=2) as sock:
+            sock.sendall(b"PING\r\n")
+            asks = sock.recv(64).startswith(b"-NOAUTH")
+    except OSError:
+        asks = False  # no Redis yet: the tests that need it say so plainly
+    password = (os.environ.get("TEST_REDIS_PASSWORD") or _secret("BENCHAPP_REDIS_PASSWORD")) if asks else ""
+    return f"redis://:{password}@127.0.0.1:6379/{db}" if password else f"redis://127.0.0.1:6379/{db}"
+
+
+def _secret(name: str) -> str:
+    path = Path(os.environ.get("BENCHAPP_SECRETS_FILE", Path(__file__).resolve().parent.parent / "var" / "secrets.env"))
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return ""
+    return next((line.partition("=")[2].strip() for line in reversed(lines) if line.startswith(f"{name}=")), "")
+
+
+os.environ["REDIS_URL"] = os.environ.get("TEST_REDIS_URL") or _shared_redis(15)
 # One id per test session, shared by pytest-xdist's worker processes (they inherit the controller's environment):
 # the leftover sweep below skips every database of its own session. Each worker process still has its own queue,
 # cache prefix and target databases (suffix _gw0, _gw1 ...), since its tests start their own Celery workers and
@@ -20,7 +45,7 @@ _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 _OWN = f"{_SESSION}_{_WORKER}" if _WORKER else _SESSION
 os.environ["BENCHAPP_QUEUE"] = f"test-{_OWN}"
 # The API cache: a database next to the broker's and a key prefix per session (no test clears it).
-os.environ["BENCHAPP_CACHE_URL"] = os.environ.get("TEST_CACHE_URL", "redis://127.0.0.1:6379/14")
+os.environ["BENCHAPP_CACHE_URL"] = os.environ.get("TEST_CACHE_URL") or _shared_redis(14)
 os.environ["BENCHAPP_CACHE_PREFIX"] = f"test-{_OWN}"
 # The test database too, so two test sessions on one machine never drop each other's (pytest-django adds the
 # xdist worker's suffix itself).

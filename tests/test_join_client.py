@@ -100,7 +100,7 @@ def test_client_requirements_are_the_servers_pins_without_web_and_statistics_pac
 
     server, client = pins("requirements.txt"), pins("requirements-client.txt")
     assert {name: server[name] for name in client} == client
-    assert set(server) - set(client) == {"numpy", "scipy", "gunicorn", "honcho", "whitenoise",
+    assert set(server) - set(client) == {"numpy", "scipy", "gunicorn", "supervisor", "whitenoise",
                                          "drf-spectacular-sidecar", "prometheus-client"}
     # Every pin carries its hashes, which the installs require (--require-hashes).
     for name in ("requirements.txt", "requirements-client.txt", "requirements-dev.txt"):
@@ -112,7 +112,7 @@ _CLIENT_WITHOUT_SERVER_PACKAGES = """
 import sys, importlib.abc
 class Missing(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in {"numpy", "scipy", "gunicorn", "honcho", "whitenoise", "drf_spectacular_sidecar",
+        if name.split(".")[0] in {"numpy", "scipy", "gunicorn", "supervisor", "whitenoise", "drf_spectacular_sidecar",
                                   "prometheus_client"}:
             raise ImportError(f"{name} is not in requirements-client.txt")
 sys.meta_path.insert(0, Missing())

@@ -104,6 +104,30 @@ def _prepared(job, *, prepare_s: float):
                                    prepared_by=job, prepare_s=prepare_s)
 
 
+@pytest.fixture
+def a_live_worker(db):
+    """A worker that beats: with none alive a run's ETA stops (issue #26.5, tests/test_no_worker.py)."""
+    from django.utils import timezone
+
+    from campaigns.execution import host_queue
+    from campaigns.models import ClientHost
+
+    return ClientHost.objects.create(hostname="plan-worker", queue=host_queue("plan-worker"),
+                                     last_heartbeat=timezone.now())
+
+
+def test_with_no_live_worker_the_eta_stops_and_the_progress_says_why():
+    from django.utils import timezone
+
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[ScenarioFactory()], threads=[1, 2])
+    now = timezone.now()
+    run, _, _ = _running_run_of(campaign, started_s_ago=10, now=now)
+    progress = services.run_progress(services.runs_with_progress().get(pk=run.pk), now=now)
+    assert progress["eta_s"] is None
+    assert progress["no_worker"]["message"] == "no worker has joined: start one, see the Hosts page"
+
+
+@pytest.mark.usefixtures("a_live_worker")
 def test_a_runs_eta_counts_the_jobs_own_time_and_warm_up_overrides_and_the_first_preparation():
     from django.utils import timezone
 
@@ -126,6 +150,7 @@ def test_a_runs_eta_counts_the_jobs_own_time_and_warm_up_overrides_and_the_first
     assert again["eta_s"] == pytest.approx(4 * (4 + 1 + services.JOB_OVERHEAD_S))
 
 
+@pytest.mark.usefixtures("a_live_worker")
 def test_a_runs_eta_takes_the_median_overhead_its_jobs_measured_and_counts_down_while_a_job_runs():
     from datetime import timedelta
 
@@ -158,6 +183,7 @@ def test_a_runs_eta_takes_the_median_overhead_its_jobs_measured_and_counts_down_
     assert 0 < late["eta_s"] <= 1
 
 
+@pytest.mark.usefixtures("a_live_worker")
 def test_one_slow_first_job_is_not_multiplied_by_every_job_still_to_come():
     """The cause of "ETA 5 h 1 min" for a 4-minute quick run: the first job's preparation (and any wait before
     it) was spread as overhead over each of the remaining jobs."""
@@ -185,6 +211,7 @@ def test_one_slow_first_job_is_not_multiplied_by_every_job_still_to_come():
     assert settled["eta_s"] == pytest.approx(36 * 7)  # about 4 minutes, not hours
 
 
+@pytest.mark.usefixtures("a_live_worker")
 def test_a_finished_run_has_no_eta_and_the_run_list_reads_progress_in_constant_queries(
         django_assert_max_num_queries):
     from django.utils import timezone
@@ -197,7 +224,7 @@ def test_a_finished_run_has_no_eta_and_the_run_list_reads_progress_in_constant_q
         if i == 0:
             Run.objects.filter(pk=runs[0].pk).update(status=Run.Status.SUCCEEDED, finished_at=now)
     listed = list(services.runs_with_progress().filter(pk__in=[r.pk for r in runs]).order_by("pk"))
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(3):  # jobs, datasets, client hosts' heartbeats
         progress = services.runs_progress(listed, now=now)
     assert progress[0]["eta_s"] is None and progress[0]["elapsed_s"] == pytest.approx(10, abs=0.01)
     assert all(p["eta_s"] == pytest.approx(2 * (4 + 1 + services.JOB_OVERHEAD_S) + 0.02) for p in progress[1:])

@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _pins(name: str) -> dict[str, str]:
     lines = (ROOT / name).read_text().splitlines()
-    return {canonicalize_name(line.split("==")[0]): line.split("==")[1] for line in lines
-            if line and not line.startswith(("#", "-"))}
+    # A compiled file: "name==version \\" then indented hash and "# via" lines.
+    return {canonicalize_name(line.split("==")[0]): line.split("==")[1].split()[0] for line in lines
+            if line and not line.startswith(("#", "-", " "))}
 
 
 def test_every_requirement_of_a_pinned_package_is_pinned():

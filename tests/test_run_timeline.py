@@ -16,6 +16,16 @@ pytestmark = pytest.mark.django_db
 role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules
 
 
+@pytest.fixture(autouse=True)
+def _a_live_worker(db):
+    """A worker that beats: with none, a run's ETA stops and its progress says why (tests/test_no_worker.py)."""
+    from campaigns.execution import host_queue
+    from campaigns.models import ClientHost
+
+    ClientHost.objects.create(hostname="timeline-worker", queue=host_queue("timeline-worker"),
+                              last_heartbeat=timezone.now())
+
+
 def _run_with_jobs(*, seconds: int, threads: tuple[int, ...] = (1, 4), running_last: bool = False):
     campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[ScenarioFactory(time_s=seconds)],
                                threads=list(threads))
@@ -79,7 +89,7 @@ def test_the_run_pages_live_state_carries_the_clock_progress_and_whose_output_it
     state = role_client("viewer").get(f"/runs/{run.pk}/live/").json()
     assert state["now"] == pytest.approx(timezone.now().timestamp(), abs=60)
     assert state["run"]["started_at"] == pytest.approx(run.started_at.timestamp(), abs=0.01)
-    assert state["run"]["elapsed_s"] > 30 and state["run"]["eta_s"] is not None
+    assert state["run"]["elapsed_s"] > 30 and state["run"]["eta_s"] is not None and state["run"]["no_worker"] is None
     assert state["running"]["id"] == state["tail_job"] == jobs[1].pk
     assert state["running"]["start_s"] == pytest.approx(25.0, abs=0.01)
     assert [(j["threads"], j["cell"]) for j in state["jobs"]][0][0] == 1

@@ -6,7 +6,7 @@ type is a 400 naming the field and the OpenAPI schema says what is expected.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
@@ -27,6 +27,7 @@ from campaigns.api.fields import (
     ThreadsByKeyField,
     thread_list_field,
 )
+from campaigns.execution import host_heartbeats, run_no_worker
 from campaigns.models import (
     Campaign,
     ClientHost,
@@ -237,7 +238,8 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFields
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
-                  "webhook_url", "has_webhook", "notify_emails", "client_hosts", "client_tries", "created_by", "created_at",
+                  "webhook_url", "has_webhook", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
+                  "created_by", "created_at",
                   "updated_at"]
         # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it (#21).
         read_only_fields = ["is_template", "template_key", "created_at", "updated_at"]
@@ -288,13 +290,28 @@ class RunSerializer(OperatorOnlyFieldsMixin, FastReadMixin, serializers.ModelSer
     jobs_succeeded = serializers.IntegerField(read_only=True)
     jobs_failed = serializers.IntegerField(read_only=True)
     jobs_cancelled = serializers.IntegerField(read_only=True)
+    no_worker = serializers.SerializerMethodField(
+        help_text="While no worker able to take the run's next job has beaten for 30 s (BENCHAPP_NO_WORKER_S): "
+                  "{since, message}, e.g. 'no worker alive since 21:15:02: start one, see the Hosts page'; else null.")
+
+    def get_no_worker(self, run: Run) -> dict[str, Any] | None:
+        if run.is_finished():
+            return None
+        # One query for the hosts of a whole page of runs (the context is shared by a list's items).
+        context = cast(dict[str, Any], self.context)
+        if "_host_heartbeats" not in context:
+            context["_host_heartbeats"] = host_heartbeats()
+        hosts = context["_host_heartbeats"]
+        absent = run_no_worker(run=run, hosts=hosts)
+        return absent.as_dict() if absent else None
 
     class Meta:
         model = Run
         fields = ["id", "campaign", "campaign_name", "status", "trigger", "label", "idempotency_key", "error",
                   "created_by", "created_at", "started_at", "finished_at", "evaluated_at", "waits_for", "rerun_of",
                   "rerun",
-                  "jobs_total", "jobs_pending", "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled"]
+                  "jobs_total", "jobs_pending", "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled",
+                  "no_worker"]
         read_only_fields = fields
 
 

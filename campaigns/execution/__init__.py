@@ -17,14 +17,25 @@ from __future__ import annotations
 from campaigns.execution.client import jobclient_execute
 from campaigns.execution.coordinator import job_execute
 from campaigns.execution.dispatch import job_dispatch, run_advance
-from campaigns.execution.hosts import host_heartbeat, host_mark_offline, host_queue, local_host_facts, server_queue
+from campaigns.execution.hosts import (
+    NoWorker,
+    host_heartbeat,
+    host_heartbeats,
+    host_mark_offline,
+    host_queue,
+    local_host_facts,
+    own_queues,
+    run_no_worker,
+    server_queue,
+)
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.execution.reconcile import jobs_reconcile
 from campaigns.execution.results import job_finalize
 from campaigns.execution.transitions import IllegalTransition, StateConflict
 
 __all__ = [
-    "IllegalTransition", "JobFailure", "StateConflict", "host_heartbeat", "host_mark_offline", "host_queue",
+    "IllegalTransition", "JobFailure", "NoWorker", "StateConflict", "host_heartbeat", "host_heartbeats",
+    "host_mark_offline", "host_queue", "own_queues", "run_no_worker",
     "job_dispatch", "job_execute", "job_finalize", "jobclient_execute", "jobs_reconcile", "local_host_facts",
     "run_advance", "server_queue", "target_connection",
 ]

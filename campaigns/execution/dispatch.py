@@ -6,17 +6,22 @@ lazy import in _tasks(), which the import contract lists as its only exception.
 """
 from __future__ import annotations
 
+import logging
 from types import ModuleType
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from campaigns.execution import transitions
 from campaigns.execution.datasets import run_cleanup_data
 from campaigns.execution.hosts import host_queue, server_queue
 from campaigns.models import Job, Run
+
+log = logging.getLogger(__name__)
 
 
 def _tasks() -> ModuleType:
@@ -25,10 +30,21 @@ def _tasks() -> ModuleType:
     return tasks
 
 
+def _send(task_name: str, **options: Any) -> None:
+    """Publishes a nudge. With Redis away (restarting), it is logged and left out: the row in PostgreSQL says what
+    is due, and the reconciler sends it again after BENCHAPP_REDISPATCH_S. Raising here failed the job that
+    happened to stage its successor while Redis restarted ("internal error ... Connection refused")."""
+    try:
+        getattr(_tasks(), task_name).apply_async(**options)
+    except OperationalError as exc:
+        log.warning("%s %s not sent, the broker is unreachable (%s): the reconciler sends it again", task_name,
+                    options.get("args"), exc)
+
+
 def job_dispatch(*, job: Job) -> None:
     """Sends the job to the shared queue (a nudge: the claim in the database decides who runs it)."""
     Job.objects.filter(pk=job.pk).update(dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1)
-    _tasks().job_execute_task.apply_async(args=[job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    _send("job_execute_task", args=[job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 # The run's next job is sent this long before the current one's measurement should end: its coordinator checks
@@ -48,25 +64,24 @@ def job_stage_next(*, job: Job) -> None:
         return  # a waiting job is the reconciler's to send again
     Job.objects.filter(pk=next_job.pk).update(dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1)
     countdown = max(0.0, job.run_time_s() - STAGE_LEAD_S)
-    _tasks().job_execute_task.apply_async(args=[next_job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE,
-                                          countdown=countdown)
+    _send("job_execute_task", args=[next_job.pk], queue=settings.CELERY_TASK_DEFAULT_QUEUE, countdown=countdown)
 
 
 def job_forward(*, job_id: int, hostname: str) -> None:
     """Sends the job to one client host's own queue: its campaign may run only on chosen hosts, and the worker
     that got it from the shared queue is not one of them."""
-    _tasks().job_execute_task.apply_async(args=[job_id], queue=host_queue(hostname))
+    _send("job_execute_task", args=[job_id], queue=host_queue(hostname))
 
 
 def jobclient_dispatch(*, client_id: int, hostname: str, attempt: int | None = None) -> None:
     """Sends a client to its host's queue; a re-send (attempt 2 and on) names its attempt, so that a message of an
     earlier send, picked up late, never runs the share that another host now has."""
     args = [client_id] if attempt is None or attempt <= 1 else [client_id, attempt]
-    _tasks().jobclient_execute_task.apply_async(args=args, queue=host_queue(hostname))
+    _send("jobclient_execute_task", args=args, queue=host_queue(hostname))
 
 
 def run_finished_dispatch(run_id: int) -> None:
-    _tasks().run_finished_task.apply_async(args=[run_id], queue=server_queue())
+    _send("run_finished_task", args=[run_id], queue=server_queue())
 
 
 def run_advance(*, run_id: int) -> None:

@@ -8,6 +8,7 @@ import os
 import platform
 import socket
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,7 +17,8 @@ from django.db import connection
 from django.utils import timezone
 
 from campaigns.execution import transitions
-from campaigns.models import ClientHost, JobClient
+from campaigns.models import ClientHost, JobClient, Run
+from campaigns.models.core import hosts_allowed
 from campaigns.sysbench.runner import sysbench_version
 
 log = logging.getLogger(__name__)
@@ -195,3 +197,55 @@ def clients_sweep_lost() -> int:
         cause = f"client lost: no heartbeat from {client.host_name} for {stale_s:.0f} s"
         lost += jobclient_lose(client=client, heartbeat_before=limit, cause=cause)
     return lost
+
+
+# ---------------------------------------------------------------- nobody to run a run's next job
+
+
+@dataclass(frozen=True)
+class NoWorker:
+    """No worker able to take a run's next job has beaten for BENCHAPP_NO_WORKER_S: since is the last heartbeat of
+    the freshest one (None: none ever joined)."""
+
+    since: datetime | None
+
+    def message(self) -> str:
+        if self.since is None:
+            return "no worker has joined: start one, see the Hosts page"
+        local = timezone.localtime(self.since)
+        shown = local.strftime("%H:%M:%S") if local.date() == timezone.localdate() else local.strftime("%Y-%m-%d %H:%M")
+        return f"no worker alive since {shown}: start one, see the Hosts page"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"since": self.since.isoformat() if self.since else None, "message": self.message()}
+
+
+HostBeat = tuple[str, str, list[str], datetime]  # hostname, queue, labels, last heartbeat
+
+
+def host_heartbeats() -> list[HostBeat]:
+    """Every client host's name, queue, labels and last heartbeat (one query, for many runs)."""
+    return [(name, queue, labels or [], beat) for name, queue, labels, beat in
+            ClientHost.objects.values_list("hostname", "queue", "labels", "last_heartbeat")]
+
+
+def run_no_worker(*, run: Run, hosts: list[HostBeat] | None = None, now: datetime | None = None) -> NoWorker | None:
+    """NoWorker when the run has work left and no client host that may take it has beaten for BENCHAPP_NO_WORKER_S.
+
+    Hosts that may take it: those the campaign allows (client_hosts, by name or label) among the workers of the
+    run's queue (a host's own queue is named under the shared one). A run queued behind another run waits for
+    that run, not for a worker. A worker busy with a long job still beats (a thread of its main process), so
+    only a dead or stopped worker goes silent; a cleanly stopped one is taken offline at once.
+    """
+    if run.is_finished() or (run.status == Run.Status.PENDING and run.waits_for_id is not None):
+        return None
+    now = now or timezone.now()
+    hosts = host_heartbeats() if hosts is None else hosts
+    choice = run.campaign.client_hosts
+    prefix = f"{run.queue}.host." if run.queue else ""
+    beats = [beat for name, queue, labels, beat in hosts
+             if queue.startswith(prefix) and hosts_allowed(choice, name, labels)]
+    latest = max(beats, default=None)
+    if latest is not None and latest >= now - timedelta(seconds=settings.BENCHAPP_NO_WORKER_S):
+        return None
+    return NoWorker(since=latest)

@@ -116,6 +116,18 @@ def _listening_pids(port: int) -> set[int]:
         return set()
 
 
+def _server_pid_asked(conn: Connection) -> set[int]:
+    try:
+        reader = StatusReader(conn)
+    except ProbeError:
+        return set()
+    try:
+        pid = reader.server_pid()
+    finally:
+        reader.close()
+    return {pid} if pid else set()
+
+
 def target_is_local(host: str) -> bool:
     """Whether `host` resolves to an address of this machine."""
     try:
@@ -153,10 +165,11 @@ class HostSampler(_Sampler):
     """CPU (total, per core, of sysbench, of the CPUs sysbench may use), load, context switches, network and
     memory of this client host."""
 
-    def __init__(self, *, job_id: int, client_index: int, pid: int, started_at: float, server_port: int | None):
+    def __init__(self, *, job_id: int, client_index: int, pid: int, started_at: float, server_port: int | None,
+                 conn: Connection | None = None):
         super().__init__(f"host-sampler-{job_id}-{client_index}", started_at)
         self.job_id, self.client_index, self.pid = job_id, client_index, pid
-        self.server_port = server_port
+        self.server_port, self.conn = server_port, conn
 
     def begin(self) -> None:
         try:
@@ -165,6 +178,9 @@ class HostSampler(_Sampler):
         except (psutil.Error, AttributeError):
             self.process, self.cpus = None, list(range(psutil.cpu_count() or 1))
         self.server_pids = _listening_pids(self.server_port) if self.server_port else set()
+        if self.server_port and not self.server_pids and self.conn is not None:
+            # An unprivileged worker (the user benchapp) cannot see who owns the socket: the server says who it is.
+            self.server_pids = _server_pid_asked(self.conn)
         self.last = self._read()
         self.last_at = time.monotonic()
 
@@ -300,7 +316,7 @@ class Samplers:
         started_at = time.monotonic()
         port = self.conn.port if self.same_host else None
         self.host = HostSampler(job_id=self.job_id, client_index=self.client_index, pid=pid,
-                                started_at=started_at, server_port=port)
+                                started_at=started_at, server_port=port, conn=self.conn)
         self.host.start()
         if self.sample_server:
             self.server = ServerSampler(job_id=self.job_id, conn=self.conn, started_at=started_at)

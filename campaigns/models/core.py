@@ -366,6 +366,12 @@ class Campaign(models.Model):
         default=2, validators=[MinValueValidator(1), MaxValueValidator(5)],
         help_text="Sends of a client's share in all, when its host is lost before it starts measuring (1 to 5).",
     )
+    # When no worker able to take a run's next job has beaten for BENCHAPP_NO_WORKER_S, the run's pages say so at once;
+    # after this many minutes the webhook and the e-mail recipients are told, once per absence (0: at once).
+    no_worker_notify_min = models.PositiveIntegerField(
+        default=10, validators=[MaxValueValidator(7 * 24 * 60)],
+        help_text="Minutes without a live worker before the webhook and e-mail recipients are told (0: at once).",
+    )
     # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
     webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
@@ -500,6 +506,9 @@ class Run(models.Model):
     # two installations (or two test sessions, or a test with a broker of its own) on one database never
     # re-send each other's jobs.
     queue = models.CharField(max_length=200, blank=True)
+    # When the campaign's webhook and recipients were told that no worker was alive for this run; cleared when one
+    # is back, so that a later absence is told again (campaigns.monitoring.runs_no_worker_notify, from beat).
+    no_worker_notified_at = models.DateTimeField(null=True, blank=True)
 
     class Rerun(models.TextChoices):
         NONE = "", "a launch of the campaign"

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from campaigns.durations import duration_text as format_duration
 from campaigns.execution.datasets import dataset_signature, dataset_table_ddl, loader_prepare_argv
+from campaigns.execution.hosts import NoWorker, host_heartbeats, run_no_worker
 from campaigns.execution.phases import JobFailure, phase_argv, split_threads
 from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
 from campaigns.sysbench.catalogue import OptionError
@@ -285,9 +286,10 @@ def _job_timings(run_ids: list[int]) -> dict[int, list[JobTiming]]:
 
 
 def runs_progress(runs: list[Run], *, now: datetime | None = None) -> list[dict[str, Any]]:
-    """run_progress() of each run, in two queries whatever the number of runs (none when all have finished)."""
+    """run_progress() of each run, in three queries whatever the number of runs (none when all have finished)."""
     now = now or timezone.now()
     unfinished = [run.pk for run in runs if not run.is_finished()]
+    hosts = host_heartbeats() if unfinished else []
     timings = _job_timings(unfinished) if unfinished else {}
     prepare_s_by_job: dict[int, float] = {}
     rows_per_s_by_run: dict[int, float] = {}
@@ -310,7 +312,8 @@ def runs_progress(runs: list[Run], *, now: datetime | None = None) -> list[dict[
         # The pace this run's own preparations had, when they were long enough to say something.
         rows_per_s_by_run = {run_id: rows / seconds for run_id, (rows, seconds) in measured.items() if seconds >= 1}
     return [_progress(run, now=now, jobs=timings.get(run.pk), ready=ready, prepare_s_by_job=prepare_s_by_job,
-                      rows_per_s=rows_per_s_by_run.get(run.pk, PREPARE_ROWS_PER_S)) for run in runs]
+                      rows_per_s=rows_per_s_by_run.get(run.pk, PREPARE_ROWS_PER_S),
+                      no_worker=run_no_worker(run=run, hosts=hosts, now=now)) for run in runs]
 
 
 def run_progress(run: Run, *, now: datetime | None = None) -> dict[str, Any]:
@@ -326,17 +329,18 @@ def run_progress(run: Run, *, now: datetime | None = None) -> dict[str, Any]:
 
 
 def _progress(run: Run, *, now: datetime, jobs: list[JobTiming] | None, ready: set[tuple[int, str]],
-              prepare_s_by_job: dict[int, float], rows_per_s: float) -> dict[str, Any]:
+              prepare_s_by_job: dict[int, float], rows_per_s: float, no_worker: NoWorker | None = None) -> dict[str, Any]:
     total = getattr(run, "jobs_total", 0) or 0
     done = getattr(run, "jobs_done", 0) or 0
     end = run.finished_at or now
     elapsed_s = max(0.0, (end - run.started_at).total_seconds()) if run.started_at else 0.0
     eta_s = None
     overhead_s: float | None = None
-    if not run.is_finished() and jobs is not None:
+    # With no worker alive the ETA stops: nothing moves until one is started (the warning says so).
+    if not run.is_finished() and jobs is not None and no_worker is None:
         overhead_s = measured_overhead_s(jobs=jobs, run_started_at=run.started_at, prepare_s_by_job=prepare_s_by_job)
         eta_s = remaining_estimate_s(jobs=jobs, overhead_s=JOB_OVERHEAD_S if overhead_s is None else overhead_s,
                                      ready=ready, rows_per_s=rows_per_s, now=now)
     return {"done": done, "total": total, "pct": round(done * 100 / total) if total else 0,
             "elapsed_s": elapsed_s, "eta_s": eta_s, "failed": getattr(run, "jobs_failed", 0) or 0,
-            "overhead_s": overhead_s}
+            "overhead_s": overhead_s, "no_worker": no_worker.as_dict() if no_worker else None}

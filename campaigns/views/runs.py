@@ -97,7 +97,7 @@ def run_state(run: Run, jobs: list[Job], run_progress: dict[str, Any]) -> dict[s
         "now": _epoch(now),
         "run": {"id": run.pk, "status": run.status, "finished": run.is_finished(), "done": done, "total": len(jobs),
                 "error": run.error, "started_at": _epoch(run.started_at), "elapsed_s": run_progress["elapsed_s"],
-                "eta_s": run_progress["eta_s"]},
+                "eta_s": run_progress["eta_s"], "no_worker": run_progress.get("no_worker")},
         # The output pane shows this job's output, and only while the page shows this job.
         "jobs": rows, "running": running, "tail": _tail(current), "tail_job": current.pk if current else None,
     }

@@ -153,6 +153,7 @@
   const elapsedEl = document.getElementById("run-elapsed");
   const etaWrap = document.getElementById("run-eta-wrap");
   const etaEl = document.getElementById("run-eta");
+  const noWorkerEl = document.getElementById("run-no-worker");
   const timelineSection = document.getElementById("timeline");
   const timelineNote = document.getElementById("timeline-note");
   const latencyLabel = document.getElementById("latency-label");
@@ -492,6 +493,11 @@
     state = next;
     noteClock(next);
     setBadge(runStatus, next.run.status);
+    if (noWorkerEl) {
+      // "no worker alive since ...": shown while nobody can take the run's next job, gone when a worker is back.
+      noWorkerEl.hidden = !next.run.no_worker;
+      noWorkerEl.querySelector("span").textContent = next.run.no_worker ? next.run.no_worker.message : "";
+    }
     runDone.textContent = String(next.run.done);
     runProgress.style.width = (next.run.total ? (next.run.done * 100) / next.run.total : 0).toFixed(0) + "%";
     if (next.run.finished) elapsedEl.textContent = formatDuration(next.run.elapsed_s);

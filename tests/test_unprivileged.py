@@ -1,0 +1,127 @@
+"""web, worker and beat run as the system user `benchapp` (issue #27.4), under `make run` too (scripts/supervise.sh):
+never root. What that costs and how it is kept: the worker finds a local target server's process, whose threads'
+CPU it subtracts from the client host's, from the server itself (StatusReader.server_pid) where psutil, without
+the right to read the server's /proc/PID/fd, sees the listening socket but not its owner."""
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from campaigns.models import ClientHost
+from tests.conftest import MYSQL_DB, ROOT, wait_for
+from tests.test_faults import RedisServer, _free_port, _host
+from tests.test_supervisor import Supervisor
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="switching to the user benchapp needs root"),
+    pytest.mark.skipif(not any(u.pw_name == "benchapp" for u in pwd.getpwall()),
+                       reason="no user benchapp: scripts/setup.sh creates it"),
+]
+
+SERVER_PID = """
+import json, sys
+from campaigns.server_status import StatusReader
+from campaigns.sysbench.command import Connection
+driver, port, database, user = sys.argv[1:]
+reader = StatusReader(Connection(driver=driver, host="127.0.0.1", port=int(port), database=database, user=user))
+print(reader.server_pid())
+"""
+
+
+def _listening_pid(port: int) -> int:
+    (pid,) = {c.pid for c in psutil.net_connections(kind="inet")
+              if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid}
+    return pid
+
+
+@pytest.fixture
+def benchapps_secrets() -> Iterator[Path]:
+    """A secrets file of benchapp's own, in a directory it may write (the test's tmp_path is root's, 0700)."""
+    home = Path(tempfile.mkdtemp(prefix="benchapp-unprivileged-"))
+    os.chown(home, pwd.getpwnam("benchapp").pw_uid, -1)
+    try:
+        yield home / "secrets.env"
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("driver", "port", "user"), [("mysql", 3306, "root"), ("pgsql", 5432, "postgres")])
+def test_as_benchapp_the_worker_still_finds_a_local_target_servers_process(driver, port, user, benchapps_secrets):
+    database = MYSQL_DB if driver == "mysql" else "postgres"
+    if driver == "mysql":
+        subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {database}"],
+                       check=True, capture_output=True)
+    as_benchapp = subprocess.run(
+        ["runuser", "-u", "benchapp", "--", str(ROOT / ".venv" / "bin" / "python"), "-c", SERVER_PID,
+         driver, str(port), database, user],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": "/nonexistent", "BENCHAPP_SECRETS_FILE": str(benchapps_secrets)})
+    assert as_benchapp.returncode == 0, as_benchapp.stderr
+    assert int(as_benchapp.stdout.strip()) == _listening_pid(port)
+    # What it replaces: psutil, as benchapp, sees the socket but not its owner.
+    sees = subprocess.run(
+        ["runuser", "-u", "benchapp", "--", sys.executable, "-c",
+         f"import psutil; print([c.pid for c in psutil.net_connections('inet') if c.laddr and c.laddr.port == {port}"
+         " and c.status == psutil.CONN_LISTEN])"], capture_output=True, text=True, timeout=60)
+    assert sees.stdout.strip().startswith("[None"), sees.stdout + sees.stderr
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    server = RedisServer(_free_port())
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_make_runs_supervisor_runs_web_worker_and_beat_as_benchapp(tmp_path: Path, own_redis, test_db_name):
+    env = {**os.environ, "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_PORT": str(_free_port()),
+           "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}", **own_redis.env,
+           "BENCHAPP_HOSTNAME": _host("unprivileged"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
+           "WEB_WORKERS": "1", "WORKER_CONCURRENCY": "1", "PYTHONUNBUFFERED": "1"}
+    env.pop("BENCHAPP_RUN_AS", None)
+    tmp_path.chmod(0o755)  # supervisord (root) writes here; the programs only pass through
+    sup = Supervisor.__new__(Supervisor)
+    sup.env, sup.run_dir, sup.port = {**env, "BENCHAPP_ROOT": str(ROOT), "BENCHAPP_RUN_AS": "benchapp",
+                                      "BENCHAPP_WORKER_STOP_S": "60"}, tmp_path, int(env["BENCHAPP_PORT"])
+    sup.log = open(tmp_path / "supervisord.out", "wb")  # noqa: SIM115 (closed in sup.stop())
+    sup.proc = subprocess.Popen(["bash", str(ROOT / "scripts" / "supervise.sh")], cwd=ROOT, env=env, stdout=sup.log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for(lambda: sup.web_answers() or sup.proc.poll() is not None, timeout_s=180, what="web to answer")
+        assert sup.proc.poll() is None, sup.output()[-3000:]
+        wait_for(lambda: ClientHost.objects.filter(hostname=env["BENCHAPP_HOSTNAME"]).exists(), timeout_s=90,
+                 what="the worker, as benchapp, to register its host")
+        users = {}
+        for program in ("web", "worker", "beat"):
+            pid = sup.pid(program)
+            users[program] = {psutil.Process(p).username() for p in [pid, *_children(pid)]}
+        assert users == {"web": {"benchapp"}, "worker": {"benchapp"}, "beat": {"benchapp"}}, users
+        gunicorn = subprocess.run(["ps", "-o", "user=", "-p", str(sup.pid("web"))], capture_output=True, text=True)
+        assert gunicorn.stdout.split() == ["benchapp"]
+        assert (ROOT / "var" / "secrets.env").stat().st_uid == pwd.getpwnam("benchapp").pw_uid
+    finally:
+        if sup.proc.poll() is None:
+            sup.proc.send_signal(signal.SIGINT)
+        sup.stop()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
