@@ -161,7 +161,7 @@ REDIS_SERVER=$(redis_field executable)
 [[ -n $REDIS_CONF ]] || REDIS_CONF=$(redis_field config_file)
 if [[ -n $REDIS_CONF ]]; then
     [[ -w $REDIS_CONF ]] || die "Redis: its configuration file $REDIS_CONF is not writable"
-    REDIS_MODE=file
+    REDIS_MODE="file"
 else
     # Started with flags only: these are the ones scripts/setup.sh gives, read back from the running server.
     REDIS_MODE=flags

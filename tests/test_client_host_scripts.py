@@ -240,10 +240,10 @@ def _env_values(path: Path) -> dict[str, str]:
 
 
 LAUNCH = """
-import json, sys
+import json, os
 from campaigns import services
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-address, database, label, name = sys.argv[1:5]
+address, database, label, name = json.loads(os.environ["LAUNCH_ARGS"])
 target = TargetFactory(name=f"{name}-mariadb", host=address, port=3306, database=database)
 scenario = ScenarioFactory(dataset=DatasetFactory(name=f"{name}-tiny", tables=1, table_size=1000), warmup_s=1, time_s=3)
 campaign = CampaignFactory(name=name, targets=[target], scenarios=[scenario], threads=[2], client_hosts=[label])
@@ -306,10 +306,9 @@ def test_a_client_host_joins_a_server_made_ready_by_serve_clients_and_runs_a_job
                                                   [host.name]).fetchone(), timeout_s=60, what="the host to join")
             assert str(address[0]) == host.address
 
-            launch_env = {**os.environ, **server_env}
-            launched = _run([str(ROOT / ".venv" / "bin" / "python"), "manage.py", "shell", "-c", LAUNCH, "--",
-                             netns_lab.address, target_databases["mysql"], label, netns_lab.prefix],
-                            cwd=ROOT, env=launch_env)
+            launch_args = [netns_lab.address, target_databases["mysql"], label, netns_lab.prefix]
+            launched = _run([str(ROOT / ".venv" / "bin" / "python"), "manage.py", "shell", "-c", LAUNCH], cwd=ROOT,
+                            env={**os.environ, **server_env, "LAUNCH_ARGS": json.dumps(launch_args)})
             assert launched.returncode == 0, launched.stderr[-3000:]
             run_id = json.loads(launched.stdout.strip().splitlines()[-1])["run"]
             status = wait_for(lambda: db.execute("SELECT status FROM campaigns_run WHERE id = %s AND status IN "
