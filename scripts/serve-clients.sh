@@ -62,7 +62,7 @@ usage: scripts/serve-clients.sh --clients CIDR [--listen ADDRESS] [--server-addr
   --pg-port PORT            the port of that cluster (default: the cluster's, else 5432)
   --database NAME           benchapp's database (default: benchapp, or BENCHAPP_DATABASE)
   --redis-port PORT         the port of benchapp's Redis on this machine (default 6379)
-  --redis-conf FILE         its configuration file (default: the one it was started with, if any)
+  --redis-conf FILE         its configuration file (default: the one it runs with, if any; must be that one)
   --secrets-file FILE       benchapp's secrets file (default: var/secrets.env, or BENCHAPP_SECRETS_FILE)
   --client-env FILE         where to write what client hosts need (default: var/client.env)
   --dry-run                 check, print the plan, change nothing
@@ -158,7 +158,14 @@ redis_field() { tr -d '\r' <<<"$redis_info" | sed -n "s/^$1://p"; }
 REDIS_PID=$(redis_field process_id)
 REDIS_SERVER=$(redis_field executable)
 [[ -x $REDIS_SERVER ]] || REDIS_SERVER=$(command -v redis-server)
-[[ -n $REDIS_CONF ]] || REDIS_CONF=$(redis_field config_file)
+running_conf=$(redis_field config_file)
+if [[ -n $REDIS_CONF && -n $running_conf && $(realpath "$REDIS_CONF") != "$(realpath "$running_conf")" ]]; then
+    die "--redis-conf $REDIS_CONF: Redis on port $REDIS_PORT runs with $running_conf"
+fi
+if [[ -n $REDIS_CONF && -z $running_conf ]]; then
+    die "--redis-conf $REDIS_CONF: Redis on port $REDIS_PORT runs without a configuration file (flags only): leave --redis-conf out"
+fi
+REDIS_CONF=$running_conf
 if [[ -n $REDIS_CONF ]]; then
     [[ -w $REDIS_CONF ]] || die "Redis: its configuration file $REDIS_CONF is not writable"
     REDIS_MODE="file"
@@ -196,7 +203,7 @@ fi
 if [[ $REDIS_MODE == file ]] && (( SYSTEMD )) && [[ $REDIS_CONF == /etc/redis/redis.conf ]]; then
     REDIS_HOW="systemctl restart redis-server"
 elif [[ $REDIS_MODE == file ]]; then
-    REDIS_HOW="redis-server $REDIS_CONF --daemonize yes (after a shutdown)"
+    REDIS_HOW="stopped, then redis-server $REDIS_CONF"
 else
     REDIS_HOW="redis-server with the flags it runs with (${REDIS_FLAGS[*]}), bind and requirepass on standard input"
 fi

@@ -163,6 +163,7 @@ def _serve(cluster: Cluster, redis: Redis, secrets: Path, client_env: Path, *arg
 
 def test_serve_clients_dry_run_prints_the_plan_and_changes_nothing(own_cluster, own_redis, secrets_file, tmp_path):
     before = _state(own_cluster, own_redis, secrets_file)
+    listening = own_cluster.sql("SHOW listen_addresses")
     done = _serve(own_cluster, own_redis, secrets_file, tmp_path / "client.env", "--clients", "10.9.0.0/24",
                   "--listen", "10.9.0.1", "--dry-run")
     assert done.returncode == 0, done.stderr
@@ -174,7 +175,7 @@ def test_serve_clients_dry_run_prints_the_plan_and_changes_nothing(own_cluster, 
         assert f"pg_ctlcluster --skip-systemctl-redirect {own_cluster.version} {own_cluster.name} restart" in plan
         assert f"redis-server with the flags it runs with (port {own_redis.port} dir {own_redis.directory}" in plan
     assert "host benchapp benchapp_client 10.9.0.0/24 scram-sha-256" in plan
-    assert "listen_addresses 'localhost,10.9.0.1' (now 'localhost')" in plan
+    assert f"listen_addresses 'localhost,10.9.0.1' (now '{listening}')" in plan
     assert f"Redis on port {own_redis.port}: bind 127.0.0.1 -::1 10.9.0.1, requirepass (generated)" in plan
     assert f"@10.9.0.1:{own_cluster.port}/benchapp" in plan and f"@10.9.0.1:{own_redis.port}/0" in plan
     assert plan.rstrip().endswith("dry run: nothing changed")
@@ -205,6 +206,37 @@ def test_serve_clients_leaves_nothing_half_applied(own_cluster, own_redis, secre
     assert own_redis.ask("PING", password=_redis_password(secrets_file)) == "PONG"
     assert own_cluster.sql("SELECT 1", "benchapp") == "1"
     record_measurement(f"serve-clients.sh failing at its Redis step, undone in {time.monotonic() - started:.1f} s")
+
+
+def test_serve_clients_changes_a_redis_configuration_file_and_restarts_redis_with_it(own_cluster, secrets_file,
+                                                                                     tmp_path):
+    redis = Redis(_free_port(), tmp_path)
+    conf = tmp_path / "redis.conf"
+    conf.write_text(f'port {redis.port}\nbind 127.0.0.1\nsave ""\nappendonly no\ndir {tmp_path}\n'
+                    f"logfile {tmp_path / 'redis.log'}\npidfile {tmp_path / 'redis.pid'}\n")
+    assert _run(["redis-server", str(conf), "--daemonize", "yes"]).returncode == 0
+    try:
+        wait_for(lambda: redis.ask("PING") == "PONG", timeout_s=30, what="Redis")
+        first_pid = redis.pid()
+        # 127.0.0.2 is loopback too: PostgreSQL and Redis can listen there, as on a server's LAN address.
+        done = _serve(own_cluster, redis, secrets_file, tmp_path / "client.env", "--clients", "10.9.0.0/24",
+                      "--listen", "127.0.0.2")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"then: stopped, then redis-server {conf}" in done.stdout
+        password = _redis_password(secrets_file)
+        assert password and password not in done.stdout + done.stderr
+        lines = conf.read_text().splitlines()
+        assert "bind 127.0.0.1 -::1 127.0.0.2" in lines and f"requirepass {password}" in lines
+        assert "bind 127.0.0.1" not in lines and f"port {redis.port}" in lines
+        assert redis.pid() != first_pid and redis.ask("PING").startswith("NOAUTH")
+        beside = _run(["redis-cli", "-h", "127.0.0.2", "-p", str(redis.port), "PING"],
+                      env={**os.environ, "REDISCLI_AUTH": password})
+        assert beside.stdout.strip() == "PONG"
+        assert f"@127.0.0.2:{redis.port}/0" in (tmp_path / "client.env").read_text()
+    finally:
+        pid = redis.pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
 
 
 def test_join_client_dry_run_installs_nothing_that_is_present_and_writes_nothing(tmp_path):
