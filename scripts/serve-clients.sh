@@ -140,6 +140,8 @@ PG_AUTO_CONF=$PG_DATA/postgresql.auto.conf
 [[ -w $HBA && -w $PG_AUTO_CONF ]] || die "PostgreSQL: $HBA or $PG_AUTO_CONF is not writable"
 PG_LISTEN_BEFORE=$(psql_owner -d postgres -c 'SHOW listen_addresses')
 ROLE_EXISTED=$(psql_owner -d postgres -c "select 1 from pg_roles where rolname = '$ROLE'")
+# A role that exists gets its password (SCRAM verifier) back if a later step fails.
+ROLE_VERIFIER=$(psql_owner -d postgres -c "select coalesce(rolpassword, '') from pg_authid where rolname = '$ROLE'")
 
 # ---------------------------------------------------------------- Redis: does it answer, how was it started
 REDIS_PASSWORD=$(secret_get BENCHAPP_REDIS_PASSWORD)
@@ -269,7 +271,16 @@ NEW_REDIS_PASSWORD=${REDIS_PASSWORD:-$(new_password)}
 
 # ---------------------------------------------------------------- 1. PostgreSQL
 say "PostgreSQL: role $ROLE may read and write the tables of database $DATABASE"
-if [[ $ROLE_EXISTED != 1 ]]; then
+role_password_restore() {
+    if [[ -n $ROLE_VERIFIER ]]; then
+        psql_owner -d postgres >/dev/null <<<"ALTER ROLE $ROLE PASSWORD '$ROLE_VERIFIER'"
+    else
+        psql_owner -d postgres -c "ALTER ROLE $ROLE PASSWORD NULL" >/dev/null
+    fi
+}
+if [[ $ROLE_EXISTED == 1 ]]; then
+    undo role_password_restore
+else
     undo "psql_owner -d '$DATABASE' -c 'DROP OWNED BY $ROLE' >/dev/null; psql_owner -d postgres -c 'REVOKE ALL ON DATABASE $DATABASE FROM $ROLE; DROP ROLE IF EXISTS $ROLE' >/dev/null"
 fi
 # On standard input, never in argv: every local user sees a process's arguments.

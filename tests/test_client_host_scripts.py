@@ -150,7 +150,7 @@ def _state(cluster: Cluster, redis: Redis, secrets: Path) -> dict[str, object]:
     return {"hba": cluster.file("hba_file").read_text(),
             "auto.conf": (cluster.file("data_directory") / "postgresql.auto.conf").read_text(),
             "listen_addresses": cluster.sql("SHOW listen_addresses"),
-            "role": cluster.sql("SELECT rolname FROM pg_roles WHERE rolname = 'benchapp_client'"),
+            "role": cluster.sql("SELECT rolname, rolpassword FROM pg_authid WHERE rolname = 'benchapp_client'"),
             "redis": [redis.ask("CONFIG", "GET", name, password=password) for name in ("bind", "requirepass")],
             "secrets": secrets.read_text()}
 
@@ -184,30 +184,6 @@ def test_serve_clients_dry_run_prints_the_plan_and_changes_nothing(own_cluster, 
     assert not (tmp_path / "client.env").exists()
 
 
-def test_serve_clients_leaves_nothing_half_applied(own_cluster, own_redis, secrets_file, tmp_path):
-    before = _state(own_cluster, own_redis, secrets_file)
-    # A check that fails: nothing is applied.
-    no_key = tmp_path / "no-key.env"
-    no_key.write_text(secrets_file.read_text().replace("BENCHAPP_FIELD_KEY=", "OTHER="))
-    refused = _serve(own_cluster, own_redis, no_key, tmp_path / "client.env", "--clients", "10.9.0.0/24")
-    assert refused.returncode == 2 and f"no BENCHAPP_FIELD_KEY in {no_key}" in refused.stderr
-    assert "PostgreSQL: role" not in refused.stdout
-    # A step that fails mid-way: 192.0.2.1 (TEST-NET-1) is no address of this machine, so PostgreSQL starts (it
-    # listens where it can) but Redis cannot bind it. The PostgreSQL steps applied before are undone.
-    started = time.monotonic()
-    failed = _serve(own_cluster, own_redis, secrets_file, tmp_path / "client.env", "--clients", "10.9.0.0/24",
-                    "--listen", "192.0.2.1")
-    assert failed.returncode != 0, failed.stdout
-    assert "PostgreSQL: listen_addresses = 'localhost,192.0.2.1'" in failed.stdout, failed.stdout
-    assert "Redis exited at start" in failed.stdout and "undone: nothing was changed" in failed.stdout
-    assert _state(own_cluster, own_redis, secrets_file) == before
-    assert not (tmp_path / "client.env").exists()
-    # Both services answer again as they did.
-    assert own_redis.ask("PING", password=_redis_password(secrets_file)) == "PONG"
-    assert own_cluster.sql("SELECT 1", "benchapp") == "1"
-    record_measurement(f"serve-clients.sh failing at its Redis step, undone in {time.monotonic() - started:.1f} s")
-
-
 def test_serve_clients_changes_a_redis_configuration_file_and_restarts_redis_with_it(own_cluster, secrets_file,
                                                                                      tmp_path):
     redis = Redis(_free_port(), tmp_path)
@@ -237,6 +213,32 @@ def test_serve_clients_changes_a_redis_configuration_file_and_restarts_redis_wit
         pid = redis.pid()
         if pid is not None:
             os.kill(pid, signal.SIGTERM)
+
+
+def test_serve_clients_leaves_nothing_half_applied(own_cluster, own_redis, secrets_file, tmp_path):
+    """After the test above the role exists (its password is not in this test's secrets file, so a new one is set
+    and must be put back); run alone, the role is new and must be dropped."""
+    before = _state(own_cluster, own_redis, secrets_file)
+    # A check that fails: nothing is applied.
+    no_key = tmp_path / "no-key.env"
+    no_key.write_text(secrets_file.read_text().replace("BENCHAPP_FIELD_KEY=", "OTHER="))
+    refused = _serve(own_cluster, own_redis, no_key, tmp_path / "client.env", "--clients", "10.9.0.0/24")
+    assert refused.returncode == 2 and f"no BENCHAPP_FIELD_KEY in {no_key}" in refused.stderr
+    assert "PostgreSQL: role" not in refused.stdout
+    # A step that fails mid-way: 192.0.2.1 (TEST-NET-1) is no address of this machine, so PostgreSQL starts (it
+    # listens where it can) but Redis cannot bind it. The PostgreSQL steps applied before are undone.
+    started = time.monotonic()
+    failed = _serve(own_cluster, own_redis, secrets_file, tmp_path / "client.env", "--clients", "10.9.0.0/24",
+                    "--listen", "192.0.2.1")
+    assert failed.returncode != 0, failed.stdout
+    assert "PostgreSQL: listen_addresses = 'localhost,192.0.2.1'" in failed.stdout, failed.stdout
+    assert "Redis exited at start" in failed.stdout and "undone: nothing was changed" in failed.stdout
+    assert _state(own_cluster, own_redis, secrets_file) == before
+    assert not (tmp_path / "client.env").exists()
+    # Both services answer again as they did.
+    assert own_redis.ask("PING", password=_redis_password(secrets_file)) == "PONG"
+    assert own_cluster.sql("SELECT 1", "benchapp") == "1"
+    record_measurement(f"serve-clients.sh failing at its Redis step, undone in {time.monotonic() - started:.1f} s")
 
 
 def test_join_client_dry_run_installs_nothing_that_is_present_and_writes_nothing(tmp_path):

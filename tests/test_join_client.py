@@ -92,6 +92,19 @@ def test_it_refuses_bad_settings_naming_them_and_writes_nothing(tmp_path, args, 
     assert not (tmp_path / "etc" / "client.env").exists() and not (tmp_path / "units").exists()
 
 
+def test_without_systemd_it_asks_for_foreground_before_installing_or_writing_anything(tmp_path):
+    if Path("/run/systemd/system").is_dir() or os.geteuid() != 0:
+        pytest.skip("needs root on a machine where systemd is not PID 1")
+    env_file = tmp_path / "client.env"
+    env_file.write_text(f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\nBENCHAPP_FIELD_KEY=k\n")
+    done = subprocess.run(["bash", str(SCRIPT), "--env-file", str(env_file), "--config-dir", str(tmp_path / "etc"),
+                           "--unit-dir", str(tmp_path / "units")], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2 and "systemd is not PID 1 on this machine: run the worker with --foreground" \
+        in done.stderr, done.stderr
+    assert "apt" not in done.stdout and not (tmp_path / "etc").exists() and not (tmp_path / "units").exists()
+
+
 def test_client_requirements_are_the_servers_pins_without_web_and_statistics_packages():
     def pins(name: str) -> dict[str, str]:
         """name -> version of a file compiled by scripts/lock.sh (`name==version \\` then its hashes)."""
