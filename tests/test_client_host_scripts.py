@@ -32,6 +32,8 @@ __all__ = ["netns_lab"]  # the fixture, imported to be used here
 SERVE = str(ROOT / "scripts" / "serve-clients.sh")
 JOIN = str(ROOT / "scripts" / "join-client.sh")
 TIMEOUT_S = 240
+# Making the module's cluster and restarting it take 15-50 s (idle to loaded): out of `make check`'s fast loop.
+SLOW = pytest.mark.slow
 
 
 def _unavailable(why: str) -> None:
@@ -161,6 +163,7 @@ def _serve(cluster: Cluster, redis: Redis, secrets: Path, client_env: Path, *arg
                  "--secrets-file", str(secrets), "--client-env", str(client_env), *args], env=env)
 
 
+@SLOW
 def test_serve_clients_dry_run_prints_the_plan_and_changes_nothing(own_cluster, own_redis, secrets_file, tmp_path):
     before = _state(own_cluster, own_redis, secrets_file)
     listening = own_cluster.sql("SHOW listen_addresses")
@@ -184,6 +187,7 @@ def test_serve_clients_dry_run_prints_the_plan_and_changes_nothing(own_cluster, 
     assert not (tmp_path / "client.env").exists()
 
 
+@SLOW
 def test_serve_clients_changes_a_redis_configuration_file_and_restarts_redis_with_it(own_cluster, secrets_file,
                                                                                      tmp_path):
     redis = Redis(_free_port(), tmp_path)
@@ -215,6 +219,7 @@ def test_serve_clients_changes_a_redis_configuration_file_and_restarts_redis_wit
             os.kill(pid, signal.SIGTERM)
 
 
+@SLOW
 def test_serve_clients_leaves_nothing_half_applied(own_cluster, own_redis, secrets_file, tmp_path):
     """After the test above the role exists (its password is not in this test's secrets file, so a new one is set
     and must be put back); run alone, the role is new and must be dropped."""
