@@ -336,8 +336,12 @@ redis_start() {
         else
             {
                 for (( i = 0; i < ${#REDIS_FLAGS[@]}; i += 2 )); do
-                    [[ -n ${REDIS_FLAGS[i+1]} || ${REDIS_FLAGS[i]} == save ]] \
-                        && printf '%s "%s"\n' "${REDIS_FLAGS[i]}" "${REDIS_FLAGS[i+1]}"
+                    if [[ ${REDIS_FLAGS[i]} == save ]]; then
+                        # Its pairs are separate arguments ("3600 1 300 100"); none is `save ""`.
+                        printf 'save %s\n' "${REDIS_FLAGS[i+1]:-\"\"}"
+                    elif [[ -n ${REDIS_FLAGS[i+1]} ]]; then
+                        printf '%s "%s"\n' "${REDIS_FLAGS[i]}" "${REDIS_FLAGS[i+1]}"
+                    fi
                 done
                 printf 'daemonize no\nbind %s\n' "$bind"
                 if [[ -n $password ]]; then printf 'requirepass %s\n' "$password"; fi
