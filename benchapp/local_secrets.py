@@ -43,8 +43,14 @@ def _read(path: Path) -> dict[str, str]:
     return values
 
 
-def local_secrets(path: Path) -> dict[str, str]:
-    """The file's secrets, written first with fresh values for any it lacks (mode 0600, written whole)."""
+def local_secrets(path: Path, *, write: bool = True) -> dict[str, str]:
+    """The file's secrets, written first with fresh values for any it lacks (mode 0600, written whole).
+
+    With write=False (a client host's worker) nothing is written: the file is read if there is one, and what it
+    lacks is made for this process only."""
+    if not write:
+        values = _read(path) if os.access(path, os.R_OK) else {}
+        return {**{name: make() for name, make in GENERATED.items() if not values.get(name)}, **values}
     values = _read(path) if path.exists() else {}
     missing = {name: make() for name, make in GENERATED.items() if not values.get(name)}
     if missing and path.exists():
@@ -82,6 +88,11 @@ def _add_missing(path: Path) -> dict[str, str]:
             values.update(missing)
     os.chmod(path, 0o600)
     return values
+
+
+def has_secret(path: Path, name: str) -> bool:
+    """Whether NAME comes from the environment or the file, rather than made for this process only."""
+    return bool(os.environ.get(name)) or (os.access(path, os.R_OK) and bool(_read(path).get(name)))
 
 
 def secret(values: dict[str, str], name: str) -> str:

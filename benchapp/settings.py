@@ -50,7 +50,14 @@ def envlist(name: str, default: str) -> list[str]:
 DEBUG = envbool("DEBUG", "false")
 # SECRET_KEY, BENCHAPP_FIELD_KEY and the first admin password: from the environment, else this installation's own,
 # generated on first start into a 0600 file outside git (benchapp/local_secrets.py).
-_SECRETS = local_secrets.local_secrets(Path(os.environ.get("BENCHAPP_SECRETS_FILE", BASE_DIR / "var" / "secrets.env")))
+# A client host's worker (BENCHAPP_WORKER_ROLE=client) writes no secrets file: it gets the server's field key from its
+# environment (scripts/join-client.sh), and what it never uses (SECRET_KEY, the admin password) lives in memory only.
+_SECRETS_PATH = Path(os.environ.get("BENCHAPP_SECRETS_FILE", BASE_DIR / "var" / "secrets.env"))
+_SECRETS = local_secrets.local_secrets(_SECRETS_PATH, write=os.environ.get("BENCHAPP_WORKER_ROLE") != "client")
+if not (os.environ.get("BENCHAPP_FIELD_KEYS") or local_secrets.has_secret(_SECRETS_PATH, "BENCHAPP_FIELD_KEY")):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("BENCHAPP_FIELD_KEY: a client host needs the server's (from its var/client.env)")
 SECRET_KEY = local_secrets.secret(_SECRETS, "SECRET_KEY")
 BENCHAPP_ADMIN_PASSWORD = local_secrets.secret(_SECRETS, "BENCHAPP_ADMIN_PASSWORD")
 # Keys for encrypting secrets at rest (target passwords, webhook URLs; Fernet keys derived from these strings). The

@@ -7,18 +7,23 @@
 # BENCHAPP_FIELD_KEY (secrets: they come from that file or from the environment, never from flags, which every
 # local user sees in `ps`), optionally BENCHAPP_QUEUE, BENCHAPP_HOSTNAME, BENCHAPP_HOST_LABELS.
 #
-# Steps, each skipped when already done:
-#   1. apt: sysbench, python3-venv and what mysqlclient needs to build; no PostgreSQL, Redis, MariaDB or web server.
-#   2. .venv from requirements-client.txt (no numpy, scipy, gunicorn: a client host's worker never imports them).
-#   3. /etc/benchapp/client.env (0640, root:benchapp) with the settings above and BENCHAPP_WORKER_ROLE=client.
-#   4. A system user `benchapp`, and the unit benchapp-client.service (enabled, started) running scripts/worker.sh;
-#      or, with --foreground, the worker in this terminal (Ctrl-C stops it) and no unit.
+# It checks everything first, prints its plan (--dry-run stops there), then applies it; each step is skipped when
+# already done, and the files it writes appear whole or not at all:
+#   1. apt: only the packages missing of sysbench (and, when the Python environment must be made or completed,
+#      python3-venv and what mysqlclient needs to build); `apt-get update` only when one is missing. No PostgreSQL,
+#      Redis, MariaDB or web server.
+#   2. .venv from requirements-client.txt (no numpy, scipy, gunicorn: a client host's worker never imports them), with
+#      --require-hashes, only when the venv lacks one of its pins.
+#   3. A system user `benchapp`, and /etc/benchapp/client.env (0640, root:benchapp) with the settings above and
+#      BENCHAPP_WORKER_ROLE=client. Nothing else: no secrets file of its own (the worker keeps no secret but these).
+#   4. The unit benchapp-client.service (enabled, started; the previous files put back if it does not start)
+#      running scripts/worker.sh as `benchapp`; or, with --foreground (where systemd is not PID 1), the worker in
+#      this terminal, as `benchapp` too (Ctrl-C stops it), and no unit.
 # The worker announces the host when it starts (name, address, CPU, memory, kernel, sysbench and client library
 # versions, clock offset from the server): it then shows on the server's Hosts page.
 #
 # Options for tests and packaging: --no-install skips steps 1, 2 and every systemctl call; --config-dir and
-# --unit-dir write the env file and the unit elsewhere (--state-dir: the worker's own secrets file, default
-# /var/lib/benchapp); --no-start writes everything but starts nothing.
+# --unit-dir write the env file and the unit elsewhere; --no-start writes everything but starts nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT_DIR=$PWD
@@ -26,12 +31,12 @@ ROOT_DIR=$PWD
 ENV_FILE=""
 CONFIG_DIR=/etc/benchapp
 UNIT_DIR=/etc/systemd/system
-STATE_DIR=/var/lib/benchapp
 UNIT=benchapp-client.service
 SERVICE_USER=benchapp
 FOREGROUND=0
 INSTALL=1
 START=1
+DRY_RUN=0
 HOSTNAME_FLAG=""
 LABELS_FLAG=""
 QUEUE_FLAG=""
@@ -40,15 +45,16 @@ CONCURRENCY=${WORKER_CONCURRENCY:-2}
 usage() {
     cat <<'EOF'
 usage: scripts/join-client.sh [--env-file FILE] [--hostname NAME] [--labels LIST] [--queue NAME]
-                              [--concurrency N] [--foreground] [--no-install] [--no-start]
-                              [--config-dir DIR] [--unit-dir DIR] [--state-dir DIR]
+                              [--concurrency N] [--foreground] [--no-install] [--no-start] [--dry-run]
+                              [--config-dir DIR] [--unit-dir DIR]
   --env-file FILE   DATABASE_URL, REDIS_URL, BENCHAPP_FIELD_KEY (and optional BENCHAPP_* settings), KEY=VALUE lines;
                     variables already in the environment are used when the file lacks them
   --hostname NAME   this client host's name (BENCHAPP_HOSTNAME; default: the machine's)
   --labels LIST     labels it announces (BENCHAPP_HOST_LABELS, comma-separated)
   --queue NAME      the server's shared queue (BENCHAPP_QUEUE, default benchapp)
   --concurrency N   worker processes (default 2: one coordinates while one measures)
-  --foreground      run the worker here instead of installing a systemd unit
+  --foreground      run the worker here (as user benchapp) instead of installing a systemd unit
+  --dry-run         check, print the plan, change nothing
 EOF
 }
 
@@ -64,10 +70,10 @@ while (( $# )); do
         --concurrency) CONCURRENCY=${2:?--concurrency needs a value}; shift 2 ;;
         --config-dir) CONFIG_DIR=${2:?--config-dir needs a value}; shift 2 ;;
         --unit-dir) UNIT_DIR=${2:?--unit-dir needs a value}; shift 2 ;;
-        --state-dir) STATE_DIR=${2:?--state-dir needs a value}; shift 2 ;;
         --foreground) FOREGROUND=1; shift ;;
         --no-install) INSTALL=0; shift ;;
         --no-start) START=0; shift ;;
+        --dry-run) DRY_RUN=1; shift ;;
         -h|--help) usage; exit 0 ;;
         --database-url|--redis-url|--field-key)
             die "$1: secrets are read from --env-file or the environment, never from the command line" ;;
@@ -78,7 +84,7 @@ done
 # ---------------------------------------------------------------- settings: env file, then environment, then flags
 declare -A SETTINGS=()
 KEYS=(DATABASE_URL REDIS_URL BENCHAPP_FIELD_KEY BENCHAPP_FIELD_KEYS BENCHAPP_QUEUE BENCHAPP_HOSTNAME
-      BENCHAPP_HOST_LABELS BENCHAPP_HEARTBEAT_S BENCHAPP_SYSBENCH BENCHAPP_SECRETS_FILE LOG_LEVEL)
+      BENCHAPP_HOST_LABELS BENCHAPP_HEARTBEAT_S BENCHAPP_SYSBENCH LOG_LEVEL)
 if [[ -n $ENV_FILE ]]; then
     [[ -r $ENV_FILE ]] || die "--env-file $ENV_FILE: no such readable file"
     lineno=0
@@ -100,8 +106,6 @@ if [[ -n $HOSTNAME_FLAG ]]; then SETTINGS[BENCHAPP_HOSTNAME]=$HOSTNAME_FLAG; fi
 if [[ -n $LABELS_FLAG ]]; then SETTINGS[BENCHAPP_HOST_LABELS]=$LABELS_FLAG; fi
 if [[ -n $QUEUE_FLAG ]]; then SETTINGS[BENCHAPP_QUEUE]=$QUEUE_FLAG; fi
 SETTINGS[BENCHAPP_WORKER_ROLE]=client
-# The worker's own generated secrets (benchapp/local_secrets.py) live outside the checkout, which it cannot write.
-if [[ -z ${SETTINGS[BENCHAPP_SECRETS_FILE]:-} ]]; then SETTINGS[BENCHAPP_SECRETS_FILE]=$STATE_DIR/secrets.env; fi
 SETTINGS[WORKER_CONCURRENCY]=$CONCURRENCY
 
 [[ ${SETTINGS[DATABASE_URL]:-} =~ ^postgres(ql)?://[^/]+/[^/]+$ ]] \
@@ -155,51 +159,145 @@ WantedBy=multi-user.target
 EOF
 }
 
-# ---------------------------------------------------------------- 1, 2: packages and the Python environment
+# ---------------------------------------------------------------- checks: nothing is changed before all pass
+# systemd manages services only where it is PID 1 (sd_booted(3)); in a container or a CI machine it is not.
+SYSTEMD=0
+[[ -d /run/systemd/system ]] && SYSTEMD=1
+if (( ! DRY_RUN && INSTALL )); then
+    (( EUID == 0 )) || die "run it as root (it installs packages, a user and a unit), or add --no-install"
+fi
+if (( INSTALL && START && ! FOREGROUND && ! SYSTEMD )); then
+    die "systemd is not PID 1 on this machine: run the worker with --foreground (under a supervisor of your own), or only write the unit with --no-start"
+fi
+# As root the worker runs as the service user, in every mode; an unprivileged user runs it as themselves.
+RUN_AS=$SERVICE_USER
+(( EUID == 0 )) || RUN_AS=$(id -un)
+
+# Debian packages among the arguments that are not installed.
+packages_missing() {
+    local installed pkg
+    installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null || true)
+    for pkg in "$@"; do grep -qx "$pkg installed" <<<"$installed" || printf '%s\n' "$pkg"; done
+}
+# The pins of requirements-client.txt the venv lacks (NAME==VERSION), nothing when it has every one.
+venv_missing() {
+    [[ -x .venv/bin/python ]] || { echo "(no .venv)"; return; }
+    .venv/bin/python - requirements-client.txt <<'PY' 2>/dev/null || echo "(.venv's python does not run)"
+import re, sys
+from importlib import metadata
+
+def norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+installed = {norm(d.metadata["Name"]): d.version for d in metadata.distributions()}
+for name, version in re.findall(r"^([A-Za-z0-9_.-]+)==([^\s\\]+)", open(sys.argv[1]).read(), re.M):
+    if installed.get(norm(name)) != version:
+        print(f"{name}=={version}")
+PY
+}
+PINS_MISSING=()
+APT_MISSING=()
 if (( INSTALL )); then
-    (( EUID == 0 )) || die "run it as root (it installs packages and a systemd unit), or add --no-install"
-    say "installing sysbench and the Python environment's build needs (apt)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends sysbench python3-venv python3-dev default-libmysqlclient-dev \
-        pkg-config build-essential ca-certificates
-    if [[ ! -x .venv/bin/python ]]; then python3 -m venv .venv; fi
-    .venv/bin/pip install -q --require-hashes -r requirements-client.txt
+    mapfile -t PINS_MISSING < <(venv_missing)
+    wanted=(sysbench)
+    if (( ${#PINS_MISSING[@]} )); then
+        # Making the venv and building mysqlclient need these; a venv that has every pin does not.
+        wanted+=(python3-venv python3-dev default-libmysqlclient-dev pkg-config build-essential ca-certificates)
+    fi
+    mapfile -t APT_MISSING < <(packages_missing "${wanted[@]}")
 fi
 
-# ---------------------------------------------------------------- 3: the env file
+# ---------------------------------------------------------------- the plan
+say "plan ($( (( SYSTEMD )) && echo "systemd is PID 1" || echo "no systemd"); values of secrets elided):"
+if (( ! INSTALL )); then
+    say "  1, 2. packages and .venv: skipped (--no-install)"
+else
+    if (( ${#APT_MISSING[@]} )); then
+        say "  1. apt-get update; apt-get install ${APT_MISSING[*]}"
+    else
+        say "  1. Debian packages: all present (no apt-get)"
+    fi
+    if (( ${#PINS_MISSING[@]} )); then
+        say "  2. pip install --require-hashes -r requirements-client.txt (.venv lacks ${#PINS_MISSING[@]}: ${PINS_MISSING[*]:0:4})"
+    else
+        say "  2. .venv has every pin of requirements-client.txt (no pip)"
+    fi
+fi
+say "  3. user $SERVICE_USER$(id -u "$SERVICE_USER" >/dev/null 2>&1 && echo " (exists)"); $CONFIG_DIR/client.env (0640, root:$SERVICE_USER): $(printf '%s\n' "${!SETTINGS[@]}" | sort | tr '\n' ' ')"
+if (( FOREGROUND )); then
+    say "  4. $( (( START )) && echo "the worker in the foreground as $RUN_AS: scripts/worker.sh" || echo "nothing started (--no-start)")"
+else
+    say "  4. $UNIT_DIR/$UNIT (scripts/worker.sh as $SERVICE_USER)$( (( INSTALL && START )) && echo ", enabled and started")"
+fi
+if (( DRY_RUN )); then
+    say "dry run: nothing changed"
+    exit 0
+fi
+
+# ---------------------------------------------------------------- 1, 2: packages and the Python environment
+if (( ${#APT_MISSING[@]} )); then
+    say "installing ${APT_MISSING[*]} (apt)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${APT_MISSING[@]}"
+fi
+if (( ${#PINS_MISSING[@]} )); then
+    if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c '' 2>/dev/null; then
+        rm -rf .venv
+        python3 -m venv .venv
+    fi
+    .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements-client.txt
+fi
+
+# ---------------------------------------------------------------- 3: the user and the env file
+if (( EUID == 0 )); then
+    id -u "$SERVICE_USER" >/dev/null 2>&1 || useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin \
+        "$SERVICE_USER"
+fi
 mkdir -p "$CONFIG_DIR"
 umask 027
 env_file_render >"$CONFIG_DIR/client.env.new"
 chmod 640 "$CONFIG_DIR/client.env.new"
-mv "$CONFIG_DIR/client.env.new" "$CONFIG_DIR/client.env"
-say "wrote $CONFIG_DIR/client.env"
+if (( EUID == 0 )); then chgrp "$SERVICE_USER" "$CONFIG_DIR/client.env.new"; fi
 
 if (( FOREGROUND )); then
+    mv "$CONFIG_DIR/client.env.new" "$CONFIG_DIR/client.env"
+    say "wrote $CONFIG_DIR/client.env"
     (( START )) || exit 0
-    mkdir -p "$STATE_DIR"
-    say "starting the worker in the foreground (Ctrl-C stops it)"
+    say "starting the worker in the foreground as $RUN_AS (Ctrl-C stops it)"
     set -a
     # shellcheck source=/dev/null
     source "$CONFIG_DIR/client.env"
     set +a
+    if (( EUID == 0 )); then
+        exec setpriv --reuid="$SERVICE_USER" --regid="$SERVICE_USER" --init-groups \
+            env HOME=/nonexistent USER="$SERVICE_USER" LOGNAME="$SERVICE_USER" bash scripts/worker.sh
+    fi
     exec bash scripts/worker.sh
 fi
 
-# ---------------------------------------------------------------- 4: the system user and the unit
-if (( INSTALL )); then
-    id -u "$SERVICE_USER" >/dev/null 2>&1 || useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin \
-        "$SERVICE_USER"
-    chgrp "$SERVICE_USER" "$CONFIG_DIR/client.env"
-    install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
-fi
+# ---------------------------------------------------------------- 4: the unit
 mkdir -p "$UNIT_DIR"
-unit_render >"$UNIT_DIR/$UNIT"
-chmod 644 "$UNIT_DIR/$UNIT"
-say "wrote $UNIT_DIR/$UNIT"
+unit_render >"$UNIT_DIR/$UNIT.new"
+chmod 644 "$UNIT_DIR/$UNIT.new"
+# What was there before, put back if the new unit does not start.
+for file in "$CONFIG_DIR/client.env" "$UNIT_DIR/$UNIT"; do
+    if [[ -e $file ]]; then cp -p "$file" "$file.old"; else rm -f "$file.old"; fi
+done
+mv "$CONFIG_DIR/client.env.new" "$CONFIG_DIR/client.env"
+mv "$UNIT_DIR/$UNIT.new" "$UNIT_DIR/$UNIT"
+say "wrote $CONFIG_DIR/client.env and $UNIT_DIR/$UNIT"
 if (( INSTALL && START )); then
     systemctl daemon-reload
-    systemctl enable --now "$UNIT"
-    systemctl restart "$UNIT"
+    if ! { systemctl enable "$UNIT" && systemctl restart "$UNIT"; }; then
+        say "$UNIT did not start (journalctl -u $UNIT): putting back what was there"
+        for file in "$CONFIG_DIR/client.env" "$UNIT_DIR/$UNIT"; do
+            if [[ -e $file.old ]]; then mv "$file.old" "$file"; else rm -f "$file"; fi
+        done
+        [[ -e $UNIT_DIR/$UNIT ]] || systemctl disable "$UNIT" || true
+        systemctl daemon-reload
+        die "$UNIT did not start"
+    fi
     say "started: systemctl status $UNIT; journalctl -u $UNIT -f"
 fi
+rm -f "$CONFIG_DIR/client.env.old" "$UNIT_DIR/$UNIT.old"

@@ -156,7 +156,7 @@ class NetnsHost:
                             f"BENCHAPP_FIELD_KEY={settings.FIELD_ENCRYPTION_KEYS[0]}\n"
                             f"BENCHAPP_QUEUE={os.environ['BENCHAPP_QUEUE']}\n")
         return ["bash", "scripts/join-client.sh", "--no-install", "--foreground", "--env-file", str(env_file),
-                "--config-dir", str(state / "etc"), "--state-dir", str(state), "--hostname", self.name,
+                "--config-dir", str(state / "etc"), "--hostname", self.name,
                 "--labels", ",".join(self.labels), "--concurrency", "1"]
 
     def link_down(self) -> None:

@@ -21,7 +21,7 @@ SECRET_REDIS_URL = "redis://:Redis-Secret-2@10.9.0.1:6379/0"
 def _join(tmp_path: Path, *args: str, env_file: str | None = None, extra_env: dict[str, str] | None = None,
           ) -> subprocess.CompletedProcess[str]:
     argv = ["bash", str(SCRIPT), "--no-install", "--no-start", "--config-dir", str(tmp_path / "etc"),
-            "--unit-dir", str(tmp_path / "units"), "--state-dir", str(tmp_path / "state"), *args]
+            "--unit-dir", str(tmp_path / "units"), *args]
     if env_file is not None:
         path = tmp_path / "client.env"
         path.write_text(env_file)
@@ -50,8 +50,7 @@ def test_it_writes_the_env_file_and_a_systemd_unit_from_the_servers_env_file(tmp
     values = _env_values(env_path)
     assert values == {
         "BENCHAPP_FIELD_KEY": "field-key-3", "BENCHAPP_HOSTNAME": "rack2-c1", "BENCHAPP_HOST_LABELS": "near tdsql,rack-2",
-        "BENCHAPP_QUEUE": "benchapp", "BENCHAPP_SECRETS_FILE": str(tmp_path / "state" / "secrets.env"),
-        "BENCHAPP_WORKER_ROLE": "client", "DATABASE_URL": SECRET_DB_URL, "REDIS_URL": SECRET_REDIS_URL,
+        "BENCHAPP_QUEUE": "benchapp", "BENCHAPP_WORKER_ROLE": "client", "DATABASE_URL": SECRET_DB_URL, "REDIS_URL": SECRET_REDIS_URL,
         "WORKER_CONCURRENCY": "2"}
     assert stat.S_IMODE(env_path.stat().st_mode) == 0o640
     unit = (tmp_path / "units" / "benchapp-client.service").read_text()
@@ -91,6 +90,19 @@ def test_it_refuses_bad_settings_naming_them_and_writes_nothing(tmp_path, args, 
     done = _join(tmp_path, *args, env_file=env_file)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not (tmp_path / "etc" / "client.env").exists() and not (tmp_path / "units").exists()
+
+
+def test_without_systemd_it_asks_for_foreground_before_installing_or_writing_anything(tmp_path):
+    if Path("/run/systemd/system").is_dir() or os.geteuid() != 0:
+        pytest.skip("needs root on a machine where systemd is not PID 1")
+    env_file = tmp_path / "client.env"
+    env_file.write_text(f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\nBENCHAPP_FIELD_KEY=k\n")
+    done = subprocess.run(["bash", str(SCRIPT), "--env-file", str(env_file), "--config-dir", str(tmp_path / "etc"),
+                           "--unit-dir", str(tmp_path / "units")], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2 and "systemd is not PID 1 on this machine: run the worker with --foreground" \
+        in done.stderr, done.stderr
+    assert "apt" not in done.stdout and not (tmp_path / "etc").exists() and not (tmp_path / "units").exists()
 
 
 def test_client_requirements_are_the_servers_pins_without_web_and_statistics_packages():
@@ -142,17 +154,12 @@ def test_the_scripts_pass_shellcheck():
     assert done.returncode == 0, done.stdout
 
 
-def test_serve_clients_refuses_the_whole_internet_and_its_dry_run_changes_nothing(tmp_path):
-    script = str(ROOT / "scripts" / "serve-clients.sh")
+def test_serve_clients_refuses_the_whole_internet_naming_the_flag(tmp_path):
+    """Its dry run and its all-or-nothing apply are in tests/test_client_host_scripts.py, on a cluster of their own."""
     env = dict(os.environ, BENCHAPP_SECRETS_FILE=str(tmp_path / "secrets.env"))
-    refused = subprocess.run(["bash", script, "--clients", "0.0.0.0/0", "--dry-run"], capture_output=True, text=True,
-                             env=env, check=False)
+    refused = subprocess.run(["bash", str(ROOT / "scripts" / "serve-clients.sh"), "--clients", "0.0.0.0/0",
+                              "--dry-run"], capture_output=True, text=True, env=env, check=False)
     assert refused.returncode == 2 and "whole Internet" in refused.stderr
-    dry = subprocess.run(["bash", script, "--clients", "10.9.0.0/24", "--server-address", "10.9.0.1", "--dry-run"],
-                         capture_output=True, text=True, env=env, check=False)
-    assert dry.returncode == 0, dry.stderr
-    assert "host benchapp benchapp_client 10.9.0.0/24 scram-sha-256" in dry.stdout
-    assert re.search(r"would run: systemctl restart postgresql", dry.stdout)
     assert not (tmp_path / "secrets.env").exists()
 
 
