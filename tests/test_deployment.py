@@ -1,5 +1,5 @@
 """Deployment settings (issue 13, "Deployment"): a Content-Security-Policy on every page that the pages keep, secure
-cookies and HSTS over HTTPS, and `manage.py check --deploy` clean with the production settings of the README."""
+cookies and HSTS over HTTPS, and `manage.py check --deploy` clean with the production settings of docs/install.md."""
 from __future__ import annotations
 
 import os
@@ -24,9 +24,9 @@ def test_check_deploy_is_clean_with_the_production_settings_of_the_readme():
     done = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
                           env={**env, **PRODUCTION}, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "no issues" in done.stdout, done.stdout + done.stderr
-    readme = (ROOT / "README.md").read_text()
+    guide = (ROOT / "docs" / "install.md").read_text()
     for name, value in PRODUCTION.items():
-        assert f"{name}={value}" in readme, f"the README's production settings lack {name}={value}"
+        assert f"{name}={value}" in guide, f"docs/install.md's production settings lack {name}={value}"
 
 
 @pytest.mark.django_db

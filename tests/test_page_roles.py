@@ -22,11 +22,12 @@ role_client = ui_fixtures.role_client
 
 # Not pages of the app: the API (its own permissions, tests/test_api.py), Django's admin (staff only) and
 # login, logout and password pages, which a user without a role must reach. Static files are served by
-# WhiteNoise before any URL is resolved, and there is no health URL.
+# WhiteNoise before any URL is resolved.
 EXEMPT_NAMESPACES = {"api", "admin"}
 EXEMPT_PREFIXES = ("accounts/",)
-# Share links open without a login: their token is the key (tests/test_share_links.py).
-EXEMPT_ROUTES = ("s/<str:token>/",)
+# Share links open without a login: their token is the key (tests/test_share_links.py). Health and metrics answer
+# probes and scrapers without a login, secret-free (tests/test_observability.py guards /metrics by address or token).
+EXEMPT_ROUTES = ("s/<str:token>/", "healthz", "readyz", "metrics")
 
 
 def _walk(patterns: list[Any], prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
