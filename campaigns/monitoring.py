@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
@@ -141,7 +141,7 @@ def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
     return list(
         IntervalSample.objects.filter(job__run_id__in=run_ids, job__target_id=target_id,
                                       job__scenario_id=scenario_id, job__threads=threads,
-                                      job__status=Job.Status.SUCCEEDED, t__gt=1)
+                                      job__status=Job.Status.SUCCEEDED, t__gt=1, attempt=F("job__attempt"))
         .exclude(job__verdict=Job.Verdict.INVALID)
         .values_list("qps", flat=True)[:20000]
     )
