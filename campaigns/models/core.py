@@ -662,7 +662,13 @@ class Job(models.Model):
         text = f"waiting: target {self.target.name} unreachable since {since} ({self.wait_reason})"
         if self.next_try_at is not None:
             left_s = (self.next_try_at - timezone.now()).total_seconds()
-            text += f", next try in {left_s:.0f} s" if left_s >= 1 else ", trying again now"
+            if left_s >= 1:
+                text += f", next try in {left_s:.0f} s"
+            else:
+                # Its try came while another job of the run (on another target) ran: it comes after that one.
+                busy = Job.objects.filter(run_id=self.run_id, status__in=self.ACTIVE).exclude(pk=self.pk).values_list(
+                    "position", flat=True).first()
+                text += f", next try when job #{busy + 1} has finished" if busy is not None else ", next try now"
         return text
 
     def attempt_history(self) -> list[dict[str, Any]]:
