@@ -343,8 +343,8 @@ class JobAttemptSerializer(serializers.Serializer):
     cause = serializers.CharField(read_only=True, allow_blank=True,
                                   help_text="why the attempt was lost (the job's error for the current one)")
     t_s = serializers.FloatField(read_only=True, allow_null=True, help_text="seconds it had measured when lost")
-    text = serializers.CharField(read_only=True, help_text='e.g. "attempt 1: client host c1 lost while measuring '
-                                                           '… at t = 6 s"')
+    text = serializers.CharField(read_only=True, help_text='e.g. "attempt 1 lost at t = 6 s: client host c1 lost '
+                                                           'while measuring …"')
 
 
 class JobSerializer(FastReadMixin, serializers.ModelSerializer):

@@ -146,7 +146,7 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, t_s: float | Non
         Job.objects.filter(pk=job_id).update(
             status=JobStatus.QUEUED, phase=Phase.NONE, attempt=attempt + 1,
             earlier_attempts=[*(job.earlier_attempts or []), record],
-            wait_reason=f"measured again: attempt {attempt} was lost ({cause})"[:300],
+            wait_reason="",  # the lost attempt's cause is in earlier_attempts, shown beside the attempt number
             error="", claimed_by="", started_at=None, finished_at=None, heartbeat_at=None, release_at=None,
             measured_at=None, command_line="", server_snapshot={}, server_window={}, findings=[], verdict="",
             start_skew_ms=None, wall_time_s=None, cache_hit_ratio=None, cache_warning="", prepare_wall_s=None,

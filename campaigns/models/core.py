@@ -673,13 +673,13 @@ class Job(models.Model):
 
     def attempt_history(self) -> list[dict[str, Any]]:
         """Every measurement of this job, the current one last: {attempt, started_at, ended_at, cause, t_s, text}
-        where text reads "attempt 1: worker lost while measuring at t = 6 s"."""
+        where text reads "attempt 1 lost at t = 6 s: client host vm lost while measuring …"."""
         rows = []
         for row in self.earlier_attempts or []:
             t_s = row.get("t_s")
-            at = f" at t = {t_s:.0f} s" if isinstance(t_s, (int, float)) and t_s > 0 else ""
+            when = f"at t = {t_s:.0f} s" if isinstance(t_s, (int, float)) and t_s > 0 else "before measuring"
             rows.append({**row, "started_at": _when(row.get("started_at")), "ended_at": _when(row.get("ended_at")),
-                         "text": f"attempt {row.get('attempt')}: {row.get('cause', '')}{at}"})
+                         "text": f"attempt {row.get('attempt')} lost {when}: {row.get('cause', '')}"})
         current = {"attempt": self.attempt, "started_at": self.started_at, "ended_at": self.finished_at,
                    "cause": self.error, "t_s": None, "text": f"attempt {self.attempt}: {self.status}"}
         return [*rows, current]
