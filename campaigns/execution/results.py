@@ -41,8 +41,9 @@ def sample_row(*, job_id: int, client_index: int, interval: parser.Interval) -> 
 def sample_store(*, job_id: int, client_index: int, attempt: int, interval: parser.Interval) -> None:
     """Stores one interval the moment sysbench prints it (the live view reads it from here), under the job's
     attempt the client measures for."""
-    IntervalSample.objects.create(attempt=attempt, **dict(zip(SAMPLE_COLUMNS, sample_row(
-        job_id=job_id, client_index=client_index, interval=interval), strict=True)))
+    # A second that sysbench prints twice (a stalled machine or target) is stored once.
+    IntervalSample.objects.bulk_create([IntervalSample(attempt=attempt, **dict(zip(SAMPLE_COLUMNS, sample_row(
+        job_id=job_id, client_index=client_index, interval=interval), strict=True)))], ignore_conflicts=True)
 
 
 def samples_copy(rows: Iterable[tuple[Any, ...]]) -> int:
