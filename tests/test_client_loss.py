@@ -338,7 +338,9 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
 
         replaced = wait_for(resent, timeout_s=60, what="the victim's share to be sent again")
         assert replaced.host_name == spare.hostname
-        assert replaced.earlier_attempts[0]["cause"] == f"client lost: no heartbeat from {victim.hostname} for 6 s"
+        assert replaced.earlier_attempts[0]["cause"].startswith(
+            f"client host {victim.hostname} lost at the start barrier: no heartbeat from its worker for 6 s"), \
+            replaced.earlier_attempts[0]["cause"]
         job.refresh_from_db()
         assert job.status == Job.Status.RUNNING and job.release_at is None, "nobody has started measuring"
         # The late host's worker starts (beating for itself once ready): it finds its client task waiting, and
