@@ -296,6 +296,10 @@ BENCHAPP_CANCEL_POLL_S = envfloat("BENCHAPP_CANCEL_POLL_S", "1")
 # A job or client without a heartbeat for this long has lost its worker: it fails as "client lost".
 # Busy workers beat every BENCHAPP_CANCEL_POLL_S, so 30 s leaves room for a slow database.
 BENCHAPP_STALE_S = envfloat("BENCHAPP_STALE_S", "30")
+# A job whose target cannot be reached tries again after BENCHAPP_TARGET_RETRY_S, doubling up to
+# BENCHAPP_TARGET_RETRY_MAX_S (with jitter), until the campaign's target_wait_s has passed.
+BENCHAPP_TARGET_RETRY_S = envfloat("BENCHAPP_TARGET_RETRY_S", "5")
+BENCHAPP_TARGET_RETRY_MAX_S = envfloat("BENCHAPP_TARGET_RETRY_MAX_S", "120")
 # A queued job (or a client not yet picked up) whose message is older than this is sent again:
 # Redis may have lost it (restart, flush); the atomic claim makes a duplicate harmless.
 BENCHAPP_REDISPATCH_S = envfloat("BENCHAPP_REDISPATCH_S", "30")

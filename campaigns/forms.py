@@ -454,7 +454,8 @@ class CampaignForm(RowForm):
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
-                  "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries"]
+                  "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
+                  "job_tries", "target_wait_s"]
         labels = {"clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
@@ -462,7 +463,8 @@ class CampaignForm(RowForm):
                   "regression_threshold_pct": "Regression threshold (%)", "noise_cv_pct": "Noisy above CV (%)",
                   "baseline_last_n": "Baseline: last N scheduled runs", "notify_emails": "E-mail recipients",
                   "client_hosts": "Client hosts", "client_tries": "Tries per client share",
-                  "no_worker_notify_min": "Tell them after … minutes without a worker"}
+                  "no_worker_notify_min": "Tell them after … minutes without a worker",
+                  "job_tries": "Measurements per job", "target_wait_s": "Wait for an unreachable target (s)"}
         help_texts = {
             "clients_per_threads": "Optional: seed 001's rule is 2 clients, one more per 1,000 threads.",
             "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
@@ -473,6 +475,10 @@ class CampaignForm(RowForm):
                                     "webhook and the e-mail recipients are told (0: at once).",
             "client_tries": "A client host lost before its sysbench starts measuring: its share goes to another "
                             "eligible host, up to this many sends in all (1 to 5).",
+            "job_tries": "A measurement spoiled by the infrastructure (worker or client host lost, target restarted "
+                         "mid-run, sysbench killed by someone else) is measured again, up to this many in all (1 to 10).",
+            "target_wait_s": "A job whose target cannot be reached waits and tries again with back-off; after this "
+                             "many seconds (1800: 30 min) that target's jobs fail. 0 fails them at once.",
             "client_hosts": "Comma-separated host names or labels the jobs may run on (prepare and warm-up "
                             "included); empty: any online client host.",
         }
@@ -512,7 +518,8 @@ class CampaignForm(RowForm):
         return services.campaign_update(campaign=self.instance, user=user, webhook_url=webhook_url, **m2m,
                                         **self.field_values())
 
-    DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries", "no_worker_notify_min")
+    DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries", "no_worker_notify_min",
+                 "job_tries", "target_wait_s")
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -520,7 +527,8 @@ class CampaignForm(RowForm):
         for name in self.DEFAULTED:
             if cleaned.get(name) is None:
                 default = cast(Any, Campaign._meta.get_field(name)).default
-                cleaned[name] = getattr(self.instance, name, None) or default
+                kept = getattr(self.instance, name, None) if self.instance.pk else None
+                cleaned[name] = kept if kept is not None else default
         return cleaned
 
     def clean_scale_factor(self) -> float:

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
@@ -142,7 +142,7 @@ def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
     return list(
         IntervalSample.objects.filter(job__run_id__in=run_ids, job__target_id=target_id,
                                       job__scenario_id=scenario_id, job__threads=threads,
-                                      job__status=Job.Status.SUCCEEDED, t__gt=1)
+                                      job__status=Job.Status.SUCCEEDED, t__gt=1, attempt=F("job__attempt"))
         .exclude(job__verdict=Job.Verdict.INVALID)
         .values_list("qps", flat=True)[:20000]
     )

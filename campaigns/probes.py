@@ -52,7 +52,34 @@ PGSQL_SETTINGS = (
 
 
 class ProbeError(Exception):
-    """The target could not be reached or queried; the message says why, for a user."""
+    """The target could not be reached or queried; the message says why, for a user.
+
+    `unreachable` is True when the cause is the server's absence rather than a mistake (refused, reset, timed
+    out, too many connections, shutting down, read-only after a failover): a job then waits and tries again.
+    """
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+# MySQL/MariaDB errors that say the server is away or cannot take us now, not that a setting is wrong:
+# 2002/2003 can't connect (socket, TCP), 2005 unknown host, 2006 server has gone away, 2013 lost connection,
+# 2055 lost connection (system error), 1040 too many connections, 1053 server shutdown in progress,
+# 1077/1927 connection killed, 1290 running with --read-only, 1836 read-only mode, 1792 read-only transaction,
+# 4031 disconnected by the server (inactivity).
+MYSQL_UNREACHABLE = frozenset({2002, 2003, 2005, 2006, 2013, 2055, 1040, 1053, 1077, 1927, 1290, 1836, 1792, 4031})
+# PostgreSQL SQLSTATEs of the same kind: class 08 (connection exception), 57P01 admin shutdown, 57P02 crash
+# shutdown, 57P03 cannot connect now (starting up), 53300 too many connections, 25006 read-only transaction.
+PG_UNREACHABLE_STATES = frozenset({"57P01", "57P02", "57P03", "53300", "25006"})
+
+
+def pg_unreachable(exc: BaseException) -> bool:
+    """Whether a psycopg error says the server is away (a connection that failed has no SQLSTATE at all)."""
+    state = getattr(exc, "sqlstate", None)
+    if state is None:
+        return isinstance(exc, psycopg.OperationalError)
+    return state.startswith("08") or state in PG_UNREACHABLE_STATES
 
 
 @dataclass(slots=True)
@@ -111,9 +138,13 @@ def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
         msg = f"database '{conn.database}' does not exist on {conn.host}:{conn.port}"
     elif code in (2013, 2006):
         msg = f"lost the connection to {conn.host}:{conn.port} ({text})"
+    elif code == 1040:
+        msg = f"too many connections on {conn.host}:{conn.port} ({text})"
+    elif code in (1290, 1836, 1792):
+        msg = f"{conn.host}:{conn.port} is read-only ({text})"
     else:
         msg = f"MySQL error {code}: {text}"
-    return ProbeError(redact_text(msg, [conn.password]))
+    return ProbeError(redact_text(msg, [conn.password]), unreachable=code in MYSQL_UNREACHABLE)
 
 
 def _pg_error(exc: Exception, conn: Connection) -> ProbeError:
@@ -126,9 +157,12 @@ def _pg_error(exc: Exception, conn: Connection) -> ProbeError:
         msg = f"access denied for user '{conn.user}' ({text})"
     elif "does not exist" in str(exc) and "database" in str(exc):
         msg = f"database '{conn.database}' does not exist on {conn.host}:{conn.port}"
+    elif "timeout expired" in str(exc):
+        msg = f"connection to {conn.host}:{conn.port} timed out ({text})"
     else:
         msg = f"PostgreSQL error: {text}"
-    return ProbeError(redact_text(msg, [conn.password]))
+    unreachable = pg_unreachable(exc) and msg.startswith(("connection ", "PostgreSQL error"))
+    return ProbeError(redact_text(msg, [conn.password]), unreachable=unreachable)
 
 
 def cleartext_refused_message(conn: Connection) -> str:
@@ -267,6 +301,40 @@ def _pg_info(conn: Connection, tables: list[str]) -> ServerInfo:
         raise _pg_error(exc, conn) from None
     status = {"blks_hit": hit, "blks_read": read, "xact_commit": commits, "tup_fetched": fetched}
     return ServerInfo(version=version, settings=settings, status=status, dataset_bytes=size)
+
+
+def blocked_sessions(conn: Connection) -> str:
+    """What the target's sessions on the job's database are waiting for, in the server's own words: the most
+    common MySQL/MariaDB processlist state that starts with "Waiting" ("Waiting for backup lock: 4 sessions, for
+    31 s"), or PostgreSQL's pg_stat_activity wait event of active sessions ("Lock transactionid: …"); "" when
+    nothing waits or the server cannot be asked."""
+    try:
+        if conn.driver == "mysql":
+            db = _mysql_connect(conn)
+            try:
+                cur = db.cursor()
+                cur.execute(
+                    "SELECT state, COUNT(*), MAX(time) FROM information_schema.processlist"
+                    " WHERE id <> CONNECTION_ID() AND db = %s AND state LIKE 'Waiting%%'"
+                    " GROUP BY state ORDER BY COUNT(*) DESC LIMIT 1", [conn.database])
+                row = cur.fetchone()
+            finally:
+                db.close()
+        else:
+            with _pg_connect(conn) as pg:
+                row = pg.execute(
+                    "SELECT wait_event_type || ' ' || wait_event, count(*),"
+                    " max(extract(epoch FROM now() - query_start))::int FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'"
+                    " AND wait_event_type IN ('Lock', 'LWLock', 'BufferPin', 'IPC', 'IO')"
+                    " GROUP BY 1 ORDER BY 2 DESC LIMIT 1").fetchone()
+    except (MySQLdb.Error, psycopg.Error, ProbeError):
+        return ""
+    if not row:
+        return ""
+    state, count, seconds = row
+    sessions = f"{count} session{'s' if count != 1 else ''}"
+    return f"{state} ({sessions}, for {int(seconds or 0)} s)"
 
 
 def cache_hit_ratio(before: dict[str, int], after: dict[str, int]) -> float | None:

@@ -9,9 +9,14 @@ from campaigns import execution
 from campaigns.webhooks import WEBHOOK_BACKOFF_MAX_S, WEBHOOK_BACKOFF_S, WEBHOOK_MAX_RETRIES, WebhookFailed
 
 
-@shared_task(acks_late=True, ignore_result=True)
-def job_execute_task(job_id: int) -> None:
-    execution.job_execute(job_id=job_id)
+# A job whose target is unreachable waits (its row says why and when it tries again) and is tried again by
+# Celery's own retry, after the back-off its service returned; it is given up by the campaign's target_wait_s,
+# not by a count of retries.
+@shared_task(bind=True, acks_late=True, ignore_result=True, max_retries=None)
+def job_execute_task(self: Any, job_id: int) -> None:
+    retry_in_s = execution.job_execute(job_id=job_id)
+    if retry_in_s is not None:
+        raise self.retry(countdown=retry_in_s)
 
 
 @shared_task(acks_late=True, ignore_result=True)

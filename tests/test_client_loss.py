@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from campaigns import execution, roles
 from campaigns.execution import dispatch
-from campaigns.models import ClientHost, Job, JobClient, Run
+from campaigns.models import Campaign, ClientHost, Job, JobClient, Run
 from tests import test_faults
 from tests.conftest import WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
@@ -54,7 +54,8 @@ def sent(monkeypatch: pytest.MonkeyPatch, settings: Any) -> _Sent:
     # A queue of the test's own: the session worker's reconciler (if any runs) leaves these runs alone.
     settings.CELERY_TASK_DEFAULT_QUEUE = OWN_QUEUE
     recorder = _Sent()
-    monkeypatch.setattr(dispatch, "_tasks", lambda: type("T", (), {"jobclient_execute_task": recorder})())
+    monkeypatch.setattr(dispatch, "_tasks", lambda: type("T", (), {"jobclient_execute_task": recorder,
+                                                                    "job_execute_task": recorder})())
     return recorder
 
 
@@ -128,7 +129,9 @@ def test_a_client_that_stopped_beating_at_the_barrier_is_sent_to_another_host(se
     execution.jobs_reconcile(stale_after_s=30, redispatch_after_s=30)
     lost.refresh_from_db()
     assert (lost.status, lost.host_name, lost.attempt) == (JobClient.Status.PENDING, "spare", 2)
-    assert lost.earlier_attempts[0]["cause"] == "client lost: no heartbeat from gone for 30 s"
+    assert lost.earlier_attempts[0]["cause"] == (
+        "client host gone lost at the start barrier: no heartbeat from its worker for 30 s (the worker was killed or "
+        "stopped, or the host is down or cut off)")
     assert sent.messages == [([lost.pk, 2], f"{OWN_QUEUE}.host.spare")]
     assert not ClientHost.objects.get(hostname="gone").is_online()
 
@@ -152,14 +155,25 @@ def test_with_no_try_or_no_host_left_the_job_fails_naming_the_host_and_the_tries
 
 
 @pytest.mark.django_db
-def test_a_client_lost_after_a_peer_started_measuring_fails_the_job(sent):
+@pytest.mark.parametrize("job_tries", [1, 2])
+def test_a_client_lost_after_a_peer_started_measuring_measures_the_job_again_while_tries_last(sent, job_tries):
     job, ready, lost = _waiting_job()
+    Campaign.objects.filter(runs__jobs=job).update(job_tries=job_tries)
     _host_row("spare", online=True)
     JobClient.objects.filter(pk=ready.pk).update(status=JobClient.Status.RUNNING, started_at=timezone.now())
     execution.jobs_reconcile(stale_after_s=30, redispatch_after_s=30)
     job.refresh_from_db()
-    assert job.status == Job.Status.FAILED
-    assert job.error == "client lost: host gone went offline before starting its client", job.error
+    cause = "client lost: host gone went offline before starting its client"
+    if job_tries == 1:
+        assert job.status == Job.Status.FAILED
+        assert job.error == cause, job.error
+    else:
+        # The peer's measurement is spoiled: the job is measured again, its clients start over.
+        assert (job.status, job.attempt, job.phase) == (Job.Status.QUEUED, 2, "")
+        assert [row["cause"] for row in job.earlier_attempts] == [cause]
+        assert not job.clients.exists()
+        assert sent.messages == [([job.pk], OWN_QUEUE)]  # sent to be measured again at once
+        return
     assert sent.messages == []
 
 
@@ -324,7 +338,9 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
 
         replaced = wait_for(resent, timeout_s=60, what="the victim's share to be sent again")
         assert replaced.host_name == spare.hostname
-        assert replaced.earlier_attempts[0]["cause"] == f"client lost: no heartbeat from {victim.hostname} for 6 s"
+        assert replaced.earlier_attempts[0]["cause"].startswith(
+            f"client host {victim.hostname} lost at the start barrier: no heartbeat from its worker for 6 s"), \
+            replaced.earlier_attempts[0]["cause"]
         job.refresh_from_db()
         assert job.status == Job.Status.RUNNING and job.release_at is None, "nobody has started measuring"
         # The late host's worker starts (beating for itself once ready): it finds its client task waiting, and

@@ -137,7 +137,8 @@ def test_it_marks_job_failed_with_an_actionable_cause(celery_worker_process, tar
                                                      prepare_mode, expected):
     target = TargetFactory(**target_kwargs)
     scenario = ScenarioFactory(prepare_mode=prepare_mode, dataset=DatasetFactory(name="tiny-fail"))
-    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+    # target_wait_s=0: a closed port fails the job at once (tests/test_job_attempts.py waits for a target instead).
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], target_wait_s=0)
     before = _other_rows_snapshot()
     run = services.campaign_launch(campaign=campaign)
     job = _wait_finished(run.jobs.get(), timeout_s=30)

@@ -21,7 +21,7 @@ def samples_per_second(job: Job) -> QuerySet:
     worst client's (percentiles cannot be summed)."""
     summed = {f"sum_{name}": Sum(name) for name in SAMPLE_SUMMED}
     return (
-        IntervalSample.objects.filter(job=job).values("t").order_by("t")
+        IntervalSample.objects.filter(job=job, attempt=job.attempt).values("t").order_by("t")
         .annotate(n_clients=Count("id"), sum_threads=Sum("threads"), worst_latency=Max("latency_pct_ms"), **summed)
         .values_list("t", "n_clients", "sum_threads", *summed, "worst_latency")
     )

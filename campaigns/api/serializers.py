@@ -239,7 +239,7 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFields
                   "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
                   "webhook_url", "has_webhook", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
-                  "created_by", "created_at",
+                  "job_tries", "target_wait_s", "created_by", "created_at",
                   "updated_at"]
         # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it (#21).
         read_only_fields = ["is_template", "template_key", "created_at", "updated_at"]
@@ -350,6 +350,19 @@ class ResultBriefSerializer(LatencyDistributionMixin, FastReadMixin, serializers
         read_only_fields = fields
 
 
+class JobAttemptSerializer(serializers.Serializer):
+    """One measurement of a job: the earlier ones were lost to the infrastructure; the last is the current one."""
+
+    attempt = serializers.IntegerField(read_only=True)
+    started_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    ended_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    cause = serializers.CharField(read_only=True, allow_blank=True,
+                                  help_text="why the attempt was lost (the job's error for the current one)")
+    t_s = serializers.FloatField(read_only=True, allow_null=True, help_text="seconds it had measured when lost")
+    text = serializers.CharField(read_only=True, help_text='e.g. "attempt 1 lost at t = 6 s: client host c1 lost '
+                                                           'while measuring …"')
+
+
 class JobSerializer(FastReadMixin, serializers.ModelSerializer):
     campaign = serializers.IntegerField(source="run.campaign_id", read_only=True)
     target_name = serializers.CharField(source="target.name", read_only=True)
@@ -360,15 +373,24 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
     scenario_name = serializers.CharField(source="scenario.name", read_only=True)
     test = serializers.CharField(source="scenario.test", read_only=True)
     result = ResultBriefSerializer(read_only=True, allow_null=True)
+    waiting = serializers.SerializerMethodField(
+        help_text='What a waiting job waits for, in words ("waiting: target X unreachable since 21:14:31 '
+                  '(connection refused …), next try in 40 s"); "" when it does not wait.')
+    attempts = JobAttemptSerializer(source="attempt_history", many=True, read_only=True,
+                                    help_text="Every measurement of the job, the current one last.")
 
     class Meta:
         model = Job
         fields = ["id", "run", "campaign", "target", "target_name", "product", "product_name", "spec", "spec_label",
                   "scenario", "scenario_name", "test", "threads", "repetition", "position", "tables", "table_size",
-                  "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms",
+                  "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "waiting",
+                  "unreachable_since", "next_try_at", "attempt", "attempts", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
                   "started_at", "finished_at", "result", "prepare_progress"]
         read_only_fields = fields
+
+    def get_waiting(self, job: Job) -> str:
+        return job.waiting_text()
 
 
 class JobClientAttemptSerializer(serializers.Serializer):

@@ -436,7 +436,8 @@ def _serialized_columns(serializer: type[serializers.ModelSerializer]) -> list[s
 def _job_list_columns() -> list[str]:
     # Lists load only what they show: a job row has a dozen timestamps, a run and a result a dozen
     # columns more, and building those values is most of a list's time in the database driver.
-    return [*_serialized_columns(s.JobSerializer), "run__campaign",
+    # earlier_attempts feeds "attempts", and the timestamps waiting and attempts are made of.
+    return [*_serialized_columns(s.JobSerializer), "earlier_attempts", "run__campaign",
             *(f"result__{name}" for name in _serialized_columns(s.ResultBriefSerializer))]
 
 

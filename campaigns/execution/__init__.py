@@ -6,6 +6,8 @@ reconciler. It never imports campaigns.services (what a user starts), which buil
     datasets     dataset signature, prepare once, the scenario's own table DDL, drop
     hosts        client hosts: heartbeat, facts, offline, lost clients
     resend       a client lost before it measured: its share to another eligible host (Campaign.client_tries)
+    attempts     an unreachable target pauses its job (Celery retry, back-off; Campaign.target_wait_s); a measurement
+                 the infrastructure spoiled is measured again as a new attempt (Campaign.job_tries)
     dispatch     sending jobs and clients to their queues, moving a run on to its next job or its end
     coordinator  claims a job, prepares it, sends its clients
     client       one sysbench process of a job: barrier, process, samples

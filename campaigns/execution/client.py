@@ -15,12 +15,14 @@ from django.db.models import Sum
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from campaigns.execution import transitions
+from campaigns.execution import attempts, transitions
 from campaigns.execution.dispatch import job_stage_next
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import Samplers, round_trip_measure, target_is_local
 from campaigns.execution.phases import (
     JobFailure,
+    JobLost,
+    TargetUnreachable,
     client_count,
     job_connection,
     job_secrets,
@@ -30,10 +32,10 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.results import _load, client_prefix, job_finalize, sample_store
 from campaigns.models import ClientHost, Job, JobClient
-from campaigns.probes import ProbeError, server_info
+from campaigns.probes import ProbeError, blocked_sessions, server_info
 from campaigns.sysbench import parser
 from campaigns.sysbench.command import Connection, redact_text
-from campaigns.sysbench.errors import explain_failure
+from campaigns.sysbench.errors import explain_failure, forced_shutdown, killed_by_signal, target_unreachable
 from campaigns.sysbench.runner import ProcessOutcome, run_process, sysbench_version
 
 LIVE_TAIL_LINES = 200
@@ -130,6 +132,16 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
         _client_run(job, client)
     except _Stopped:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=attempt)
+    except (JobLost, TargetUnreachable) as exc:
+        # Not the job's fault: its target went away, or sysbench was killed by someone else. It is measured
+        # again (after its target is back) while the campaign's job_tries last.
+        cause = client_prefix(job, client) + redact_text(str(exc), secrets)
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause, attempt=attempt)
+        if _still_own(client):
+            measured = attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause)
+            if measured == "no try left":
+                transitions.job_fail(job_id=job.pk, cause=attempts.no_try_left(
+                    cause, attempt=job.attempt, tries=job.run.campaign.job_tries))
     except JobFailure as exc:
         cause = redact_text(str(exc), secrets)
         # A failed sysbench has closed its client row already, with its output; this only closes the others.
@@ -142,9 +154,9 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
         if _still_own(client):
             transitions.job_fail(job_id=job.pk, cause=redact_text(
                 f"internal error on client {client.host_name}: {exc}", secrets))
-        job_finalize(job_id=job.pk)
+        job_finalize(job_id=job.pk, attempt=job.attempt)
         raise
-    job_finalize(job_id=job.pk)
+    job_finalize(job_id=job.pk, attempt=job.attempt)
 
 
 def _still_own(client: JobClient) -> bool:
@@ -176,9 +188,10 @@ def _client_run(job: Job, client: JobClient) -> None:
         if not _still_own(client):
             raise _Stopped()
     samplers = Samplers(job_id=job.pk, client_index=client.index, conn=conn, sample_server=client.index == 0,
-                        same_host=same_host)
+                        same_host=same_host, attempt=job.attempt)
+    stall: list[str] = []  # what the target's sessions waited for when throughput fell to zero
     try:
-        outcome = _client_process(job, client, argv, conn, samplers)
+        outcome = _client_process(job, client, argv, conn, samplers, stall)
     except BaseException:
         samplers.stop()
         raise
@@ -209,9 +222,15 @@ def _client_run(job: Job, client: JobClient) -> None:
             cause = f"sysbench run exceeded its time-out of {run_timeout_s(job):.0f} s and was stopped"
         else:
             cause = explain_failure(output, outcome.exit_code, phase="run")
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause,
+        lost = "" if outcome.start_error or outcome.timed_out else _lost_cause(job, output, outcome.exit_code, cause)
+        if not lost and (outcome.timed_out or forced_shutdown(output)):
+            # A hung target: named from what its sessions wait for (the server's own words).
+            blocked = blocked_sessions(conn) or next(filter(None, stall), "")
+            if blocked:
+                cause = f"{_blocked_what(job)} blocked on the target: {blocked}; {cause}"
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=lost or cause,
                                  attempt=client.attempt, **fields)
-        raise JobFailure(cause)
+        raise JobLost(lost) if lost else JobFailure(cause)
     transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, attempt=client.attempt,
                              **fields)
 
@@ -230,13 +249,40 @@ def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Con
         after = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
     except ProbeError as exc:
         after = {"error": str(exc)}
-    Job.objects.filter(pk=job.pk, measured_at__isnull=True).update(
+    Job.objects.filter(pk=job.pk, attempt=job.attempt, measured_at__isnull=True).update(
         server_snapshot={**job.server_snapshot, "after": after}, measured_at=timezone.now())
 
 
+# Signals that benchapp never sends to a measuring sysbench (it stops one with SIGTERM then SIGKILL only when
+# cancelled or past its time-out, which the outcome says): someone else's, so the measurement is lost, not failed.
+# SIGSEGV and SIGABRT are sysbench's own end (a crash, or its --forced-shutdown of a hung run).
+LOST_SIGNALS = frozenset({"SIGKILL", "SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGPIPE", "SIGUSR1", "SIGUSR2"})
+
+
+def _lost_cause(job: Job, output: str, exit_code: int | None, cause: str) -> str:
+    """Why the measurement was lost to the infrastructure rather than failed ("" when it failed)."""
+    signal_name = killed_by_signal(exit_code)
+    if signal_name in LOST_SIGNALS:
+        return f"sysbench was killed by {signal_name}, a signal benchapp did not send, while measuring"
+    if target_unreachable(output):
+        return f"target {job.target.name} went away mid-run: {cause}"
+    return ""
+
+
+def _blocked_what(job: Job) -> str:
+    test = job.scenario.test
+    return "writes" if any(word in test for word in ("write", "insert", "update", "delete")) else "queries"
+
+
+# Throughput this low for a second, after the first, sends one look at what the target's sessions wait for.
+STALL_QPS = 0.0
+STALL_LOOKS = 3
+
+
 def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
-                    samplers: Samplers) -> ProcessOutcome:
-    """Runs sysbench, storing each interval the moment it is printed, and a live output tail."""
+                    samplers: Samplers, stall: list[str]) -> ProcessOutcome:
+    """Runs sysbench, storing each interval the moment it is printed, and a live output tail. The first second
+    without any query after the first one records, in `stall`, what the target's sessions wait for."""
     tail: list[str] = []
     last_tail_save = [time.monotonic()]
     secrets = [conn.password]
@@ -247,7 +293,9 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
             del tail[: len(tail) - LIVE_TAIL_LINES]
         interval = parser.parse_interval_line(line)
         if interval is not None:
-            sample_store(job_id=job.pk, client_index=client.index, interval=interval)
+            sample_store(job_id=job.pk, client_index=client.index, attempt=job.attempt, interval=interval)
+            if interval.qps <= STALL_QPS and interval.t > 1 and len(stall) < STALL_LOOKS and not any(stall):
+                stall.append(blocked_sessions(conn))
         now = time.monotonic()
         if now - last_tail_save[0] >= LIVE_TAIL_EVERY_S:
             last_tail_save[0] = now

@@ -16,6 +16,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from campaigns.execution import transitions
+from campaigns.execution.attempts import job_wait_for_target
 from campaigns.execution.client import jobclient_execute
 from campaigns.execution.datasets import dataset_ensure
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
@@ -23,6 +24,7 @@ from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import (
     JobFailure,
+    TargetUnreachable,
     client_count,
     job_connection,
     job_heartbeat,
@@ -45,18 +47,28 @@ PREVIOUS_POLL_S = 0.01
 _FRESH = timedelta(seconds=2)
 
 
-def job_execute(*, job_id: int, host: str | None = None) -> None:
-    """Claims a queued job, prepares it and dispatches its clients (or records why it cannot)."""
+def job_execute(*, job_id: int, host: str | None = None) -> float | None:
+    """Claims a queued job, prepares it and dispatches its clients (or records why it cannot).
+
+    Returns the seconds after which the job wants to be tried again when its target is unreachable (the task
+    retries itself then, Celery's own retry), else None.
+    """
     host = host or settings.BENCHAPP_HOSTNAME
+    if _turn_not_come(job_id):
+        return None
     if _handed_on(job_id, host):
-        return
+        return None
     if not transitions.job_claim(job_id=job_id, host=host):
         log.info("job %s already claimed or finished; ignoring this message", job_id)
-        return
+        return None
     job = _load(job_id)
     own_client: int | None = None
     try:
         dispatched, own_client = _job_coordinate(job, host)
+    except TargetUnreachable as exc:
+        retry_in_s = job_wait_for_target(job=job, cause=redact_text(str(exc), job_secrets(job)))
+        run_advance(run_id=job.run_id)  # the run's jobs on other targets go on meanwhile
+        return retry_in_s
     except JobFailure as exc:
         job_close(job, status=Job.Status.FAILED, error=redact_text(str(exc), job_secrets(job)))
         dispatched = False
@@ -70,6 +82,15 @@ def job_execute(*, job_id: int, host: str | None = None) -> None:
         # This host's own client runs here, in this task: no trip through the broker between the coordinator's
         # go and sysbench's start. A worker that dies meanwhile leaves a client the reconciler declares lost.
         jobclient_execute(client_id=own_client)
+    return None
+
+
+def _turn_not_come(job_id: int) -> bool:
+    """True for a job waiting for its target whose try comes while another job of its run is active (a job on
+    another target, sent meanwhile): it is not claimed now; run_advance sends it when that job has ended."""
+    row = Job.objects.filter(pk=job_id, status=Job.Status.WAITING, unreachable_since__isnull=False).values(
+        "run_id").first()
+    return row is not None and Job.objects.filter(run_id=row["run_id"]).active().exclude(pk=job_id).exists()
 
 
 def _eligible_online(choice: list[str]) -> list[str]:
@@ -222,7 +243,7 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
     try:
         server_info(conn, tables=tables)  # fails fast, with a plain cause, on a dead target
     except ProbeError as exc:
-        raise JobFailure(str(exc)) from None
+        raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
     previous = _previous_wait(job)
     if previous is None:
         job_close(job, status=Job.Status.CANCELLED)
@@ -246,7 +267,7 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
         try:
             before_dict = server_info(conn, tables=tables).to_dict()
         except ProbeError as exc:
-            raise JobFailure(str(exc)) from None
+            raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
     shares = split_threads(job.threads, len(hosts))
     commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
     if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands),

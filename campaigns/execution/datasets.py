@@ -132,7 +132,7 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
             reached = progress.poll(force=True) if loading else None
             PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
             if ddl and reached and reached["rows_loaded"]:
-                raise JobFailure(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
+                raise type(exc)(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
                                  "launched again with its tables kept, the prepare resumes from there)") from None
             raise
         if cancelled:

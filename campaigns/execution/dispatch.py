@@ -41,6 +41,14 @@ def _send(task_name: str, **options: Any) -> None:
                     options.get("args"), exc)
 
 
+def job_next(*, run_id: int) -> Job | None:
+    """The run's next job to send: the first pending one by position, leaving out the jobs on a target that a job
+    of the run waits for (their turn comes at that job's next try; meanwhile other targets' jobs go on)."""
+    pending = Job.objects.filter(run_id=run_id).pending()
+    held = pending.filter(unreachable_since__isnull=False, next_try_at__gt=timezone.now()).values("target_id")
+    return pending.exclude(target_id__in=held).order_by("position", "pk").first()
+
+
 def job_dispatch(*, job: Job) -> None:
     """Sends the job to the shared queue (a nudge: the claim in the database decides who runs it)."""
     Job.objects.filter(pk=job.pk).update(dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1)
@@ -59,7 +67,7 @@ def job_stage_next(*, job: Job) -> None:
     A nudge like any other: the claim decides, and run_advance still sends the next job when this one closes
     (a job already claimed then is not sent twice; a duplicate message finds nothing to claim).
     """
-    next_job = Job.objects.filter(run_id=job.run_id).pending().order_by("position", "pk").first()
+    next_job = job_next(run_id=job.run_id)
     if next_job is None or next_job.status != Job.Status.QUEUED:
         return  # a waiting job is the reconciler's to send again
     Job.objects.filter(pk=next_job.pk).update(dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1)
@@ -101,10 +109,12 @@ def run_advance(*, run_id: int) -> None:
         jobs = Job.objects.filter(run=run)
         if jobs.active().exists():
             return
-        next_job = jobs.pending().order_by("position").first()
+        next_job = job_next(run_id=run.pk)
         if next_job is not None:
             transaction.on_commit(lambda: job_dispatch(job=next_job))
             return
+        if jobs.pending().exists():
+            return  # jobs waiting for their target: its next try (a Celery retry) sends them
         keep = run.campaign.keep_data
     # Every job is done. The data goes before the run is marked finished: a run queued behind this
     # one starts then, on the same targets, and must not find its tables dropped under it. Dropping

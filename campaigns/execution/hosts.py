@@ -141,6 +141,7 @@ def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str)
     taken offline unless that host still beats (a live worker with a stuck task), so the next job is not handed
     to a dead host. False when the client beat meanwhile or had already ended.
     """
+    why = ""
     if client.status in (JobClient.Status.PENDING, JobClient.Status.READY):
         # Imported here: resend sends Celery messages through dispatch, which imports this module.
         from campaigns.execution.resend import client_resend_lost
@@ -152,12 +153,48 @@ def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str)
         if why:
             when = "" if " before " in cause else " before it started measuring"
             cause = f"{cause}{when}; not sent again: {why}"
-    if not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before, cause=cause):
+    # Lost while measuring, or at the barrier once a peer had started (why is "" then): the job's measurement is
+    # spoiled, and it is measured again while the campaign's job_tries last.
+    measuring = client.status == JobClient.Status.RUNNING or not why
+    attempt = JobClient.objects.filter(pk=client.pk).values_list("job__attempt", flat=True).first()
+    if attempt is None or not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before,
+                                                      cause=cause):
         return False
-    transitions.job_fail(job_id=client.job_id, cause=cause)
     host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+    if measuring:
+        # Imported here for the same reason as resend: attempts moves the run on through dispatch.
+        from campaigns.execution import attempts
+
+        measured = attempts.job_measure_again(job_id=client.job_id, attempt=attempt, cause=cause)
+        if measured == "again":
+            return True
+        if measured == "no try left":
+            tries = JobClient.objects.filter(pk=client.pk).values_list("job__run__campaign__job_tries",
+                                                                       flat=True).first() or 1
+            cause = attempts.no_try_left(cause, attempt=attempt, tries=tries)
+    transitions.job_fail(job_id=client.job_id, cause=cause)
     log.warning("job %s: %s", client.job_id, cause)
     return True
+
+
+def client_doing(client: JobClient) -> str:
+    """Where a client was when it was lost, for its cause."""
+    if client.status == JobClient.Status.RUNNING:
+        return "while measuring"
+    return "at the start barrier" if client.status == JobClient.Status.READY else "before starting its client"
+
+
+def worker_lost_cause(host_name: str, *, stale_s: float, doing: str = "while measuring") -> str:
+    """Which process went away, in words: the task's own worker process (a pool child killed, WorkerLostError)
+    while its host's worker still beats, or the whole worker or host (no heartbeat from either)."""
+    if not host_name:
+        return f"worker lost {doing}: no heartbeat for {stale_s:.0f} s"
+    beat = ClientHost.objects.filter(hostname=host_name).values_list("last_heartbeat", flat=True).first()
+    if beat is not None and beat >= timezone.now() - timedelta(seconds=stale_s):
+        return (f"worker process lost on {host_name} {doing}: no heartbeat from its task for {stale_s:.0f} s while "
+                "the host's worker still beats (its pool process was killed or hung)")
+    return (f"client host {host_name} lost {doing}: no heartbeat from its worker for {stale_s:.0f} s "
+            "(the worker was killed or stopped, or the host is down or cut off)")
 
 
 def stale_clients(*, heartbeat_before: datetime) -> Any:
@@ -194,7 +231,7 @@ def clients_sweep_lost() -> int:
     limit = timezone.now() - timedelta(seconds=stale_s)
     lost = 0
     for client in stale_clients(heartbeat_before=limit):
-        cause = f"client lost: no heartbeat from {client.host_name} for {stale_s:.0f} s"
+        cause = worker_lost_cause(client.host_name, stale_s=stale_s, doing=client_doing(client))
         lost += jobclient_lose(client=client, heartbeat_before=limit, cause=cause)
     return lost
 

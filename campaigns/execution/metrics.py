@@ -166,9 +166,9 @@ class HostSampler(_Sampler):
     memory of this client host."""
 
     def __init__(self, *, job_id: int, client_index: int, pid: int, started_at: float, server_port: int | None,
-                 conn: Connection | None = None):
+                 conn: Connection | None = None, attempt: int = 1):
         super().__init__(f"host-sampler-{job_id}-{client_index}", started_at)
-        self.job_id, self.client_index, self.pid = job_id, client_index, pid
+        self.job_id, self.client_index, self.pid, self.attempt = job_id, client_index, pid, attempt
         self.server_port, self.conn = server_port, conn
 
     def begin(self) -> None:
@@ -219,7 +219,7 @@ class HostSampler(_Sampler):
             sysbench = round(100 * (now["sysbench"] - before["sysbench"]) / elapsed, 1)
         net_new, net_old = now["net"], before["net"]
         return HostSample(
-            job_id=self.job_id, client_index=self.client_index, t=t,
+            job_id=self.job_id, client_index=self.client_index, attempt=self.attempt, t=t,
             cpu_user_pct=share("user"), cpu_system_pct=share("system"), cpu_iowait_pct=share("iowait"),
             cpu_steal_pct=share("steal"),
             cpu_busy_pct=round(100 * (_busy(now["total"]) - _busy(before["total"])) / total, 2),
@@ -240,9 +240,9 @@ class HostSampler(_Sampler):
 class ServerSampler(_Sampler):
     """The server's counters each second, and exact readings at the start and at the end of the measurement."""
 
-    def __init__(self, *, job_id: int, conn: Connection, started_at: float):
+    def __init__(self, *, job_id: int, conn: Connection, started_at: float, attempt: int = 1):
         super().__init__(f"server-sampler-{job_id}", started_at)
-        self.job_id, self.conn = job_id, conn
+        self.job_id, self.conn, self.attempt = job_id, conn, attempt
         self.reader: StatusReader | None = None
 
     def begin(self) -> None:
@@ -257,7 +257,7 @@ class ServerSampler(_Sampler):
         at = time.monotonic() - self.started_at
         rates = counter_rates(self.last, counters, at - self.last_at)
         self.last, self.last_at = counters, at
-        return ServerSample(job_id=self.job_id, t=t, rates=rates, gauges=gauges)
+        return ServerSample(job_id=self.job_id, attempt=self.attempt, t=t, rates=rates, gauges=gauges)
 
     def end(self, elapsed_s: float) -> None:
         """The exact reading after sysbench exited, stored with the first one (job.server_window)."""
@@ -273,7 +273,7 @@ class ServerSampler(_Sampler):
             counters, gauges = self.reader.read()
         at = time.monotonic() - self.started_at
         self.last_read.set()
-        Job.objects.filter(pk=self.job_id).update(server_window={
+        Job.objects.filter(pk=self.job_id, attempt=self.attempt).update(server_window={
             "driver": self.conn.driver, "start_t": round(self.first_at, 3), "end_t": round(at, 3),
             "start": self.first, "end": counters,
         })
@@ -307,6 +307,7 @@ class Samplers:
     conn: Connection
     sample_server: bool
     same_host: bool = False
+    attempt: int = 1  # the job's attempt (Job.attempt) these rows belong to
     host: HostSampler | None = None
     server: ServerSampler | None = None
 
@@ -316,10 +317,11 @@ class Samplers:
         started_at = time.monotonic()
         port = self.conn.port if self.same_host else None
         self.host = HostSampler(job_id=self.job_id, client_index=self.client_index, pid=pid,
-                                started_at=started_at, server_port=port, conn=self.conn)
+                                started_at=started_at, server_port=port, conn=self.conn, attempt=self.attempt)
         self.host.start()
         if self.sample_server:
-            self.server = ServerSampler(job_id=self.job_id, conn=self.conn, started_at=started_at)
+            self.server = ServerSampler(job_id=self.job_id, conn=self.conn, started_at=started_at,
+                                        attempt=self.attempt)
             self.server.start()
 
     def stop(self) -> None:
@@ -374,7 +376,7 @@ def job_metrics(job: Job) -> dict[str, Any]:
     """A job's host and server seconds as series on sysbench's time axis (one list per figure), its exact
     server readings and the round trips of its run to its target."""
     hosts: dict[int, dict[str, Any]] = {}
-    for row in HostSample.objects.filter(job=job).order_by("client_index", "t").values(
+    for row in HostSample.objects.filter(job=job, attempt=job.attempt).order_by("client_index", "t").values(
             "client_index", "t", "per_core_busy_pct", *HOST_SERIES):
         host = hosts.setdefault(row["client_index"], {"client_index": row["client_index"], "t": [],
                                                       "per_core_busy_pct": [], **{n: [] for n in HOST_SERIES}})
@@ -386,7 +388,7 @@ def job_metrics(job: Job) -> dict[str, Any]:
     for index, host in hosts.items():
         host["host_name"] = names.get(index, "")
     server: dict[str, Any] = {"t": [], "rates": {}, "gauges": {}}
-    samples = list(ServerSample.objects.filter(job=job).order_by("t").values_list("t", "rates", "gauges"))
+    samples = list(ServerSample.objects.filter(job=job, attempt=job.attempt).order_by("t").values_list("t", "rates", "gauges"))
     rate_names = sorted({name for _, rates, _ in samples for name in rates})
     gauge_names = sorted({name for _, _, gauges in samples for name in gauges})
     server["rates"] = {name: [] for name in rate_names}

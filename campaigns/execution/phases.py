@@ -12,12 +12,22 @@ from campaigns.models import Job, Target
 from campaigns.probes import ProbeError, connection_guard, connection_verify
 from campaigns.sysbench.catalogue import OptionError, validate_options
 from campaigns.sysbench.command import Connection, build_argv, format_command, redact_text
-from campaigns.sysbench.errors import explain_failure
+from campaigns.sysbench.errors import explain_failure, target_unreachable
 from campaigns.sysbench.runner import run_process
 
 
 class JobFailure(Exception):
     """A job cannot go on; the message is the cause shown to the user."""
+
+
+class TargetUnreachable(JobFailure):
+    """The job's target cannot be reached now (refused, reset, timed out, too many connections, read-only): the
+    job waits for it and tries again (campaigns.execution.attempts.job_wait_for_target)."""
+
+
+class JobLost(JobFailure):
+    """The infrastructure spoiled the job's measurement (its target went away mid-run, sysbench was killed by a
+    signal benchapp did not send): the job is measured again as a new attempt (attempts.job_measure_again)."""
 
 
 def target_connection(*, target: Target) -> Connection:
@@ -48,7 +58,7 @@ def sysbench_gate(conn: Connection) -> None:
     try:
         connection_verify(conn)
     except ProbeError as exc:
-        raise JobFailure(str(exc)) from None
+        raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
 
 
 def job_secrets(job: Job) -> list[str]:
@@ -134,7 +144,8 @@ def sysbench_phase(*, argv: list[str], conn: Connection, phase: str, should_canc
         if outcome.timed_out and timeout_setting:
             raise JobFailure(f"sysbench {phase} exceeded its time-out of {timeout_s:.0f} s ({timeout_setting})"
                              " and was stopped")
-        raise JobFailure(explain_failure(output, outcome.exit_code, phase=phase))
+        cause = explain_failure(output, outcome.exit_code, phase=phase)
+        raise (TargetUnreachable if target_unreachable(output) else JobFailure)(cause)
     return f"$ {format_command(argv)}\n{output}", False
 
 

@@ -7,8 +7,15 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from campaigns.execution import dispatch, transitions
-from campaigns.execution.hosts import host_mark_offline, jobclient_lose, own_queues, stale_clients
+from campaigns.execution import attempts, dispatch, transitions
+from campaigns.execution.hosts import (
+    client_doing,
+    host_mark_offline,
+    jobclient_lose,
+    own_queues,
+    stale_clients,
+    worker_lost_cause,
+)
 from campaigns.execution.results import job_finalize
 from campaigns.models import ClientHost, Job, JobClient, Run
 
@@ -41,14 +48,22 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
     jobs = Job.objects.filter(run__queue__in=queues)
     # A coordinator that died while preparing leaves a job whose own heartbeat stopped.
     for job in jobs.filter(status=Job.Status.PREPARING, heartbeat_at__lt=limit_stale):
-        cause = f"client lost: no heartbeat from {job.claimed_by or 'its worker'} for {stale_after_s:.0f} s"
+        cause = worker_lost_cause(job.claimed_by, stale_s=stale_after_s, doing="while preparing")
+        measured = attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause,
+                                              heartbeat_before=limit_stale)
+        if measured == "again":
+            lost += 1
+            host_mark_offline(hostname=job.claimed_by, heartbeat_before=limit_stale)
+            continue
+        if measured == "no try left":
+            cause = attempts.no_try_left(cause, attempt=job.attempt, tries=job.run.campaign.job_tries)
         if transitions.job_lose_coordinator(job_id=job.pk, heartbeat_before=limit_stale, cause=cause):
             lost += 1
             host_mark_offline(hostname=job.claimed_by, heartbeat_before=limit_stale)
             dispatch.run_advance(run_id=job.run_id)
     # A started client whose worker died stops beating; the job fails with that cause.
     for client in stale_clients(heartbeat_before=limit_stale):
-        cause = f"client lost: no heartbeat from {client.host_name} for {stale_after_s:.0f} s"
+        cause = worker_lost_cause(client.host_name, stale_s=stale_after_s, doing=client_doing(client))
         if jobclient_lose(client=client, heartbeat_before=limit_stale, cause=cause):
             lost += 1
             job_finalize(job_id=client.job_id)
@@ -80,10 +95,11 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
                 job_id=job.pk, heartbeat_before=limit_stale):
             continue
         if not job.clients.exists():
-            transitions.job_fail(
-                job_id=job.pk,
-                cause=f"client lost: {job.claimed_by or 'its coordinator'} stopped before starting the clients",
-            )
+            cause = (f"worker lost: {job.claimed_by or 'its coordinator'} stopped before starting the clients")
+            if attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause) == "again":
+                lost += 1
+                continue
+            transitions.job_fail(job_id=job.pk, cause=cause)
         closed += int(job_finalize(job_id=job.pk))
     runs = Run.objects.filter(queue__in=queues)
     # A pending run whose predecessor finished (or was deleted) while nobody started it: a lost message.
@@ -95,15 +111,20 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
         run_jobs = Job.objects.filter(run=run)
         if run_jobs.active().exists():
             continue
-        next_job = run_jobs.pending().order_by("position").first()
+        next_job = dispatch.job_next(run_id=run.pk)
         if next_job is None:
-            dispatch.run_advance(run_id=run.pk)
-            continue
-        waiting_retry = next_job.status == Job.Status.WAITING and (
+            if not run_jobs.pending().exists():
+                dispatch.run_advance(run_id=run.pk)
+            continue  # else every pending job waits for its target's next try
+        # A job waiting for its target is sent by its Celery retry at next_try_at; from here only when that
+        # message is overdue (lost with a worker or with Redis).
+        last_sent = next_job.dispatched_at or run.started_at
+        if next_job.next_try_at is not None:
+            last_sent = max(filter(None, [last_sent, next_job.next_try_at]))
+        waiting_retry = next_job.status == Job.Status.WAITING and next_job.next_try_at is None and (
             next_job.dispatched_at is None or next_job.dispatched_at < now - timedelta(seconds=WAITING_RETRY_S))
         # A job never sent counts from its run's start: the launch sends it just after its commit, and
         # sending it from here in that moment would put a second message on the queue for nothing.
-        last_sent = next_job.dispatched_at or run.started_at
         if waiting_retry or last_sent is None or last_sent < limit_redispatch:
             dispatch.job_dispatch(job=next_job)
             redispatched += 1

@@ -38,10 +38,12 @@ def sample_row(*, job_id: int, client_index: int, interval: parser.Interval) -> 
             interval.reconnects_per_s)
 
 
-def sample_store(*, job_id: int, client_index: int, interval: parser.Interval) -> None:
-    """Stores one interval the moment sysbench prints it (the live view reads it from here)."""
-    IntervalSample.objects.create(**dict(zip(SAMPLE_COLUMNS, sample_row(
-        job_id=job_id, client_index=client_index, interval=interval), strict=True)))
+def sample_store(*, job_id: int, client_index: int, attempt: int, interval: parser.Interval) -> None:
+    """Stores one interval the moment sysbench prints it (the live view reads it from here), under the job's
+    attempt the client measures for."""
+    # A second that sysbench prints twice (a stalled machine or target) is stored once.
+    IntervalSample.objects.bulk_create([IntervalSample(attempt=attempt, **dict(zip(SAMPLE_COLUMNS, sample_row(
+        job_id=job_id, client_index=client_index, interval=interval), strict=True)))], ignore_conflicts=True)
 
 
 def samples_copy(rows: Iterable[tuple[Any, ...]]) -> int:
@@ -141,18 +143,20 @@ def latency_distribution(summaries: list[dict[str, Any]], histograms: list[list[
 # The steady-state rule, in SQL so that the migration that recomputed stored results says the same:
 # the mean per-second figures over every reported interval but the first (the ramp-up of connections,
 # and the only interval a warm-up run does not cover), summed over clients at each t; latency is the
-# worst client's at each t.
+# worst client's at each t. Only the job's current attempt counts (a lost attempt's seconds stay, apart).
 STEADY_SQL = (
     "SELECT avg(tps), avg(qps), avg(lat) FROM (SELECT t, sum(tps) tps, sum(qps) qps, max(latency_pct_ms) lat"
     " FROM campaigns_intervalsample WHERE job_id = %s"
-    " AND t > (SELECT min(t) FROM campaigns_intervalsample WHERE job_id = %s) GROUP BY t) s"
+    " AND attempt = (SELECT attempt FROM campaigns_job WHERE id = %s)"
+    " AND t > (SELECT min(t) FROM campaigns_intervalsample WHERE job_id = %s"
+    " AND attempt = (SELECT attempt FROM campaigns_job WHERE id = %s)) GROUP BY t) s"
 )
 
 
 def steady_figures(job_id: int) -> dict[str, float | None]:
     """The job's steady-state figures from its stored samples (measured or imported alike)."""
     with connection.cursor() as cursor:
-        cursor.execute(STEADY_SQL, [job_id, job_id])
+        cursor.execute(STEADY_SQL, [job_id, job_id, job_id, job_id])
         tps, qps, lat = cursor.fetchone()
     return {"steady_tps": tps, "steady_qps": qps, "steady_latency_pct_ms": lat}
 
@@ -199,13 +203,15 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
     results_changed()  # a job that just succeeded joins the comparisons
 
 
-def job_finalize(*, job_id: int) -> bool:
-    """Merges the clients' figures into the job once all have finished; True if this call did it."""
+def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
+    """Merges the clients' figures into the job once all have finished; True if this call did it.
+
+    A client passes the job's attempt it measured for: a client of a lost attempt closes nothing."""
     if JobClient.objects.filter(job_id=job_id, status__in=transitions.CLIENT_ACTIVE).exists():
         return False
     # Exactly one caller wins the move out of the "run" phase, whoever else arrives. The heartbeat
     # (kept up by the cleanup below) tells the reconciler this closer is alive.
-    if not transitions.job_finalizing_begin(job_id=job_id):
+    if not transitions.job_finalizing_begin(job_id=job_id, attempt=attempt):
         return False
     job = _load(job_id)
     clients = list(job.clients.order_by("index"))

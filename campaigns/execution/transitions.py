@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Case, CharField, Count, F, Q, TextField, Value, When
 from django.utils import timezone
 
-from campaigns.models import Job, JobClient, Run
+from campaigns.models import Job, JobClient, JobResult, Run
 
 JobStatus = Job.Status
 ClientStatus = JobClient.Status
@@ -39,7 +39,8 @@ class IllegalTransition(StateConflict):
 
 # Which states each status may be entered from.
 JOB_SOURCES: dict[str, frozenset[str]] = {
-    JobStatus.QUEUED: frozenset(),
+    # preparing | running → queued is a new attempt of a job the infrastructure spoiled (job_measure_again).
+    JobStatus.QUEUED: frozenset({JobStatus.PREPARING, JobStatus.RUNNING}),
     JobStatus.WAITING: frozenset({JobStatus.PREPARING}),
     JobStatus.PREPARING: frozenset({JobStatus.QUEUED, JobStatus.WAITING}),
     JobStatus.RUNNING: frozenset({JobStatus.PREPARING}),
@@ -66,7 +67,7 @@ RUN_SOURCES: dict[str, frozenset[str]] = {
 }
 # Which phases each phase may be entered from ("" is a job nobody has claimed yet).
 PHASE_SOURCES: dict[str, frozenset[str]] = {
-    Phase.NONE: frozenset({Phase.PREPARE}),
+    Phase.NONE: frozenset({Phase.PREPARE, Phase.RUN}),
     Phase.PREPARE: frozenset({Phase.NONE}),
     Phase.RUN: frozenset({Phase.PREPARE, Phase.FINALIZING}),
     Phase.FINALIZING: frozenset({Phase.RUN}),
@@ -103,13 +104,56 @@ def job_wait(*, job_id: int, reason: str) -> bool:
     ))
 
 
+def job_wait_target(*, job_id: int, reason: str, since: datetime, next_try_at: datetime) -> bool:
+    """preparing → waiting for its unreachable target (unreachable since `since`), trying again at next_try_at."""
+    return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.WAITING]).update(
+        status=JobStatus.WAITING, phase=Phase.NONE, claimed_by="", wait_reason=reason[:300],
+        unreachable_since=since, next_try_at=next_try_at,
+    ))
+
+
 def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any]) -> bool:
     """preparing → running (phase run): the clients are about to be sent. False if cancelled meanwhile."""
     now = timezone.now()
     return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.RUNNING]).update(
         status=JobStatus.RUNNING, phase=Phase.RUN, started_at=now, heartbeat_at=now, wait_reason="",
-        command_line=command_line, server_snapshot=server_snapshot,
+        unreachable_since=None, next_try_at=None, command_line=command_line, server_snapshot=server_snapshot,
     ))
+
+
+def job_measure_again(*, job_id: int, attempt: int, cause: str, t_s: float | None,
+                      heartbeat_before: datetime | None = None) -> bool:
+    """preparing | running (attempt `attempt`) → queued as attempt + 1: the infrastructure spoiled the measurement.
+
+    The spoiled attempt goes to earlier_attempts ({attempt, started_at, ended_at, cause, t_s}); its clients and
+    its result are removed (a client of it still alive then finds no row, stops its sysbench and writes nothing
+    more), its per-second rows stay under their attempt number. Given heartbeat_before, only while the job's
+    own heartbeat is older (a coordinator that stopped beating). False when the job had moved on or ended.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        rows = Job.objects.select_for_update(of=("self",)).filter(
+            pk=job_id, attempt=attempt, status__in=JOB_SOURCES[JobStatus.QUEUED])
+        if heartbeat_before is not None:
+            rows = rows.filter(heartbeat_at__lt=heartbeat_before)
+        job = rows.first()
+        if job is None:
+            return False
+        record = {"attempt": attempt, "started_at": (job.started_at or job.claimed_at or now).isoformat(),
+                  "ended_at": now.isoformat(), "cause": _error(cause)[:1000], "t_s": t_s}
+        JobClient.objects.filter(job_id=job_id).delete()
+        JobResult.objects.filter(job_id=job_id).delete()
+        Job.objects.filter(pk=job_id).update(
+            status=JobStatus.QUEUED, phase=Phase.NONE, attempt=attempt + 1,
+            earlier_attempts=[*(job.earlier_attempts or []), record],
+            wait_reason="",  # the lost attempt's cause is in earlier_attempts, shown beside the attempt number
+            error="", claimed_by="", started_at=None, finished_at=None, heartbeat_at=None, release_at=None,
+            measured_at=None, command_line="", server_snapshot={}, server_window={}, findings=[], verdict="",
+            start_skew_ms=None, wall_time_s=None, cache_hit_ratio=None, cache_warning="", prepare_wall_s=None,
+            warmup_started_at=None, warmup_wall_s=None, prepare_progress=None, unreachable_since=None,
+            next_try_at=None,
+        )
+        return True
 
 
 def job_fail(*, job_id: int, cause: str) -> bool:
@@ -144,11 +188,13 @@ def job_close(*, job_id: int, status: str, error: str = "") -> None:
     )
 
 
-def job_finalizing_begin(*, job_id: int) -> bool:
-    """Phase run → finalizing: exactly one of the callers that arrive wins the closing of the job."""
-    return bool(Job.objects.filter(pk=job_id, phase__in=PHASE_SOURCES[Phase.FINALIZING]).update(
-        phase=Phase.FINALIZING, heartbeat_at=timezone.now(),
-    ))
+def job_finalizing_begin(*, job_id: int, attempt: int | None = None) -> bool:
+    """Phase run → finalizing: exactly one of the callers that arrive wins the closing of the job (given an
+    attempt, only while the job is still that attempt: a client of a lost attempt never closes the next one)."""
+    rows = Job.objects.filter(pk=job_id, phase__in=PHASE_SOURCES[Phase.FINALIZING])
+    if attempt is not None:
+        rows = rows.filter(attempt=attempt)
+    return bool(rows.update(phase=Phase.FINALIZING, heartbeat_at=timezone.now()))
 
 
 def job_finalizing_restart(*, job_id: int, heartbeat_before: datetime) -> bool:
@@ -156,6 +202,15 @@ def job_finalizing_restart(*, job_id: int, heartbeat_before: datetime) -> bool:
     return bool(Job.objects.filter(pk=job_id, phase=Phase.FINALIZING, heartbeat_at__lt=heartbeat_before).update(
         phase=Phase.RUN,
     ))
+
+
+def jobs_fail_pending(*, run_id: int, target_id: int, cause: str) -> int:
+    """The run's queued or waiting jobs on one target → failed and done with the cause (its target stayed away
+    longer than the campaign waits). Returns how many."""
+    return Job.objects.filter(run_id=run_id, target_id=target_id, status__in=Job.PENDING).update(
+        status=JobStatus.FAILED, phase=Phase.DONE, finished_at=timezone.now(), error=_error(cause),
+        next_try_at=None,
+    )
 
 
 def jobs_cancel(*, run: Run) -> int:

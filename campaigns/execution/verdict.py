@@ -19,7 +19,7 @@ _TRANSACTIONAL = {"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp"
 def _per_second(job: Job) -> dict[str, list[float]]:
     """The job's per-second sums over clients, every measured interval but the first (the steady-state rule)."""
     rows: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for t, qps, errors, reconnects in IntervalSample.objects.filter(job=job).values_list(
+    for t, qps, errors, reconnects in IntervalSample.objects.filter(job=job, attempt=job.attempt).values_list(
             "t", "qps", "errors_per_s", "reconnects_per_s"):
         row = rows[t]
         row[0] += qps
@@ -67,7 +67,7 @@ def job_evidence(job: Job) -> validity.Evidence:
     hosts = {c.index: c.host_name for c in clients}
     busy: dict[str, list[float]] = defaultdict(list)
     steal: dict[str, list[float]] = defaultdict(list)
-    for index, b, s in HostSample.objects.filter(job=job, t__gt=1).order_by("t").values_list(
+    for index, b, s in HostSample.objects.filter(job=job, attempt=job.attempt, t__gt=1).order_by("t").values_list(
             "client_index", "client_cpus_busy_pct", "cpu_steal_pct"):
         busy[hosts.get(index, str(index))].append(b)
         steal[hosts.get(index, str(index))].append(s)

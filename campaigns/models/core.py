@@ -372,6 +372,20 @@ class Campaign(models.Model):
         default=10, validators=[MaxValueValidator(7 * 24 * 60)],
         help_text="Minutes without a live worker before the webhook and e-mail recipients are told (0: at once).",
     )
+    # A job whose measurement the infrastructure spoiled (worker or pool child lost, client host lost while
+    # measuring, sysbench killed by a signal benchapp did not send, the target restarted mid-run) is measured
+    # again as a new attempt, up to this many measurements in all (campaigns.execution.attempts). Not
+    # client_tries: that counts sends of one client's share before anything was measured, which cost no attempt.
+    job_tries = models.PositiveIntegerField(
+        default=3, validators=[MinValueValidator(1), MaxValueValidator(10)],
+        help_text="Measurements of a job in all, when the infrastructure spoils one (1 to 10).",
+    )
+    # A target that cannot be reached (refused, reset, timed out, too many connections, read-only) pauses its
+    # jobs, which try again with exponential back-off; only after this long does that target's work fail.
+    target_wait_s = models.PositiveIntegerField(
+        default=1800, validators=[MaxValueValidator(7 * 24 * 3600)],
+        help_text="Seconds a job waits for an unreachable target before it fails (0: fail at once).",
+    )
     # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
     webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
@@ -641,6 +655,10 @@ class Job(models.Model):
     # cause, t_s}. Its per-second rows stay stored under their own attempt number, apart from the one that counts.
     attempt = models.PositiveIntegerField(default=1)
     earlier_attempts = models.JSONField(default=list, blank=True)
+    # A job waiting for its target (status waiting, wait_reason saying why): since when the target has been
+    # unreachable, and when the job tries again (Celery's retry countdown). Both empty otherwise.
+    unreachable_since = models.DateTimeField(null=True, blank=True)
+    next_try_at = models.DateTimeField(null=True, blank=True)
 
     objects = JobQuerySet.as_manager()
 
@@ -677,6 +695,43 @@ class Job(models.Model):
             return None
         merged = merge_histograms([[(b[0], int(b[1])) for b in h] for h in histograms if h is not None])
         return [[value, count] for value, count in merged]
+
+    def waiting_for_target(self) -> bool:
+        """Whether the job waits for its unreachable target (and tries again at next_try_at)."""
+        return self.status == self.Status.WAITING and self.unreachable_since is not None
+
+    def waiting_text(self) -> str:
+        """What the job waits for, in words: "waiting: target X unreachable since 21:14:31 (connection refused
+        …), next try in 40 s"; "" when it does not wait."""
+        if self.status != self.Status.WAITING:
+            return ""
+        if self.unreachable_since is None:
+            return f"waiting: {self.wait_reason}" if self.wait_reason else "waiting"
+        since = timezone.localtime(self.unreachable_since).strftime("%H:%M:%S")
+        text = f"waiting: target {self.target.name} unreachable since {since} ({self.wait_reason})"
+        if self.next_try_at is not None:
+            left_s = (self.next_try_at - timezone.now()).total_seconds()
+            if left_s >= 1:
+                text += f", next try in {left_s:.0f} s"
+            else:
+                # Its try came while another job of the run (on another target) ran: it comes after that one.
+                busy = Job.objects.filter(run_id=self.run_id, status__in=self.ACTIVE).exclude(pk=self.pk).values_list(
+                    "position", flat=True).first()
+                text += f", next try when job #{busy + 1} has finished" if busy is not None else ", next try now"
+        return text
+
+    def attempt_history(self) -> list[dict[str, Any]]:
+        """Every measurement of this job, the current one last: {attempt, started_at, ended_at, cause, t_s, text}
+        where text reads "attempt 1 lost at t = 6 s: client host vm lost while measuring …"."""
+        rows = []
+        for row in self.earlier_attempts or []:
+            t_s = row.get("t_s")
+            when = f"at t = {t_s:.0f} s" if isinstance(t_s, (int, float)) and t_s > 0 else "before measuring"
+            rows.append({**row, "started_at": _when(row.get("started_at")), "ended_at": _when(row.get("ended_at")),
+                         "text": f"attempt {row.get('attempt')} lost {when}: {row.get('cause', '')}"})
+        current = {"attempt": self.attempt, "started_at": self.started_at, "ended_at": self.finished_at,
+                   "cause": self.error, "t_s": None, "text": f"attempt {self.attempt}: {self.status}"}
+        return [*rows, current]
 
     def duration_s(self) -> float | None:
         if self.started_at is None:

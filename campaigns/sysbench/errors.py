@@ -62,3 +62,37 @@ def explain_failure(output: str, exit_code: int | None, *, phase: str = "run") -
         tail = " | ".join(line.strip() for line in output.strip().splitlines()[-3:])
         parts.append(f"sysbench {phase} exited with code {exit_code}" + (f": {tail}" if tail else ""))
     return "; ".join(parts)
+
+
+# MySQL/MariaDB error codes that say the server went away or cannot take the client now (the same list as
+# campaigns.probes.MYSQL_UNREACHABLE), as sysbench prints them: "error 2013 (Lost connection …)", "error 2003: …".
+_UNREACHABLE_CODES = r"2002|2003|2005|2006|2013|2055|1040|1053|1077|1927|1290|1836|1792|4031"
+_UNREACHABLE = re.compile(
+    rf"\berror (?:{_UNREACHABLE_CODES})\b|Lost connection to (?:MySQL )?server|server has gone away"
+    r"|Can't connect to (?:local )?(?:MySQL )?server|unable to connect to MySQL server"
+    r"|server closed the connection unexpectedly|Connection refused|terminating connection due to administrator"
+    r"|the database system is (?:shutting down|starting up|in recovery mode)|too many clients already"
+    r"|read-only transaction|Connection reset by peer|could not receive data from server",
+    re.IGNORECASE,
+)
+# Mistakes in the target's settings that also stop sysbench from connecting: never worth waiting for.
+_MISTAKE = re.compile(r"Access denied|password authentication failed|Unknown database|database \"[^\"]+\" does not "
+                      r"exist|no pg_hba.conf entry", re.IGNORECASE)
+
+
+def target_unreachable(output: str) -> bool:
+    """Whether a failed sysbench's output says its target went away (refused, reset, restarted, too many
+    connections, read-only after a failover) rather than that something is wrong with the job."""
+    return bool(_UNREACHABLE.search(output)) and not _MISTAKE.search(output)
+
+
+def killed_by_signal(exit_code: int | None) -> str:
+    """The signal's name when sysbench was killed by one ("" when it exited by itself)."""
+    if exit_code is None or exit_code >= 0:
+        return ""
+    return signal.Signals(-exit_code).name if -exit_code in signal.Signals._value2member_map_ else str(-exit_code)
+
+
+def forced_shutdown(output: str) -> bool:
+    """Whether sysbench stopped itself at --time + --forced-shutdown because its queries did not return."""
+    return "--max-time limit has expired" in output or "forcing shutdown" in output

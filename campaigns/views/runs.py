@@ -77,7 +77,8 @@ def run_state(run: Run, jobs: list[Job], run_progress: dict[str, Any]) -> dict[s
     for job in jobs:
         rows.append({
             "id": job.pk, "status": job.status, "phase": job.phase, "progress_pct": job_progress_pct(job, now),
-            "error": job.error[:500], "wait_reason": job.wait_reason, "result": _result_row(job),
+            "error": job.error[:500], "wait_reason": job.wait_reason, "waiting": job.waiting_text(),
+            "attempt": job.attempt, "result": _result_row(job),
             "cache_hit_ratio": job.cache_hit_ratio, "cache_warning": job.cache_warning,
             "threads": job.threads, "cell": f"{job.target.name} · {job.scenario.name}",
         })
@@ -141,6 +142,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "live_url": reverse("run-live", args=[run.pk]), "timeline_url": reverse("run-timeline", args=[run.pk]),
         "changes": run_changes(run, jobs),
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
+        "waiting_for_target": [j for j in jobs if j.waiting_for_target()],
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
         "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
         "annotations": list(run.annotations.select_related("created_by", "edited_by").order_by("at", "pk")),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Max, Sum
+from django.db.models import F, Max, Sum
 
 from campaigns.downsample import downsample
 from campaigns.models import IntervalSample, Job, Run
@@ -39,7 +39,7 @@ def run_timeline(run: Run, jobs: list[Job], *, max_points: int = TIMELINE_MAX_PO
     latency across all of them, as [t, value] pairs at most max_points long each. One query (the jobs come with
     their clients prefetched)."""
     origin = run.started_at or run.created_at
-    rows = (IntervalSample.objects.filter(job__run=run).values("job_id", "t").order_by()
+    rows = (IntervalSample.objects.filter(job__run=run, attempt=F("job__attempt")).values("job_id", "t").order_by()
             .annotate(qps=Sum("qps"), latency=Max("latency_pct_ms"))
             .values_list("job_id", "t", "qps", "latency"))
     seconds: dict[int, list[tuple[float, float, float | None]]] = {}
