@@ -88,7 +88,7 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
                 tails[pk].append(line)
                 interval = parser.parse_interval_line(line)
                 if interval is not None:
-                    sample_store(job_id=job_id, client_index=index, interval=interval)
+                    sample_store(job_id=job_id, client_index=index, attempt=1, interval=interval)
                     with lock:
                         last_write[t] = max(last_write.get(t, 0.0), time.time())
                 if "heartbeat" not in skip:

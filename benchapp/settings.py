@@ -96,6 +96,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "benchapp.middleware.CSPMiddleware",  # django-csp's, with the policy built once
+    "benchapp.middleware.DatabaseAwayMiddleware",  # benchapp's database away: 503 + Retry-After, never 500
 ]
 
 # Content-Security-Policy (django-csp): scripts, styles, fonts and images only from benchapp itself (Chart.js is in
@@ -144,7 +145,7 @@ ASGI_APPLICATION = "benchapp.asgi.application"
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/benchapp"),
-        conn_max_age=envint("DB_CONN_MAX_AGE", "60"),
+        conn_max_age=envint("DB_CONN_MAX_AGE", "60"), conn_health_checks=True,  # a restart's dead connections
     )
 }
 # Separate test databases let two test sessions share one PostgreSQL server.

@@ -20,6 +20,9 @@ accounts = [
     path("reset/done/", reset_view(auth_views.PasswordResetCompleteView.as_view()), name="password_reset_complete"),
 ]
 
+# A page that meets benchapp's database away answers 503 with Retry-After, not 500 (benchapp/middleware.py).
+handler500 = "benchapp.middleware.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include(accounts)),

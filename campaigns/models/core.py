@@ -592,6 +592,9 @@ class Job(models.Model):
     # cause, t_s}. Its per-second rows stay stored under their own attempt number, apart from the one that counts.
     attempt = models.PositiveIntegerField(default=1)
     earlier_attempts = models.JSONField(default=list, blank=True)
+    # What happened to the job beside its outcome, in sentences the job page and the API show ("the prepared
+    # tables were missing on the target: the dataset was prepared again").
+    notes = models.JSONField(default=list, blank=True)
 
     objects = JobQuerySet.as_manager()
 
