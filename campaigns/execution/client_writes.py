@@ -121,7 +121,7 @@ class ClientWrites(threading.Thread):
                     if self.away_since is None:
                         self.away_since = time.monotonic()
                         log.warning("job %s client %s: benchapp's database is away (%s); buffering seconds",
-                                    self.job_id, self.client_index, str(exc).strip().splitlines()[0:1])
+                                    self.job_id, self.client_index, (str(exc).strip().splitlines() or [""])[0])
                     connection_drop()
                     if deadline is not None and time.monotonic() > deadline:
                         return
