@@ -74,6 +74,7 @@ class Evidence:
     client_server_pct: dict[str, list[float | None]] = field(default_factory=dict)
     client_others_pct: dict[str, list[float | None]] = field(default_factory=dict)
     client_top_other: dict[str, list[str]] = field(default_factory=dict)
+    client_top_other_pct: dict[str, list[float | None]] = field(default_factory=dict)
     client_cores: dict[str, int] = field(default_factory=dict)
     # Each client's per-second rows against sysbench's own count, by host; seconds only some clients reported.
     seconds: dict[str, SecondsAccount] = field(default_factory=dict)
@@ -145,8 +146,13 @@ def _host_busy_message(e: Evidence, host: str, seconds: list[int]) -> str | None
     if others_pct <= OTHERS_HOST_SHARE * 100 * cores:
         return None
     sysbench = _mean(_at(e.client_sysbench_pct, host, seconds))
-    named = [n for n in _at(e.client_top_other, host, seconds) if n]
-    top = max(set(named), key=named.count) if named else ""
+    # The process that took the most CPU over those seconds (each second's busiest, by its CPU).
+    taken: dict[str, float] = {}
+    for name, pct in zip(_at(e.client_top_other, host, seconds), _at(e.client_top_other_pct, host, seconds),
+                         strict=False):
+        if name:
+            taken[name] = taken.get(name, 0.0) + (pct or 0.0)
+    top = max(taken, key=lambda n: taken[n]) if taken else ""
     return (f"the host was busy with other processes (sysbench {sysbench:.0f} %, others {others_pct:.0f} %"
             + (f": `{top}`" if top else "") + "): free the host")
 

@@ -198,7 +198,8 @@ def test_an_imported_log_with_a_second_printed_twice_stores_it_once_and_says_so(
 def _host(idle: float, sysbench: float, server: float | None, others: float, top: str, n: int = 20) -> dict:
     return {"client_idle_pct": {"vm": [idle] * n}, "client_sysbench_pct": {"vm": [sysbench] * n},
             "client_server_pct": {"vm": [server] * n}, "client_others_pct": {"vm": [others] * n},
-            "client_top_other": {"vm": [top] * n}, "client_cores": {"vm": 2},
+            "client_top_other": {"vm": [top] * n}, "client_top_other_pct": {"vm": [others * 0.9] * n},
+            "client_cores": {"vm": 2},
             "client_busy_pct": {"vm": [74.0] * n}}
 
 

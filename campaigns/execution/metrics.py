@@ -303,8 +303,10 @@ def process_label(pid: int, name: str) -> str:
         args = psutil.Process(pid).cmdline()[1:]
     except psutil.Error:
         args = []
-    plain = next((a for a in args if a and not a.startswith("-") and len(a) <= 40 and "=" not in a
-                  and "pass" not in a.lower() and all(c.isalnum() or c in "._/-" for c in a)), "")
+    # (An interpreter's first argument is its script, named like the process: the one after it says more.)
+    plain = next((a for a in args if a and not a.startswith("-") and len(a) <= 80 and "=" not in a
+                  and "pass" not in a.lower() and all(c.isalnum() or c in "._/-" for c in a)
+                  and os.path.basename(a) != name), "")
     label = f"{name} {os.path.basename(plain)}" if plain else name
     return label[:100]
 

@@ -117,11 +117,12 @@ def job_evidence(job: Job) -> validity.Evidence:
     server: dict[str, list[float | None]] = defaultdict(list)
     others: dict[str, list[float | None]] = defaultdict(list)
     top: dict[str, list[str]] = defaultdict(list)
+    top_pct: dict[str, list[float | None]] = defaultdict(list)
     cores: dict[str, int] = {}
     recorded: set[str] = set()
     for row in HostSample.objects.filter(job=job, attempt=job.attempt, t__gt=1).order_by("t").values(
             "client_index", "client_cpus_busy_pct", "cpu_steal_pct", "cpu_busy_pct", "sysbench_cpu_pct",
-            "server_cpu_pct", "others_cpu_pct", "top_other_name", "per_core_busy_pct"):
+            "server_cpu_pct", "others_cpu_pct", "top_other_name", "top_other_cpu_pct", "per_core_busy_pct"):
         host = hosts.get(row["client_index"], str(row["client_index"]))
         busy[host].append(row["client_cpus_busy_pct"])
         steal[host].append(row["cpu_steal_pct"])
@@ -130,6 +131,7 @@ def job_evidence(job: Job) -> validity.Evidence:
         server[host].append(row["server_cpu_pct"])
         others[host].append(row["others_cpu_pct"])
         top[host].append(row["top_other_name"])
+        top_pct[host].append(row["top_other_cpu_pct"])
         cores[host] = max(cores.get(host, 1), len(row["per_core_busy_pct"] or []))
         if row["others_cpu_pct"] is not None:
             recorded.add(host)
@@ -159,6 +161,7 @@ def job_evidence(job: Job) -> validity.Evidence:
         client_idle_pct={h: v for h, v in idle.items() if h in recorded},
         client_sysbench_pct=dict(sysbench), client_server_pct=dict(server),
         client_others_pct={h: v for h, v in others.items() if h in recorded}, client_top_other=dict(top),
+        client_top_other_pct=dict(top_pct),
         client_cores=cores,
         same_host=any(c.same_host for c in clients),
         server_measure=measure, server_total=server_total, sysbench_total=sysbench_total, window_s=window_s,
