@@ -17,11 +17,11 @@ SECOND_COLUMNS = ("t", "clients", "threads", *SAMPLE_SUMMED, "latency_pct_ms")
 
 
 def samples_per_second(job: Job) -> QuerySet:
-    """The job's seconds in time order (SECOND_COLUMNS): rates summed over its clients, latency the
+    """The job's seconds of its current attempt in time order (SECOND_COLUMNS): rates summed over its clients, latency the
     worst client's (percentiles cannot be summed)."""
     summed = {f"sum_{name}": Sum(name) for name in SAMPLE_SUMMED}
     return (
-        IntervalSample.objects.filter(job=job).values("t").order_by("t")
+        IntervalSample.objects.filter(job=job, attempt=job.attempt).values("t").order_by("t")
         .annotate(n_clients=Count("id"), sum_threads=Sum("threads"), worst_latency=Max("latency_pct_ms"), **summed)
         .values_list("t", "n_clients", "sum_threads", *summed, "worst_latency")
     )
