@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.client_writes import DRAIN_PATIENCE_S, ClientWrites
-from campaigns.execution.dbretry import connection_wait
+from campaigns.execution.dbretry import connection_wait, db_retry
 from campaigns.execution.dispatch import job_stage_next
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import Samplers, round_trip_measure, target_is_local
@@ -76,6 +76,13 @@ def _client_heartbeat(client_id: int, attempt: int) -> str:
     return row[0]
 
 
+def _barrier_beat(client: JobClient) -> str:
+    """The client's heartbeat at the barrier, again on a new connection while benchapp's database restarts (as
+    long as a client may stay silent before it is declared lost)."""
+    return db_retry(lambda: _client_heartbeat(client.pk, client.attempt), patience_s=settings.BENCHAPP_STALE_S,
+                    what=f"job {client.job_id} client {client.index}'s heartbeat")
+
+
 def _barrier_timeout_s() -> float:
     """How long a client waits for its peers: long enough for a lost peer to be noticed (its host offline, or
     its heartbeat stale) and its share to reach another host."""
@@ -86,7 +93,7 @@ def _barrier_wait(client: JobClient, needed: int) -> datetime | None:
     """Blocks until every client of the job is ready; returns the common release time, or None for a lone
     client, which has no one to wait for and starts now (one statement: its heartbeat, the job's status)."""
     if needed <= 1:
-        if _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED:
+        if _barrier_beat(client) in _JOB_STOPPED:
             raise _Stopped()
         return None
     deadline = time.monotonic() + _barrier_timeout_s()
@@ -96,7 +103,7 @@ def _barrier_wait(client: JobClient, needed: int) -> datetime | None:
         now = time.monotonic()
         if now >= next_beat:
             next_beat = now + 1.0
-            if _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED:
+            if _barrier_beat(client) in _JOB_STOPPED:
                 raise _Stopped()
             # A peer's share sent to another host starts the wait over.
             total = JobClient.objects.filter(job_id=client.job_id).aggregate(n=Sum("attempt"))["n"]
