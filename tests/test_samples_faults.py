@@ -186,3 +186,31 @@ def test_pages_and_the_api_answer_503_with_retry_after_while_the_database_is_awa
     assert page.status_code == 503 and page["Retry-After"] == "5"
     assert "Back in a moment" in page.content.decode()
     assert client.get("/api/v1/jobs/").status_code == 200  # back: a new connection, no stale one
+
+
+# ---------------------------------------------------------------- item 7: a client that lost its job
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_client_whose_job_failed_elsewhere_stops_its_sysbench_at_once_and_writes_nothing_more(
+        own_worker, target_databases):
+    from campaigns.execution import transitions
+    from campaigns.models import JobClient
+
+    own_worker("client-orphan")
+    scenario = ScenarioFactory(time_s=40, dataset=DatasetFactory(name="orphan 2x1000", tables=2, table_size=1000))
+    job = _launch(TargetFactory(), scenario)
+    wait_for(lambda: job.samples.count() >= 3, timeout_s=180, what="3 seconds stored")
+    assert transitions.job_fail(job_id=job.pk, cause="failed elsewhere (the test)")
+    failed_at = time.monotonic()
+    stored_then = job.samples.count()
+    wait_for(lambda: not JobClient.objects.filter(job=job, status__in=transitions.CLIENT_ACTIVE).exists(),
+             timeout_s=30, what="its client to stop")
+    stopped_s = time.monotonic() - failed_at
+    job = _finished(job, timeout_s=60)
+    assert job.status == Job.Status.FAILED and job.error == "failed elsewhere (the test)"
+    assert stopped_s < 10, stopped_s  # not the 40 s of its --time
+    assert job.samples.count() <= stored_then + 1  # at most the line already on its way
+    printed = _printed_seconds(job)
+    assert printed and max(printed) < 15, printed  # its sysbench was stopped, not left to run
