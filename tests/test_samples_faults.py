@@ -84,7 +84,16 @@ def test_a_dropped_database_connection_mid_job_costs_no_second_and_no_job(own_wo
     printed = _printed_seconds(job)
     stored = sorted(job.samples.values_list("t", flat=True))
     assert stored == printed and len(stored) >= 15, (stored, printed)  # every second sysbench printed, once
-    assert not {"per-second-incomplete", "per-second-duplicated"} & {f["code"] for f in job.findings}, job.findings
+    # ... as it printed it (the first time, when a stalled machine printed a second twice): nothing lost or made up.
+    first: dict[float, float] = {}
+    for interval in parser.parse_output(job.clients.get().raw_output).intervals:
+        first.setdefault(interval.t, interval.tps)
+    assert dict(job.samples.values_list("t", "tps")) == first
+    if {"per-second-incomplete", "per-second-duplicated"} & {f["code"] for f in job.findings}:
+        # Only what sysbench itself printed can make the seconds not add up (this shared machine stalls at times).
+        printed_t = [i.t for i in parser.parse_output(job.clients.get().raw_output).intervals]
+        gaps = [b - a for a, b in zip(printed_t, printed_t[1:], strict=False)]
+        assert len(printed_t) != len(set(printed_t)) or max(gaps) > 1.5, (job.findings, printed_t)
     host = sorted(HostSample.objects.filter(job=job).values_list("t", flat=True))
     assert host == list(range(1, len(host) + 1)) and len(host) >= len(stored) - 1  # no host second lost either
     assert "benchapp's database is away" in worker.log_text()

@@ -274,13 +274,17 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
             writes.put_tail(redact_text("\n".join(tail), secrets))
 
     def on_start(pid: int) -> None:
-        JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=timezone.now())
+        started_at = timezone.now()
         samplers.start(pid)
         writes.start()
+        # (Again on a new connection if benchapp's database is restarting: sysbench runs meanwhile.)
+        db_retry(lambda: JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=started_at),
+                 patience_s=settings.BENCHAPP_STALE_S, what=f"job {job.pk} client {client.index}'s start")
         if client.index == 0:
             # Every client of this job holds its worker slot by now: the next job's coordinator can only take a
             # free one (on a one-slot host it waits in the queue rather than block a peer that has yet to start).
-            job_stage_next(job=job)
+            db_retry(lambda: job_stage_next(job=job), patience_s=settings.BENCHAPP_STALE_S,
+                     what=f"job {job.pk}'s next job")
 
     def should_cancel() -> bool:
         cause = writes.should_stop()

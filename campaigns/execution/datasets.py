@@ -12,10 +12,11 @@ import logging
 import time
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
+from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.phases import (
     JobFailure,
@@ -111,9 +112,15 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
     loading = False
 
     def should_cancel() -> bool:
-        clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
-        if loading:
-            progress.poll()
+        try:
+            clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
+            if loading:
+                progress.poll()
+        except (OperationalError, InterfaceError) as exc:
+            # benchapp's database restarting is no reason to stop a prepare: the next poll tries again.
+            if not connection_lost(exc):
+                raise
+            connection_drop()
         return is_cancelled()
 
     outputs = []
