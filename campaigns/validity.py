@@ -346,21 +346,30 @@ SECONDS_SUM_PCT = 2.0         # a client's per-second rows vs sysbench's own tra
 @dataclass(frozen=True)
 class SecondsAccount:
     """One client's per-second rows held against sysbench's own count: each second counted once, weighted by its
-    own interval (t minus the previous t: a report that came late covers the seconds it skipped).
+    own interval (t minus the previous t: a report that came late covers the seconds it skipped, at the rate
+    sysbench computed over them).
 
-    sysbench may print no line for the interval that ends the run (its last second often goes unreported): up to
-    one interval after the last report counts at that report's rate."""
+    sysbench may print no line for the interval that ends the run (its last second often goes unreported, and its
+    rate is anyone's guess on a busy machine): up to one interval after the last report may hold anything from
+    nothing to that interval at the run's fastest reported rate (`tail_max`); more than that is reports missing."""
 
     measure: str                    # "transactions", or "queries" where sysbench prints no tps (0.5, no COMMIT)
-    counted: float                  # the rows' rate × interval, summed (and the time after the last report)
+    counted: float                  # the rows' rate × interval, summed
     total: float | None             # sysbench's summary count
+    tail_max: float = 0.0           # what the unreported end of the run may add to `counted`, at most
     missing: int = 0                # report intervals without a line (a stalled machine skipped them)
     duplicated: tuple[float, ...] = ()  # seconds sysbench printed twice (each stored once)
+    lost: tuple[float, ...] = ()    # seconds sysbench printed that were not stored
 
     def off_pct(self) -> float | None:
+        """How far sysbench's count lies outside what the rows allow (0 inside), in % of it."""
         if self.total is None or self.total <= 0:
             return None
-        return 100 * (self.counted - self.total) / self.total
+        if self.total < self.counted:
+            return 100 * (self.counted - self.total) / self.total
+        if self.total > self.counted + self.tail_max:
+            return 100 * (self.counted + self.tail_max - self.total) / self.total
+        return 0.0
 
 
 def seconds_account(*, seconds: list[tuple[float, float, float]], printed_t: list[float], interval_s: float,
@@ -385,15 +394,16 @@ def seconds_account(*, seconds: list[tuple[float, float, float]], printed_t: lis
         if t in seen:
             twice.append(t)
         seen.add(t)
+    stored = {t for t, _, _ in rows}
     total = transactions if by_tps else queries
+    tail_max = 0.0
     if rows and duration_s and previous < duration_s:
-        # The run's end after its last report: up to one interval, which sysbench may not print, counts at the last
-        # report's rate; more than that is reports missing.
         tail = duration_s - previous
-        counted += (rows[-1][1] if by_tps else rows[-1][2]) * min(tail, step)
+        tail_max = max(tps if by_tps else qps for _, tps, qps in rows) * min(tail, step)
         missing += max(0, int(tail / step + 0.5) - 1)
     return SecondsAccount(measure="transactions" if by_tps else "queries", counted=counted, total=total,
-                          missing=missing, duplicated=tuple(twice))
+                          tail_max=tail_max, missing=missing, duplicated=tuple(twice),
+                          lost=tuple(sorted(seen - stored)))
 
 
 def _seconds(e: Evidence) -> list[Finding]:
@@ -405,13 +415,21 @@ def _seconds(e: Evidence) -> list[Finding]:
                  else "")
         skipped = f"{account.missing} report interval(s) without a line" if account.missing else ""
         why = "; ".join(filter(None, [twice, skipped]))
-        if off is not None and abs(off) > SECONDS_SUM_PCT:
+        if account.lost:
+            out.append(Finding(
+                "per-second-incomplete", INVALID, f"{len(account.lost)} second(s) not stored",
+                f"Per-second figures incomplete on client {host}: sysbench printed {len(account.lost)} second(s) "
+                f"that were not stored (t = {', '.join(f'{t:g}' for t in account.lost[:5])} s). The per-second "
+                "figures and the steady state do not stand for the run."))
+        elif off is not None and abs(off) > SECONDS_SUM_PCT:
             code, what = (("per-second-duplicated", "duplicated") if account.duplicated
                           else ("per-second-incomplete", "incomplete"))
             out.append(Finding(
                 code, INVALID, f"{off:+.1f} %",
                 f"Per-second figures {what} on client {host}: its seconds add up to {account.counted:,.0f} "
-                f"{account.measure}, sysbench counted {account.total:,.0f} ({off:+.1f} %)"
+                f"{account.measure}" + (f" (+ at most {account.tail_max:,.0f} in the unreported end of the run)"
+                                        if account.tail_max else "")
+                + f", sysbench counted {account.total:,.0f} ({off:+.1f} %)"
                 + (f"; {why}" if why else "") + ". The per-second figures and the steady state do not stand for "
                 "the run."))
         elif why:
