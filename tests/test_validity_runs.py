@@ -57,19 +57,26 @@ def test_a_quiet_run_stores_host_and_server_seconds_and_only_notes_the_shared_ho
         drifted = abs(validity.trend_pct(half)) > validity.TREND_PCT and \
             abs(validity.trend_t(half)) >= validity.TREND_T
         assert drifted or cv > 25, (job.findings, qps)
-        assert job.verdict == Job.Verdict.SUSPECT
-    elif "host-busy" not in _codes(job):
-        assert job.verdict == Job.Verdict.VALID
+    if "host-busy" not in _codes(job):
+        assert job.verdict == (Job.Verdict.SUSPECT if "not-settled" in _codes(job) else Job.Verdict.VALID)
     if "host-busy" in _codes(job):
         # This 2-core test machine is shared: when other processes really took the host (under 5 % idle for more
         # than a fifth of the run, others above 20 % of it), the stored host seconds must show it (the rule
         # recomputed from them), and the verdict says so.
-        starved = [s.others_cpu_pct or 0 for s in HostSample.objects.filter(job=job, t__gt=1)
-                   if 100 - s.cpu_busy_pct < validity.STARVED_IDLE_PCT]
-        assert len(starved) > validity.STARVED_SHARE * (len(qps) - 1) and \
-            statistics.fmean(starved) > validity.OTHERS_HOST_SHARE * 100 * (psutil.cpu_count() or 1), job.findings
+        rows = list(HostSample.objects.filter(job=job, t__gt=1))
+        message = next(f["message"] for f in job.findings if f["code"] == "host-busy")
+        if "idle CPU" in message:
+            taken = [s.others_cpu_pct or 0 for s in rows if 100 - s.cpu_busy_pct < validity.STARVED_IDLE_PCT]
+        else:  # the CPUs sysbench may use were over 90 % busy, mostly with other processes
+            taken = [s.others_cpu_pct or 0 for s in rows if s.client_cpus_busy_pct > validity.CLIENT_BUSY_PCT]
+        assert len(taken) > validity.STARVED_SHARE * len(rows) and \
+            statistics.fmean(taken) > validity.OTHERS_HOST_SHARE * 100 * (psutil.cpu_count() or 1), job.findings
         assert job.verdict == Job.Verdict.INVALID
-    assert [c for c in _codes(job) if c not in ("not-settled", "host-busy")] == ["same-host"], (job.findings, qps)
+    if "per-second-gaps" in _codes(job):
+        # A stalled machine's sysbench skipped or doubled a report line: said as information, its count still adds up.
+        assert next(f for f in job.findings if f["code"] == "per-second-gaps")["level"] == "info"
+    assert [c for c in _codes(job) if c not in ("not-settled", "host-busy", "per-second-gaps")] == ["same-host"], \
+        (job.findings, qps)
     assert 27 <= len(host) <= 32 and [s.t for s in host] == list(range(1, len(host) + 1))
     assert all(0 <= s.cpu_busy_pct <= 100 and 0 <= s.client_cpus_busy_pct <= 100 for s in host)
     assert len(host[0].per_core_busy_pct) == psutil.cpu_count()
