@@ -46,7 +46,7 @@ class ClientWrites(threading.Thread):
         self._wake = threading.Event()
         self._finish = threading.Event()
         self.stored = self.duplicates = self.refused = 0
-        self.status: str = Job.Status.RUNNING  # the job's status at the last heartbeat that got through
+        self.seen_status: str = Job.Status.RUNNING  # the job's status at the last heartbeat that got through
         self.last_beat = time.monotonic()
         self.away_since: float | None = None
         self.overflow = False
@@ -67,8 +67,8 @@ class ClientWrites(threading.Thread):
 
     def should_stop(self) -> str:
         """Why this client's sysbench must stop now ("" while it may go on)."""
-        if self.status in _STOPPED:
-            return f"the job was {self.status} meanwhile"
+        if self.seen_status in _STOPPED:
+            return f"the job was {self.seen_status} meanwhile"
         if self.refused:
             return "its seconds were refused: the job no longer runs this attempt"
         if self.overflow:
@@ -106,7 +106,7 @@ class ClientWrites(threading.Thread):
                 try:
                     self._write_lines()
                     if time.monotonic() >= next_beat and not self._finish.is_set():
-                        self.status = self._beat()
+                        self.seen_status = self._beat()
                         self.last_beat = time.monotonic()
                         next_beat = self.last_beat + settings.BENCHAPP_CANCEL_POLL_S
                         self._write_tail()
