@@ -193,7 +193,7 @@ def fill(refill: bool) -> None:
             for client in (0, 1):
                 for t in range(1, seconds + 1):
                     qps = 2000 + 300 * ((t * 7 + client) % 13) / 13
-                    yield sample_row(job_id=job.pk, client_index=client, interval=Interval(
+                    yield sample_row(job_id=job.pk, client_index=client, attempt=1, interval=Interval(
                         t=float(t), threads=share, tps=round(qps / 20, 2), qps=round(qps, 2),
                         reads_per_s=round(qps * 0.7, 2), writes_per_s=round(qps * 0.2, 2),
                         other_per_s=round(qps * 0.1, 2), latency_pct_ms=1 + (t % 17) / 4, latency_pct=95.0,

@@ -8,6 +8,8 @@ own build_policy. Changing the settings (tests' override_settings) builds it aga
 """
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from functools import cache
 from http import HTTPStatus
@@ -19,7 +21,9 @@ from csp.middleware import CSPMiddleware as DjangoCSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
 from django.core.signals import setting_changed
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.utils.html import escape
+from django.views import defaults
 
 # What makes a response's header its own (set by csp.decorators).
 _PER_RESPONSE = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
@@ -63,3 +67,51 @@ class CSPMiddleware(DjangoCSPMiddleware):
         # As django-csp does: a nonce asked for after the header is written is an error, not a silent gap.
         request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)  # type: ignore[attr-defined]
         return response
+
+
+# ---------------------------------------------------------------- benchapp's database away
+
+def database_away_response(request: HttpRequest) -> HttpResponse:
+    """503 with Retry-After, in the API's JSON or as a plain page, built without the database (no template, whose
+    context processors would read the session and the user)."""
+    from campaigns.api.exceptions import DATABASE_AWAY, RETRY_AFTER_S
+
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"detail": DATABASE_AWAY, "code": "database_unavailable"}, status=503)
+    else:
+        response = HttpResponse(
+            "<!doctype html><html lang=en><head><meta charset=utf-8><title>benchapp: back in a moment</title></head>"
+            f"<body><h1>Back in a moment</h1><p>{escape(DATABASE_AWAY)}.</p></body></html>", status=503)
+    response["Retry-After"] = str(RETRY_AFTER_S)
+    return response
+
+
+class DatabaseAwayMiddleware:
+    """A page or API call that meets benchapp's database away (a restart, a dropped connection) answers 503 with
+    Retry-After, never 500 (the API's exception handler does the same for DRF views; handler500 below for what
+    fails outside a view, in another middleware)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from campaigns.execution.dbretry import connection_drop, connection_lost
+
+        if not connection_lost(exception):
+            return None
+        connection_drop()
+        return database_away_response(request)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: Django's own 500 page, but 503 when the error was benchapp's database away."""
+    from campaigns.execution.dbretry import connection_drop, connection_lost
+
+    exc = sys.exc_info()[1]
+    if exc is not None and connection_lost(exc):
+        connection_drop()
+        return database_away_response(request)
+    return defaults.server_error(request)

@@ -108,6 +108,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "benchapp.middleware.CSPMiddleware",  # django-csp's, with the policy built once
+    "benchapp.middleware.DatabaseAwayMiddleware",  # benchapp's database away: 503 + Retry-After, never 500
 ]
 
 # Content-Security-Policy (django-csp): scripts, styles, fonts and images only from benchapp itself (Chart.js is in

@@ -21,6 +21,9 @@ accounts = [
     path("reset/done/", reset_view(auth_views.PasswordResetCompleteView.as_view()), name="password_reset_complete"),
 ]
 
+# A page that meets benchapp's database away answers 503 with Retry-After, not 500 (benchapp/middleware.py).
+handler500 = "benchapp.middleware.server_error"
+
 urlpatterns = [
     # For load balancers, orchestrators and Prometheus: no login (campaigns/views/ops.py).
     path("healthz", ops.healthz, name="healthz"),

@@ -25,6 +25,10 @@ MIN_INTERVALS = 10            # fewer measured intervals: too short to judge
 OVERRUN_PCT = 10.0            # sysbench ran longer than --time by more than this
 FULL_CACHE_HIT_RATIO = 0.99
 CLIENT_SUM_PCT = 0.5          # a multi-client job's figure vs the sum of its clients' own
+STARVED_IDLE_PCT = 5.0        # a client host under this idle share in a second ...
+STARVED_SHARE = 0.2           # ... for more than this share of the run's seconds was starved; then
+OTHERS_HOST_SHARE = 0.2       # other processes above this share of the host took it (free the host); else
+                              # sysbench took more of it than a local target server (add a client host)
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,18 @@ class Evidence:
     # A multi-client job's merged throughput beside each client's own (sysbench's summaries), per measure.
     job_rates: dict[str, float | None] = field(default_factory=dict)          # "qps", "tps"
     client_rates: dict[str, list[float | None]] = field(default_factory=dict)
+    # Per client host and second, who took its CPU (percent of one core): sysbench, the target server when it runs
+    # there, every other process (and the busiest of them by name); and the host's idle share; its core count.
+    client_idle_pct: dict[str, list[float]] = field(default_factory=dict)
+    client_sysbench_pct: dict[str, list[float | None]] = field(default_factory=dict)
+    client_server_pct: dict[str, list[float | None]] = field(default_factory=dict)
+    client_others_pct: dict[str, list[float | None]] = field(default_factory=dict)
+    client_top_other: dict[str, list[str]] = field(default_factory=dict)
+    client_top_other_pct: dict[str, list[float | None]] = field(default_factory=dict)
+    client_cores: dict[str, int] = field(default_factory=dict)
+    # Each client's per-second rows against sysbench's own count, by host; seconds only some clients reported.
+    seconds: dict[str, SecondsAccount] = field(default_factory=dict)
+    partial_seconds: int = 0
 
 
 def worst(levels: list[str]) -> str:
@@ -103,21 +119,94 @@ def judge(evidence: Evidence) -> tuple[list[Finding], str]:
     findings = [
         *_client_bound(evidence), *_same_host(evidence), *_server(evidence), *_settled(evidence),
         *_errors(evidence), *_cache(evidence), *_overran(evidence), *_shared(evidence), *_imported(evidence),
-        *_client_sum(evidence),
+        *_client_sum(evidence), *_seconds(evidence),
     ]
     return findings, verdict_of(findings)
 
 
+def _mean(values: list[float | None]) -> float:
+    known = [v for v in values if v is not None]
+    return statistics.fmean(known) if known else 0.0
+
+
+def _at(series: dict[str, list[Any]], host: str, seconds: list[int]) -> list[Any]:
+    values = series.get(host, [])
+    return [values[i] for i in seconds if i < len(values)]
+
+
+def _host_busy_message(e: Evidence, host: str, seconds: list[int]) -> str | None:
+    """"the host was busy with other processes (sysbench 35 %, others 140 %: `sysbench cpu`): free the host" when
+    processes other than sysbench and the target server took more than OTHERS_HOST_SHARE of the host in those
+    seconds; None otherwise (or when the sampler did not record them)."""
+    others = _at(e.client_others_pct, host, seconds)
+    if not others or all(v is None for v in others):
+        return None
+    cores = e.client_cores.get(host) or 1
+    others_pct = _mean(others)
+    if others_pct <= OTHERS_HOST_SHARE * 100 * cores:
+        return None
+    sysbench = _mean(_at(e.client_sysbench_pct, host, seconds))
+    # The process that took the most CPU over those seconds (each second's busiest, by its CPU).
+    taken: dict[str, float] = {}
+    for name, pct in zip(_at(e.client_top_other, host, seconds), _at(e.client_top_other_pct, host, seconds),
+                         strict=False):
+        if name:
+            taken[name] = taken.get(name, 0.0) + (pct or 0.0)
+    top = max(taken, key=lambda n: taken[n]) if taken else ""
+    return (f"the host was busy with other processes (sysbench {sysbench:.0f} %, others {others_pct:.0f} %"
+            + (f": `{top}`" if top else "") + "): free the host")
+
+
+def _starved(e: Evidence) -> tuple[list[Finding], set[str]]:
+    """Client hosts under STARVED_IDLE_PCT idle for more than STARVED_SHARE of the run, judged by who took the CPU;
+    and the hosts so judged (the client-bound rule leaves them alone)."""
+    out, judged = [], set()
+    for host, idle in sorted(e.client_idle_pct.items()):
+        if not idle or host not in e.client_others_pct:
+            continue
+        seconds = [i for i, v in enumerate(idle) if v < STARVED_IDLE_PCT]
+        share = len(seconds) / len(idle)
+        if share <= STARVED_SHARE:
+            continue
+        starved = f"Client {host} had under {STARVED_IDLE_PCT:.0f} % idle CPU for {share:.0%} of the run"
+        busy = _host_busy_message(e, host, seconds)
+        if busy is not None:
+            judged.add(host)
+            out.append(Finding("host-busy", INVALID, f"{share:.0%} of seconds",
+                               f"{starved}: {busy}. The figures measure the crowded host, not the server."))
+            continue
+        cores = e.client_cores.get(host) or 1
+        sysbench = _mean(_at(e.client_sysbench_pct, host, seconds))
+        server = _mean(_at(e.client_server_pct, host, seconds))
+        if sysbench > server:
+            judged.add(host)
+            out.append(Finding("client-bound", INVALID, f"{share:.0%} of seconds",
+                               f"{starved}, sysbench itself using {sysbench:.0f} % of the "
+                               f"{max(0.0, 100 * cores - server):.0f} % the target server left: the load generator "
+                               "is saturated: add a client host."))
+        # Else a local target server took most of the host beside sysbench: the shared-host rule says so.
+    return out, judged
+
+
 def _client_bound(e: Evidence) -> list[Finding]:
-    out = []
+    out, judged = _starved(e)
     for host, busy in sorted(e.client_busy_pct.items()):
         steal = e.client_steal_pct.get(host, [])
-        if not busy:
+        if not busy or host in judged:
             continue
         hot = sum(1 for i, b in enumerate(busy)
                   if b > CLIENT_BUSY_PCT or (i < len(steal) and steal[i] > CLIENT_STEAL_PCT))
         share = hot / len(busy)
         if share > CLIENT_BOUND_SHARE:
+            hot_seconds = [i for i, b in enumerate(busy)
+                           if b > CLIENT_BUSY_PCT or (i < len(steal) and steal[i] > CLIENT_STEAL_PCT)]
+            crowded = _host_busy_message(e, host, hot_seconds)
+            if crowded is not None:
+                # The CPUs were busy, but not with sysbench: another client host would not help.
+                out.append(Finding("host-busy", INVALID, f"{share:.0%} of seconds",
+                                   f"Client {host}'s CPUs were over {CLIENT_BUSY_PCT:.0f} % busy for {share:.0%} of "
+                                   f"the run: {crowded}. The figures measure the crowded host, not the server."))
+                continue
             peak_steal = max(steal, default=0.0)
             cause = f"steal up to {peak_steal:.0f} %" if peak_steal > CLIENT_STEAL_PCT else \
                 f"its CPUs over {CLIENT_BUSY_PCT:.0f} % busy"
@@ -247,3 +336,110 @@ def _client_sum(e: Evidence) -> list[Finding]:
 
 def findings_from_dicts(rows: list[dict[str, Any]]) -> list[Finding]:
     return [Finding(**{k: str(row.get(k, "")) for k in ("code", "level", "figure", "message")}) for row in rows]
+
+
+# ---------------------------------------------------------------- per-second figures that add up
+
+SECONDS_SUM_PCT = 2.0         # a client's per-second rows vs sysbench's own transaction count
+
+
+@dataclass(frozen=True)
+class SecondsAccount:
+    """One client's per-second rows held against sysbench's own count: each second counted once, weighted by its
+    own interval (t minus the previous t: a report that came late covers the seconds it skipped, at the rate
+    sysbench computed over them).
+
+    sysbench may print no line for the interval that ends the run (its last second often goes unreported, and its
+    rate is anyone's guess on a busy machine): up to one interval after the last report may hold anything from
+    nothing to that interval at the run's fastest reported rate (`tail_max`); more than that is reports missing."""
+
+    measure: str                    # "transactions", or "queries" where sysbench prints no tps (0.5, no COMMIT)
+    counted: float                  # the rows' rate × interval, summed
+    total: float | None             # sysbench's summary count
+    tail_max: float = 0.0           # what the unreported end of the run may add to `counted`, at most
+    missing: int = 0                # report intervals without a line (a stalled machine skipped them)
+    duplicated: tuple[float, ...] = ()  # seconds sysbench printed twice (each stored once)
+    lost: tuple[float, ...] = ()    # seconds sysbench printed that were not stored
+
+    def off_pct(self) -> float | None:
+        """How far sysbench's count lies outside what the rows allow (0 inside), in % of it."""
+        if self.total is None or self.total <= 0:
+            return None
+        if self.total < self.counted:
+            return 100 * (self.counted - self.total) / self.total
+        if self.total > self.counted + self.tail_max:
+            return 100 * (self.counted + self.tail_max - self.total) / self.total
+        return 0.0
+
+
+def seconds_account(*, seconds: list[tuple[float, float, float]], printed_t: list[float], interval_s: float,
+                    transactions: float | None, queries: float | None,
+                    duration_s: float | None) -> SecondsAccount:
+    """`seconds`: one client's stored rows (t, tps, qps), each t once; `printed_t`: every t sysbench printed, in
+    order (a t twice when it printed that second twice); `duration_s`: sysbench's total time."""
+    rows = sorted(seconds)
+    by_tps = any(tps > 0 for _, tps, _ in rows) or not any(qps > 0 for _, _, qps in rows)
+    counted = 0.0
+    missing = 0
+    previous = 0.0
+    step = interval_s if interval_s > 0 else 1.0
+    for t, tps, qps in rows:
+        span = t - previous
+        counted += (tps if by_tps else qps) * span
+        missing += max(0, round(span / step) - 1)
+        previous = t
+    seen: set[float] = set()
+    twice = []
+    for t in printed_t:
+        if t in seen:
+            twice.append(t)
+        seen.add(t)
+    stored = {t for t, _, _ in rows}
+    total = transactions if by_tps else queries
+    tail_max = 0.0
+    if rows and duration_s and previous < duration_s:
+        tail = duration_s - previous
+        tail_max = max(tps if by_tps else qps for _, tps, qps in rows) * min(tail, step)
+        missing += max(0, int(tail / step + 0.5) - 1)
+    return SecondsAccount(measure="transactions" if by_tps else "queries", counted=counted, total=total,
+                          tail_max=tail_max, missing=missing, duplicated=tuple(twice),
+                          lost=tuple(sorted(seen - stored)))
+
+
+def _seconds(e: Evidence) -> list[Finding]:
+    out = []
+    for host, account in sorted(e.seconds.items()):
+        off = account.off_pct()
+        twice = (f"sysbench printed {len(account.duplicated)} second(s) twice "
+                 f"(t = {', '.join(f'{t:g}' for t in account.duplicated[:5])} s), each stored once" if account.duplicated
+                 else "")
+        skipped = f"{account.missing} report interval(s) without a line" if account.missing else ""
+        why = "; ".join(filter(None, [twice, skipped]))
+        if account.lost:
+            out.append(Finding(
+                "per-second-incomplete", INVALID, f"{len(account.lost)} second(s) not stored",
+                f"Per-second figures incomplete on client {host}: sysbench printed {len(account.lost)} second(s) "
+                f"that were not stored (t = {', '.join(f'{t:g}' for t in account.lost[:5])} s). The per-second "
+                "figures and the steady state do not stand for the run."))
+        elif off is not None and abs(off) > SECONDS_SUM_PCT:
+            code, what = (("per-second-duplicated", "duplicated") if account.duplicated
+                          else ("per-second-incomplete", "incomplete"))
+            out.append(Finding(
+                code, INVALID, f"{off:+.1f} %",
+                f"Per-second figures {what} on client {host}: its seconds add up to {account.counted:,.0f} "
+                f"{account.measure}" + (f" (+ at most {account.tail_max:,.0f} in the unreported end of the run)"
+                                        if account.tail_max else "")
+                + f", sysbench counted {account.total:,.0f} ({off:+.1f} %)"
+                + (f"; {why}" if why else "") + ". The per-second figures and the steady state do not stand for "
+                "the run."))
+        elif why:
+            out.append(Finding(
+                "per-second-gaps", INFO, why,
+                f"On client {host} {why}; its seconds still add up to sysbench's own count"
+                + (f" ({off:+.1f} %)." if off is not None else ".")))
+    if e.partial_seconds:
+        out.append(Finding(
+            "partial-seconds", INFO, f"{e.partial_seconds} second(s)",
+            f"{e.partial_seconds} second(s) had a report from only some clients: they are left out of the steady "
+            "figures (a second with only some clients is not the job's sum)."))
+    return out

@@ -57,10 +57,26 @@ def test_a_quiet_run_stores_host_and_server_seconds_and_only_notes_the_shared_ho
         drifted = abs(validity.trend_pct(half)) > validity.TREND_PCT and \
             abs(validity.trend_t(half)) >= validity.TREND_T
         assert drifted or cv > 25, (job.findings, qps)
-        assert job.verdict == Job.Verdict.SUSPECT
-    else:
-        assert job.verdict == Job.Verdict.VALID
-    assert [c for c in _codes(job) if c != "not-settled"] == ["same-host"], (job.findings, qps)
+    if "host-busy" not in _codes(job):
+        assert job.verdict == (Job.Verdict.SUSPECT if "not-settled" in _codes(job) else Job.Verdict.VALID)
+    if "host-busy" in _codes(job):
+        # This 2-core test machine is shared: when other processes really took the host (under 5 % idle for more
+        # than a fifth of the run, others above 20 % of it), the stored host seconds must show it (the rule
+        # recomputed from them), and the verdict says so.
+        rows = list(HostSample.objects.filter(job=job, t__gt=1))
+        message = next(f["message"] for f in job.findings if f["code"] == "host-busy")
+        if "idle CPU" in message:
+            taken = [s.others_cpu_pct or 0 for s in rows if 100 - s.cpu_busy_pct < validity.STARVED_IDLE_PCT]
+        else:  # the CPUs sysbench may use were over 90 % busy, mostly with other processes
+            taken = [s.others_cpu_pct or 0 for s in rows if s.client_cpus_busy_pct > validity.CLIENT_BUSY_PCT]
+        assert len(taken) > validity.STARVED_SHARE * len(rows) and \
+            statistics.fmean(taken) > validity.OTHERS_HOST_SHARE * 100 * (psutil.cpu_count() or 1), job.findings
+        assert job.verdict == Job.Verdict.INVALID
+    if "per-second-gaps" in _codes(job):
+        # A stalled machine's sysbench skipped or doubled a report line: said as information, its count still adds up.
+        assert next(f for f in job.findings if f["code"] == "per-second-gaps")["level"] == "info"
+    assert [c for c in _codes(job) if c not in ("not-settled", "host-busy", "per-second-gaps")] == ["same-host"], \
+        (job.findings, qps)
     assert 27 <= len(host) <= 32 and [s.t for s in host] == list(range(1, len(host) + 1))
     assert all(0 <= s.cpu_busy_pct <= 100 and 0 <= s.client_cpus_busy_pct <= 100 for s in host)
     assert len(host[0].per_core_busy_pct) == psutil.cpu_count()
@@ -122,7 +138,7 @@ def _pin(pids: list[int], cpus: set[int]) -> None:
 @pytest.fixture
 def pinned_worker(test_db_name: str) -> Iterator[str]:
     """The queue of a worker (client-pinned) whose processes run on CPU 0 only, the local mariadbd on the other CPUs, and two
-    busy loops on CPU 0 beside it: the client host's CPUs are saturated by something other than the server."""
+    busy loops on CPU 0 beside it: the client host's CPUs are saturated by other processes, not the server."""
     if (psutil.cpu_count() or 1) < 2:
         pytest.skip("needs 2 CPUs: one for the client, one for the server")
     everything = set(range(psutil.cpu_count() or 2))
@@ -148,7 +164,8 @@ def pinned_worker(test_db_name: str) -> Iterator[str]:
         worker.stop()
 
 
-def test_a_cpu_hog_on_the_clients_cores_makes_the_job_client_bound(pinned_worker, target_databases, settings):
+def test_a_cpu_hog_on_the_clients_cores_makes_the_job_not_valid_and_says_free_the_host(pinned_worker,
+                                                                                       target_databases, settings):
     scenario = ScenarioFactory(time_s=15, dataset=DatasetFactory(name="hog 2x1000", tables=2, table_size=1000))
     campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[scenario], threads=[2], noise_cv_pct=50)
     settings.CELERY_TASK_DEFAULT_QUEUE = pinned_worker  # its queue: the pinned worker coordinates and runs it
@@ -157,7 +174,12 @@ def test_a_cpu_hog_on_the_clients_cores_makes_the_job_client_bound(pinned_worker
     wait_for(lambda: Job.objects.get(pk=job.pk).is_finished(), timeout_s=180, what="the job to finish")
     job.refresh_from_db()
     assert job.status == Job.Status.SUCCEEDED, job.error
-    assert "client-bound" in _codes(job) and job.verdict == Job.Verdict.INVALID, job.findings
+    # The client's CPUs were busy, but with the hogs, not sysbench: another client host would not help.
+    assert "host-busy" in _codes(job) and job.verdict == Job.Verdict.INVALID, job.findings
+    assert "client-bound" not in _codes(job), job.findings
+    finding = next(f for f in job.findings if f["code"] == "host-busy")
+    assert "the host was busy with other processes (sysbench " in finding["message"]
+    assert "): free the host" in finding["message"]
     busy = [s.client_cpus_busy_pct for s in HostSample.objects.filter(job=job, t__gt=1)]
     assert statistics.median(busy) > 90
 

@@ -10,7 +10,8 @@ DRF already answers its own exceptions (400 validation, 401, 403, 404, 405). On 
   services.ImportRejected and the command parser's CommandError → 400;
 * ProbeError (a target that cannot be reached) → 400 with code "target_unreachable"; CheckRateExceeded (too many
   connection checks by one user) → 429 with Retry-After;
-* SuspiciousOperation (too many files or fields in an upload, a body over the limit) → 400.
+* SuspiciousOperation (too many files or fields in an upload, a body over the limit) → 400;
+* benchapp's own database away (a restart, a dropped connection) → 503 with Retry-After.
 
 Error bodies are DRF's: {"field": ["message", …]} for invalid input, {"detail": "…", "code": "…"}
 otherwise. Messages are built from our own text, never from the request body, so a password
@@ -31,11 +32,15 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+from campaigns.execution.dbretry import connection_lost
 from campaigns.probes import ProbeError
 from campaigns.services import CheckRateExceeded, ImportRejected, ScenarioDdlRefused, StateConflict
 from campaigns.sysbench.cmdline import CommandError
 
 log = logging.getLogger(__name__)
+
+RETRY_AFTER_S = 5
+DATABASE_AWAY = "benchapp's database is not answering (restarting?): try again in a few seconds"
 
 
 class Conflict(exceptions.APIException):
@@ -56,6 +61,13 @@ class BadRequest(exceptions.APIException):
     default_code = "invalid"
 
 
+class DatabaseAway(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = DATABASE_AWAY
+    default_code = "database_unavailable"
+    wait = RETRY_AFTER_S  # DRF sends it as Retry-After
+
+
 def _protected_detail(exc: ProtectedError | RestrictedError) -> str:
     objects = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
     counts = Counter(str(obj._meta.verbose_name_plural) for obj in objects)
@@ -72,6 +84,9 @@ def django_validation_detail(exc: DjangoValidationError) -> Any:
 
 def translate(exc: Exception) -> exceptions.APIException | None:
     """The API exception a domain or database exception stands for, or None if it is not ours."""
+    if connection_lost(exc):
+        log.warning("API request answered 503: benchapp's database is away (%s)", type(exc).__name__)
+        return DatabaseAway()
     if isinstance(exc, DjangoValidationError):
         return exceptions.ValidationError(django_validation_detail(exc))
     if isinstance(exc, ProtectedError | RestrictedError):

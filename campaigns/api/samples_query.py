@@ -17,7 +17,7 @@ SECOND_COLUMNS = ("t", "clients", "threads", *SAMPLE_SUMMED, "latency_pct_ms")
 
 
 def samples_per_second(job: Job) -> QuerySet:
-    """The job's seconds in time order (SECOND_COLUMNS): rates summed over its clients, latency the
+    """The job's seconds of its current attempt in time order (SECOND_COLUMNS): rates summed over its clients, latency the
     worst client's (percentiles cannot be summed)."""
     summed = {f"sum_{name}": Sum(name) for name in SAMPLE_SUMMED}
     return (

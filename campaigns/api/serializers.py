@@ -386,7 +386,7 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
                   "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "waiting",
                   "unreachable_since", "next_try_at", "attempt", "attempts", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
-                  "started_at", "finished_at", "result", "prepare_progress"]
+                  "started_at", "finished_at", "result", "prepare_progress", "notes"]
         read_only_fields = fields
 
     def get_waiting(self, job: Job) -> str:

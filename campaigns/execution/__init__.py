@@ -11,6 +11,8 @@ reconciler. It never imports campaigns.services (what a user starts), which buil
     dispatch     sending jobs and clients to their queues, moving a run on to its next job or its end
     coordinator  claims a job, prepares it, sends its clients
     client       one sysbench process of a job: barrier, process, samples
+    client_writes  a client's samples, heartbeats and output tail, on a thread that outlasts a database restart
+    dbretry      benchapp's database away and back: which errors say so, retrying with back-off
     results      samples, merged results, closing a job
     reconcile    repairs after lost workers and lost messages
 """

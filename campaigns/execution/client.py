@@ -5,6 +5,7 @@ stream their per-second samples, and record their own output. The last one to fi
 """
 from __future__ import annotations
 
+import logging
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,6 +17,8 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from campaigns.execution import attempts, transitions
+from campaigns.execution.client_writes import DRAIN_PATIENCE_S, ClientWrites
+from campaigns.execution.dbretry import connection_wait, db_retry
 from campaigns.execution.dispatch import job_stage_next
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import Samplers, round_trip_measure, target_is_local
@@ -30,7 +33,7 @@ from campaigns.execution.phases import (
     run_timeout_s,
     sysbench_gate,
 )
-from campaigns.execution.results import _load, client_prefix, job_finalize, sample_store
+from campaigns.execution.results import _load, client_prefix, job_finalize
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.probes import ProbeError, blocked_sessions, server_info
 from campaigns.sysbench import parser
@@ -48,6 +51,8 @@ BARRIER_FRESH_S = 5.0
 # Far enough ahead that every client has seen the release time before it comes.
 RELEASE_LEAD_S = 0.3
 _JOB_STOPPED = (Job.Status.CANCELLED, Job.Status.FAILED)
+
+log = logging.getLogger(__name__)
 
 
 class _Stopped(Exception):
@@ -73,6 +78,13 @@ def _client_heartbeat(client_id: int, attempt: int) -> str:
     return row[0]
 
 
+def _barrier_beat(client: JobClient) -> str:
+    """The client's heartbeat at the barrier, again on a new connection while benchapp's database restarts (as
+    long as a client may stay silent before it is declared lost)."""
+    return db_retry(lambda: _client_heartbeat(client.pk, client.attempt), patience_s=settings.BENCHAPP_STALE_S,
+                    what=f"job {client.job_id} client {client.index}'s heartbeat")
+
+
 def _barrier_timeout_s() -> float:
     """How long a client waits for its peers: long enough for a lost peer to be noticed (its host offline, or
     its heartbeat stale) and its share to reach another host."""
@@ -83,7 +95,7 @@ def _barrier_wait(client: JobClient, needed: int) -> datetime | None:
     """Blocks until every client of the job is ready; returns the common release time, or None for a lone
     client, which has no one to wait for and starts now (one statement: its heartbeat, the job's status)."""
     if needed <= 1:
-        if _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED:
+        if _barrier_beat(client) in _JOB_STOPPED:
             raise _Stopped()
         return None
     deadline = time.monotonic() + _barrier_timeout_s()
@@ -93,7 +105,7 @@ def _barrier_wait(client: JobClient, needed: int) -> datetime | None:
         now = time.monotonic()
         if now >= next_beat:
             next_beat = now + 1.0
-            if _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED:
+            if _barrier_beat(client) in _JOB_STOPPED:
                 raise _Stopped()
             # A peer's share sent to another host starts the wait over.
             total = JobClient.objects.filter(job_id=client.job_id).aggregate(n=Sum("attempt"))["n"]
@@ -282,10 +294,18 @@ STALL_LOOKS = 3
 def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
                     samplers: Samplers, stall: list[str]) -> ProcessOutcome:
     """Runs sysbench, storing each interval the moment it is printed, and a live output tail. The first second
-    without any query after the first one records, in `stall`, what the target's sessions wait for."""
+    without any query after the first one records, in `stall`, what the target's sessions wait for.
+
+    The writes go through a thread of their own (client_writes): a database that goes away for a few seconds
+    delays them, never sysbench. Once sysbench has exited, its last seconds are written before the client closes.
+    """
     tail: list[str] = []
     last_tail_save = [time.monotonic()]
     secrets = [conn.password]
+    writes = ClientWrites(job_id=job.pk, client_id=client.pk, client_index=client.index,
+                          client_attempt=client.attempt, attempt=job.attempt,
+                          beat=lambda: _client_heartbeat(client.pk, client.attempt))
+    stop_cause: list[str] = []
 
     def on_line(line: str) -> None:
         tail.append(line)
@@ -293,26 +313,47 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
             del tail[: len(tail) - LIVE_TAIL_LINES]
         interval = parser.parse_interval_line(line)
         if interval is not None:
-            sample_store(job_id=job.pk, client_index=client.index, attempt=job.attempt, interval=interval)
             if interval.qps <= STALL_QPS and interval.t > 1 and len(stall) < STALL_LOOKS and not any(stall):
                 stall.append(blocked_sessions(conn))
+            writes.put(interval)
         now = time.monotonic()
         if now - last_tail_save[0] >= LIVE_TAIL_EVERY_S:
             last_tail_save[0] = now
-            JobClient.objects.filter(pk=client.pk).update(raw_output=redact_text("\n".join(tail), secrets))
+            writes.put_tail(redact_text("\n".join(tail), secrets))
 
     def on_start(pid: int) -> None:
-        JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=timezone.now())
+        started_at = timezone.now()
         samplers.start(pid)
+        writes.start()
+        # (Again on a new connection if benchapp's database is restarting: sysbench runs meanwhile.)
+        db_retry(lambda: JobClient.objects.filter(pk=client.pk).update(pid=pid, started_at=started_at),
+                 patience_s=settings.BENCHAPP_STALE_S, what=f"job {job.pk} client {client.index}'s start")
         if client.index == 0:
             # Every client of this job holds its worker slot by now: the next job's coordinator can only take a
             # free one (on a one-slot host it waits in the queue rather than block a peer that has yet to start).
-            job_stage_next(job=job)
+            db_retry(lambda: job_stage_next(job=job), patience_s=settings.BENCHAPP_STALE_S,
+                     what=f"job {job.pk}'s next job")
 
     def should_cancel() -> bool:
-        return _client_heartbeat(client.pk, client.attempt) in _JOB_STOPPED
+        cause = writes.should_stop()
+        if cause and not stop_cause:
+            stop_cause.append(cause)
+            log.warning("job %s client %s stops its sysbench: %s", job.pk, client.index, cause)
+        return bool(cause)
 
-    return run_process(
-        argv, on_line=on_line, on_start=on_start, should_cancel=should_cancel,
-        timeout_s=run_timeout_s(job), poll_s=settings.BENCHAPP_CANCEL_POLL_S,
-    )
+    try:
+        outcome = run_process(
+            argv, on_line=on_line, on_start=on_start, should_cancel=should_cancel,
+            timeout_s=run_timeout_s(job), poll_s=min(settings.BENCHAPP_CANCEL_POLL_S, 0.5),
+        )
+    finally:
+        if writes.is_alive():
+            complete = writes.finish()
+        else:
+            complete = True
+        # The rest of the client's closing runs on this thread's own connection, which the outage may have
+        # dropped too: wait for the database (as long as the writes did) before going on.
+        connection_wait(patience_s=DRAIN_PATIENCE_S, what=f"job {job.pk} client {client.index}")
+    if not complete:
+        log.error("job %s client %s: some of its seconds could not be written", job.pk, client.index)
+    return outcome

@@ -7,13 +7,16 @@ takes a start id): a prepare of such a dataset that stopped resumes from each ta
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
+from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.phases import (
     JobFailure,
@@ -25,10 +28,10 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.models import Job, PreparedDataset, Run, Scenario
-from campaigns.probes import ProbeError, connection_guard, execute_ddl
+from campaigns.probes import ProbeError, connection_guard, execute_ddl, tables_max_id
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, TESTS
 from campaigns.sysbench.command import Connection, build_argv
-from campaigns.sysbench.ddl import DdlError, wide_table_ddl, wide_table_needed
+from campaigns.sysbench.ddl import DdlError, table_names, wide_table_ddl, wide_table_needed
 from campaigns.sysbench.ddl import table_ddl_statements as ddl_render_all
 
 log = logging.getLogger(__name__)
@@ -88,7 +91,14 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
         defaults={"tables": job.tables, "table_size": job.table_size},
     )
     if scenario.prepare_mode == Scenario.PrepareMode.AUTO and prepared.status == PreparedDataset.Status.READY:
-        return ""
+        mismatch = dataset_mismatch(job=job, conn=conn, prepared=prepared)
+        if not mismatch:
+            return ""
+        # Checked, not assumed: tables dropped or emptied behind benchapp's back are prepared again.
+        log.warning("job %s: %s", job.pk, mismatch)
+        job_note(job_id=job.pk, note=f"{mismatch}: the dataset was prepared again")
+        PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.DROPPED)
+        prepared.status = PreparedDataset.Status.DROPPED
     resume = (bool(ddl) and scenario.prepare_mode == Scenario.PrepareMode.AUTO
               and prepared.status in (PreparedDataset.Status.FAILED, PreparedDataset.Status.PREPARING)
               and (prepared.rows_loaded or 0) > 0)
@@ -102,9 +112,15 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
     loading = False
 
     def should_cancel() -> bool:
-        clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
-        if loading:
-            progress.poll()
+        try:
+            clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
+            if loading:
+                progress.poll()
+        except (OperationalError, InterfaceError) as exc:
+            # benchapp's database restarting is no reason to stop a prepare: the next poll tries again.
+            if not connection_lost(exc):
+                raise
+            connection_drop()
         return is_cancelled()
 
     outputs = []
@@ -147,6 +163,43 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
         prepare_s=time.monotonic() - started,
     )
     return "\n".join(outputs)
+
+
+# A ready dataset whose table ends below this share of its prepared rows (MAX(id)) was emptied behind benchapp's
+# back; a write test's deletes take at most a few ids off the top.
+DATASET_ROWS_KEPT = 0.99
+
+
+def dataset_mismatch(*, job: Job, conn: Connection, prepared: PreparedDataset) -> str:
+    """What differs between a "ready" dataset and its tables on the target ("" when they match): a table missing, or
+    one whose MAX(id) (cheap: the primary key's last entry) is short of the rows prepared."""
+    names = table_names(prepared.tables)
+    try:
+        found = tables_max_id(conn, names)
+    except ProbeError as exc:
+        raise JobFailure(f"the prepared tables could not be checked: {exc}") from None
+    missing = [name for name in names if name not in found]
+    if missing:
+        listed = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        were = "were" if len(missing) > 1 else "was"
+        return (f"table{'s' if len(missing) > 1 else ''} {listed} of the prepared dataset {were} missing on the "
+                f"target ({conn.database}), dropped outside benchapp")
+    if job.scenario.test == "bulk_insert":
+        return ""  # its tables start empty: only their presence is prepared
+    short = [(name, found[name]) for name in names if found[name] < prepared.table_size * DATASET_ROWS_KEPT]
+    if short:
+        name, top = short[0]
+        more = f" (and {len(short) - 1} more table{'s' if len(short) > 2 else ''})" if len(short) > 1 else ""
+        return (f"table {name} of the prepared dataset ends at id {top:,} of the {prepared.table_size:,} rows "
+                f"prepared{more}: rows were deleted outside benchapp")
+    return ""
+
+
+def job_note(*, job_id: int, note: str) -> None:
+    """Adds a sentence to the job's notes (the job page and the API show them)."""
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE campaigns_job SET notes = notes || %s::jsonb WHERE id = %s",
+                       [json.dumps([note]), job_id])
 
 
 def dataset_drop(*, job: Job, signature: str) -> None:

@@ -23,8 +23,9 @@ from typing import Any
 
 import psutil
 from django.conf import settings
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, InterfaceError, OperationalError, connection
 
+from campaigns.execution.dbretry import RETRY_FIRST_S, backoff_s, connection_drop, connection_lost, db_retry
 from campaigns.models import HostSample, Job, RoundTrip, ServerSample
 from campaigns.probes import ProbeError
 from campaigns.server_status import StatusReader, counter_rates
@@ -33,6 +34,11 @@ from campaigns.sysbench.command import Connection
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY_S = 5
+MAX_WAITING_ROWS = 3600       # rows kept while benchapp's database is away (an hour of seconds)
+LAST_FLUSH_PATIENCE_S = 120.0
+# Below this idle share of the host in a second, the sampler looks for who took the CPU (a scan of every process,
+# about 10 ms of CPU): a starved host is judged by it (campaigns.validity, "host-busy").
+SCAN_IDLE_PCT = 25.0
 ROUND_TRIPS = 200
 PGSQL_FLUSH_S = 1.0
 PGSQL_POLL_S = 0.02
@@ -73,7 +79,7 @@ class _Sampler(threading.Thread):
                 self.cpu_s += time.thread_time() - cpu
                 t = max(t + 1, int(time.monotonic() - self.started_at) + 1)  # a late wake-up skips, never bunches
             self.end(time.monotonic() - self.started_at)
-            self.flush()
+            self.flush_last()
         except Exception:
             log.exception("%s stopped", self.name)
         finally:
@@ -94,9 +100,32 @@ class _Sampler(threading.Thread):
         pass
 
     def flush(self) -> None:
+        """Writes the rows taken so far; while benchapp's database is away they wait (up to MAX_WAITING_ROWS, the
+        oldest given up first) for the next flush, on a new connection."""
+        if not self._rows:
+            return
+        try:
+            type(self._rows[0]).objects.bulk_create(self._rows, ignore_conflicts=True)
+        except (OperationalError, InterfaceError) as exc:
+            if not connection_lost(exc):
+                raise
+            connection_drop()
+            del self._rows[:-MAX_WAITING_ROWS]
+            log.warning("%s: benchapp's database is away; %d rows wait", self.name, len(self._rows))
+            return
+        self._rows = []
+
+    def flush_last(self, patience_s: float = LAST_FLUSH_PATIENCE_S) -> None:
+        """The last flush, again with back-off while the database is away (at most `patience_s`)."""
+        deadline = time.monotonic() + patience_s
+        delay = RETRY_FIRST_S
+        self.flush()
+        while self._rows and time.monotonic() < deadline:
+            time.sleep(delay)
+            delay = backoff_s(delay)
+            self.flush()
         if self._rows:
-            rows, self._rows = self._rows, []
-            type(rows[0]).objects.bulk_create(rows, ignore_conflicts=True)
+            log.error("%s: %d rows not written (benchapp's database away)", self.name, len(self._rows))
 
 
 # ---------------------------------------------------------------- the client host
@@ -170,6 +199,7 @@ class HostSampler(_Sampler):
         super().__init__(f"host-sampler-{job_id}-{client_index}", started_at)
         self.job_id, self.client_index, self.pid, self.attempt = job_id, client_index, pid, attempt
         self.server_port, self.conn = server_port, conn
+        self.scan: tuple[int, dict[int, tuple[float, int]]] | None = None  # (t, {pid: (CPU s, parent pid)})
 
     def begin(self) -> None:
         try:
@@ -217,12 +247,23 @@ class HostSampler(_Sampler):
         sysbench = None
         if now["sysbench"] is not None and before["sysbench"] is not None:
             sysbench = round(100 * (now["sysbench"] - before["sysbench"]) / elapsed, 1)
+        busy_pct = 100 * (_busy(now["total"]) - _busy(before["total"])) / total
+        # Who took the host: its busy CPU in percent of one core, less sysbench and the target server's own.
+        server = sum(server_by_core)
+        top_name, top_pct = "", None
+        if 100 - busy_pct < SCAN_IDLE_PCT:
+            tree_server, top_name, top_pct = self._who(t, elapsed)
+            if tree_server is not None:
+                server = max(server, tree_server)  # PostgreSQL's backends are processes of their own
+        others = max(0.0, busy_pct * len(per_core) - (sysbench or 0.0) - server)
         net_new, net_old = now["net"], before["net"]
         return HostSample(
             job_id=self.job_id, client_index=self.client_index, attempt=self.attempt, t=t,
+            server_cpu_pct=round(server, 1) if self.server_pids else None, others_cpu_pct=round(others, 1),
+            top_other_name=top_name, top_other_cpu_pct=top_pct,
             cpu_user_pct=share("user"), cpu_system_pct=share("system"), cpu_iowait_pct=share("iowait"),
             cpu_steal_pct=share("steal"),
-            cpu_busy_pct=round(100 * (_busy(now["total"]) - _busy(before["total"])) / total, 2),
+            cpu_busy_pct=round(busy_pct, 2),
             per_core_busy_pct=per_core, client_cpus_busy_pct=round(min(100.0, client_cpus), 2),
             sysbench_cpu_pct=sysbench, load_1m=round(os.getloadavg()[0], 2),
             context_switches_per_s=round((now["stats"].ctx_switches - before["stats"].ctx_switches) / elapsed, 1),
@@ -232,6 +273,56 @@ class HostSampler(_Sampler):
             net_packets_out_per_s=round((net_new.packets_sent - net_old.packets_sent) / elapsed, 1),
             memory_used_pct=psutil.virtual_memory().percent,
         )
+
+
+    def _who(self, t: int, elapsed: float) -> tuple[float | None, str, float | None]:
+        """A scan of every process: the target server's CPU with its child processes, and the busiest process that
+        is neither sysbench nor the server (its name, its CPU in percent of one core) since the scan of the second
+        before (none for the first second of a starved stretch)."""
+        found: dict[int, tuple[float, int]] = {}
+        names: dict[int, str] = {}
+        for proc in psutil.process_iter(["name", "cpu_times", "ppid"]):
+            times = proc.info["cpu_times"]
+            if times is None:
+                continue
+            found[proc.pid] = (times.user + times.system, proc.info["ppid"] or 0)
+            names[proc.pid] = proc.info["name"] or "?"
+        previous, self.scan = self.scan, (t, found)
+        if previous is None or previous[0] != t - 1:
+            return None, "", None
+        server_tree = set(self.server_pids)
+        for pid, (_, ppid) in sorted(found.items()):
+            if ppid in server_tree:
+                server_tree.add(pid)
+        mine = {self.pid}
+        server = 0.0
+        top_pid, top = 0, 0.0
+        for pid, (cpu_s, _) in found.items():
+            if pid not in previous[1]:
+                continue
+            pct = 100 * max(0.0, cpu_s - previous[1][pid][0]) / elapsed
+            if pid in server_tree:
+                server += pct
+            elif pid not in mine and pct > top:
+                top_pid, top = pid, pct
+        if not top_pid:
+            return server, "", None
+        return server, process_label(top_pid, names.get(top_pid, "?")), round(top, 1)
+
+
+def process_label(pid: int, name: str) -> str:
+    """A process as a person would name it: its name and its first plain argument (`sysbench cpu`), never an
+    option or anything that may hold a secret (a password in someone else's command line stays there)."""
+    try:
+        args = psutil.Process(pid).cmdline()[1:]
+    except psutil.Error:
+        args = []
+    # (An interpreter's first argument is its script, named like the process: the one after it says more.)
+    plain = next((a for a in args if a and not a.startswith("-") and len(a) <= 80 and "=" not in a
+                  and "pass" not in a.lower() and all(c.isalnum() or c in "._/-" for c in a)
+                  and os.path.basename(a) != name), "")
+    label = f"{name} {os.path.basename(plain)}" if plain else name
+    return label[:100]
 
 
 # ---------------------------------------------------------------- the target server
@@ -273,10 +364,10 @@ class ServerSampler(_Sampler):
             counters, gauges = self.reader.read()
         at = time.monotonic() - self.started_at
         self.last_read.set()
-        Job.objects.filter(pk=self.job_id, attempt=self.attempt).update(server_window={
-            "driver": self.conn.driver, "start_t": round(self.first_at, 3), "end_t": round(at, 3),
-            "start": self.first, "end": counters,
-        })
+        window = {"driver": self.conn.driver, "start_t": round(self.first_at, 3), "end_t": round(at, 3),
+                  "start": self.first, "end": counters}
+        db_retry(lambda: Job.objects.filter(pk=self.job_id, attempt=self.attempt).update(server_window=window),
+                 patience_s=LAST_FLUSH_PATIENCE_S, what=f"job {self.job_id}'s server window")
 
     def close(self) -> None:
         if self.reader is not None:
@@ -369,7 +460,8 @@ def round_trip_measure(*, run_id: int, target_id: int, host_name: str, conn: Con
 
 HOST_SERIES = ("cpu_busy_pct", "client_cpus_busy_pct", "cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct",
                "cpu_steal_pct", "sysbench_cpu_pct", "load_1m", "context_switches_per_s", "net_bytes_in_per_s",
-               "net_bytes_out_per_s", "net_packets_in_per_s", "net_packets_out_per_s", "memory_used_pct")
+               "net_bytes_out_per_s", "net_packets_in_per_s", "net_packets_out_per_s", "memory_used_pct",
+               "server_cpu_pct", "others_cpu_pct", "top_other_name", "top_other_cpu_pct")
 
 
 def job_metrics(job: Job) -> dict[str, Any]:
@@ -388,7 +480,8 @@ def job_metrics(job: Job) -> dict[str, Any]:
     for index, host in hosts.items():
         host["host_name"] = names.get(index, "")
     server: dict[str, Any] = {"t": [], "rates": {}, "gauges": {}}
-    samples = list(ServerSample.objects.filter(job=job, attempt=job.attempt).order_by("t").values_list("t", "rates", "gauges"))
+    samples = list(ServerSample.objects.filter(job=job, attempt=job.attempt).order_by("t").values_list(
+        "t", "rates", "gauges"))
     rate_names = sorted({name for _, rates, _ in samples for name in rates})
     gauge_names = sorted({name for _, _, gauges in samples for name in gauges})
     server["rates"] = {name: [] for name in rate_names}

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 
 from campaigns.crypto import DecryptionError
+from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.models import Job, Target
 from campaigns.probes import ProbeError, connection_guard, connection_verify
 from campaigns.sysbench.catalogue import OptionError, validate_options
@@ -150,12 +151,19 @@ def sysbench_phase(*, argv: list[str], conn: Connection, phase: str, should_canc
 
 
 def job_heartbeat(job_id: int) -> str:
-    """Marks the job alive and returns its current status, in one statement."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE campaigns_job SET heartbeat_at = now() WHERE id = %s RETURNING status", [job_id]
-        )
-        row = cursor.fetchone()
+    """Marks the job alive and returns its current status, in one statement; "" (unknown: go on, the next beat
+    tries again on a new connection) while benchapp's database is away, so that a restart never stops sysbench."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE campaigns_job SET heartbeat_at = now() WHERE id = %s RETURNING status", [job_id]
+            )
+            row = cursor.fetchone()
+    except (OperationalError, InterfaceError) as exc:
+        if not connection_lost(exc) or connection.in_atomic_block:
+            raise
+        connection_drop()
+        return ""
     return row[0] if row else Job.Status.CANCELLED
 
 

@@ -19,7 +19,7 @@ from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import run_advance
 from campaigns.execution.phases import target_connection
 from campaigns.execution.verdict import job_judge
-from campaigns.models import IntervalSample, Job, JobClient, JobResult, Scenario
+from campaigns.models import Job, JobClient, JobResult, Scenario
 from campaigns.probes import ProbeError, cache_hit_ratio, server_info
 from campaigns.sysbench import parser
 
@@ -27,23 +27,51 @@ FULL_CACHE_HIT_RATIO = 0.99
 
 # ---------------------------------------------------------------- per-second samples
 
-SAMPLE_COLUMNS = ("job_id", "client_index", "t", "threads", "tps", "qps", "reads_per_s", "writes_per_s",
+SAMPLE_COLUMNS = ("job_id", "client_index", "attempt", "t", "threads", "tps", "qps", "reads_per_s", "writes_per_s",
                   "other_per_s", "latency_pct_ms", "errors_per_s", "reconnects_per_s")
 
+STORED, DUPLICATE, REFUSED = "stored", "duplicate", "refused"
 
-def sample_row(*, job_id: int, client_index: int, interval: parser.Interval) -> tuple[Any, ...]:
+# One statement per line: the row goes in only while its job runs this attempt and its client runs (a lost
+# client's sysbench, still printing after its job failed, writes nothing); a second printed twice is kept once.
+_SAMPLE_INSERT = (
+    f"INSERT INTO campaigns_intervalsample ({', '.join(SAMPLE_COLUMNS)})"
+    f" SELECT {', '.join(['%s'] * len(SAMPLE_COLUMNS))}"
+    " FROM campaigns_job j JOIN campaigns_jobclient c ON c.job_id = j.id AND c.index = %s"
+    " WHERE j.id = %s AND j.attempt = %s AND j.status = 'running' AND c.status = 'running'"
+    " AND (%s::integer IS NULL OR c.attempt = %s::integer)"
+    " ON CONFLICT (job_id, client_index, attempt, t) DO NOTHING RETURNING 1"
+)
+_SAMPLE_RUNNING = (
+    "SELECT 1 FROM campaigns_job j JOIN campaigns_jobclient c ON c.job_id = j.id AND c.index = %s"
+    " WHERE j.id = %s AND j.attempt = %s AND j.status = 'running' AND c.status = 'running'"
+    " AND (%s::integer IS NULL OR c.attempt = %s::integer)"
+)
+
+
+def sample_row(*, job_id: int, client_index: int, attempt: int, interval: parser.Interval) -> tuple[Any, ...]:
     """One interval as the values of SAMPLE_COLUMNS, in that order."""
-    return (job_id, client_index, interval.t, interval.threads, interval.tps, interval.qps, interval.reads_per_s,
-            interval.writes_per_s, interval.other_per_s, interval.latency_pct_ms, interval.errors_per_s,
-            interval.reconnects_per_s)
+    return (job_id, client_index, attempt, interval.t, interval.threads, interval.tps, interval.qps,
+            interval.reads_per_s, interval.writes_per_s, interval.other_per_s, interval.latency_pct_ms,
+            interval.errors_per_s, interval.reconnects_per_s)
 
 
-def sample_store(*, job_id: int, client_index: int, attempt: int, interval: parser.Interval) -> None:
-    """Stores one interval the moment sysbench prints it (the live view reads it from here), under the job's
-    attempt the client measures for."""
-    # A second that sysbench prints twice (a stalled machine or target) is stored once.
-    IntervalSample.objects.bulk_create([IntervalSample(attempt=attempt, **dict(zip(SAMPLE_COLUMNS, sample_row(
-        job_id=job_id, client_index=client_index, interval=interval), strict=True)))], ignore_conflicts=True)
+def sample_store(*, job_id: int, client_index: int, attempt: int, interval: parser.Interval,
+                 client_attempt: int | None = None) -> str:
+    """Stores one interval the moment sysbench prints it (the live view reads it from here).
+
+    Returns STORED; DUPLICATE when this second of this client and attempt was stored already (sysbench printed
+    it twice: it counts once); REFUSED when the job no longer runs this attempt or the client no longer runs
+    (its send `client_attempt`, when given): its sysbench must stop.
+    """
+    row = sample_row(job_id=job_id, client_index=client_index, attempt=attempt, interval=interval)
+    running = [client_index, job_id, attempt, client_attempt, client_attempt]
+    with connection.cursor() as cursor:
+        cursor.execute(_SAMPLE_INSERT, [*row, *running])
+        if cursor.fetchone() is not None:
+            return STORED
+        cursor.execute(_SAMPLE_RUNNING, running)
+        return DUPLICATE if cursor.fetchone() is not None else REFUSED
 
 
 def samples_copy(rows: Iterable[tuple[Any, ...]]) -> int:
@@ -58,11 +86,20 @@ def samples_copy(rows: Iterable[tuple[Any, ...]]) -> int:
     return count
 
 
-def samples_bulk_store(*, job_id: int, client_index: int, intervals: list[parser.Interval]) -> int:
-    """Stores a whole log's intervals at once (a 1-hour, 6-client log in well under a second)."""
-    if not intervals:
+def samples_bulk_store(*, job_id: int, client_index: int, intervals: list[parser.Interval],
+                       attempt: int = 1) -> int:
+    """Stores a whole log's intervals at once (a 1-hour, 6-client log in well under a second); a second the log
+    prints twice is stored once, the first time (as sample_store does)."""
+    seen: set[float] = set()
+    unique = []
+    for interval in intervals:
+        if interval.t not in seen:
+            seen.add(interval.t)
+            unique.append(interval)
+    if not unique:
         return 0
-    return samples_copy(sample_row(job_id=job_id, client_index=client_index, interval=i) for i in intervals)
+    return samples_copy(sample_row(job_id=job_id, client_index=client_index, attempt=attempt, interval=i)
+                        for i in unique)
 
 
 # ---------------------------------------------------------------- results
@@ -140,23 +177,24 @@ def latency_distribution(summaries: list[dict[str, Any]], histograms: list[list[
     return parser.histogram_percentiles(merged), ""
 
 
-# The steady-state rule, in SQL so that the migration that recomputed stored results says the same:
-# the mean per-second figures over every reported interval but the first (the ramp-up of connections,
-# and the only interval a warm-up run does not cover), summed over clients at each t; latency is the
-# worst client's at each t. Only the job's current attempt counts (a lost attempt's seconds stay, apart).
+# The steady-state rule, in SQL so that the migration that recomputed stored results says the same: the mean
+# per-second figures of the job's current attempt over the seconds in which every client reported (a second with
+# only some clients is not the job's sum), each stored once, but the first (the ramp-up of connections, and the
+# only interval a warm-up run does not cover), and but zero-throughput seconds after --time (a hung target waiting
+# for --forced-shutdown is not measurement); summed over clients at each t; latency is the worst client's at each t.
 STEADY_SQL = (
-    "SELECT avg(tps), avg(qps), avg(lat) FROM (SELECT t, sum(tps) tps, sum(qps) qps, max(latency_pct_ms) lat"
-    " FROM campaigns_intervalsample WHERE job_id = %s"
-    " AND attempt = (SELECT attempt FROM campaigns_job WHERE id = %s)"
-    " AND t > (SELECT min(t) FROM campaigns_intervalsample WHERE job_id = %s"
-    " AND attempt = (SELECT attempt FROM campaigns_job WHERE id = %s)) GROUP BY t) s"
+    "WITH a AS (SELECT * FROM campaigns_intervalsample WHERE job_id = %(job)s AND attempt = %(attempt)s),"
+    " s AS (SELECT t, sum(tps) tps, sum(qps) qps, max(latency_pct_ms) lat FROM a GROUP BY t"
+    " HAVING count(*) = (SELECT count(DISTINCT client_index) FROM a))"
+    " SELECT avg(tps), avg(qps), avg(lat) FROM s WHERE t > (SELECT min(t) FROM a)"
+    " AND (%(time_s)s::float IS NULL OR t <= %(time_s)s::float OR tps > 0 OR qps > 0)"
 )
 
 
-def steady_figures(job_id: int) -> dict[str, float | None]:
-    """The job's steady-state figures from its stored samples (measured or imported alike)."""
+def steady_figures(job_id: int, *, attempt: int = 1, time_s: float | None = None) -> dict[str, float | None]:
+    """The job's steady-state figures from its stored samples of `attempt` (measured or imported alike)."""
     with connection.cursor() as cursor:
-        cursor.execute(STEADY_SQL, [job_id, job_id, job_id, job_id])
+        cursor.execute(STEADY_SQL, {"job": job_id, "attempt": attempt, "time_s": time_s})
         tps, qps, lat = cursor.fetchone()
     return {"steady_tps": tps, "steady_qps": qps, "steady_latency_pct_ms": lat}
 
@@ -167,7 +205,7 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
     No result when there is neither a summary nor a steady figure.
     """
     summary = merge_summaries([c.summary for c in clients], [c.histogram for c in clients])
-    steady = steady_figures(job.pk)
+    steady = steady_figures(job.pk, attempt=job.attempt, time_s=job.time_s or job.scenario.time_s)
     if not summary and all(value is None for value in steady.values()):
         return None
     latency = summary.get("latency_ms") or {}

@@ -8,26 +8,71 @@ from django.utils import timezone
 
 from campaigns import validity
 from campaigns.cache import results_changed
-from campaigns.models import HostSample, IntervalSample, Job, JobResult, Scenario
+from campaigns.models import HostSample, IntervalSample, Job, JobClient, JobResult, Scenario
 from campaigns.server_status import RATE_COUNTERS
+from campaigns.sysbench import parser
 
 # Tests whose events are explicit transactions (BEGIN ... COMMIT) unless skip-trx is set: on PostgreSQL the
 # server's transactions then compare with sysbench's; otherwise every statement is its own transaction.
 _TRANSACTIONAL = {"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp"}
 
+SecondRow = tuple[float, float, float, float, float]  # one client's stored second: t, tps, qps, errors, reconnects
 
-def _per_second(job: Job) -> dict[str, list[float]]:
-    """The job's per-second sums over clients, every measured interval but the first (the steady-state rule)."""
+
+def job_seconds(job: Job) -> tuple[dict[int, list[SecondRow]], list[float], int]:
+    """The job's stored seconds of its current attempt: each client's rows (t, tps, qps, errors, reconnects) in
+    time order; the seconds that count (every client reported them, zero-throughput seconds after --time left out:
+    a hung target waiting for --forced-shutdown is not measurement); and how many seconds only some clients had."""
+    by_client: dict[int, list[SecondRow]] = defaultdict(list)
+    for index, t, tps, qps, errors, reconnects in IntervalSample.objects.filter(job=job, attempt=job.attempt).order_by(
+            "t").values_list("client_index", "t", "tps", "qps", "errors_per_s", "reconnects_per_s"):
+        by_client[index].append((t, tps, qps, errors, reconnects))
+    clients_at: dict[float, int] = defaultdict(int)
+    for rows in by_client.values():
+        for row in rows:
+            clients_at[row[0]] += 1
+    time_s = job.time_s or job.scenario.time_s
+    complete = sorted(t for t, n in clients_at.items() if n == len(by_client))
+    partial = len(clients_at) - len(complete)
+    if time_s:
+        busy_at = {row[0] for rows in by_client.values() for row in rows if row[1] > 0 or row[2] > 0}
+        complete = [t for t in complete if t <= time_s or t in busy_at]
+    return dict(by_client), complete, partial
+
+
+def _per_second(job: Job) -> tuple[dict[str, list[float]], dict[int, list[SecondRow]], int]:
+    """The job's per-second sums over clients over the seconds that count (job_seconds), all but the first (the
+    steady-state rule); each client's rows; and the seconds only some clients reported."""
+    by_client, complete, partial = job_seconds(job)
+    first = min((rows[0][0] for rows in by_client.values() if rows), default=None)
+    counted = {t for t in complete if first is not None and t > first}
     rows: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for t, qps, errors, reconnects in IntervalSample.objects.filter(job=job, attempt=job.attempt).values_list(
-            "t", "qps", "errors_per_s", "reconnects_per_s"):
-        row = rows[t]
-        row[0] += qps
-        row[1] += errors
-        row[2] += reconnects
-    seconds = sorted(rows)[1:]
-    return {"qps": [rows[t][0] for t in seconds], "errors": [rows[t][1] for t in seconds],
-            "reconnects": [rows[t][2] for t in seconds]}
+    for client_rows in by_client.values():
+        for t, _tps, qps, errors, reconnects in client_rows:
+            if t in counted:
+                row = rows[t]
+                row[0] += qps
+                row[1] += errors
+                row[2] += reconnects
+    seconds = sorted(rows)
+    return ({"qps": [rows[t][0] for t in seconds], "errors": [rows[t][1] for t in seconds],
+             "reconnects": [rows[t][2] for t in seconds]}, by_client, partial)
+
+
+def _seconds_accounts(job: Job, clients: list[JobClient], by_client: dict[int, list[SecondRow]]
+                      ) -> dict[str, validity.SecondsAccount]:
+    """Each client's stored seconds against sysbench's own count (and the seconds its output printed twice)."""
+    accounts = {}
+    for client in clients:
+        summary = client.summary or {}
+        if not summary or client.status != JobClient.Status.SUCCEEDED:
+            continue
+        printed = [i.t for i in parser.parse_output(client.raw_output or "").intervals]
+        accounts[client.host_name or str(client.index)] = validity.seconds_account(
+            seconds=[(row[0], row[1], row[2]) for row in by_client.get(client.index, [])], printed_t=printed,
+            interval_s=float(job.scenario.report_interval_s or 1), transactions=summary.get("transactions"),
+            queries=summary.get("queries"), duration_s=summary.get("duration_s"))
+    return accounts
 
 
 def _shared_with(job: Job, hosts: list[str]) -> list[str]:
@@ -62,15 +107,34 @@ def _shared_with(job: Job, hosts: list[str]) -> list[str]:
 
 def job_evidence(job: Job) -> validity.Evidence:
     result = JobResult.objects.filter(job=job).first()
-    seconds = _per_second(job)
+    seconds, by_client, partial = _per_second(job)
     clients = list(job.clients.all())
     hosts = {c.index: c.host_name for c in clients}
     busy: dict[str, list[float]] = defaultdict(list)
     steal: dict[str, list[float]] = defaultdict(list)
-    for index, b, s in HostSample.objects.filter(job=job, attempt=job.attempt, t__gt=1).order_by("t").values_list(
-            "client_index", "client_cpus_busy_pct", "cpu_steal_pct"):
-        busy[hosts.get(index, str(index))].append(b)
-        steal[hosts.get(index, str(index))].append(s)
+    idle: dict[str, list[float]] = defaultdict(list)
+    sysbench: dict[str, list[float | None]] = defaultdict(list)
+    server: dict[str, list[float | None]] = defaultdict(list)
+    others: dict[str, list[float | None]] = defaultdict(list)
+    top: dict[str, list[str]] = defaultdict(list)
+    top_pct: dict[str, list[float | None]] = defaultdict(list)
+    cores: dict[str, int] = {}
+    recorded: set[str] = set()
+    for row in HostSample.objects.filter(job=job, attempt=job.attempt, t__gt=1).order_by("t").values(
+            "client_index", "client_cpus_busy_pct", "cpu_steal_pct", "cpu_busy_pct", "sysbench_cpu_pct",
+            "server_cpu_pct", "others_cpu_pct", "top_other_name", "top_other_cpu_pct", "per_core_busy_pct"):
+        host = hosts.get(row["client_index"], str(row["client_index"]))
+        busy[host].append(row["client_cpus_busy_pct"])
+        steal[host].append(row["cpu_steal_pct"])
+        idle[host].append(100 - row["cpu_busy_pct"])
+        sysbench[host].append(row["sysbench_cpu_pct"])
+        server[host].append(row["server_cpu_pct"])
+        others[host].append(row["others_cpu_pct"])
+        top[host].append(row["top_other_name"])
+        top_pct[host].append(row["top_other_cpu_pct"])
+        cores[host] = max(cores.get(host, 1), len(row["per_core_busy_pct"] or []))
+        if row["others_cpu_pct"] is not None:
+            recorded.add(host)
     window = job.server_window or {}
     server_total = sysbench_total = window_s = None
     measure = "queries"
@@ -93,6 +157,12 @@ def job_evidence(job: Job) -> validity.Evidence:
         qps=seconds["qps"], errors_per_s=seconds["errors"], reconnects_per_s=seconds["reconnects"],
         noise_cv_pct=float(job.run.campaign.noise_cv_pct),
         client_busy_pct=dict(busy), client_steal_pct=dict(steal),
+        # Hosts whose sampler recorded who took the CPU (rows stored before it did say nothing of it).
+        client_idle_pct={h: v for h, v in idle.items() if h in recorded},
+        client_sysbench_pct=dict(sysbench), client_server_pct=dict(server),
+        client_others_pct={h: v for h, v in others.items() if h in recorded}, client_top_other=dict(top),
+        client_top_other_pct=dict(top_pct),
+        client_cores=cores,
         same_host=any(c.same_host for c in clients),
         server_measure=measure, server_total=server_total, sysbench_total=sysbench_total, window_s=window_s,
         full_cache="cache" in job.scenario.dataset.name.lower(), cache_hit_ratio=job.cache_hit_ratio,
@@ -100,6 +170,7 @@ def job_evidence(job: Job) -> validity.Evidence:
         imported=job.imported,
         job_rates={"qps": result.qps, "tps": result.tps} if result is not None and len(clients) > 1 else {},
         client_rates={measure: [(c.summary or {}).get(measure) for c in clients] for measure in ("qps", "tps")},
+        seconds=_seconds_accounts(job, clients, by_client), partial_seconds=partial,
     )
 
 

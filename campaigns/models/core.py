@@ -659,6 +659,9 @@ class Job(models.Model):
     # unreachable, and when the job tries again (Celery's retry countdown). Both empty otherwise.
     unreachable_since = models.DateTimeField(null=True, blank=True)
     next_try_at = models.DateTimeField(null=True, blank=True)
+    # What happened to the job beside its outcome, in sentences the job page and the API show ("the prepared
+    # tables were missing on the target: the dataset was prepared again").
+    notes = models.JSONField(default=list, blank=True)
 
     objects = JobQuerySet.as_manager()
 

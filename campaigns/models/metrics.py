@@ -37,6 +37,12 @@ class HostSample(models.Model):
     net_packets_in_per_s = models.FloatField()
     net_packets_out_per_s = models.FloatField()
     memory_used_pct = models.FloatField()
+    # Who took the host's CPU besides sysbench, in percent of one core like sysbench_cpu_pct: the target server
+    # when it runs here, and every other process (a hog, a backup, another tool), with the busiest of them by name.
+    server_cpu_pct = models.FloatField(null=True, blank=True)
+    others_cpu_pct = models.FloatField(null=True, blank=True)
+    top_other_name = models.CharField(max_length=100, blank=True, default="")
+    top_other_cpu_pct = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["job_id", "t", "client_index"]
