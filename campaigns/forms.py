@@ -592,6 +592,11 @@ class ComparisonForm(forms.Form):
     trusted_only = forms.BooleanField(
         required=False, label="Only trusted cells",
         help_text="Leave out the cells whose validity verdict is suspect or invalid.")
+    untrusted = forms.BooleanField(
+        required=False, label="Include untrusted cells",
+        help_text="Count suspect and invalid cells in the conclusions (the table shows them either way).")
+    # Switches set from the banner above the comparison, not from the list of what to compare.
+    SWITCHES = ("trusted_only", "untrusted")
 
     # Fields that take one id at most: a plain select with an empty choice.
     SINGLE = ("published_product", "published_spec")

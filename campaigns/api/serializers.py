@@ -550,6 +550,9 @@ class ComparisonQuerySerializer(serializers.Serializer):
     threads = IdListParam(required=False, max_length=4000)
     trusted_only = serializers.BooleanField(required=False, default=False,
                                             help_text="Leave out cells whose validity verdict is suspect or invalid.")
+    by_run = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                       help_text="One column per (product, run); by default when two or more runs "
+                                                 "are named.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):

@@ -683,13 +683,23 @@ class ComparisonViewSet(viewsets.ViewSet):
             _id_list_parameter("threads", "Only these thread counts."),
             OpenApiParameter("trusted_only", OpenApiTypes.BOOL,
                              description="Leave out cells whose validity verdict is suspect or invalid."),
+            OpenApiParameter("by_run", OpenApiTypes.BOOL,
+                             description="One column per product and run, so that two runs of one target are "
+                                         "compared instead of pooled. On by default when `runs` names two or more "
+                                         "runs; `by_run=false` pools them."),
             _format_parameter("csv: one line per (dataset, scenario, spec, threads, product) cell."),
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
         description="For each (dataset × scenario), a table of rows (spec, threads, table size, tables) with, per "
-                    "product, the value of QPS, TPS, average and percentile latency over repetitions (`value`: "
-                    "their geometric mean) with median, n, mean, stdev, CV, min and max, Δ% against the first "
-                    "product (ratio of values − 1), and the worst validity verdict of its jobs. Succeeded jobs only.",
+                    "product (or product and run), the value of QPS, TPS, average and percentile latency over "
+                    "repetitions (`value`: their geometric mean) with median, n, mean, stdev, CV, min and max, Δ% "
+                    "against the first column (ratio of values − 1) with its 95% confidence interval "
+                    "(`delta_ci95_pct`, [low, high], from 2 runs a side), and the worst validity verdict of its "
+                    "jobs. Each non-baseline cell's `significance` says whether its QPS Δ% is larger than the runs' "
+                    "noise: `verdict` (significant, not significant, untested), `p_value` (Welch's t-test on log "
+                    "QPS), `p_adjusted` (Benjamini–Hochberg over the comparison), `n_base` and `n_other`, "
+                    "`ci95_pct`, `runs_needed` (runs per side that would tell a difference this large) and "
+                    "`sentence`, the verdict in words. Succeeded jobs only.",
     )
     def list(self, request: Request) -> Any:
         query = s.ComparisonQuerySerializer(data=request.query_params)
@@ -701,6 +711,7 @@ class ComparisonViewSet(viewsets.ViewSet):
                 target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
                 campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
                 threads=data.get("threads"), trusted_only=data.get("trusted_only", False),
+                by_run=data.get("by_run"),
             )
 
         if request.accepted_renderer.format == "csv":
@@ -708,9 +719,10 @@ class ComparisonViewSet(viewsets.ViewSet):
         # Keyed by the results version: any new result, closed job or renamed product changes the
         # version (campaigns/cache.py), so a cached comparison is always the current one.
         version = results_version()
-        key = None if version is None else (
-            f"api:comparison:{version}:"
-            f"{query_key(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items() if v))}")
+        # by_run=false is kept in the key: it differs from by_run left out when two runs are named.
+        chosen = sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items()
+                        if v or (v is False and k == "by_run"))
+        key = None if version is None else f"api:comparison:{version}:{query_key(chosen)}"
         return cached_json(request, self, key, build)
 
     @extend_schema(

@@ -1,6 +1,7 @@
 """The comparison page, its CSV and Markdown exports, and the print-ready white-paper report."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -68,9 +69,10 @@ def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
 
 def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
     data: dict[str, Any] = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields
-                            if name in request.GET and name != "trusted_only"}
-    if request.GET.get("trusted_only") and data:
-        data["trusted_only"] = request.GET["trusted_only"]
+                            if name in request.GET and name not in ComparisonForm.SWITCHES}
+    for switch in ComparisonForm.SWITCHES:
+        if request.GET.get(switch) and data:
+            data[switch] = request.GET[switch]
     choices, published_specs = _choices()
     form = ComparisonForm(data or None, choices=choices, published_specs=published_specs)
     if not data or not form.is_valid():
@@ -104,6 +106,8 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "campaigns/compare.html", {
         "form": form, "layout": layout, "selection": selection, "charts": charts,
         "query": selection.query_string() if selection else "", "title": _title(layout) if layout else "Compare",
+        # The banner's switch: the same selection with "include untrusted cells" flipped.
+        "switch_fields": replace(selection, untrusted=not selection.untrusted).query_pairs() if selection else [],
         "significance_note": SIGNIFICANCE_NOTE,
         "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
                           if selection is not None and selection.measured() else ""),
