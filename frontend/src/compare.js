@@ -65,8 +65,9 @@
   }
 
   // Untrusted points are drawn hollow and crossed (a reader sees them without hovering); the rest as usual.
-  function pointStyles(line) {
+  function pointStyles(line, colour) {
     return {
+      pointBorderColor: colour,
       pointStyle: line.data.map(function (p) { return p.verdict ? "crossRot" : "circle"; }),
       pointRadius: line.data.map(function (p) { return p.verdict ? 7 : 3; }),
       pointBorderWidth: line.data.map(function (p) { return p.verdict ? 3 : 1; }),
@@ -82,14 +83,15 @@
   // Thread counts are evenly spaced categories, as the white papers draw them (2, 4, … 3000).
   function lineChart(canvas, lines, yTitle, data, unit) {
     const doubtful = lines.some(function (line) { return line.data.some(function (p) { return p.verdict; }); });
-    const legend = "value: geometric mean of the runs; error bars: " + data.error_bars +
-      (doubtful ? "; ✕ = suspect or invalid (click it for why)" : "");
+    // Chart.js does not wrap a legend title: the note on untrusted points is a line of its own.
+    const legend = "value: geometric mean of the runs; error bars: " + data.error_bars;
+    const legendTitle = doubtful ? [legend, "✕ suspect or invalid: hover for why, click for the findings"] : legend;
     return new Chart(canvas, {
       type: errorBars ? "lineWithErrorBars" : "line",
       data: { labels: data.threads, datasets: lines.map(function (line, i) {
         return Object.assign({ label: line.label, data: line.data, borderColor: color(i), backgroundColor: color(i),
                  errorBarColor: color(i), errorBarWhiskerColor: color(i), errorBarWhiskerSize: 8,
-                 borderWidth: 2, tension: 0 }, pointStyles(line));
+                 borderWidth: 2, tension: 0 }, pointStyles(line, color(i)));
       }) },
       options: {
         responsive: true, maintainAspectRatio: false, animation: forPrint ? false : undefined,
@@ -97,7 +99,7 @@
         onClick: openFindings,
         plugins: {
           legend: { position: "bottom",
-                    title: { display: errorBars || doubtful, text: legend } },
+                    title: { display: errorBars || doubtful, text: legendTitle } },
           tooltip: { callbacks: { label: function (item) { return pointLabel(item, unit, data.baseline); } } },
         },
         scales: {
