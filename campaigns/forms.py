@@ -723,8 +723,9 @@ class QuickCompareForm(forms.Form):
     table_size = forms.IntegerField(min_value=1, max_value=MAX_TABLE_ROWS, initial=10_000, label="Rows per table")
     threads = ThreadsField(label="Thread ladder", initial="1, 4, 16, 64")
     time_s = forms.IntegerField(min_value=1, max_value=QUICK_MAX_TIME_S, initial=10, label="Duration per job (s)")
-    repetitions = forms.IntegerField(min_value=1, max_value=100, initial=1, label="Repetitions",
-                                     help_text="Each cell runs this many times; comparisons show the median.")
+    repetitions = forms.IntegerField(min_value=1, max_value=100, initial=3, label="Repetitions",
+                                     help_text="Each cell runs this many times; comparisons show the geometric mean, "
+                                               "the spread and whether a difference is larger than the noise.")
     name = forms.CharField(required=False, max_length=150, label="Name (optional)",
                            help_text="Blank: “Quick compare” and the date.")
 

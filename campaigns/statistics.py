@@ -319,6 +319,15 @@ def runs_to_tell(change_pct: float, log_sd: float, *, power: float = 0.8) -> int
     return max(2, needed) if needed <= RUNS_NEEDED_LIMIT else None
 
 
+def change_to_tell(runs: int, log_sd: float, *, power: float = 0.8) -> float | None:
+    """The smallest change (in percent, upwards) that `runs` runs per side tell with the given power at α = 0.05,
+    when one run's log value spreads by log_sd: runs_to_tell the other way round. None for a single run."""
+    if runs < 2:
+        return None
+    z = float(sstats.norm.ppf(1 - ALPHA / 2) + sstats.norm.ppf(power))
+    return math.expm1(z * log_sd * math.sqrt(2 / (runs - 1))) * 100
+
+
 def ratio_interval(*, n_base: int, log_mean_base: float, log_sd_base: float | None, n_other: int,
                    log_mean_other: float, log_sd_other: float | None, confidence: float = 0.95) -> RatioInterval:
     """The change of `other` against `base` from each side's number of runs, mean and sample standard deviation of
