@@ -15,6 +15,7 @@ from campaigns import monitoring, roles, services
 from campaigns.filtersets import CampaignFilterSet
 from campaigns.forms import CampaignForm, ScheduleForm, mark_mine
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
+from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
 from campaigns.views.base import Catalogue, Column, paginate, role_required
 
 PLAN_ROWS_SHOWN = 300
@@ -118,12 +119,30 @@ def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
             messages.success(request, f"Campaign “{saved.name}” saved. Check its plan, then launch it.")
             return HttpResponseRedirect(reverse("campaigns-detail", args=[saved.pk]))
     else:
-        initial = {"threads": "1, 2"} if campaign is None else {}
+        initial: dict[str, Any] = {"threads": "1, 2"} if campaign is None else {}
+        if campaign is None:
+            initial.update(_initial_from_url(request))
         form = CampaignForm(instance=campaign, initial=initial)
     mark_mine(form, request.user, "targets", "scenarios")
     advice = noise_advice(monitoring.campaign_noise(campaign=campaign)) if campaign is not None else NO_NOISE_YET
     return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign,
                                                               "catalogue": CAMPAIGNS, "noise_advice": advice})
+
+
+def _initial_from_url(request: HttpRequest) -> dict[str, Any]:
+    """A new campaign started from a scenario's "Run it on…": its scenarios and the pasted thread counts, from the
+    URL (?scenarios=3&threads=8); anything that is not ids or a thread list is ignored."""
+    initial: dict[str, Any] = {}
+    ids = [int(v) for v in request.GET.getlist("scenarios")[:50] if v.isascii() and v.isdigit() and len(v) < 19]
+    if ids:
+        initial["scenarios"] = list(Scenario.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    threads = request.GET.get("threads", "")
+    if threads and len(threads) <= 500:
+        try:
+            initial["threads"] = format_thread_list(parse_thread_list(threads).values)
+        except ThreadListError:
+            pass
+    return initial
 
 
 NO_NOISE_YET = ("Noise not measured yet: once a run has measured cells 2 or more times, this form says how many "
