@@ -776,3 +776,9 @@ class QuickCompareForm(forms.Form):
         if not self.cleaned_data["tests"]:
             self.add_error("tests", "Tick at least one sysbench test.")
         return not self.errors
+
+
+class ApiTokenForm(forms.Form):
+    """A new API token of the user: its name (the API tokens page)."""
+
+    name = forms.CharField(max_length=100, label="Name", help_text="What it is for, e.g. “nightly CI”.")

@@ -203,7 +203,7 @@ class CampaignSerializer(StrictInputMixin, FastReadMixin, ModelCleanMixin, seria
     webhook_url = serializers.CharField(
         write_only=True, required=False, allow_blank=True, max_length=MAX_WEBHOOK_URL_CHARS,
         help_text="Write-only. Omit to keep the stored webhook; an empty string clears it. Public http(s) "
-                  "addresses only (unless BENCHAPP_WEBHOOK_ALLOW_PRIVATE).",
+                  "addresses only, unless the administrator allowed private ones.",
     )
     has_webhook = serializers.BooleanField(read_only=True)
     targets = serializers.PrimaryKeyRelatedField(many=True, queryset=Target.objects.all(), required=False)

@@ -796,11 +796,14 @@ class UserViewSet(ModelViewSet):
 
 
 class TokenView(APIView):
-    """POST username and password → a new API token of the user (stored as its SHA-256 only, so it is shown this
-    once; it expires after BENCHAPP_TOKEN_TTL_DAYS, and POST auth/token/revoke/ with it ends it sooner).
+    """POST username and password → a new API token of the user, shown this once (only a hash of it is kept). It
+    expires after the server's token lifetime (90 days unless the administrator set another); POST
+    auth/token/revoke/ with it ends it sooner. Send it as `Authorization: Bearer <token>` (or `Token <token>`).
+    The API tokens page of the app (your menu › API tokens) creates, names and revokes tokens without a password
+    in a script.
 
-    Throttled per client address and per username (campaigns.api.throttling): past the limit a request
-    is a 429 with Retry-After before its password is checked, so guessing costs no password hashes.
+    Throttled per client address and per username: past the limit a request is a 429 with Retry-After before its
+    password is checked.
     """
 
     permission_classes = [AllowAny]
