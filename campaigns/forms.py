@@ -665,7 +665,8 @@ class ScheduleForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         from campaigns.models.monitoring import cron_expand
 
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         preset, hours = data.get("preset"), data.get("every_hours")
         if preset == "hours" and not hours and "every_hours" not in self.errors:
             self.add_error("every_hours", "Say every how many hours (1 to 23).")

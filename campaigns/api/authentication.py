@@ -67,7 +67,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate(self, request: Any) -> tuple[Any, Any] | None:
         words = authentication.get_authorization_header(request).split()
         if not words or words[0].lower() != b"bearer":
-            return cast("tuple[Any, Any] | None", super().authenticate(request))
+            return super().authenticate(request)
         if len(words) != 2:
             raise exceptions.AuthenticationFailed("Send the token as `Authorization: Bearer <token>`, one word "
                                                   "after Bearer.")

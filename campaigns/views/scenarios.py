@@ -61,7 +61,7 @@ def scenario_detail(request: HttpRequest, pk: int) -> HttpResponse:
     scenario = get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk)
     options = sorted(scenario.options.items())
     threads = _threads_param(request.GET.get("threads", ""))
-    run_query = urlencode({"scenarios": scenario.pk, **({"threads": threads} if threads else {})})
+    run_query = urlencode({"scenarios": str(scenario.pk), **({"threads": threads} if threads else {})})
     return render(request, "campaigns/scenario_detail.html", {
         "scenario": scenario, "options": [(k, format_value(v)) for k, v in options],
         "pasted_threads": threads, "run_url": f"{reverse('campaigns-new')}?{run_query}",

@@ -1,6 +1,8 @@
 """The user's own API tokens (create, name, list, revoke; a new one shown once) and the API's getting-started page."""
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -15,7 +17,8 @@ from campaigns.views.base import role_required
 
 
 def _tokens_page(request: HttpRequest, form: ApiTokenForm, new_key: str = "", new_name: str = "") -> HttpResponse:
-    tokens = list(ApiToken.objects.filter(user=request.user).order_by("-created"))
+    owner: Any = request.user  # role_required: a logged-in user
+    tokens = list(ApiToken.objects.filter(user=owner).order_by("-created"))
     response = render(request, "campaigns/api_tokens.html", {
         "form": form, "tokens": tokens, "new_key": new_key, "new_name": new_name,
         "ttl_days": settings.BENCHAPP_TOKEN_TTL_DAYS, "api_base": request.build_absolute_uri("/api/v1/"),
@@ -41,7 +44,8 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
 @require_POST
 def api_token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     """Revokes one of the user's own tokens (another user's is a 404, as if it did not exist)."""
-    token = get_object_or_404(ApiToken, pk=pk, user=request.user)
+    owner: Any = request.user
+    token = get_object_or_404(ApiToken, pk=pk, user=owner)
     services.token_revoke(token=token)
     messages.success(request, f"Token “{token.name or token.prefix + '…'}” revoked: it no longer works.")
     return HttpResponseRedirect(reverse("api-tokens"))
