@@ -595,8 +595,11 @@ class ComparisonForm(forms.Form):
     untrusted = forms.BooleanField(
         required=False, label="Include untrusted cells",
         help_text="Count suspect and invalid cells in the conclusions (the table shows them either way).")
+    baseline = IdListField(label="Baseline", help_text="The product (or run) every Δ% is against.")
     # Switches set from the banner above the comparison, not from the list of what to compare.
     SWITCHES = ("trusted_only", "untrusted")
+    # Set from the comparison itself (the banner's switch, the baseline links), carried as hidden fields.
+    HIDDEN = ("trusted_only", "untrusted", "baseline")
 
     # Fields that take one id at most: a plain select with an empty choice.
     SINGLE = ("published_product", "published_spec")
@@ -625,6 +628,8 @@ class ComparisonForm(forms.Form):
             self.add_error("published_product", "Choose one published product.")
         elif product and product[0] not in self.published_specs:
             self.add_error("published_product", "No published figures for this product.")
+        if len(data.get("baseline") or []) > 1:
+            self.add_error("baseline", "Choose one baseline.")
         if len(spec) > 1:
             self.add_error("published_spec", "Choose one published spec.")
         elif spec and not product:

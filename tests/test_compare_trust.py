@@ -118,3 +118,22 @@ def test_conclusions_come_from_trusted_cells_unless_asked_and_say_what_they_left
     markdown = role_client("viewer").get(
         f"/compare/comparison.md?products={mariadb.pk}&products={postgresql.pk}").content.decode()
     assert "> **6 of 12 jobs invalid: the client host's CPU was saturated." in markdown
+
+
+def test_the_baseline_is_chosen_explicitly_and_kept_in_the_url(role_client):
+    mariadb, postgresql = _mariadb_and_postgresql()
+    client = role_client("viewer")
+    data = client.get(f"/api/v1/comparisons/?products={mariadb.pk},{postgresql.pk}&baseline={postgresql.pk}").json()
+    assert [p["id"] for p in data["products"]] == [postgresql.pk, mariadb.pk]
+    cells = data["groups"][0]["rows"][0]["cells"]
+    assert cells[0]["significance"] is None and cells[1]["delta_pct"]["qps"] < 0  # MariaDB is the slower here
+    page = client.get(f"/compare/?products={mariadb.pk}&products={postgresql.pk}").content.decode()
+    choice = page.split('data-testid="baseline-choice">', 1)[1].split("</p>", 1)[0]
+    assert "Baseline: <strong>MariaDB (local)</strong>" in choice
+    assert f"baseline={postgresql.pk}" in choice and ">PostgreSQL (local)</a>" in choice
+    swapped = client.get(f"/compare/?products={mariadb.pk}&products={postgresql.pk}&baseline={postgresql.pk}")
+    html = swapped.content.decode()
+    assert "Δ% QPS vs PostgreSQL (local)" in html and "<h1>PostgreSQL (local) vs MariaDB (local)</h1>" in html
+    # Kept when the choice is changed: a hidden field of the form.
+    assert f'<input type="hidden" name="baseline" value="{postgresql.pk}">' in html
+    assert client.get(f"/compare/?products={mariadb.pk}&baseline=1,2").status_code == 200

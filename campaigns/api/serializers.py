@@ -553,6 +553,8 @@ class ComparisonQuerySerializer(serializers.Serializer):
     by_run = serializers.BooleanField(required=False, allow_null=True, default=None,
                                        help_text="One column per (product, run); by default when two or more runs "
                                                  "are named.")
+    baseline = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1,
+                                        help_text="The product (or, by run, the run) every Δ% is against.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):

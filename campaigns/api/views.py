@@ -683,6 +683,9 @@ class ComparisonViewSet(viewsets.ViewSet):
             _id_list_parameter("threads", "Only these thread counts."),
             OpenApiParameter("trusted_only", OpenApiTypes.BOOL,
                              description="Leave out cells whose validity verdict is suspect or invalid."),
+            OpenApiParameter("baseline", OpenApiTypes.INT,
+                             description="The product (or, with by_run, the run) every Δ% is against: its column "
+                                         "comes first. By default the first product named."),
             OpenApiParameter("by_run", OpenApiTypes.BOOL,
                              description="One column per product and run, so that two runs of one target are "
                                          "compared instead of pooled. On by default when `runs` names two or more "
@@ -711,7 +714,7 @@ class ComparisonViewSet(viewsets.ViewSet):
                 target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
                 campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
                 threads=data.get("threads"), trusted_only=data.get("trusted_only", False),
-                by_run=data.get("by_run"),
+                by_run=data.get("by_run"), baseline=data.get("baseline"),
             )
 
         if request.accepted_renderer.format == "csv":

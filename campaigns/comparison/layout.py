@@ -126,7 +126,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         data = comparison_build(
             target_ids=selection.targets, product_ids=selection.products, run_ids=selection.runs,
             campaign_ids=selection.campaign, scenario_ids=selection.scenarios, spec_ids=selection.specs,
-            trusted_only=selection.trusted_only,
+            trusted_only=selection.trusted_only, baseline=selection.baseline[0] if selection.baseline else None,
         )
     else:
         data = {"products": [], "groups": [], "job_count": 0}

@@ -132,6 +132,7 @@ def comparison_build(
     threads: Sequence[int] | None = None,
     trusted_only: bool = False,
     by_run: bool | None = None,
+    baseline: int | None = None,
 ) -> dict[str, Any]:
     """Compare products over succeeded jobs selected by any combination of the given ids.
 
@@ -141,6 +142,9 @@ def comparison_build(
     by_run (by default: when two or more runs are named) makes each (product, run) a column of its own, so that
     two runs of one target are compared with each other instead of pooled; a run's retries count as that run.
     Each column of "products" then carries its "run_id" and names the run.
+
+    baseline: the product (or, by run, the run) whose column comes first, the one every Δ% is against; None keeps
+    the order above.
 
     Every non-baseline cell carries "delta_ci95_pct" ({metric: [low, high]}: the 95% confidence interval of the
     ratio of geometric means − 1, None with fewer than 2 runs a side) and, for QPS, "significance": Welch's
@@ -225,6 +229,10 @@ def comparison_build(
         present = {(c["product_id"], c["run_id"]) for c in cells}
         products = [{**p, "name": f"{p['name']} · run #{r}", "run_id": r}
                     for r in dict.fromkeys(roots.values()) for p in products if (p["id"], r) in present]
+    if baseline is not None:
+        first = next((p for p in products if (p.get("run_id") if by_run else p["id"]) == baseline), None)
+        if first is not None:
+            products = [first, *(p for p in products if p is not first)]
     column = {(p["id"], p.get("run_id")): i for i, p in enumerate(products)}
     groups: dict[tuple[int, int], dict[str, Any]] = {}
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -286,7 +294,7 @@ def comparison_build(
     return {
         "filters": {"targets": target_ids, "products": product_ids, "runs": run_ids, "campaigns": campaign_ids,
                     "scenarios": scenario_ids, "specs": spec_ids, "threads": threads, "trusted_only": trusted_only,
-                    "by_run": by_run},
+                    "by_run": by_run, "baseline": baseline},
         "cells_left_out": left_out,
         "products": products,
         "baseline_product": products[0]["id"] if products else None,

@@ -26,6 +26,7 @@ class Selection:
     published_spec: list[int] = field(default_factory=list)  # at most one of that product's published specs
     trusted_only: bool = False  # leave out cells whose validity verdict is suspect or invalid
     untrusted: bool = False  # count suspect and invalid cells in the conclusions (the table shows them either way)
+    baseline: list[int] = field(default_factory=list)  # at most one: the product (or run) every Δ% is against
 
     def measured(self) -> bool:
         return bool(self.targets or self.products or self.campaign or self.runs or self.scenarios)
@@ -45,6 +46,8 @@ class Selection:
             ("scenarios", self.scenarios), ("specs", self.specs)) if ids]
         if self.trusted_only:
             parts.append("trusted_only=true")
+        if self.baseline:
+            parts.append(f"baseline={self.baseline[0]}")
         return "&".join(parts)
 
     def query_pairs(self) -> list[tuple[str, str]]:

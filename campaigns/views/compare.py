@@ -96,6 +96,18 @@ def report_headers(layout: dict[str, Any]) -> None:
         table["parts"] = table_parts(table, layout["products"])
 
 
+def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
+    """The other columns a user may make the baseline, each with the page's query that does it (kept in the URL)."""
+    # Published figures are set beside the measured columns, after them: only measured columns can lead.
+    if layout is None or selection is None or selection.published or len(layout["products"]) < 2:
+        return []
+    out = []
+    for column in layout["products"][1:]:
+        chosen = column.get("run_id") or column["id"]
+        out.append({"name": column["name"], "query": replace(selection, baseline=[chosen]).query_string()})
+    return out
+
+
 @role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
@@ -108,6 +120,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "query": selection.query_string() if selection else "", "title": _title(layout) if layout else "Compare",
         # The banner's switch: the same selection with "include untrusted cells" flipped.
         "switch_fields": replace(selection, untrusted=not selection.untrusted).query_pairs() if selection else [],
+        "hidden_fields": ComparisonForm.HIDDEN, "baselines": _baselines(layout, selection),
         "significance_note": SIGNIFICANCE_NOTE,
         "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
                           if selection is not None and selection.measured() else ""),
