@@ -205,7 +205,8 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     page.get_by_label("rows per table").fill("1000")
     page.locator("#id_time_s").fill("3")
     page.get_by_role("button", name="Save scenario").click()
-    page.wait_for_url(re.compile(r"/scenarios/\d+/$"))
+    # The pasted thread counts ride along for the page's "Run it on…" (issue #28).
+    page.wait_for_url(re.compile(r"/scenarios/\d+/(\?threads=[^/]*)?$"))
     scenario = Scenario.objects.get(name="seed 003 read-only (browser)")
     assert scenario.options == {"skip-trx": True} and scenario.time_s == 3
     shot(page, "06-scenario-saved")
