@@ -198,7 +198,7 @@ def report(data: dict[str, Any]) -> None:
     # A/B: each slowed run against the 5 unchanged runs before it.
     for slowdown in SLOWDOWNS:
         caught = total = 0
-        measured = []
+        deltas = []  # not `measured`: that name holds the runs' noise, which the advice below reads
         for i, h in enumerate(history):
             if h["kind"] != "B" or h["slowdown"] != slowdown:
                 continue
@@ -210,10 +210,10 @@ def report(data: dict[str, Any]) -> None:
                 base = geometric_mean([geometric_mean([j["qps"] for j in r[cell]]) or 0.0 for r in baseline])
                 now = geometric_mean([j["qps"] for j in h["run"][cell]])
                 if base and now:
-                    measured.append((now / base - 1) * 100)
+                    deltas.append((now / base - 1) * 100)
         if total:
             print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(caught, total)}"
-                  f"  (measured Δ median {statistics.median(measured):+.1f}%)")
+                  f"  (measured Δ median {statistics.median(deltas):+.1f}%)")
     if cv_within is not None:
         # What repetitions cannot reduce: the spread of run means beyond what their repetitions explain.
         pure_between = measured.between_only_pct or 0.0

@@ -339,7 +339,9 @@ REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
 ]
 SPECTACULAR_SETTINGS = {
     "TITLE": "benchapp API",
-    "DESCRIPTION": "Define, run and compare sysbench benchmark campaigns.",
+    "DESCRIPTION": "Define, run and compare sysbench benchmark campaigns. New here? Read the "
+                   "[getting started](/help/api/) page (a token, then three calls with curl). "
+                   "[Back to benchapp](/).",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # Separate request and response components: write-only fields (target passwords) appear only in
@@ -359,6 +361,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "campaigns.api.schema.add_error_responses",
+        "campaigns.api.schema.descriptions_for_users",
     ],
 }
 

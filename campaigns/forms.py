@@ -625,6 +625,14 @@ class ComparisonForm(forms.Form):
     trusted_only = forms.BooleanField(
         required=False, label="Only trusted cells",
         help_text="Leave out the cells whose validity verdict is suspect or invalid.")
+    untrusted = forms.BooleanField(
+        required=False, label="Include untrusted cells",
+        help_text="Count suspect and invalid cells in the conclusions (the table shows them either way).")
+    baseline = IdListField(label="Baseline", help_text="The product (or run) every Δ% is against.")
+    # Switches set from the banner above the comparison, not from the list of what to compare.
+    SWITCHES = ("trusted_only", "untrusted")
+    # Set from the comparison itself (the banner's switch, the baseline links), carried as hidden fields.
+    HIDDEN = ("trusted_only", "untrusted", "baseline")
 
     # Fields that take one id at most: a plain select with an empty choice.
     SINGLE = ("published_product", "published_spec")
@@ -653,6 +661,8 @@ class ComparisonForm(forms.Form):
             self.add_error("published_product", "Choose one published product.")
         elif product and product[0] not in self.published_specs:
             self.add_error("published_product", "No published figures for this product.")
+        if len(data.get("baseline") or []) > 1:
+            self.add_error("baseline", "Choose one baseline.")
         if len(spec) > 1:
             self.add_error("published_spec", "Choose one published spec.")
         elif spec and not product:
@@ -662,8 +672,18 @@ class ComparisonForm(forms.Form):
         return data
 
 
+SCHEDULE_PRESETS = [("", "Custom: the cron expression below"), ("nightly", "Nightly, at 02:00"),
+                    ("weekly", "Weekly, Mondays at 02:00"), ("hours", "Every N hours")]
+
+
 class ScheduleForm(forms.ModelForm):
-    """A nightly (or any cron) launch of a campaign."""
+    """A nightly (or any cron) launch of a campaign: a preset (nightly, weekly, every N hours) or a cron expression
+    (with @nightly, @daily, @weekly and @hourly accepted)."""
+
+    preset = forms.ChoiceField(choices=SCHEDULE_PRESETS, required=False, label="When")
+    every_hours = forms.IntegerField(min_value=1, max_value=23, required=False, label="Every N hours: N",
+                                     help_text="For “Every N hours”: the runs start at 00:00 and every N hours after.")
+    field_order = ["preset", "every_hours", "cron", "timezone", "label", "enabled"]
 
     class Meta:
         from campaigns.models import CampaignSchedule
@@ -671,12 +691,35 @@ class ScheduleForm(forms.ModelForm):
         model = CampaignSchedule
         fields = ["label", "cron", "timezone", "enabled"]
         labels = {"cron": "Cron expression", "timezone": "Time zone"}
-        help_texts = {"cron": "minute hour day month weekday, e.g. <code>0 2 * * *</code> for 02:00 every night.",
+        help_texts = {"cron": "minute hour day month weekday, e.g. <code>0 2 * * *</code> for 02:00 every night; "
+                              "or <code>@nightly</code>, <code>@daily</code>, <code>@weekly</code>, "
+                              "<code>@hourly</code>.",
                       "timezone": "An IANA name such as UTC or Europe/Paris."}
 
     def save(self, commit: bool = True) -> Any:
         """Through campaigns.monitoring.schedule_save, which keeps the Celery beat entry in step."""
         return monitoring.schedule_save(schedule=self.instance) if commit else self.instance
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["cron"].required = False  # a preset writes it; clean() asks for one or the other
+
+    def clean(self) -> dict[str, Any]:
+        from campaigns.models.monitoring import cron_expand
+
+        super().clean()
+        data = self.cleaned_data
+        preset, hours = data.get("preset"), data.get("every_hours")
+        if preset == "hours" and not hours and "every_hours" not in self.errors:
+            self.add_error("every_hours", "Say every how many hours (1 to 23).")
+        elif preset:
+            data["cron"] = {"nightly": "0 2 * * *", "weekly": "0 2 * * 1"}.get(preset) or f"0 */{hours} * * *"
+        elif not data.get("cron") and "cron" not in self.errors:
+            self.add_error("cron", "Choose when: a preset above, or a cron expression.")
+        if data.get("cron"):
+            data["cron"] = cron_expand(data["cron"])
+            self.instance.cron = data["cron"]
+        return data
 
 
 # ---------------------------------------------------------------- quick compare
@@ -755,8 +798,9 @@ class QuickCompareForm(forms.Form):
     table_size = forms.IntegerField(min_value=1, max_value=MAX_TABLE_ROWS, initial=10_000, label="Rows per table")
     threads = ThreadsField(label="Thread ladder", initial="1, 4, 16, 64")
     time_s = forms.IntegerField(min_value=1, max_value=QUICK_MAX_TIME_S, initial=10, label="Duration per job (s)")
-    repetitions = forms.IntegerField(min_value=1, max_value=100, initial=1, label="Repetitions",
-                                     help_text="Each cell runs this many times; comparisons show the median.")
+    repetitions = forms.IntegerField(min_value=1, max_value=100, initial=3, label="Repetitions",
+                                     help_text="Each cell runs this many times; comparisons show the geometric mean, "
+                                               "the spread and whether a difference is larger than the noise.")
     name = forms.CharField(required=False, max_length=150, label="Name (optional)",
                            help_text="Blank: “Quick compare” and the date.")
 
@@ -775,3 +819,9 @@ class QuickCompareForm(forms.Form):
         if not self.cleaned_data["tests"]:
             self.add_error("tests", "Tick at least one sysbench test.")
         return not self.errors
+
+
+class ApiTokenForm(forms.Form):
+    """A new API token of the user: its name (the API tokens page)."""
+
+    name = forms.CharField(max_length=100, label="Name", help_text="What it is for, e.g. “nightly CI”.")

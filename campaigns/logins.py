@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib.sessions.backends import db
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponseBase
 from rest_framework.throttling import BaseThrottle
 
@@ -55,10 +56,15 @@ class SessionIdleMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         response = self.get_response(request)
+        if response.status_code == 503:  # benchapp's database away (DatabaseAwayMiddleware): nothing to refresh
+            return response
         session = getattr(request, "session", None)
         user = getattr(request, "user", None)
-        if session is not None and user is not None and user.is_authenticated and session.session_key:
-            saved = session.get(_SAVED_KEY)
-            if not isinstance(saved, int) or time.time() - saved >= SESSION_REFRESH_S:
-                session.modified = True  # SessionMiddleware saves it, with a new expiry
+        try:
+            if session is not None and user is not None and user.is_authenticated and session.session_key:
+                saved = session.get(_SAVED_KEY)
+                if not isinstance(saved, int) or time.time() - saved >= SESSION_REFRESH_S:
+                    session.modified = True  # SessionMiddleware saves it, with a new expiry
+        except DatabaseError:
+            pass  # the database went away after the view answered: the session is refreshed on a later request
         return response

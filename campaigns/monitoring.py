@@ -19,7 +19,7 @@ from campaigns import execution
 from campaigns.changepoints import change_points
 from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
-from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
+from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring, cron_expand
 from campaigns.services import StateConflict, annotation_create, campaign_launch, campaign_update
 from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed, run_noise
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
@@ -36,7 +36,9 @@ Cell = tuple[int, int, int]  # target id, scenario id, threads
 
 
 def schedule_save(*, schedule: CampaignSchedule) -> CampaignSchedule:
-    """Validates and saves a schedule, keeping its Celery beat entry in step."""
+    """Validates and saves a schedule, keeping its Celery beat entry in step; a shorthand (@nightly, …) is stored
+    written out."""
+    schedule.cron = cron_expand(schedule.cron)
     schedule.full_clean()
     minute, hour, day, month, weekday = schedule.cron.split()
     with transaction.atomic():

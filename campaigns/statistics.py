@@ -293,6 +293,82 @@ def repetitions_needed(cv_pct: float | None, *, between_cv_pct: float = 0.0, cha
     return max(1, needed) if needed <= limit else None
 
 
+@dataclass(frozen=True, slots=True)
+class RatioInterval:
+    """How one side differs from a baseline: the ratio of their geometric means − 1 (change_pct), its 95%
+    confidence interval (Welch's interval on the log values, the same test as `compare`), the two-sided p-value
+    and how many runs per side would tell a difference this large (runs_needed, 80% power; None when the change
+    is nil or would take more than RUNS_NEEDED_LIMIT runs). Interval and p are None when a side has one run."""
+
+    change_pct: float
+    low_pct: float | None
+    high_pct: float | None
+    p_value: float | None
+    n_base: int
+    n_other: int
+    runs_needed: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+RUNS_NEEDED_LIMIT = 1000
+
+
+def runs_to_tell(change_pct: float, log_sd: float, *, power: float = 0.8) -> int | None:
+    """Runs per side for a two-sided Welch test at α = 0.05 to find a change of change_pct with the given power,
+    when one run's log value spreads by log_sd (the normal approximation, plus one run for the t quantile)."""
+    effect = abs(math.log1p(change_pct / 100)) if change_pct > -100 else math.inf
+    if effect == 0 or not math.isfinite(effect):
+        return None
+    z = float(sstats.norm.ppf(1 - ALPHA / 2) + sstats.norm.ppf(power))
+    needed = math.ceil(2 * (z * log_sd / effect) ** 2) + 1
+    return max(2, needed) if needed <= RUNS_NEEDED_LIMIT else None
+
+
+def change_to_tell(runs: int, log_sd: float, *, power: float = 0.8) -> float | None:
+    """The smallest change (in percent, upwards) that `runs` runs per side tell with the given power at α = 0.05,
+    when one run's log value spreads by log_sd: runs_to_tell the other way round. None for a single run."""
+    if runs < 2:
+        return None
+    z = float(sstats.norm.ppf(1 - ALPHA / 2) + sstats.norm.ppf(power))
+    return math.expm1(z * log_sd * math.sqrt(2 / (runs - 1))) * 100
+
+
+def ratio_interval(*, n_base: int, log_mean_base: float, log_sd_base: float | None, n_other: int,
+                   log_mean_other: float, log_sd_other: float | None, confidence: float = 0.95) -> RatioInterval:
+    """The change of `other` against `base` from each side's number of runs, mean and sample standard deviation of
+    the log values (what one grouped SQL query returns), with Welch's confidence interval and p-value."""
+    diff = log_mean_other - log_mean_base
+    change = math.expm1(diff) * 100
+    if n_base < 2 or n_other < 2 or log_sd_base is None or log_sd_other is None:
+        return RatioInterval(change, None, None, None, n_base, n_other, None)
+    va, vb = log_sd_base ** 2 / n_base, log_sd_other ** 2 / n_other
+    pooled_sd = math.sqrt((log_sd_base ** 2 + log_sd_other ** 2) / 2)
+    needed = runs_to_tell(change, pooled_sd)
+    if va + vb == 0:
+        # Every run gave the same value on each side: the difference is exact.
+        return RatioInterval(change, change, change, None, n_base, n_other, None)
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (n_base - 1) + vb ** 2 / (n_other - 1))
+    t = float(sstats.t.ppf(1 - (1 - confidence) / 2, df))
+    p = float(2 * sstats.t.sf(abs(diff) / se, df))
+    return RatioInterval(change, math.expm1(diff - t * se) * 100, math.expm1(diff + t * se) * 100, p, n_base,
+                         n_other, needed)
+
+
+def smallest_change_caught(cv_pct: float, *, between_cv_pct: float = 0.0, repetitions: int = 1,
+                           baseline_runs: int = 5, limit_pct: int = 200) -> int | None:
+    """The smallest whole-percent slowdown the run-level check catches 9 times in 10 with this many repetitions
+    (repetitions_needed the other way round); None when not even limit_pct would be."""
+    for change in range(1, limit_pct + 1):
+        needed = repetitions_needed(cv_pct, between_cv_pct=between_cv_pct, change_pct=min(change, 99),
+                                    baseline_runs=baseline_runs, limit=max(1, repetitions))
+        if needed is not None and needed <= repetitions:
+            return change
+    return None
+
+
 # ---------------------------------------------------------------- judging a run's cells against their baseline
 
 QPS = "qps"

@@ -18,6 +18,7 @@ from campaigns.views import (
     schedules,
     seeds,
     share,
+    tokens,
 )
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
@@ -40,6 +41,9 @@ def catalogue_urls(cat: Catalogue, *, list_view: View | None = None, edit_view: 
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
+    path("tokens/", tokens.api_tokens, name="api-tokens"),
+    path("tokens/<int:pk>/revoke/", tokens.api_token_revoke, name="api-token-revoke"),
+    path("help/api/", tokens.api_quickstart, name="api-quickstart"),
     path("quick/", quick.quick_compare, name="quick-compare"),
     *catalogue_urls(catalogue.PRODUCTS),
     *catalogue_urls(catalogue.SPECS),

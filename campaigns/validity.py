@@ -81,6 +81,26 @@ class Evidence:
     partial_seconds: int = 0
 
 
+# Each finding's cause in a few words, for a comparison's banner and its cells ("13 of 24 jobs invalid: the client
+# host's CPU was saturated"); the finding's own message on the job page says the rest.
+REASONS = {
+    "client-bound": "the client host's CPU was saturated",
+    "server-disagrees": "the server counted other work than sysbench sent",
+    "not-settled": "throughput had not settled",
+    "errors": "sysbench reported ignored errors",
+    "reconnects": "sysbench had to reconnect",
+    "cache-cold": "the server's cache was cold",
+    "overran": "sysbench ran past its time",
+    "shared": "another job used the target at the same time",
+    "client-sum": "the clients' own figures do not add up to the job's",
+}
+
+
+def reason(code: str) -> str:
+    """A finding's cause in a few words (its code where none is written)."""
+    return REASONS.get(code, code.replace("-", " "))
+
+
 def worst(levels: list[str]) -> str:
     """The worst verdict of several (a comparison cell's, from its jobs); "" when none was judged."""
     judged = [level for level in levels if level]

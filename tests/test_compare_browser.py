@@ -61,8 +61,9 @@ def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_pa
     wait_js(page, f"{qps}.tooltip.opacity > 0 && {qps}.tooltip.body && {qps}.tooltip.body.length > 0")
     lines = page.evaluate(f"{qps}.tooltip.body.flatMap(b => b.lines)")
     delta = table.locator("tr[data-threads='2'] td[data-metric=delta]").inner_text().split("\n")
+    # The Δ% cell reads Δ%, its 95% interval, then the verdict (issue #28); the tooltip says the same.
     assert lines == ["Beta DB: 2,198 QPS (n = 3)", "min–max 2,100–2,300, sd 100",
-                     f"{delta[0]} vs Alpha DB, {delta[1]}"], lines
+                     f"{delta[0]} ({delta[1]}) vs Alpha DB, {delta[2]}"], lines
     page.screenshot(path=str(SHOTS / "16-compare-error-bars.png"), full_page=True)
 
     cell.click()

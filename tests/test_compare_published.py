@@ -312,23 +312,27 @@ def test_each_delta_says_significant_not_significant_or_untested_naming_n(role_c
     assert 'data-significance="significant"' in cells[8] and ">significant (n = 3)</span>" in cells[8]
     # The title gives the raw and the adjusted p-value (2 Δ% tested on the page).
     assert re.search(r"Welch&#x27;s t-test on log QPS, n = 3: p = [0-9.e-]+, adjusted p = [0-9.e-]+ "
-                     r"\(Benjamini–Hochberg over the 2 Δ% tested here\); 95% CI of the mean QPS", cells[8])
-    assert 'data-significance="not significant"' in cells[16] and ">not significant (n = 3)</span>" in cells[16]
+                     r"\(Benjamini–Hochberg over the 2 Δ% tested here\)", cells[8])
+    assert re.search(r'<span class="ci" data-testid="ci">\+4\d\.\d% … \+5\d\.\d%</span>', cells[8])
+    assert 'data-significance="not significant"' in cells[16] and ">within ±" in cells[16]
     assert 'data-significance="untested"' in cells[32] and ">untested (n = 1)</span>" in cells[32]
     # The conclusion quotes the same verdicts as the marks, and never "within noise".
     conclusion = re.search(r'data-testid="conclusion">(.*?)</p>', html, re.S).group(1)
-    assert ("significant in 1 of 3 rows (n = 3, adjusted p &lt; 0.05), not significant in 1 (n = 3), "
+    assert ("significant in 1 of 3 rows (n = 3, adjusted p &lt; 0.05), within ±5% in 1 (n = 3), "
             "untested in 1 (n = 1)") in conclusion
     assert "within noise" not in html
     rows = list(csv.DictReader(io.StringIO(_text(client.get(f"/compare/comparison.csv?{query}")))))
     beta = {int(r["concurrency"]): r for r in rows if r["product"] == "Beta DB"}
     assert beta[8]["qps_delta_significance"] == "significant (n = 3)" and float(beta[8]["qps_delta_p_value"]) < 0.05
     assert float(beta[8]["qps_delta_p_adjusted"]) >= float(beta[8]["qps_delta_p_value"])
-    assert beta[16]["qps_delta_significance"] == "not significant (n = 3)"
+    assert beta[16]["qps_delta_significance"].startswith("within ±")
+    low, high = float(beta[8]["qps_delta_ci95_low_pct"]), float(beta[8]["qps_delta_ci95_high_pct"])
+    assert low < float(beta[8]["qps_delta_pct"]) < high and beta[8]["n_baseline"] == "3"
     assert float(beta[16]["qps_delta_p_adjusted"]) > 0.05
     assert beta[32]["qps_delta_significance"] == "untested (n = 1)" and beta[32]["qps_delta_p_value"] == ""
     markdown = _text(client.get(f"/compare/comparison.md?{query}"))
-    assert "+50.0%, significant (n = 3)" in markdown and ", not significant (n = 3)" in markdown
+    assert re.search(r"\+50\.0% \(\+4\d\.\d% … \+5\d\.\d%\), significant \(n = 3\)", markdown)
+    assert re.search(r"\), within ±\d\.\d% \(n = 3\)", markdown)
     assert "+10.0%, untested (n = 1)" in markdown
     report = _text(client.get(f"/compare/report/?{query}"))
     assert 'data-significance="significant"' in report and "Welch" in report

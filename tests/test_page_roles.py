@@ -90,7 +90,11 @@ def test_a_viewer_reads_but_every_write_page_refuses(role_client):
     wrong = []
     for url, view in pages():
         get, post = viewer.get(url).status_code, viewer.post(url).status_code
-        if required_role(view) == roles.VIEWER:
+        if getattr(view, "own_account", False):
+            # The user's own rows (API tokens): a viewer writes them as they change their own password. The
+            # POST is a form error (200) or a 404 for the made-up id of a token that is not theirs.
+            ok = get in (200, 404, 405) and post in (200, 404)
+        elif required_role(view) == roles.VIEWER:
             # Reading: the page (or 404 for the made-up id, 400 for an export without a selection);
             # a write to a reading page is not a thing.
             ok = get in (200, 400, 404) and post == 405

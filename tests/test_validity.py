@@ -149,7 +149,8 @@ def test_the_api_csv_and_the_page_show_verdicts_and_honour_trusted_only(admin_cl
                                              .content.decode())))
     assert sorted(row["verdict"] for row in export) == ["", "invalid", "suspect", "valid"]
     markdown = admin_client.get(f"/compare/comparison.md?runs={run.pk}").content.decode()
-    assert "(invalid)" in markdown and "(suspect)" in markdown
+    assert "(invalid: another job used the target at the same time)" in markdown
+    assert "(suspect: see the job's findings)" in markdown
 
 
 @pytest.mark.django_db

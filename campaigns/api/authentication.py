@@ -60,7 +60,22 @@ def _column_of(meta: Any, name: str) -> str:
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
+    """`Authorization: Token <token>` (DRF's word) or `Authorization: Bearer <token>` (what most clients send)."""
+
     model = ApiToken
+
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        words = authentication.get_authorization_header(request).split()
+        if not words or words[0].lower() != b"bearer":
+            return super().authenticate(request)
+        if len(words) != 2:
+            raise exceptions.AuthenticationFailed("Send the token as `Authorization: Bearer <token>`, one word "
+                                                  "after Bearer.")
+        try:
+            key = words[1].decode()
+        except UnicodeError:
+            raise exceptions.AuthenticationFailed("A token has only letters, digits, - and _.") from None
+        return self.authenticate_credentials(key)
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         sql, user_names, token_names = _query()

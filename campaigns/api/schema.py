@@ -7,6 +7,7 @@ lets schemathesis check that no undocumented status code or body comes back.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 ERROR_SCHEMA = {
@@ -17,11 +18,31 @@ ERROR_SCHEMA = {
 }
 _DESCRIPTIONS = {
     "400": "Invalid input: a message per field, or {detail, code}.",
-    "401": "No or invalid credentials (Authorization: Token … or a session).",
+    "401": "No or invalid credentials: send `Authorization: Bearer <token>` (or `Token <token>`), a token from the "
+           "app's API tokens page or POST /api/v1/auth/token/.",
     "403": "Your role does not allow this.",
     "404": "No such object (or no such ?format=).",
     "409": "Conflicts with the current state (e.g. a run in progress, or the row is still referenced).",
 }
+
+
+# A model's help text written for developers names the module behind a field ("…, see campaigns.execution.datasets"):
+# the schema is read by users, who have no use for it.
+_INTERNAL = re.compile(r"[,;]?\s*(?:see|from)\s+campaigns(?:\.\w+)+|\s*\(campaigns(?:\.\w+)+\)")
+
+
+def _for_users(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: (_INTERNAL.sub("", v) if k == "description" and isinstance(v, str) else _for_users(v))
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_for_users(v) for v in node]
+    return node
+
+
+def descriptions_for_users(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Descriptions without internal module names (the hook runs after the others)."""
+    return dict(_for_users(result))
 
 
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:

@@ -220,7 +220,7 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFields
     webhook_url = serializers.CharField(
         write_only=True, required=False, allow_blank=True, max_length=MAX_WEBHOOK_URL_CHARS,
         help_text="Write-only. Omit to keep the stored webhook; an empty string clears it. Public http(s) "
-                  "addresses only (unless BENCHAPP_WEBHOOK_ALLOW_PRIVATE).",
+                  "addresses only, unless the administrator allowed private ones.",
     )
     has_webhook = serializers.BooleanField(read_only=True)
     targets = serializers.PrimaryKeyRelatedField(many=True, queryset=Target.objects.all(), required=False)
@@ -291,7 +291,7 @@ class RunSerializer(OperatorOnlyFieldsMixin, FastReadMixin, serializers.ModelSer
     jobs_failed = serializers.IntegerField(read_only=True)
     jobs_cancelled = serializers.IntegerField(read_only=True)
     no_worker = serializers.SerializerMethodField(
-        help_text="While no worker able to take the run's next job has beaten for 30 s (BENCHAPP_NO_WORKER_S): "
+        help_text="While no worker able to take the run's next job has beaten for 30 s: "
                   "{since, message}, e.g. 'no worker alive since 21:15:02: start one, see the Hosts page'; else null.")
 
     def get_no_worker(self, run: Run) -> dict[str, Any] | None:
@@ -588,6 +588,11 @@ class ComparisonQuerySerializer(serializers.Serializer):
     threads = IdListParam(required=False, max_length=4000)
     trusted_only = serializers.BooleanField(required=False, default=False,
                                             help_text="Leave out cells whose validity verdict is suspect or invalid.")
+    by_run = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                       help_text="One column per (product, run); by default when two or more runs "
+                                                 "are named.")
+    baseline = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1,
+                                        help_text="The product (or, by run, the run) every Δ% is against.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):

@@ -183,9 +183,9 @@ class InstanceSpecViewSet(ModelViewSet):
         responses={200: s.TargetCheckSerializer, 400: OpenApiResponse(description="The target cannot be reached "
                                                                               "(code target_unreachable)."),
                    429: OpenApiResponse(description="Too many connection checks by this user "
-                                                    "(BENCHAPP_CHECK_RATE_USER); Retry-After says when to retry.")},
+                                                    "(30 an hour by default); Retry-After says when to retry.")},
         description="Connects to the target (5 s connect timeout) and returns its server version and the "
-                    "settings that decide results. Each user has a budget of checks (BENCHAPP_CHECK_RATE_USER), "
+                    "settings that decide results. Each user has a budget of checks (30 an hour by default), "
                     "shared with the target page and quick compare; every check is logged.",
     ),
 )
@@ -481,7 +481,7 @@ class JobViewSet(ReadOnlyViewSet):
         if self.action in ("samples", "series"):
             # Live polling: the job's state and its percentile label, in one small query.
             return Job.objects.select_related("scenario").only(
-                "id", "status", "phase", "clients_needed", "finished_at", "scenario__percentile")
+                "id", "status", "phase", "clients_needed", "finished_at", "attempt", "scenario__percentile")
         if self.action == "retrieve":
             return Job.objects.select_related("run", "result").prefetch_related(
                 _targets_prefetch("target"), _scenarios_prefetch("scenario"), "clients")
@@ -681,13 +681,26 @@ class ComparisonViewSet(viewsets.ViewSet):
             _id_list_parameter("threads", "Only these thread counts."),
             OpenApiParameter("trusted_only", OpenApiTypes.BOOL,
                              description="Leave out cells whose validity verdict is suspect or invalid."),
+            OpenApiParameter("baseline", OpenApiTypes.INT,
+                             description="The product (or, with by_run, the run) every Δ% is against: its column "
+                                         "comes first. By default the first product named."),
+            OpenApiParameter("by_run", OpenApiTypes.BOOL,
+                             description="One column per product and run, so that two runs of one target are "
+                                         "compared instead of pooled. On by default when `runs` names two or more "
+                                         "runs; `by_run=false` pools them."),
             _format_parameter("csv: one line per (dataset, scenario, spec, threads, product) cell."),
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
         description="For each (dataset × scenario), a table of rows (spec, threads, table size, tables) with, per "
-                    "product, the value of QPS, TPS, average and percentile latency over repetitions (`value`: "
-                    "their geometric mean) with median, n, mean, stdev, CV, min and max, Δ% against the first "
-                    "product (ratio of values − 1), and the worst validity verdict of its jobs. Succeeded jobs only.",
+                    "product (or product and run), the value of QPS, TPS, average and percentile latency over "
+                    "repetitions (`value`: their geometric mean) with median, n, mean, stdev, CV, min and max, Δ% "
+                    "against the first column (ratio of values − 1) with its 95% confidence interval "
+                    "(`delta_ci95_pct`, [low, high], from 2 runs a side), and the worst validity verdict of its "
+                    "jobs. Each non-baseline cell's `significance` says whether its QPS Δ% is larger than the runs' "
+                    "noise: `verdict` (significant, not significant, untested), `p_value` (Welch's t-test on log "
+                    "QPS), `p_adjusted` (Benjamini–Hochberg over the comparison), `n_base` and `n_other`, "
+                    "`ci95_pct`, `runs_needed` (runs per side that would tell a difference this large) and "
+                    "`sentence`, the verdict in words. Succeeded jobs only.",
     )
     def list(self, request: Request) -> Any:
         query = s.ComparisonQuerySerializer(data=request.query_params)
@@ -699,6 +712,7 @@ class ComparisonViewSet(viewsets.ViewSet):
                 target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
                 campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
                 threads=data.get("threads"), trusted_only=data.get("trusted_only", False),
+                by_run=data.get("by_run"), baseline=data.get("baseline"),
             )
 
         if request.accepted_renderer.format == "csv":
@@ -706,9 +720,10 @@ class ComparisonViewSet(viewsets.ViewSet):
         # Keyed by the results version: any new result, closed job or renamed product changes the
         # version (campaigns/cache.py), so a cached comparison is always the current one.
         version = results_version()
-        key = None if version is None else (
-            f"api:comparison:{version}:"
-            f"{query_key(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items() if v))}")
+        # by_run=false is kept in the key: it differs from by_run left out when two runs are named.
+        chosen = sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items()
+                        if v or (v is False and k == "by_run"))
+        key = None if version is None else f"api:comparison:{version}:{query_key(chosen)}"
         return cached_json(request, self, key, build)
 
     @extend_schema(
@@ -782,11 +797,14 @@ class UserViewSet(ModelViewSet):
 
 
 class TokenView(APIView):
-    """POST username and password → a new API token of the user (stored as its SHA-256 only, so it is shown this
-    once; it expires after BENCHAPP_TOKEN_TTL_DAYS, and POST auth/token/revoke/ with it ends it sooner).
+    """POST username and password → a new API token of the user, shown this once (only a hash of it is kept). It
+    expires after the server's token lifetime (90 days unless the administrator set another); POST
+    auth/token/revoke/ with it ends it sooner. Send it as `Authorization: Bearer <token>` (or `Token <token>`).
+    The API tokens page of the app (your menu › API tokens) creates, names and revokes tokens without a password
+    in a script.
 
-    Throttled per client address and per username (campaigns.api.throttling): past the limit a request
-    is a 429 with Retry-After before its password is checked, so guessing costs no password hashes.
+    Throttled per client address and per username: past the limit a request is a 429 with Retry-After before its
+    password is checked.
     """
 
     permission_classes = [AllowAny]

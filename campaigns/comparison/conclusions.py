@@ -27,42 +27,76 @@ def _where(row: dict[str, Any], many_specs: bool, many_sizes: bool) -> str:
     return ", ".join(parts)
 
 
-def _pair_clause(table: dict[str, Any], base: int, other: int, names: Sequence[str]) -> str | None:
+UNTRUSTED = ("suspect", "invalid")
+
+
+def untrusted(cell: dict[str, Any] | None) -> bool:
+    """Whether a cell holds a job whose validity findings say not to trust it."""
+    return cell is not None and cell.get("verdict") in UNTRUSTED
+
+
+def _extreme(item: tuple[dict[str, Any], float, Any], many_specs: bool, many_sizes: bool) -> str:
+    row, ratio, mark = item
+    ci = f" (95% CI {mark['interval']})" if mark and mark.get("interval") else ""
+    return f"{(ratio - 1) * 100:+.1f}%{ci} at {_where(row, many_specs, many_sizes)}"
+
+
+def _pair_clause(table: dict[str, Any], base: int, other: int, names: Sequence[str], *,
+                 include_untrusted: bool = False) -> str | None:
     """How the other product compares with the base one, in the table's direction (other against base): the
-    geometric mean of the rows' QPS ratios − 1, the range of the rows' Δ%, and the rows' significance verdicts
-    (the table's marks, so the sentence never contradicts them)."""
+    geometric mean of the rows' QPS ratios − 1, the range of the rows' Δ% with their 95% intervals, and the rows'
+    significance verdicts (the table's marks, so the sentence never contradicts them). Rows where either cell is
+    suspect or invalid are left out unless include_untrusted, and the sentence says how many."""
     many_specs, many_sizes = table["many_specs"], table["many_sizes"]
-    pairs = []
+    pairs, left_out = [], 0
     for row in table["rows"]:
         a, b = row["cells"][base], row["cells"][other]
         if a is None or b is None or not a["qps"]["value"] or not b["qps"]["value"]:
             continue
         if a["qps"]["value"] < 0 or b["qps"]["value"] < 0:
             continue
+        if not include_untrusted and (untrusted(a) or untrusted(b)):
+            left_out += 1
+            continue
         mark = row["marks"][other - 1] if base == 0 and row.get("marks") else None
         pairs.append((row, b["qps"]["value"] / a["qps"]["value"], mark))
-    if not pairs:
-        return None
     a_name, b_name = names[base], names[other]
+    out_text = (f"{left_out} row{'s' if left_out > 1 else ''} with suspect or invalid cells left out"
+                if left_out else "")
+    if not pairs:
+        if not left_out:
+            return None
+        return (f"No row has trusted results of both {b_name} and {a_name} ({out_text}): include untrusted cells "
+                "to see their difference, knowing their figures may measure something else")
     # The geometric mean of the ratios is symmetric: "B is 25% faster than A" is "A is 20% slower than B".
     mean_pct = (math.exp(statistics.fmean(math.log(r) for _, r, _ in pairs)) - 1) * 100
     marks = [m for _, _, m in pairs if m is not None]
-    tested = [m for m in marks if m["verdict"] in ("significant", "not significant")]
-    rows = f"{len(pairs)} row{'s' if len(pairs) > 1 else ''}"
-    average = (f"{mean_pct:+.1f}% QPS on average (geometric mean of the {rows}' ratios)" if len(pairs) > 1
-               else f"{mean_pct:+.1f}% QPS")
-    if tested and not any(m["verdict"] == "significant" for m in tested):
-        text = f"{b_name} and {a_name} do not differ significantly: {b_name} {average}"
+    significant = any(m["verdict"] == "significant" for m in marks)
+    if len(pairs) == 1:
+        mark = pairs[0][2]
+        if mark and mark.get("sentence"):
+            where = _where(pairs[0][0], many_specs, many_sizes)
+            lead = (f"{b_name} is {'faster' if mean_pct >= 0 else 'slower'} than {a_name}"
+                    if mark["verdict"] == "significant" else f"{b_name} against {a_name}")
+            text = f"{lead} at {where}: {mark['sentence'].replace('%', '% QPS', 1)}"
+        else:
+            text = f"{b_name} against {a_name}: {mean_pct:+.1f}% QPS"
     else:
-        text = f"{b_name} is {'faster' if mean_pct >= 0 else 'slower'} than {a_name}: {average}"
-    if len(pairs) > 1:
+        average = f"{mean_pct:+.1f}% QPS on average (geometric mean of the {len(pairs)} rows' ratios)"
+        if significant:
+            text = f"{b_name} is {'faster' if mean_pct >= 0 else 'slower'} than {a_name}: {average}"
+        elif any(m["verdict"] == "not significant" for m in marks):
+            text = f"Too few runs to tell {b_name} from {a_name}: {b_name} {average}"
+        else:
+            text = f"{b_name} against {a_name}, untested: {average}"
         low = min(pairs, key=lambda item: item[1])
         high = max(pairs, key=lambda item: item[1])
-        text += (f", from {(low[1] - 1) * 100:+.1f}% at {_where(low[0], many_specs, many_sizes)} to "
-                 f"{(high[1] - 1) * 100:+.1f}% at {_where(high[0], many_specs, many_sizes)}")
-    clause = verdict_clause(marks)
-    if clause:
-        text += f"; {clause}"
+        text += (f", from {_extreme(low, many_specs, many_sizes)} to {_extreme(high, many_specs, many_sizes)}")
+        clause = verdict_clause(marks)
+        if clause:
+            text += f"; {clause}"
+    if out_text:
+        text += f" ({out_text})"
     return text
 
 
@@ -99,8 +133,9 @@ def _peak_clauses(table: dict[str, Any], names: Sequence[str]) -> list[str]:
     return falls
 
 
-def conclusion(table: dict[str, Any], names: Sequence[str]) -> str:
-    """One line from the numbers: who is faster and by how much, where within noise, where curves peak."""
+def conclusion(table: dict[str, Any], names: Sequence[str], *, include_untrusted: bool = False) -> str:
+    """One line from the numbers: who is faster and by how much, where within noise, where curves peak; from the
+    trusted cells unless include_untrusted."""
     present = [i for i in range(len(names)) if any(row["cells"][i] is not None for row in table["rows"])]
     clauses: list[str] = []
     if len(present) == 1:
@@ -114,7 +149,7 @@ def conclusion(table: dict[str, Any], names: Sequence[str]) -> str:
     else:
         base = present[0] if present else 0
         for other in present[1:]:
-            clause = _pair_clause(table, base, other, names)
+            clause = _pair_clause(table, base, other, names, include_untrusted=include_untrusted)
             if clause:
                 clauses.append(clause)
         if not clauses and present:

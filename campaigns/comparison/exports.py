@@ -23,7 +23,11 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
                # repetitions; the median, min, max and standard deviation follow.
                "qps_delta_p_adjusted", "qps_median", "qps_min", "qps_max", "qps_stdev",
                "tps_min", "tps_max", "tps_stdev", "latency_avg_ms_min", "latency_avg_ms_max", "latency_avg_ms_stdev",
-               "latency_pct_ms_min", "latency_pct_ms_max", "latency_pct_ms_stdev"]
+               "latency_pct_ms_min", "latency_pct_ms_max", "latency_pct_ms_stdev",
+               # The QPS Δ%'s 95% confidence interval (of the ratio of geometric means), n per side, the runs per
+               # side that would tell a difference this large, and the verdict in words (issue #28).
+               "qps_delta_ci95_low_pct", "qps_delta_ci95_high_pct", "n_baseline", "qps_delta_runs_needed",
+               "qps_delta_sentence", "untrusted_reasons"]
 
 
 def _beside_csv(table: dict[str, Any], row: dict[str, Any], index: int) -> list[Any]:
@@ -53,7 +57,11 @@ def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
                        mark["p_adjusted"] if mark else None, cell["qps"]["median"], cell["qps"]["min"],
                        cell["qps"]["max"], cell["qps"]["stdev"],
                        *(cell[m][stat] for m in ("tps", "latency_avg_ms", "latency_pct_ms")
-                         for stat in ("min", "max", "stdev"))]
+                         for stat in ("min", "max", "stdev")),
+                       *((mark.get("ci95_pct") or [None, None]) if mark else [None, None]),
+                       mark.get("n_base") if mark else None, mark.get("runs_needed") if mark else None,
+                       mark.get("sentence") or None if mark else None,
+                       "; ".join((cell.get("trust") or {}).get("reasons") or []) or None]
 
 
 def to_csv(layout: dict[str, Any]) -> str:
@@ -94,13 +102,16 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
             if name == "qps" and (cell["imported"] or cell.get("published")):
                 notes.append("published" if cell.get("published") else "imported")
             if name == "qps" and cell.get("verdict") in ("suspect", "invalid"):
-                notes.append(cell["verdict"])
+                reasons = (cell.get("trust") or {}).get("reasons")
+                notes.append(f"{cell['verdict']}: {', '.join(reasons)}" if reasons else cell["verdict"])
             return (f"{text} ({', '.join(notes)})" if notes else text) + spread
 
         line = [row["spec"] or "—", f"{row['threads']:,}", f"{row['table_size']:,}" if row["table_size"] else "—",
                 str(row["tables"] or "—")]
         line += [metric(c, "qps") for c in cells]
-        line += [fmt_delta(d) if mark is None or d is None else f"{fmt_delta(d)}, {mark['text']}"
+        line += [fmt_delta(d) if mark is None or d is None
+                 else f"{fmt_delta(d)} ({mark['interval']}), {mark['text']}" if mark.get("interval")
+                 else f"{fmt_delta(d)}, {mark['text']}"
                  for d, mark in zip(row["deltas"], row["marks"], strict=True)]
         if table["has_tps"]:
             line += [metric(c, "tps") for c in cells]
@@ -153,6 +164,26 @@ def beside_markdown(beside: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
+def trust_text(layout: dict[str, Any]) -> str:
+    """The banner of a comparison with untrusted cells, as one sentence (Markdown export): "13 of 24 jobs invalid:
+    the client host's CPU was saturated. The conclusions leave out the 4 cells they make untrusted." """
+    trust = layout.get("trust") or {}
+    if not trust.get("untrusted"):
+        return ""
+    jobs = trust["jobs"]
+    counts = []
+    if trust["invalid"]:
+        counts.append(f"{trust['invalid']} of {jobs} job{'s' if jobs != 1 else ''} invalid")
+    if trust["suspect"]:
+        counts.append(f"{trust['suspect']}{'' if counts else f' of {jobs} job' + ('s' if jobs != 1 else '')} suspect")
+    reasons = "; ".join(r["text"] for r in trust["reasons"])
+    text = ", ".join(counts) + (f": {reasons}" if reasons else "") + ". "
+    cells = trust["cells"]
+    text += (f"The conclusions count the {cells} untrusted cell{'s' if cells != 1 else ''}." if trust["included"]
+             else f"The conclusions leave out the {cells} cell{'s' if cells != 1 else ''} they make untrusted.")
+    return text
+
+
 def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | None = None) -> str:
     names = [markdown_text(name) for name in layout["names"]]
     out = [f"# {markdown_text(title)}", ""]
@@ -162,6 +193,9 @@ def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | 
                 "(sd) where there are several.", ""]
     if layout.get("has_marks"):
         out += [SIGNIFICANCE_NOTE, ""]
+    banner = trust_text(layout)
+    if banner:
+        out += [f"> **{markdown_text(banner)}**", ""]
     if report:
         out += ["## Environment", ""]
         for env in report["environment"]:

@@ -51,3 +51,57 @@ def rows_shape(rows: Sequence[Mapping[str, Any]]) -> str:
                     key=lambda s: (s[0] * s[1], s))
     texts = [shape_text(*s) for s in shapes]
     return ", ".join(texts) if len(texts) <= 3 else f"{texts[0]} to {texts[-1]}"
+
+
+# A difference whose whole 95% interval lies within this many percent is "no larger than" it, not "too few runs".
+EQUAL_WITHIN_PCT = 5.0
+
+
+def interval_text(ci: Sequence[float] | None) -> str:
+    """A Δ%'s 95% interval as the page writes it: "-20.0% … +180.0%"; "" without one."""
+    return f"{fmt_delta(ci[0])} … {fmt_delta(ci[1])}" if ci else ""
+
+
+def runs_text(n_base: int, n_other: int) -> str:
+    """"n = 2 each" or "n = 3 vs 2" (baseline first)."""
+    return f"n = {n_base} each" if n_base == n_other else f"n = {n_base} vs {n_other}"
+
+
+def delta_short(mark: Mapping[str, Any]) -> str:
+    """A Δ% cell's verdict in a few words, under its number and interval: "significant (n = 3)", "too few runs to
+    tell (n = 2)", "within ±4% (n = 5)", "untested (n = 1)"."""
+    n_base, n_other = mark["n_base"], mark["n_other"]
+    n = f"n = {n_base}" if n_base == n_other else f"n = {n_base} vs {n_other}"
+    verdict = mark["verdict"]
+    if verdict == "significant":
+        return f"significant ({n})"
+    if verdict == "not significant":
+        ci = mark.get("ci95_pct")
+        if ci and max(abs(ci[0]), abs(ci[1])) <= EQUAL_WITHIN_PCT:
+            return f"within ±{max(abs(ci[0]), abs(ci[1])):.1f}% ({n})"
+        return f"too few runs to tell ({n})"
+    return f"untested ({n})"
+
+
+def delta_sentence(mark: Mapping[str, Any], *, what: str = "") -> str:
+    """A Δ% with its interval, n and a verdict that cannot contradict them:
+    "+62.1% (95% CI -20.0% … +180.0%), n = 2 each: too few runs to tell; about 12 runs per side would"."""
+    change, ci = mark.get("change_pct"), mark.get("ci95_pct")
+    n = runs_text(mark["n_base"], mark["n_other"])
+    head = f"{fmt_delta(change)}{f' {what}' if what else ''}"
+    head += f" (95% CI {interval_text(ci)}), {n}" if ci else f", {n}"
+    verdict = mark["verdict"]
+    if verdict == "significant":
+        return f"{head}: a difference larger than the runs' noise"
+    if verdict == "not significant":
+        if ci and max(abs(ci[0]), abs(ci[1])) <= EQUAL_WITHIN_PCT:
+            return f"{head}: no difference beyond ±{max(abs(ci[0]), abs(ci[1])):.1f}%"
+        if ci and (ci[0] > 0 or ci[1] < 0):
+            # Outside 0 on its own, but not once the comparison's many Δ% are counted (Benjamini–Hochberg).
+            return (f"{head}: not significant once the {mark.get('tested', 0)} Δ% compared here are counted "
+                    f"(adjusted p = {mark['p_adjusted']:.2g})")
+        needed = mark.get("runs_needed")
+        more = f"; about {needed} runs per side would" if needed and needed > min(mark["n_base"], mark["n_other"]) \
+            else ""
+        return f"{head}: too few runs to tell{more}"
+    return f"{head}: one run cannot tell a difference from noise; repeat each cell 3 times or more"

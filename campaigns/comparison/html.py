@@ -18,7 +18,16 @@ def spread_text(stats: dict[str, Any], fmt: Any) -> str:
     """A repeated cell's spread as the table and the Markdown export write it: "min–max · sd x"; "" for one run."""
     if stats["n"] < 2 or stats["min"] is None:
         return ""
-    return f"{fmt(stats['min'])}–{fmt(stats['max'])} · sd {fmt(stats['stdev'])}"
+    cv = "" if stats.get("cv_pct") is None else f" · CV {stats['cv_pct']:.1f}%"
+    return f"{fmt(stats['min'])}–{fmt(stats['max'])} · sd {fmt(stats['stdev'])}{cv}"
+
+
+def untrusted_title(cell: dict[str, Any]) -> str:
+    """Why a suspect or invalid cell is not to be trusted, for its badge's tooltip."""
+    verdict, counts, trust = cell["verdict"], cell.get("verdicts") or {}, cell.get("trust") or {}
+    reasons = "; ".join(trust.get("reasons") or ["see the job's findings"])
+    return (f"{counts.get(verdict, 0)} of {cell['n']} job{'s' if cell['n'] != 1 else ''} {verdict}: {reasons}. "
+            "Click for the findings.")
 
 
 def spread_title(stats: dict[str, Any], fmt: Any) -> str:
@@ -51,11 +60,18 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
             extra = f' <span class="badge published"{note}>{mark}</span>' + extra
         verdict = cell.get("verdict")
         if verdict in ("suspect", "invalid"):
-            counts = cell.get("verdicts") or {}
-            why = f"{counts.get(verdict, 0)} of {stats['n']} jobs {verdict}: see their findings on the job pages"
-            extra = f' <span class="badge verdict-{verdict}" title="{escape(why)}">{verdict}</span>' + extra
+            why = escape(untrusted_title(cell))
+            url = (cell.get("trust") or {}).get("url")
+            badge = (f'<a class="badge verdict-{verdict}" href="{escape(url)}" title="{why}">{verdict}</a>' if url
+                     else f'<span class="badge verdict-{verdict}" title="{why}">{verdict}</span>')
+            extra = f" {badge}" + extra
+            reasons = (cell.get("trust") or {}).get("reasons")
+            if reasons:
+                extra += f'<br><span class="small why">{escape("; ".join(reasons))}</span>'
         if not cell.get("published"):  # a published figure has no job to judge
             attrs += f' data-verdict="{escape(verdict or "")}"'
+    if cell.get("verdict") in ("suspect", "invalid") and not cell.get("published"):
+        attrs += ' data-untrusted="1"'
     return f'<td class="num"{attrs} data-value="{stats["value"]!r}">{fmt(stats["value"])}{extra}</td>'
 
 
@@ -83,15 +99,22 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
         cells = row["cells"]
         if "qps" in groups:
             parts += [_value_cell(c, "qps", fmt_number, pid) for c, pid in zip(cells, ids, strict=True)]
-            for d, mark in zip(row["deltas"], row["marks"], strict=True):
+            base = cells[0] if cells else None
+            for d, mark, cell in zip(row["deltas"], row["marks"], cells[1:], strict=True):
                 css = "" if d is None else " up" if d > 0 else " down" if d < 0 else ""
+                doubt = ""
+                if d is not None and (_untrusted(base) or _untrusted(cell)):
+                    css += " untrusted"
+                    doubt = '<br><span class="small why">from untrusted cells</span>'
                 if mark is None or d is None:
-                    parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}</td>')
+                    parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}{doubt}</td>')
                     continue
+                interval = (f'<br><span class="ci" data-testid="ci">{escape(mark["interval"])}</span>'
+                            if mark.get("interval") else "")
                 parts.append(f'<td class="num delta{css}" data-metric="delta" '
                              f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}">'
-                             f'{fmt_delta(d)}<br>'
-                             f'<span class="muted small">{escape(mark["text"])}</span></td>')
+                             f'{fmt_delta(d)}{interval}<br>'
+                             f'<span class="muted small">{escape(mark["text"])}</span>{doubt}</td>')
         if table["has_tps"] and "tps" in groups:
             parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
         if table["has_avg"] and "latency" in groups:
@@ -101,6 +124,10 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
+
+
+def _untrusted(cell: dict[str, Any] | None) -> bool:
+    return cell is not None and cell.get("verdict") in ("suspect", "invalid")
 
 
 def _beside_qps(value: float | None, per_core: float | None, shown: bool, extra: str = "") -> str:

@@ -17,7 +17,8 @@ from campaigns.comparison.html import beside_body_html, price_body_html, table_b
 from campaigns.comparison.published import _merge_published, beside_rows, beside_table, published_groups
 from campaigns.comparison.query import comparison_build
 from campaigns.comparison.selection import Selection
-from campaigns.comparison.significance import _row_marks, adjust_marks, repetition_values
+from campaigns.comparison.significance import _row_marks
+from campaigns.comparison.trust import untrusted_cells
 from campaigns.models import InstanceSpec, JobResult
 
 
@@ -33,9 +34,13 @@ def _point(row: dict[str, Any], index: int, metric: str) -> dict[str, Any]:
     low = stats["min"] if stats["min"] is not None else stats["value"]
     high = stats["max"] if stats["max"] is not None else stats["value"]
     mark = row["marks"][index - 1] if metric == "qps" and index > 0 and row.get("marks") else None
+    trust = cell.get("trust") or {}
     return {"x": row["threads"], "y": stats["value"], "yMin": low, "yMax": high, "n": stats["n"],
             "sd": stats["stdev"], "delta": (cell.get("delta_pct") or {}).get(metric),
-            "significance": mark["text"] if mark else None}
+            "interval": mark["interval"] if mark else None,
+            "significance": mark["text"] if mark else None,
+            "verdict": cell.get("verdict") if cell.get("verdict") in ("suspect", "invalid") else None,
+            "reasons": trust.get("reasons") or None, "url": trust.get("url")}
 
 
 def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
@@ -121,12 +126,11 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         data = comparison_build(
             target_ids=selection.targets, product_ids=selection.products, run_ids=selection.runs,
             campaign_ids=selection.campaign, scenario_ids=selection.scenarios, spec_ids=selection.specs,
-            trusted_only=selection.trusted_only,
+            trusted_only=selection.trusted_only, baseline=selection.baseline[0] if selection.baseline else None,
         )
     else:
         data = {"products": [], "groups": [], "job_count": 0}
     measured_groups = len(data["groups"])
-    values = repetition_values(selection, data["groups"]) if measured_groups else {}
     if selection.published:
         _merge_published(data, *published_groups(selection.published, selection.specs))
     products = data["products"]
@@ -137,6 +141,9 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         .values_list("scenario_id", "target__spec_id", "threads", "table_size", "tables", "target__product_id")
         .distinct()
     ) if measured_groups else set()
+    untrusted_n = {level: sum(c["verdicts"][level] for g in data["groups"] for r in g["rows"] for c in r["cells"]
+                              if c is not None and c.get("verdicts")) for level in ("invalid", "suspect")}
+    trust = untrusted_cells(selection) if any(untrusted_n.values()) else {"reasons": [], "cells": {}}
     spec_ids = {r["spec_id"] for g in data["groups"] for r in g["rows"] if r["spec_id"] is not None}
     specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
     published_beside = beside_rows(selection) if measured_groups else []
@@ -144,18 +151,20 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         for row in group["rows"]:
             for cell in row["cells"]:
                 if cell is not None:
-                    cell["imported"] = not group.get("published") and (
-                        group["scenario"]["id"], row["spec_id"], row["threads"], row["table_size"], row["tables"],
-                        cell["product_id"]) in imported
+                    key = (group["scenario"]["id"], row["spec_id"], row["threads"], row["table_size"],
+                           row["tables"], cell["product_id"])
+                    cell["imported"] = not group.get("published") and key in imported
+                    if cell.get("verdict") in ("suspect", "invalid"):
+                        cell["trust"] = trust["cells"].get(key)
             row["deltas"] = [
                 (row["cells"][i]["delta_pct"]["qps"] if row["cells"][i] is not None and row["cells"][0] is not None
                  else None)
                 for i in range(1, len(products))
             ]
-            row["marks"] = _row_marks(group, row, values)
+            row["marks"] = _row_marks(row)
             row["beside"] = None
-    # Every Δ% of the page is tested at once: the correction needs all their p-values before any verdict is told.
-    tested = adjust_marks(m for g in data["groups"] for r in g["rows"] for m in r["marks"])
+    tested = sum(1 for g in data["groups"] for r in g["rows"] for m in r["marks"]
+                 if m is not None and m["p_value"] is not None)
     tables = []
     for group in data["groups"]:
         rows = group["rows"]
@@ -171,7 +180,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
             "published": bool(group.get("published")),
         }
         table["many_specs"] = len(table["spec_order"]) > 1
-        table["conclusion"] = conclusion(table, names)
+        table["conclusion"] = conclusion(table, names, include_untrusted=selection.untrusted)
         table["charts"] = _chart_series(table, names)
         table["price_rows"] = _price_rows(table, names, specs)
         table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
@@ -193,6 +202,11 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
             "has_published": any(t["published"] for t in tables),
             "has_beside": any(t["beside"] and t["beside"]["rows"] for t in tables),
             "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"]),
+            "trust": {"invalid": untrusted_n["invalid"], "suspect": untrusted_n["suspect"],
+                      "untrusted": untrusted_n["invalid"] + untrusted_n["suspect"], "jobs": data["job_count"],
+                      "cells": sum(1 for t in tables for r in t["rows"] for c in r["cells"]
+                                   if c is not None and c.get("verdict") in ("suspect", "invalid")),
+                      "reasons": trust["reasons"], "included": selection.untrusted},
             "tested_deltas": tested}
 
 

@@ -28,7 +28,9 @@ from django.db import connections
 from django.db.models import Aggregate, Avg, Count, F, FloatField, Max, Min, Q, StdDev
 from django.db.models.functions import Ln
 
+from campaigns.comparison.formatting import delta_sentence, delta_short
 from campaigns.models import Job, JobResult, Run, Target
+from campaigns.statistics import ALPHA, adjust_many, ratio_interval
 
 METRICS = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
 STATS = ("median", "n", "mean", "stdev", "cv_pct")
@@ -59,13 +61,20 @@ def _ids(values: Iterable[int] | None) -> list[int]:
 def with_retries(run_ids: Sequence[int]) -> list[int]:
     """The runs and, recursively, the runs that retried their failed jobs ("Retry failed jobs"): comparing a run
     takes each cell from its latest successful attempt. One query per generation of retries (none without runs)."""
-    found = list(dict.fromkeys(run_ids))
-    frontier = found
+    return list(retry_roots(run_ids))
+
+
+def retry_roots(run_ids: Sequence[int]) -> dict[int, int]:
+    """Each of the runs and of their retries (recursively), mapped to the run named in run_ids it retries."""
+    roots = {r: r for r in dict.fromkeys(run_ids)}
+    frontier = list(roots)
     while frontier:
-        frontier = [r for r in Run.objects.filter(rerun_of_id__in=frontier, rerun=Run.Rerun.FAILED)
-                    .values_list("pk", flat=True) if r not in found]
-        found.extend(frontier)
-    return found
+        found = [(r, parent) for r, parent in Run.objects.filter(rerun_of_id__in=frontier, rerun=Run.Rerun.FAILED)
+                 .values_list("pk", "rerun_of_id") if r not in roots]
+        for r, parent in found:
+            roots[r] = roots[parent]
+        frontier = [r for r, _ in found]
+    return roots
 
 
 def succeeded_jobs_condition(
@@ -122,11 +131,25 @@ def comparison_build(
     spec_ids: Sequence[int] | None = None,
     threads: Sequence[int] | None = None,
     trusted_only: bool = False,
+    by_run: bool | None = None,
+    baseline: int | None = None,
 ) -> dict[str, Any]:
     """Compare products over succeeded jobs selected by any combination of the given ids.
 
     Each cell carries the worst validity verdict of its jobs ("" when none was judged: jobs from before
     verdicts existed); `trusted_only` leaves out the cells whose verdict is suspect or invalid.
+
+    by_run (by default: when two or more runs are named) makes each (product, run) a column of its own, so that
+    two runs of one target are compared with each other instead of pooled; a run's retries count as that run.
+    Each column of "products" then carries its "run_id" and names the run.
+
+    baseline: the product (or, by run, the run) whose column comes first, the one every Δ% is against; None keeps
+    the order above.
+
+    Every non-baseline cell carries "delta_ci95_pct" ({metric: [low, high]}: the 95% confidence interval of the
+    ratio of geometric means − 1, None with fewer than 2 runs a side) and, for QPS, "significance": Welch's
+    t-test on the log values, its p adjusted with Benjamini–Hochberg over every QPS Δ% of the comparison, the
+    verdict ("significant", "not significant", "untested") and a sentence that says it with the interval.
 
     Every argument narrows the selection (None or empty means "no condition"); at least one of
     target_ids, product_ids, run_ids, campaign_ids or scenario_ids is required (ValueError).
@@ -140,6 +163,9 @@ def comparison_build(
     campaign_ids, scenario_ids, spec_ids, threads = _ids(campaign_ids), _ids(scenario_ids), _ids(spec_ids), _ids(threads)
     if not (target_ids or product_ids or run_ids or campaign_ids or scenario_ids):
         raise ValueError("choose what to compare: targets, products, runs, campaign or scenarios")
+    if by_run is None:
+        by_run = len(set(run_ids)) >= 2
+    roots = retry_roots(run_ids) if by_run else {}
 
     condition = succeeded_jobs_condition(
         prefix="job__", target_ids=target_ids, product_ids=product_ids, run_ids=run_ids,
@@ -157,6 +183,8 @@ def comparison_build(
         "tables": "job__tables",
         "product_id": "job__target__product_id",
     }
+    if by_run:
+        keys["run_id"] = "job__run_id"
     aggregates: dict[str, Any] = {
         "n": Count("id"), "pct": Mode("latency_pct"),
         "dataset_name": Min("job__scenario__dataset__name"), "scenario_name": Min("job__scenario__name"),
@@ -177,6 +205,7 @@ def comparison_build(
         positive = Q(**{f"{metric}__gt": 0})
         aggregates[f"{metric}_positive"] = Count(metric, filter=positive)
         aggregates[f"{metric}_log_mean"] = Avg(Ln(metric), filter=positive)
+        aggregates[f"{metric}_log_sd"] = StdDev(Ln(metric), filter=positive, sample=True)
     names = [*keys, *aggregates]
     grouped = (JobResult.objects.filter(condition).values(**{alias: F(path) for alias, path in keys.items()})
                .annotate(**aggregates).order_by().values_list(*names))
@@ -185,6 +214,8 @@ def comparison_build(
     with connections[grouped.db].cursor() as cursor:
         cursor.execute(sql, params)
         cells = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    if by_run:
+        cells = _merge_retries(cells, roots)
     for cell in cells:
         cell["verdict"] = (Job.Verdict.INVALID if cell["invalid_n"] else Job.Verdict.SUSPECT if cell["suspect_n"]
                            else Job.Verdict.VALID if cell["valid_n"] else "")
@@ -194,7 +225,15 @@ def comparison_build(
         left_out, cells = len(cells) - len(kept), kept
 
     products = _product_order(cells, product_ids=product_ids, target_ids=target_ids)
-    column = {p["id"]: i for i, p in enumerate(products)}
+    if by_run:
+        present = {(c["product_id"], c["run_id"]) for c in cells}
+        products = [{**p, "name": f"{p['name']} · run #{r}", "run_id": r}
+                    for r in dict.fromkeys(roots.values()) for p in products if (p["id"], r) in present]
+    if baseline is not None:
+        first = next((p for p in products if (p.get("run_id") if by_run else p["id"]) == baseline), None)
+        if first is not None:
+            products = [first, *(p for p in products if p is not first)]
+    column = {(p["id"], p.get("run_id")): i for i, p in enumerate(products)}
     groups: dict[tuple[int, int], dict[str, Any]] = {}
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     for cell in cells:
@@ -220,12 +259,15 @@ def comparison_build(
             group["rows"].append(row)
         entry: dict[str, Any] = {
             "product_id": cell["product_id"], "n": cell["n"], "latency_pct": cell["pct"],
+            **({"run_id": cell["run_id"]} if by_run else {}),
             "verdict": str(cell["verdict"]),
             "verdicts": {"invalid": cell["invalid_n"], "suspect": cell["suspect_n"], "valid": cell["valid_n"]},
         }
         for metric in METRICS:
             entry[metric] = _stats(cell, metric)
-        row["cells"][column[cell["product_id"]]] = entry
+        entry["_logs"] = {metric: (cell[f"{metric}_positive"], cell[f"{metric}_n"], cell[f"{metric}_log_mean"],
+                                   cell[f"{metric}_log_sd"]) for metric in METRICS}
+        row["cells"][column[(cell["product_id"], cell.get("run_id"))]] = entry
 
     ordered_groups = sorted(groups.values(), key=lambda g: g.pop("_sort"))
     for group in ordered_groups:
@@ -241,9 +283,18 @@ def comparison_build(
                     else delta_pct(entry[metric]["value"], base[metric]["value"])
                     for metric in METRICS
                 }
+                _interval(entry, None if entry is base else base)
+    for group in ordered_groups:
+        for row in group["rows"]:
+            for entry in row["cells"]:
+                if entry is not None:
+                    del entry["_logs"]
+    _adjust([c["significance"] for g in ordered_groups for r in g["rows"] for c in r["cells"]
+             if c is not None and c.get("significance")])
     return {
         "filters": {"targets": target_ids, "products": product_ids, "runs": run_ids, "campaigns": campaign_ids,
-                    "scenarios": scenario_ids, "specs": spec_ids, "threads": threads, "trusted_only": trusted_only},
+                    "scenarios": scenario_ids, "specs": spec_ids, "threads": threads, "trusted_only": trusted_only,
+                    "by_run": by_run, "baseline": baseline},
         "cells_left_out": left_out,
         "products": products,
         "baseline_product": products[0]["id"] if products else None,
@@ -251,6 +302,68 @@ def comparison_build(
         "job_count": sum(c["n"] for c in cells),
         "groups": ordered_groups,
     }
+
+
+def _merge_retries(cells: list[dict[str, Any]], roots: dict[int, int]) -> list[dict[str, Any]]:
+    """Cells grouped by run, a retry's cells counted as its original run's. A retried job's cell exists only in the
+    retry (the original's failed job has no result), so a merge of two cells of one root is rare: where it
+    happens, the later run's cell stands for the pair."""
+    merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for cell in sorted(cells, key=lambda c: c["run_id"]):
+        cell["run_id"] = roots.get(cell["run_id"], cell["run_id"])
+        key = (cell["dataset_id"], cell["scenario_id"], cell["spec_id"], cell["threads"], cell["table_size"],
+               cell["tables"], cell["product_id"], cell["run_id"])
+        merged[key] = cell
+    return list(merged.values())
+
+
+def _interval(entry: dict[str, Any], base: dict[str, Any] | None) -> None:
+    """A cell's Δ% intervals against its baseline and, for QPS, its significance before the correction."""
+    if base is None:
+        entry["delta_ci95_pct"] = {metric: None for metric in METRICS}
+        entry["significance"] = None
+        return
+    intervals: dict[str, Any] = {}
+    for metric in METRICS:
+        interval = _metric_interval(entry["_logs"][metric], base["_logs"][metric])
+        intervals[metric] = interval
+        entry["delta_ci95_pct"] = entry.get("delta_ci95_pct") or {}
+        entry["delta_ci95_pct"][metric] = (None if interval is None or interval.low_pct is None
+                                           else [_round(interval.low_pct, 2), _round(interval.high_pct, 2)])
+    qps = intervals["qps"]
+    n_base, n_other = base["qps"]["n"], entry["qps"]["n"]
+    mark: dict[str, Any] = {"verdict": "untested", "p_value": None, "p_adjusted": None, "n_base": n_base,
+                            "n_other": n_other, "ci95_pct": entry["delta_ci95_pct"]["qps"], "runs_needed": None,
+                            "change_pct": entry["delta_pct"]["qps"]}
+    if qps is not None and qps.low_pct is not None:
+        mark["runs_needed"] = qps.runs_needed
+        if qps.p_value is None:  # no variance on either side: the difference is exact
+            mark["verdict"] = "significant" if qps.change_pct != 0 else "not significant"
+        else:
+            mark["verdict"], mark["p_value"] = "pending", qps.p_value
+    entry["significance"] = mark
+
+
+def _metric_interval(other: tuple[Any, ...], base: tuple[Any, ...]) -> Any:
+    positive_b, n_b, mean_b, sd_b = base
+    positive_o, n_o, mean_o, sd_o = other
+    # Logarithms need every run positive on both sides; otherwise the Δ% has no interval.
+    if not n_b or not n_o or positive_b != n_b or positive_o != n_o or mean_b is None or mean_o is None:
+        return None
+    return ratio_interval(n_base=n_b, log_mean_base=mean_b, log_sd_base=sd_b, n_other=n_o, log_mean_other=mean_o,
+                          log_sd_other=sd_o)
+
+
+def _adjust(marks: list[dict[str, Any]]) -> None:
+    """Benjamini–Hochberg over the comparison's tested QPS Δ%, then each mark's words."""
+    pending = [m for m in marks if m["verdict"] == "pending"]
+    for mark, p_adjusted in zip(pending, adjust_many([m["p_value"] for m in pending]), strict=True):
+        mark["p_adjusted"] = p_adjusted
+        mark["verdict"] = "significant" if p_adjusted is not None and p_adjusted < ALPHA else "not significant"
+    for mark in marks:
+        mark["tested"] = len(pending)
+        mark["text"] = delta_short(mark)
+        mark["sentence"] = delta_sentence(mark)
 
 
 def _product_order(cells: list[dict[str, Any]], *, product_ids: list[int], target_ids: list[int]) -> list[dict[str, Any]]:
@@ -274,6 +387,9 @@ COMPARISON_CSV_COLUMNS = [
     *[f"{metric}_delta_pct" for metric in METRICS],
     "verdict",
     *[f"{metric}_{stat}" for metric in METRICS for stat in SPREAD_STATS],
+    # Added by issue #28: the QPS Δ%'s interval and significance, and the run of a per-run column.
+    "qps_delta_ci95_low_pct", "qps_delta_ci95_high_pct", "n_baseline", "qps_delta_verdict", "qps_delta_p_value",
+    "qps_delta_p_adjusted", "qps_delta_runs_needed", "run",
 ]
 
 
@@ -292,4 +408,7 @@ def comparison_rows(comparison: dict[str, Any]) -> Iterable[list[Any]]:
                 line += [entry["delta_pct"][metric] for metric in METRICS]
                 line.append(entry.get("verdict", ""))
                 line += [entry[metric][stat] for metric in METRICS for stat in SPREAD_STATS]
+                sig = entry.get("significance") or {}
+                line += [*(sig.get("ci95_pct") or [None, None]), sig.get("n_base"), sig.get("verdict"),
+                         sig.get("p_value"), sig.get("p_adjusted"), sig.get("runs_needed"), entry.get("run_id")]
                 yield line

@@ -25,6 +25,8 @@ class Selection:
     published_product: list[int] = field(default_factory=list)  # at most one: set beside the measured tables
     published_spec: list[int] = field(default_factory=list)  # at most one of that product's published specs
     trusted_only: bool = False  # leave out cells whose validity verdict is suspect or invalid
+    untrusted: bool = False  # count suspect and invalid cells in the conclusions (the table shows them either way)
+    baseline: list[int] = field(default_factory=list)  # at most one: the product (or run) every Δ% is against
 
     def measured(self) -> bool:
         return bool(self.targets or self.products or self.campaign or self.runs or self.scenarios)
@@ -44,11 +46,15 @@ class Selection:
             ("scenarios", self.scenarios), ("specs", self.specs)) if ids]
         if self.trusted_only:
             parts.append("trusted_only=true")
+        if self.baseline:
+            parts.append(f"baseline={self.baseline[0]}")
         return "&".join(parts)
 
+    def query_pairs(self) -> list[tuple[str, str]]:
+        """The selection as the comparison page's query parameters, one (name, value) per value."""
+        pairs = [(name, str(i)) for name, ids in self.__dict__.items() if isinstance(ids, list) for i in ids]
+        pairs += [(name, "on") for name in ("trusted_only", "untrusted") if getattr(self, name)]
+        return pairs
+
     def query_string(self) -> str:
-        parts = [f"{name}={quote(str(i))}" for name, ids in self.__dict__.items() if isinstance(ids, list)
-                 for i in ids]
-        if self.trusted_only:
-            parts.append("trusted_only=on")
-        return "&".join(parts)
+        return "&".join(f"{name}={quote(value)}" for name, value in self.query_pairs())

@@ -194,7 +194,9 @@ def _previous_wait(job: Job) -> Previous | None:
     while (blocking := measuring_before(job)) is not None:
         if blocking.pk != waiting_for:
             waiting_for = blocking.pk
-            Job.objects.filter(pk=job.pk).update(wait_reason=f"starts when job #{blocking.pk} has finished measuring")
+            # Not on a job cancelled or failed meanwhile: a finished job waits for nothing.
+            Job.objects.filter(pk=job.pk).exclude(status__in=Job.FINISHED).update(
+                wait_reason=f"starts when job #{blocking.pk} has finished measuring")
         now = time.monotonic()
         if now >= next_beat:
             next_beat = now + 1.0

@@ -162,7 +162,7 @@ def job_fail(*, job_id: int, cause: str) -> bool:
     False when the job had already ended.
     """
     return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.FAILED]).update(
-        status=JobStatus.FAILED, error=_error(cause),
+        status=JobStatus.FAILED, error=_error(cause), wait_reason="",
     ))
 
 
@@ -170,7 +170,8 @@ def job_lose_coordinator(*, job_id: int, heartbeat_before: datetime, cause: str)
     """preparing with a heartbeat older than heartbeat_before → failed and done: its coordinator died."""
     return bool(Job.objects.filter(
         pk=job_id, status=JobStatus.PREPARING, heartbeat_at__lt=heartbeat_before,
-    ).update(status=JobStatus.FAILED, phase=Phase.DONE, finished_at=timezone.now(), error=_error(cause)))
+    ).update(status=JobStatus.FAILED, phase=Phase.DONE, finished_at=timezone.now(), error=_error(cause),
+             wait_reason=""))
 
 
 def job_close(*, job_id: int, status: str, error: str = "") -> None:
@@ -184,7 +185,7 @@ def job_close(*, job_id: int, status: str, error: str = "") -> None:
     Job.objects.filter(pk=job_id).update(
         status=Case(When(keeps, then=F("status")), default=Value(status), output_field=CharField()),
         error=Case(When(keeps, then=F("error")), default=Value(_error(error)), output_field=TextField()),
-        phase=Phase.DONE, finished_at=timezone.now(),
+        phase=Phase.DONE, finished_at=timezone.now(), wait_reason="",  # a finished job waits for nothing
     )
 
 
@@ -224,9 +225,10 @@ def jobs_cancel(*, run: Run) -> int:
     active = jobs.filter(status__in=Job.ACTIVE).count()
     jobs.filter(status__in=(JobStatus.QUEUED, JobStatus.WAITING)).update(
         status=JobStatus.CANCELLED, phase=Phase.DONE, finished_at=now, error="cancelled before it started",
+        wait_reason="",
     )
     jobs.filter(status__in=Job.ACTIVE).exclude(phase=Phase.FINALIZING).update(
-        status=JobStatus.CANCELLED, error="cancelled",
+        status=JobStatus.CANCELLED, error="cancelled", wait_reason="",
     )
     return active
 

@@ -14,11 +14,28 @@ from django_celery_beat.models import PeriodicTask
 from campaigns import roles
 from campaigns.models.core import Campaign, Run, Scenario, Target
 
+# Shorthands a schedule accepts for its cron expression, written out before it is stored. "@nightly" is not cron's
+# own, but what people type for "every night": 02:00, when a shared machine is quietest.
+CRON_ALIASES = {
+    "@nightly": "0 2 * * *",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@weekly": "0 0 * * 0",
+    "@monthly": "0 0 1 * *",
+    "@hourly": "0 * * * *",
+}
+
+
+def cron_expand(value: str) -> str:
+    """A schedule's cron expression with its shorthand (@nightly, @daily, …) written out; anything else as given."""
+    text = value.strip()
+    return CRON_ALIASES.get(text.lower(), text)
+
 
 def validate_cron(value: str) -> None:
     from celery.schedules import crontab
 
-    parts = value.split()
+    parts = cron_expand(value).split()
     if len(parts) != 5:
         raise ValidationError("a cron expression has five fields: minute hour day-of-month month day-of-week")
     try:

@@ -13,6 +13,7 @@ class ApiToken(models.Model):
 
     key_hash = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the token, hex")
     prefix = models.CharField(max_length=8)
+    name = models.CharField(max_length=100, blank=True, help_text="what its owner calls it, e.g. nightly CI")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     created = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)

@@ -18,12 +18,15 @@ def token_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def token_issue(*, user: Any, ttl_days: int | None = None) -> str:
-    """A new token for `user`, valid for `ttl_days` (BENCHAPP_TOKEN_TTL_DAYS by default; 0: until revoked)."""
+def token_issue(*, user: Any, ttl_days: int | None = None, name: str = "") -> str:
+    """A new token for `user`, valid for `ttl_days` (BENCHAPP_TOKEN_TTL_DAYS by default; 0: until revoked), named
+    as its owner calls it (the API tokens page)."""
     key = secrets.token_urlsafe(TOKEN_BYTES)
     days = settings.BENCHAPP_TOKEN_TTL_DAYS if ttl_days is None else ttl_days
-    ApiToken.objects.create(key_hash=token_hash(key), prefix=key[:8], user=user,
-                            expires_at=timezone.now() + timedelta(days=days) if days > 0 else None)
+    token = ApiToken(key_hash=token_hash(key), prefix=key[:8], user=user, name=name.strip(),
+                     expires_at=timezone.now() + timedelta(days=days) if days > 0 else None)
+    token.full_clean()
+    token.save()
     return key
 
 

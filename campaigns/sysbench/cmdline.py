@@ -531,7 +531,8 @@ def command_to_scenario(parsed: ParsedCommand) -> ScenarioProposal:
         notes.append(f"Dataset: {parsed.tables} × {parsed.table_size:,} rows.")
     if parsed.threads:
         shown = ", ".join(str(t) for t in parsed.threads[:16]) + (" …" if len(parsed.threads) > 16 else "")
-        notes.append(f"Threads {shown}: a campaign sets the thread counts, not the scenario.")
+        notes.append(f"Threads {shown}: a campaign sets the thread counts, not the scenario; once saved, "
+                     "“Run it on…” starts a campaign of this scenario at these threads.")
     if parsed.events:
         notes.append(f"--events={parsed.events}: dropped, benchapp runs scenarios for a duration.")
     hint = {k: v for k, v in parsed.target_hint.items() if v not in (None, "")}

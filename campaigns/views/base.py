@@ -51,7 +51,7 @@ def refusal_message(user: Any, needed: str) -> str:
     return f"This needs the {needed} role; yours is {current}. Ask {ask} if you need it."
 
 
-def page_gate(request: HttpRequest, role: str) -> HttpResponse | None:
+def page_gate(request: HttpRequest, role: str, *, own_account: bool = False) -> HttpResponse | None:
     """None when the request may reach a page that needs `role`; else the answer instead of the page.
 
     Anonymous users go to the login page, users below the role get the 403 page (before any lookup, so
@@ -63,22 +63,25 @@ def page_gate(request: HttpRequest, role: str) -> HttpResponse | None:
         return redirect_to_login(request.get_full_path())
     if not roles.has_role(user, role):
         raise PermissionDenied(refusal_message(user, role))
-    if role == roles.VIEWER and request.method not in READ_METHODS:
+    if role == roles.VIEWER and request.method not in READ_METHODS and not own_account:
         return HttpResponseNotAllowed(READ_METHODS)
     return None
 
 
-def role_required(role: str) -> Callable[[ViewFunc], ViewFunc]:
-    """Declares (`view.required_role`) and enforces the role a function view needs."""
+def role_required(role: str, *, own_account: bool = False) -> Callable[[ViewFunc], ViewFunc]:
+    """Declares (`view.required_role`) and enforces the role a function view needs. own_account: a page whose
+    writes touch only the user's own rows (their API tokens), which a viewer may make as they may change their
+    own password; declared as `view.own_account`."""
     if role not in roles.ROLES:
         raise ValueError(f"unknown role {role!r}")
 
     def decorate(view: ViewFunc) -> ViewFunc:
         @functools.wraps(view)
         def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            return page_gate(request, role) or view(request, *args, **kwargs)
+            return page_gate(request, role, own_account=own_account) or view(request, *args, **kwargs)
 
         guarded.required_role = role  # type: ignore[attr-defined]
+        guarded.own_account = own_account  # type: ignore[attr-defined]
         return guarded  # type: ignore[return-value]
 
     return decorate

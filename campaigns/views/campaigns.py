@@ -15,6 +15,8 @@ from campaigns import monitoring, roles, services
 from campaigns.filtersets import CampaignFilterSet
 from campaigns.forms import CampaignForm, ScheduleForm, form_errors_add, mark_mine
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
+from campaigns.statistics import smallest_change_caught
+from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
 from campaigns.views.base import Catalogue, Column, paginate, role_required
 
 PLAN_ROWS_SHOWN = 300
@@ -78,7 +80,10 @@ def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm 
                    "threads": selected["threads"],
                    **monitoring.cell_history(campaign=campaign, target_id=selected["target_id"],
                                              scenario_id=selected["scenario_id"], threads=selected["threads"])}
+    saved = request.GET.get("schedule_saved", "")
     return render(request, "campaigns/campaign_detail.html", {
+        "threshold_warning": threshold_warning(campaign, monitoring.campaign_noise(campaign=campaign)),
+        "schedule_saved": next((s for s in schedules if str(s.pk) == saved), None),
         "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],
         "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN), "runs": runs, "active": active,
         "schedules": [(s, firings.get(s.pk)) for s in schedules], "schedule_form": schedule_form or ScheduleForm(),
@@ -118,12 +123,52 @@ def campaign_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
             messages.success(request, f"Campaign “{saved.name}” saved. Check its plan, then launch it.")
             return HttpResponseRedirect(reverse("campaigns-detail", args=[saved.pk]))
     else:
-        initial = {"threads": "1, 2"} if campaign is None else {}
+        initial: dict[str, Any] = {"threads": "1, 2"} if campaign is None else {}
+        if campaign is None:
+            initial.update(_initial_from_url(request))
         form = CampaignForm(instance=campaign, initial=initial)
     mark_mine(form, request.user, "targets", "scenarios")
     advice = noise_advice(monitoring.campaign_noise(campaign=campaign)) if campaign is not None else NO_NOISE_YET
     return render(request, "campaigns/campaign_form.html", {"form": form, "campaign": campaign,
                                                               "catalogue": CAMPAIGNS, "noise_advice": advice})
+
+
+def threshold_warning(campaign: Campaign, noise: dict[str, Any]) -> str:
+    """A warning beside the schedules when the campaign's regression threshold is below the smallest change its
+    measured noise lets a run catch; "" when it is not, or before the noise is known."""
+    if noise["cv_within_pct"] is None:
+        return ""
+    caught = smallest_change_caught(noise["cv_within_pct"], between_cv_pct=noise["between_only_pct"] or 0.0,
+                                    repetitions=campaign.repetitions, baseline_runs=campaign.baseline_last_n)
+    threshold = campaign.regression_threshold_pct
+    if caught is not None and threshold >= caught:
+        return ""
+    noise_text = f"one repetition's QPS varies by {noise['cv_within_pct']:.1f}% (CV)"
+    if noise["cv_between_pct"] is not None:
+        noise_text += f" and a run's mean by {noise['cv_between_pct']:.1f}% from run to run"
+    reach = (f"only changes of about {caught}% or more are caught 9 times in 10" if caught is not None
+             else "no change under 200% is caught 9 times in 10")
+    return (f"The regression threshold ({threshold:g}%) is below what this campaign's noise can detect: over its "
+            f"last {noise['runs']} run{'s' if noise['runs'] != 1 else ''}, {noise_text}; with "
+            f"{campaign.repetitions} repetition{'s' if campaign.repetitions != 1 else ''}, {reach}. Smaller "
+            "slowdowns will mostly pass unseen: add repetitions (Edit campaign says how many), lengthen the jobs, "
+            "or raise the threshold.")
+
+
+def _initial_from_url(request: HttpRequest) -> dict[str, Any]:
+    """A new campaign started from a scenario's "Run it on…": its scenarios and the pasted thread counts, from the
+    URL (?scenarios=3&threads=8); anything that is not ids or a thread list is ignored."""
+    initial: dict[str, Any] = {}
+    ids = [int(v) for v in request.GET.getlist("scenarios")[:50] if v.isascii() and v.isdigit() and len(v) < 19]
+    if ids:
+        initial["scenarios"] = list(Scenario.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    threads = request.GET.get("threads", "")
+    if threads and len(threads) <= 500:
+        try:
+            initial["threads"] = format_thread_list(parse_thread_list(threads).values)
+        except ThreadListError:
+            pass
+    return initial
 
 
 NO_NOISE_YET = ("Noise not measured yet: once a run has measured cells 2 or more times, this form says how many "

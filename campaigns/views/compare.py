@@ -1,6 +1,7 @@
 """The comparison page, its CSV and Markdown exports, and the print-ready white-paper report."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -68,9 +69,10 @@ def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
 
 def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
     data: dict[str, Any] = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields
-                            if name in request.GET and name != "trusted_only"}
-    if request.GET.get("trusted_only") and data:
-        data["trusted_only"] = request.GET["trusted_only"]
+                            if name in request.GET and name not in ComparisonForm.SWITCHES}
+    for switch in ComparisonForm.SWITCHES:
+        if request.GET.get(switch) and data:
+            data[switch] = request.GET[switch]
     choices, published_specs = _choices()
     form = ComparisonForm(data or None, choices=choices, published_specs=published_specs)
     if not data or not form.is_valid():
@@ -94,6 +96,18 @@ def report_headers(layout: dict[str, Any]) -> None:
         table["parts"] = table_parts(table, layout["products"])
 
 
+def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
+    """The other columns a user may make the baseline, each with the page's query that does it (kept in the URL)."""
+    # Published figures are set beside the measured columns, after them: only measured columns can lead.
+    if layout is None or selection is None or selection.published or len(layout["products"]) < 2:
+        return []
+    out = []
+    for column in layout["products"][1:]:
+        chosen = column.get("run_id") or column["id"]
+        out.append({"name": column["name"], "query": replace(selection, baseline=[chosen]).query_string()})
+    return out
+
+
 @role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
@@ -104,6 +118,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "campaigns/compare.html", {
         "form": form, "layout": layout, "selection": selection, "charts": charts,
         "query": selection.query_string() if selection else "", "title": _title(layout) if layout else "Compare",
+        # The banner's switch: the same selection with "include untrusted cells" flipped.
+        "switch_fields": replace(selection, untrusted=not selection.untrusted).query_pairs() if selection else [],
+        "hidden_fields": ComparisonForm.HIDDEN, "baselines": _baselines(layout, selection),
         "significance_note": SIGNIFICANCE_NOTE,
         "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
                           if selection is not None and selection.measured() else ""),

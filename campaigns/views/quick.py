@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from campaigns import roles, services
+from campaigns.comparison.advice import recent_cv_pct, repetitions_advice
 from campaigns.forms import QuickCompareForm, QuickTargetForm, mark_mine
 from campaigns.models import Target
 from campaigns.views.base import role_required
@@ -114,5 +115,6 @@ def _render(request: HttpRequest, form: QuickCompareForm, target_form: QuickTarg
         "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN] if plan else [],
         "plan_hidden": max(0, plan["job_count"] - PLAN_ROWS_SHOWN) if plan else 0,
         "default_ports": {str(k): v for k, v in services.DEFAULT_PORTS.items()},
+        "repetitions_advice": repetitions_advice(*recent_cv_pct()),
         "target_open": target_form.is_bound or not form.fields["targets"].queryset.exists(),  # type: ignore[attr-defined]
     })

@@ -19,6 +19,7 @@ from campaigns.models import Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
 from campaigns.services import runs_progress, runs_with_progress
 from campaigns.views.base import paginate, role_required
+from campaigns.views.failures import job_failure, retry_label, run_failure
 from campaigns.views.timeline import job_label, job_start_s, run_timeline
 
 TAIL_LINES = 40
@@ -144,6 +145,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
         "waiting_for_target": [j for j in jobs if j.waiting_for_target()],
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
+        "retry_label": retry_label(jobs), "failure": run_failure(run, jobs),
+        "unfinished": sum(1 for j in jobs if j.status not in Job.FINISHED),
         "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
         "annotations": list(run.annotations.select_related("created_by", "edited_by").order_by("at", "pk")),
     })
@@ -268,7 +271,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "metrics_url": reverse("api:job-metrics", args=[job.pk]),
         "round_trips": list(RoundTrip.objects.filter(run_id=job.run_id, target_id=job.target_id)
                             .order_by("host_name")),
-        "can_edit": roles.can_edit(request.user),
+        "can_edit": roles.can_edit(request.user), "failure": job_failure(job),
         "per_client": _per_client(result, clients),
         # Clients whose share went to another host (its first host lost before it measured): every send of it.
         "attempts": [(client, client.attempt_history()) for client in clients if client.earlier_attempts],

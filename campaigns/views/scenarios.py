@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from campaigns import roles
 from campaigns.filtersets import ScenarioFilterSet
@@ -30,6 +31,7 @@ from campaigns.sysbench.cmdline import (
     scenario_fields,
 )
 from campaigns.sysbench.presets import PRESETS, Preset
+from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
 from campaigns.views.base import Catalogue, Column, paginate, role_required
 
 SCENARIOS = Catalogue(
@@ -63,8 +65,11 @@ def scenario_list(request: HttpRequest) -> HttpResponse:
 def scenario_detail(request: HttpRequest, pk: int) -> HttpResponse:
     scenario = get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk)
     options = sorted(scenario.options.items())
+    threads = _threads_param(request.GET.get("threads", ""))
+    run_query = urlencode({"scenarios": str(scenario.pk), **({"threads": threads} if threads else {})})
     return render(request, "campaigns/scenario_detail.html", {
         "scenario": scenario, "options": [(k, format_value(v)) for k, v in options],
+        "pasted_threads": threads, "run_url": f"{reverse('campaigns-new')}?{run_query}",
         "test": TESTS.get(scenario.test), "preset": PRESETS.get(scenario.preset),
         "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
     })
@@ -117,6 +122,9 @@ def _apply_parsed(initial: dict[str, Any], parsed: ParsedCommand) -> ScenarioPro
     initial["report_interval_s"] = proposal.report_interval_s
     initial["percentile"] = f"{proposal.percentile:g}"
     _dataset_initial(initial, proposal.tables, proposal.table_size)
+    if parsed.threads:
+        # Kept beside the form (a hidden field) until it is saved, for the scenario page's "Run it on…".
+        initial["pasted_threads"] = format_thread_list(parsed.threads)
     if not initial.get("name"):
         initial["name"] = proposal.name
     return proposal
@@ -193,13 +201,26 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
             form_errors_add(form, exc)
         else:
             messages.success(request, f"Scenario “{saved.name}” saved.")
-            return HttpResponseRedirect(reverse("scenarios-detail", args=[saved.pk]))
+            threads = _threads_param(request.POST.get("pasted_threads", ""))
+            query = f"?{urlencode({'threads': threads})}" if threads else ""
+            return HttpResponseRedirect(reverse("scenarios-detail", args=[saved.pk]) + query)
     return _render(request, form, paste, scenario, None)
+
+
+def _threads_param(text: str) -> str:
+    """A thread list from a form or a URL, written the one way ("1, 8, 64"); "" when it is not one."""
+    if not text or len(text) > 500:
+        return ""
+    try:
+        return format_thread_list(parse_thread_list(text).values)
+    except ThreadListError:
+        return ""
 
 
 def _render(request: HttpRequest, form: ScenarioForm, paste: CommandPasteForm, scenario: Scenario | None,
             parse_report: dict[str, Any] | None) -> HttpResponse:
     return render(request, "campaigns/scenario_form.html", {
         "form": form, "paste": paste, "scenario": scenario, "parse_report": parse_report,
+        "pasted_threads": _threads_param(str(form.initial.get("pasted_threads") or "")),
         "test": TESTS[form.test_name], "catalogue": SCENARIOS,
     })

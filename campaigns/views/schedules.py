@@ -28,8 +28,9 @@ def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
             for field, errors in exc.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)
         else:
-            messages.success(request, f"Schedule “{schedule.cron} {schedule.timezone}” saved.")
-            return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk]) + "#schedules")
+            # Said inside the schedules section, where the page lands (#schedules), not at the top of the page.
+            return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign.pk])
+                                        + f"?schedule_saved={schedule.pk}#schedules")
     return campaign_page(request, campaign.pk, schedule_form=form)
 
 

@@ -53,26 +53,53 @@
     const lines = [item.dataset.label + ": " + fmt(p.y) + unit + " (n = " + p.n + ")"];
     if (p.n > 1) lines.push("min–max " + fmt(p.yMin) + "–" + fmt(p.yMax) + ", sd " + fmt(p.sd));
     if (p.delta !== null && p.delta !== undefined) {
-      lines.push(fmtDelta(p.delta) + " vs " + baseline + (p.significance ? ", " + p.significance : ""));
+      lines.push(fmtDelta(p.delta) + (p.interval ? " (" + p.interval + ")" : "") + " vs " + baseline +
+                 (p.significance ? ", " + p.significance : ""));
+    }
+    // A suspect or invalid point says why, and a click on it opens a job's findings.
+    if (p.verdict) {
+      lines.push(p.verdict + ": " + (p.reasons ? p.reasons.join("; ") : "see the job's findings") +
+                 (p.url ? " (click for the findings)" : ""));
     }
     return lines;
   }
 
+  // Untrusted points are drawn hollow and crossed (a reader sees them without hovering); the rest as usual.
+  function pointStyles(line, colour) {
+    return {
+      pointBorderColor: colour,
+      pointStyle: line.data.map(function (p) { return p.verdict ? "crossRot" : "circle"; }),
+      pointRadius: line.data.map(function (p) { return p.verdict ? 7 : 3; }),
+      pointBorderWidth: line.data.map(function (p) { return p.verdict ? 3 : 1; }),
+    };
+  }
+
+  function openFindings(event, elements, chart) {
+    if (!elements.length) return;
+    const point = chart.data.datasets[elements[0].datasetIndex].data[elements[0].index];
+    if (point && point.verdict && point.url) window.location.assign(point.url);
+  }
+
   // Thread counts are evenly spaced categories, as the white papers draw them (2, 4, … 3000).
   function lineChart(canvas, lines, yTitle, data, unit) {
+    const doubtful = lines.some(function (line) { return line.data.some(function (p) { return p.verdict; }); });
+    // Chart.js does not wrap a legend title: the note on untrusted points is a line of its own.
+    const legend = "value: geometric mean of the runs; error bars: " + data.error_bars;
+    const legendTitle = doubtful ? [legend, "✕ suspect or invalid: hover for why, click for the findings"] : legend;
     return new Chart(canvas, {
       type: errorBars ? "lineWithErrorBars" : "line",
       data: { labels: data.threads, datasets: lines.map(function (line, i) {
-        return { label: line.label, data: line.data, borderColor: color(i), backgroundColor: color(i),
+        return Object.assign({ label: line.label, data: line.data, borderColor: color(i), backgroundColor: color(i),
                  errorBarColor: color(i), errorBarWhiskerColor: color(i), errorBarWhiskerSize: 8,
-                 pointRadius: 3, borderWidth: 2, tension: 0 };
+                 borderWidth: 2, tension: 0 }, pointStyles(line, color(i)));
       }) },
       options: {
         responsive: true, maintainAspectRatio: false, animation: forPrint ? false : undefined,
         interaction: { mode: "nearest", intersect: false },
+        onClick: openFindings,
         plugins: {
           legend: { position: "bottom",
-                    title: { display: errorBars, text: "value: geometric mean of the runs; error bars: " + data.error_bars } },
+                    title: { display: errorBars || doubtful, text: legendTitle } },
           tooltip: { callbacks: { label: function (item) { return pointLabel(item, unit, data.baseline); } } },
         },
         scales: {
@@ -154,6 +181,7 @@
   if (dialog) {
     for (const table of document.querySelectorAll("table.comparison")) {
       table.addEventListener("click", function (event) {
+        if (event.target.closest("a")) return;  // a verdict's link opens the job's findings instead
         const cell = event.target.closest("td[data-product]");
         if (!cell || !cell.closest("tr[data-scenario-id]") || !cell.dataset.value) return;
         showHistogram(cell);

@@ -1,0 +1,65 @@
+"""API tokens and getting started (issue #28 item 10): a page to create, name, list and revoke one's own tokens
+(a new one shown once), `Authorization: Bearer` accepted, a getting-started page linked from the docs and the app,
+and a schema whose descriptions name no internal module or setting."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from campaigns import roles
+from campaigns.models import ApiToken
+from tests.test_api import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def _logged_in(role: str, name: str) -> tuple[Client, object]:
+    user = make_user(role, name)
+    client = Client()
+    client.force_login(user)
+    return client, user
+
+
+def test_a_user_creates_names_uses_and_revokes_a_token_shown_once():
+    client, user = _logged_in(roles.VIEWER, "token-owner")
+    assert "No tokens yet." in client.get("/tokens/").content.decode()
+    refused = client.post("/tokens/", {"name": ""}).content.decode()
+    assert 'id="id_name_error1"' in refused and not ApiToken.objects.exists()
+    created = client.post("/tokens/", {"name": "nightly CI"})
+    assert created.status_code == 200 and created["Cache-Control"] == "no-store"
+    key = re.search(r'id="new-token-value" class="token-value" value="([^"]+)"', created.content.decode()).group(1)
+    token = ApiToken.objects.get(user=user)
+    assert token.name == "nightly CI" and key.startswith(token.prefix) and key not in token.key_hash
+    # Shown once: the list names it by its name and first characters only.
+    listed = client.get("/tokens/").content.decode()
+    assert key not in listed and "nightly CI" in listed and f"<code>{token.prefix}…</code>" in listed
+    api = APIClient()
+    assert api.get("/api/v1/runs/", HTTP_AUTHORIZATION=f"Bearer {key}").status_code == 200
+    assert api.get("/api/v1/runs/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    answer = api.get("/api/v1/runs/", HTTP_AUTHORIZATION=f"Bearer {key} extra")
+    assert answer.status_code == 401 and "Authorization: Bearer <token>" in answer.json()["detail"]
+    # Another user cannot revoke it (as if it did not exist).
+    other, _ = _logged_in(roles.OPERATOR, "token-other")
+    assert other.post(f"/tokens/{token.pk}/revoke/").status_code == 404
+    assert client.post(f"/tokens/{token.pk}/revoke/").status_code == 302
+    answer = api.get("/api/v1/runs/", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert answer.status_code == 401 and "revoked" in answer.json()["detail"]
+    assert "revoked" in client.get("/tokens/").content.decode()
+
+
+def test_getting_started_is_linked_from_the_menu_and_the_api_docs_and_the_schema_speaks_to_users():
+    client, _ = _logged_in(roles.VIEWER, "docs-reader")
+    home = client.get("/").content.decode()
+    assert 'href="/tokens/">API tokens</a>' in home and 'href="/help/api/">API: getting started</a>' in home
+    page = client.get("/help/api/").content.decode()
+    assert 'Authorization: Bearer $BENCHAPP_TOKEN' in page and 'href="/tokens/"' in page
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert "(/api/quick-start/)" not in schema["info"]["description"]
+    assert "[getting started](/help/api/)" in schema["info"]["description"]
+    text = str(schema)
+    assert not re.search(r"campaigns\.(api|execution|validity|models)", text)
+    assert "BENCHAPP_" not in text
+    assert "Authorization: Bearer" in schema["paths"]["/api/v1/auth/token/"]["post"]["description"]

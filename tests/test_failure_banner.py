@@ -1,0 +1,112 @@
+"""Failure and cancel (issue #28 item 7): the cause at the top of the run and job pages with "Edit target" and "Test
+connection", a confirmation before cancel, retry labels that tell failed from cancelled, and wait reasons cleared
+once a job has ended."""
+from __future__ import annotations
+
+import re
+import socket
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from django.utils.html import escape
+
+from campaigns import roles
+from campaigns.execution import transitions
+from campaigns.models import Job, Run
+from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
+from tests.test_api import make_user
+
+pytestmark = pytest.mark.django_db
+
+REFUSED = "connection refused to 127.0.0.1:3399 (is the server running? check the target's host and port)"
+SHOWN = escape(REFUSED)
+
+
+def _run(statuses: list[tuple[str, str]], *, run_status: str = Run.Status.FAILED, target=None) -> Run:
+    target = target or TargetFactory(name="pg local")
+    scenario = ScenarioFactory()
+    now = timezone.now()
+    run = Run.objects.create(campaign=CampaignFactory(targets=[target], scenarios=[scenario]), status=run_status,
+                             started_at=now, finished_at=now if run_status in Run.FINISHED else None)
+    for position, (status, error) in enumerate(statuses):
+        Job.objects.create(run=run, target=target, scenario=scenario, threads=position + 1, position=position,
+                           status=status, error=error)
+    return run
+
+
+def _page(role: str, url: str) -> str:
+    client = Client()
+    client.force_login(make_user(role, f"failure-{role}"))
+    response = client.get(url)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_run_page_opens_with_the_cause_the_target_to_fix_and_a_retry_that_counts_failed_and_cancelled():
+    run = _run([(Job.Status.SUCCEEDED, ""), (Job.Status.FAILED, REFUSED + "\nTraceback …"),
+                (Job.Status.FAILED, REFUSED), (Job.Status.CANCELLED, "cancelled before it started")],
+               run_status=Run.Status.PARTIALLY_SUCCEEDED)
+    target = run.jobs.first().target
+    html = _page(roles.OPERATOR, f"/runs/{run.pk}/")
+    banner = re.search(r'data-testid="failure-banner">(.*?)</div>', html, re.S).group(1)
+    # At the top: before the progress card and the jobs table.
+    assert html.index('data-testid="failure-banner"') < html.index('id="run-progress"')
+    assert "2 of 4 jobs failed, 1 cancelled." in banner and SHOWN in banner and "Traceback" not in banner
+    assert f'href="/targets/{target.pk}/edit/" data-testid="edit-target">Edit target</a>' in banner
+    assert f'action="/targets/{target.pk}/check/"' in banner and "Test connection</button>" in banner
+    assert ">Retry 2 failed and 1 cancelled jobs</button>" in html
+    # A viewer reads the cause but gets no buttons.
+    viewer = _page(roles.VIEWER, f"/runs/{run.pk}/")
+    assert SHOWN in viewer and 'data-testid="edit-target"' not in viewer
+
+
+@pytest.mark.parametrize(("statuses", "label"), [
+    ([Job.Status.CANCELLED, Job.Status.CANCELLED], "Retry 2 cancelled jobs"),
+    ([Job.Status.FAILED], "Retry 1 failed job"),
+])
+def test_the_retry_label_says_failed_or_cancelled_as_they_are(statuses, label):
+    run = _run([(s, "x") for s in statuses], run_status=Run.Status.CANCELLED)
+    html = _page(roles.OPERATOR, f"/runs/{run.pk}/")
+    assert f">{label}</button>" in html
+    if Job.Status.FAILED not in statuses:
+        banner = re.search(r'data-testid="failure-banner">(.*?)</div>', html, re.S).group(1)
+        assert "Cancelled: 2 of 2 jobs did not finish." in banner and "failed" not in banner
+
+
+def test_the_job_page_opens_with_its_cause_and_test_connection_answers_with_the_real_reason():
+    # A port bound here and never listened on: the connection is refused, and nobody else can take the port.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        target = TargetFactory(name="refusing target", host="127.0.0.1", port=held.getsockname()[1])
+        run = _run([(Job.Status.FAILED, REFUSED)], target=target)
+        job = run.jobs.get()
+        html = _page(roles.OPERATOR, f"/jobs/{job.pk}/")
+        banner = re.search(r'data-testid="failure-banner">(.*?)</div>', html, re.S).group(1)
+        assert "This job failed." in banner and SHOWN in banner and "Test connection" in banner
+        client = Client()
+        client.force_login(make_user(roles.OPERATOR, "failure-checker"))
+        answer = client.post(f"/targets/{target.pk}/check/").content.decode()
+        assert re.search(r"refused|could not connect|Can&#x27;t connect", answer, re.I), answer[-2000:]
+
+
+def test_cancel_asks_first_and_says_what_it_stops():
+    run = _run([(Job.Status.SUCCEEDED, ""), (Job.Status.RUNNING, ""), (Job.Status.QUEUED, "")],
+               run_status=Run.Status.RUNNING)
+    html = _page(roles.OPERATOR, f"/runs/{run.pk}/")
+    confirm = re.search(r'<details class="confirm">(.*?)</details>', html, re.S).group(1)
+    assert 'id="cancel-run-open">Cancel run…</summary>' in confirm
+    assert "Its 2 unfinished jobs stop now; the results of finished ones are kept." in confirm
+    assert 'id="cancel-run">Yes, cancel the run</button>' in confirm
+
+
+def test_a_job_that_ends_waits_for_nothing():
+    run = _run([(Job.Status.WAITING, ""), (Job.Status.RUNNING, ""), (Job.Status.PREPARING, "")],
+               run_status=Run.Status.RUNNING)
+    Job.objects.filter(run=run).update(wait_reason="starts when job #151 has finished measuring")
+    waiting, running, preparing = run.jobs.order_by("position")
+    transitions.jobs_cancel(run=run)
+    transitions.job_close(job_id=running.pk, status=Job.Status.CANCELLED)
+    assert set(Job.objects.filter(pk__in=[waiting.pk, running.pk]).values_list("wait_reason", flat=True)) == {""}
+    transitions.job_fail(job_id=preparing.pk, cause="boom")
+    assert Job.objects.get(pk=preparing.pk).wait_reason == ""
