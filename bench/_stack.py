@@ -112,7 +112,7 @@ class Api:
     def __init__(self, base: str, token: str = "") -> None:
         self.base, self.token = base.rstrip("/"), token
 
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout_s: float = 15) -> Any:
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None, *, timeout_s: float = 60) -> Any:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(f"{self.base}{path}", data=data, method=method)
         request.add_header("Content-Type", "application/json")
@@ -292,9 +292,17 @@ class Stack:
         wait_until(lambda: all(self.roles().values()) and _port_open(self.web_port), timeout_s=180,
                    what="web, worker and beat", interval_s=0.5)
         if not self.api.token:
-            self.api.token = self.api.post("/api/v1/auth/token/", {"username": "faults",
-                                                                    "password": self._password})["token"]
+            self.api.token = wait_until(self._token, timeout_s=180, what="an API token", interval_s=2)
         wait_until(self.worker_ready, timeout_s=120, what="the worker to announce its host", interval_s=1)
+
+    def _token(self) -> str | None:
+        # The first requests of fresh gunicorn workers are slow on a loaded machine: asked again until answered.
+        try:
+            answer = self.api.call("POST", "/api/v1/auth/token/", {"username": "faults", "password": self._password},
+                                   timeout_s=60)
+        except (OSError, ApiError):
+            return None
+        return str(answer["token"])
 
     def worker_ready(self) -> bool:
         try:
@@ -373,6 +381,11 @@ class Stack:
             with contextlib.suppress(psutil.Error):
                 proc.kill()
 
+    @property
+    def logs_dir(self) -> Path:
+        """Where the servers' and benchapp's logs are kept once the stack is stopped."""
+        return ROOT / "test-output" / f"faults-{self.marker}"
+
     def stop(self, *, keep_dir: bool = False) -> None:
         self.app_stop()
         for server in (self.mariadb, self.redis, self.pg):
@@ -380,5 +393,8 @@ class Stack:
                 server.stop(timeout_s=30)
         for handle in self.files:
             handle.close()
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        for log in [*self.dir.glob("*.log"), *self.dir.glob("*.err")]:
+            shutil.copy(log, self.logs_dir / log.name)
         if not keep_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
