@@ -128,6 +128,26 @@ class Api:
     def get(self, path: str) -> Any:
         return self.call("GET", path)
 
+    def retrying(self, method: str, path: str, body: dict[str, Any] | None = None, *, tries: int = 6,
+                 failures: list[str] | None = None) -> Any:
+        """A call repeated while the answer is a 5xx or no answer (a restarted database, web coming back);
+        each failure is appended to `failures`. POSTs retried here must be harmless to repeat."""
+        for attempt in range(tries):
+            try:
+                return self.call(method, path, body)
+            except ApiError as exc:
+                if exc.status < 500 or attempt == tries - 1:
+                    raise
+                problem = f"HTTP {exc.status}"
+            except OSError as exc:
+                if attempt == tries - 1:
+                    raise
+                problem = type(exc).__name__
+            if failures is not None:
+                failures.append(f"{method} {path}: {problem}")
+            time.sleep(3)
+        raise AssertionError("unreachable")
+
     def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
         return self.call("POST", path, body or {})
 
@@ -288,7 +308,8 @@ class Stack:
 
     def app_start(self) -> None:
         self.app = app_launch(self)
-        self.api = Api(f"http://127.0.0.1:{self.web_port}")
+        if not self.api.token:  # a restart keeps the token (the token endpoint allows 10 an hour per user)
+            self.api = Api(f"http://127.0.0.1:{self.web_port}")
         wait_until(lambda: all(self.roles().values()) and _port_open(self.web_port), timeout_s=180,
                    what="web, worker and beat", interval_s=0.5)
         if not self.api.token:
@@ -312,12 +333,13 @@ class Stack:
         rows = hosts.get("results", hosts) if isinstance(hosts, dict) else hosts
         return any(h.get("hostname") == f"faults-{self.marker}" and h.get("online") for h in rows)
 
-    def app_processes(self) -> list[psutil.Process]:
-        """Every live process carrying this stack's marker: benchapp's processes and what they started."""
+    def app_processes(self, *, marker: str | None = None) -> list[psutil.Process]:
+        """Every live process carrying this stack's marker (or another): benchapp's processes and what they
+        started."""
         found = []
         for proc in psutil.process_iter(["pid"]):
             try:
-                if proc.environ().get(MARKER) == self.marker and proc.status() != psutil.STATUS_ZOMBIE:
+                if proc.environ().get(MARKER) == (marker or self.marker) and proc.status() != psutil.STATUS_ZOMBIE:
                     found.append(proc)
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
