@@ -561,6 +561,8 @@ def row_collect(watch: Watch, fault: Fault, opts: argparse.Namespace, ctx: Ctx, 
     gaps = [f"job {j['id']} succeeded without t = {j['missing']}" for j in jobs if j["missing"] and j["status"] ==
             "succeeded"]
     notes += gaps
+    notes += [f"job {j['id']} ({j['status']}): seconds stored past its --time {j['time_s']}: t = {j['late']}"
+              for j in jobs if j["late"]]
     status = watch.status + (" (timed out)" if timed_out else "")
     return Row(fault.name, status, succeeded, len(jobs), attempts, stored, expected, earlier, recovery,
                " | ".join(parts) or "—", notes)
@@ -582,8 +584,10 @@ def _jobs(watch: Watch) -> list[dict[str, Any]] | None:
         ts = [float(t) for t in seconds or []]
         counted = [t for t in ts if 0 < t <= time_s] if time_s else ts
         missing = sorted(set(range(1, time_s)) - {int(t) for t in counted}) if time_s else []
+        late = [int(t) for t in ts if time_s and t > time_s]
         jobs.append({"id": job_id, "status": status, "error": error or "", "attempt": attempt,
-                     "time_s": time_s, "counted": len(counted), "earlier": earlier, "missing": _spans(missing)})
+                     "time_s": time_s, "counted": len(counted), "earlier": earlier, "missing": _spans(missing),
+                     "late": _spans(late)})
     return jobs
 
 
