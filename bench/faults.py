@@ -360,6 +360,19 @@ def stack_repair(stack: Stack) -> list[str]:
         stack.app_stop()
         stack.app_start()
         done.append("benchapp restarted")
+    # A run left going (a fault whose injection failed) would hold the target: a database serves one run at a time.
+    watch = Watch(stack, 0)
+    try:
+        active = [run for (run,) in watch.sql("SELECT id FROM campaigns_run WHERE status IN ('pending', 'running')")]
+        for run in active:
+            with contextlib.suppress(OSError, ApiError):
+                stack.api.retrying("POST", f"/api/v1/runs/{run}/cancel/")
+            done.append(f"run {run} still active: cancelled")
+        with contextlib.suppress(TimeoutError):
+            wait_until(lambda: not watch.sql("SELECT 1 FROM campaigns_run WHERE status IN ('pending', 'running')"),
+                       timeout_s=120, what="the cancelled runs to end", interval_s=1)
+    finally:
+        watch.stop()
     for proc in stack.sysbench(measuring=False):
         with contextlib.suppress(psutil.Error):
             proc.kill()
