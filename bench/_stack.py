@@ -159,16 +159,28 @@ class ApiError(Exception):
 
 
 def app_launch(stack: Stack) -> subprocess.Popen[bytes]:
-    """Starts web, worker and beat as `make run` does today: honcho with the Procfile, BENCHAPP_PORT and -p set to
-    the web port (FAULTS_APP_COMMAND replaces the command, e.g. by a supervisor's)."""
+    """Starts web, worker and beat as `make run` does: under supervisord (scripts/supervise.sh) where the tree has
+    it, else honcho with the Procfile; BENCHAPP_PORT (and honcho's -p) set to the web port. FAULTS_APP_COMMAND
+    replaces the command."""
+    env = stack.app_env()
     custom = os.environ.get("FAULTS_APP_COMMAND")
     if custom:
         argv = shlex.split(custom.format(port=stack.web_port, dir=stack.dir))
+    elif (ROOT / "scripts" / "supervise.sh").exists():
+        # supervisord's socket, pid file and logs in the stack's directory, not the checkout's var/run; a warm
+        # shutdown bounded so that a restart by hand does not wait 2 minutes.
+        run_dir = stack.dir / "run"
+        run_dir.mkdir(exist_ok=True)
+        env.update({"BENCHAPP_RUN_DIR": str(run_dir), "BENCHAPP_WORKER_STOP_S": "20"})
+        user = env.get("BENCHAPP_RUN_AS") or ("benchapp" if os.geteuid() == 0 else "")
+        if user and os.geteuid() == 0:
+            shutil.chown(stack.dir / "secrets.env", user)  # the programs run as that user and read it
+        argv = ["bash", "scripts/supervise.sh"]
     else:
         argv = [str(VENV / "honcho"), "start", "-f", "Procfile", "-p", str(stack.web_port)]
     log = open(stack.dir / "app.log", "ab")  # noqa: SIM115 (the child holds it; closed with the stack)
     stack.files.append(log)
-    return subprocess.Popen(argv, cwd=ROOT, env=stack.app_env(), stdout=log, stderr=subprocess.STDOUT,
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
 
 

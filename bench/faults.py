@@ -2,7 +2,8 @@
 
 bench/_stack.py builds the stack: a PostgreSQL 15 cluster, a redis-server and a MariaDB target of its own, each on a
 free port in a temporary directory, and benchapp's web, worker and beat started as `make run` starts them
-(`_stack.app_launch`; FAULTS_APP_COMMAND for another launcher). Nothing shared is stopped. Through the REST API it
+(`_stack.app_launch`: honcho today, supervisord once the tree has scripts/supervise.sh;
+FAULTS_APP_COMMAND for another launcher). Nothing shared is stopped. Through the REST API it
 makes a target, a small dataset (1 table × 10,000 rows, prepared once by a first 2-job run) and two scenarios
 (oltp_point_select; oltp_read_write for the lock fault), then for each fault a campaign of --jobs jobs of --time s
 (threads 1–4 × repetitions), launches it, waits until a job has --at seconds stored (per-second rows read with
@@ -134,8 +135,10 @@ class Watch(threading.Thread):
             self.note("api", "web unreachable")
             return
         for key, value in run.items():
-            if "warning" in key and value:
-                self.note("warning", value if isinstance(value, str) else str(value))
+            # Today's "warning" fields, and the dead-worker notice ({since, message} in `no_worker`).
+            if value and ("warning" in key or key == "no_worker"):
+                text = value.get("message", value) if isinstance(value, dict) else value
+                self.note("warning", text if isinstance(text, str) else str(text))
 
     def run_error(self) -> str:
         with contextlib.suppress(Exception):
