@@ -63,7 +63,7 @@ class Watch(threading.Thread):
         self.stack, self.run_id = stack, run_id
         self.first_seen: dict[tuple[int, int], float] = {}
         self.max_t: dict[tuple[int, int], float] = {}
-        self.seen: dict[str, list[str]] = {"warning": [], "error": [], "wait": [], "api": []}
+        self.seen: dict[str, list[str]] = {"warning": [], "error": [], "wait": [], "attempt": [], "api": []}
         self.status = "pending"
         self.finished_at: float | None = None
         self._halt = threading.Event()
@@ -71,8 +71,11 @@ class Watch(threading.Thread):
 
     def note(self, kind: str, text: str) -> None:
         text = " ".join(str(text).split())
-        if kind == "wait" and NORMAL_WAIT.fullmatch(text):
-            return
+        if kind == "wait":
+            if NORMAL_WAIT.fullmatch(text):
+                return
+            text = text.removeprefix("waiting: ")
+            text = re.sub(r"\b(next try in|in) \d+(\.\d+)? ?(s|min)\b", r"\1 …", text)  # a countdown: once
         if text and text not in self.seen[kind]:
             self.seen[kind].append(text)
 
@@ -134,6 +137,14 @@ class Watch(threading.Thread):
         except OSError:
             self.note("api", "web unreachable")
             return
+        with contextlib.suppress(OSError, ApiError):
+            jobs = self.stack.api.call("GET", f"/api/v1/jobs/?run={self.run_id}&ordering=position", timeout_s=10)
+            for job in jobs.get("results", []) if isinstance(jobs, dict) else jobs:
+                if job.get("waiting"):  # the job API's sentence for a waiting job, where the tree has it
+                    self.note("wait", job["waiting"])
+                for attempt in job.get("attempts") or []:  # "attempt 1 lost at t = 6 s: …", where it has them
+                    if attempt.get("attempt") != job.get("attempt") and attempt.get("text"):
+                        self.note("attempt", attempt["text"])
         for key, value in run.items():
             # Today's "warning" fields, and the dead-worker notice ({since, message} in `no_worker`).
             if value and ("warning" in key or key == "no_worker"):
@@ -568,6 +579,7 @@ def row_collect(watch: Watch, fault: Fault, opts: argparse.Namespace, ctx: Ctx, 
     parts = [f"warning: {w}" for w in watch.seen["warning"]]
     parts += [f"{n}× {e}" if n > 1 else e for e, n in errors.most_common()]
     parts += [f"waiting: {w}" for w in watch.seen["wait"]]
+    parts += watch.seen["attempt"]
     run_error = watch.run_error()
     if run_error:
         parts.append(f"run: {run_error}")
