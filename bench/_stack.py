@@ -369,7 +369,11 @@ class Stack:
                     continue
                 line = " ".join(argv)
                 parent = proc.ppid()
-                parent_line = " ".join(psutil.Process(parent).cmdline()) if parent in pids else ""
+                if parent not in pids:
+                    # An orphan (a gunicorn worker or pool child whose master was killed, adopted by init) is
+                    # nobody's main process: a launcher's child has the launcher, which carries the marker.
+                    continue
+                parent_line = " ".join(psutil.Process(parent).cmdline())
             except psutil.Error:
                 continue
             if "gunicorn" in line and "gunicorn" not in parent_line:
