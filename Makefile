@@ -6,7 +6,7 @@
 #   make check   the fast loop (under 90 s): ruff, mypy, makemigrations --check, the import contract, and the tests
 #                that need no Celery worker, browser or fuzzing
 #   make test    make check, then every other test (workers, sysbench, browser, schema fuzzing)
-#   make bench   runs every bench/*.py with the venv's python
+#   make bench   runs every bench/*.py with the venv's python but bench/faults.py (about 40 min: run it alone)
 #
 # PORT picks the web port (default 8000): `PORT=8080 make run`.
 
@@ -61,7 +61,7 @@ test: check
 # bench/ scripts import the project, so the repository root goes on PYTHONPATH as it would for manage.py.
 bench: setup
 	@shopt -s nullglob; \
-	files=(bench/*.py); \
+	files=(); for f in bench/[!_]*.py; do [[ $$f == bench/faults.py ]] || files+=("$$f"); done; \
 	if (( $${#files[@]} == 0 )); then echo "bench: no bench/*.py to run"; exit 0; fi; \
 	for f in "$${files[@]}"; do \
 		echo "== $$f"; \

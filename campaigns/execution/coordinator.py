@@ -241,6 +241,9 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
         return True, None  # waiting, not finished: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     conn = job_connection(job)
+    # The argv is checked against the catalogue before anything connects: a forged scenario row naming where to
+    # connect or as whom fails here, and the target is not contacted either (#27 H1).
+    phase_argv(job=job, conn=conn, command="run")
     tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]
     try:
         server_info(conn, tables=tables)  # fails fast, with a plain cause, on a dead target
