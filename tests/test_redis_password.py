@@ -27,10 +27,11 @@ def own_redis() -> Iterator[RedisServer]:
         server.kill()
 
 
-def _script(port: int, secrets: Path) -> subprocess.CompletedProcess[str]:
+def _script(port: int, secrets: Path, record: Path | None = None) -> subprocess.CompletedProcess[str]:
+    record = record or secrets.parent / "redis.password"
     return subprocess.run(["bash", str(ROOT / "scripts" / "redis-password.sh"), str(port)], cwd=ROOT,
-                          env={**os.environ, "BENCHAPP_SECRETS_FILE": str(secrets)}, capture_output=True, text=True,
-                          timeout=60)
+                          env={**os.environ, "BENCHAPP_SECRETS_FILE": str(secrets), "BENCHAPP_REDIS_RECORD": str(record)},
+                          capture_output=True, text=True, timeout=60)
 
 
 def _ping(port: int, password: str | None = None) -> str:
@@ -58,6 +59,23 @@ def test_the_first_start_gives_redis_the_installations_own_password_and_nothing_
     # Again: nothing changes.
     again = _script(own_redis.port, secrets)
     assert again.returncode == 0 and local_secrets._read(secrets) == values
+
+
+def test_a_new_checkout_on_the_same_machine_takes_the_password_recorded_for_that_redis(own_redis, tmp_path):
+    """The password belongs to the Redis server, which outlives a checkout (a fresh clone, CI's): the first setup
+    records it for the machine, a later checkout's setup adopts it instead of being refused."""
+    record = tmp_path / "machine" / "redis.password"
+    first, later = tmp_path / "one" / "secrets.env", tmp_path / "two" / "secrets.env"
+    assert _script(own_redis.port, first, record).returncode == 0
+    password = local_secrets._read(first)["BENCHAPP_REDIS_PASSWORD"]
+    assert record.read_text().strip() == password and stat.S_IMODE(record.stat().st_mode) == 0o600
+    done = _script(own_redis.port, later, record)
+    assert done.returncode == 0, done.stderr
+    assert local_secrets._read(later)["BENCHAPP_REDIS_PASSWORD"] == password
+    assert stat.S_IMODE(later.stat().st_mode) == 0o600 and password not in done.stdout + done.stderr
+    # Without the record, another checkout's password is still refused.
+    record.unlink()
+    assert _script(own_redis.port, tmp_path / "three" / "secrets.env", record).returncode == 1
 
 
 def test_a_redis_that_asks_for_another_password_is_refused_with_what_to_do(own_redis, tmp_path):
