@@ -184,13 +184,20 @@ def client_doing(client: JobClient) -> str:
     return "at the start barrier" if client.status == JobClient.Status.READY else "before starting its client"
 
 
-def worker_lost_cause(host_name: str, *, stale_s: float, doing: str = "while measuring") -> str:
+def worker_lost_cause(host_name: str, *, stale_s: float, doing: str = "while measuring",
+                      last_beat: datetime | None = None) -> str:
     """Which process went away, in words: the task's own worker process (a pool child killed, WorkerLostError)
-    while its host's worker still beats, or the whole worker or host (no heartbeat from either)."""
+    while its host's worker still beats, or the whole worker or host (no heartbeat from either).
+
+    With the task's own last heartbeat (`last_beat`), "still beats" means the host beat on for at least half the
+    stale time after the task fell silent: a worker killed whole stops both within a beat or two of each other,
+    however late the task's last beats were written on a loaded machine."""
     if not host_name:
         return f"worker lost {doing}: no heartbeat for {stale_s:.0f} s"
     beat = ClientHost.objects.filter(hostname=host_name).values_list("last_heartbeat", flat=True).first()
-    if beat is not None and beat >= timezone.now() - timedelta(seconds=stale_s):
+    since = (last_beat + timedelta(seconds=stale_s / 2) if last_beat is not None
+             else timezone.now() - timedelta(seconds=stale_s))
+    if beat is not None and beat >= since:
         return (f"worker process lost on {host_name} {doing}: no heartbeat from its task for {stale_s:.0f} s while "
                 "the host's worker still beats (its pool process was killed or hung)")
     return (f"client host {host_name} lost {doing}: no heartbeat from its worker for {stale_s:.0f} s "
@@ -231,7 +238,8 @@ def clients_sweep_lost() -> int:
     limit = timezone.now() - timedelta(seconds=stale_s)
     lost = 0
     for client in stale_clients(heartbeat_before=limit):
-        cause = worker_lost_cause(client.host_name, stale_s=stale_s, doing=client_doing(client))
+        cause = worker_lost_cause(client.host_name, stale_s=stale_s, doing=client_doing(client),
+                                  last_beat=client.heartbeat_at)
         lost += jobclient_lose(client=client, heartbeat_before=limit, cause=cause)
     return lost
 

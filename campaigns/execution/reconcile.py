@@ -48,7 +48,8 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
     jobs = Job.objects.filter(run__queue__in=queues)
     # A coordinator that died while preparing leaves a job whose own heartbeat stopped.
     for job in jobs.filter(status=Job.Status.PREPARING, heartbeat_at__lt=limit_stale):
-        cause = worker_lost_cause(job.claimed_by, stale_s=stale_after_s, doing="while preparing")
+        cause = worker_lost_cause(job.claimed_by, stale_s=stale_after_s, doing="while preparing",
+                                  last_beat=job.heartbeat_at)
         measured = attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause,
                                               heartbeat_before=limit_stale)
         if measured == "again":
@@ -63,7 +64,8 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
             dispatch.run_advance(run_id=job.run_id)
     # A started client whose worker died stops beating; the job fails with that cause.
     for client in stale_clients(heartbeat_before=limit_stale):
-        cause = worker_lost_cause(client.host_name, stale_s=stale_after_s, doing=client_doing(client))
+        cause = worker_lost_cause(client.host_name, stale_s=stale_after_s, doing=client_doing(client),
+                                  last_beat=client.heartbeat_at)
         if jobclient_lose(client=client, heartbeat_before=limit_stale, cause=cause):
             lost += 1
             job_finalize(job_id=client.job_id)
