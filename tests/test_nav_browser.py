@@ -4,6 +4,7 @@ and shown once."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.test_browser import SHOTS, browser_page, log_in, open_page  # noqa: F401 (a fixture)
 from tests.ui_fixtures import PASSWORD, make_user
@@ -22,12 +23,12 @@ def test_grouped_navigation_on_desktop_and_a_menu_on_a_phone(browser_page):  # n
     assert not page.get_by_role("button", name="Menu").is_visible()
     compare = nav.locator("summary", has_text="Compare")
     compare.click()
-    assert nav.get_by_role("link", name="Quick compare").is_visible()
-    assert nav.get_by_role("link", name="Compare results").is_visible()
+    expect(nav.get_by_role("link", name="Quick compare")).to_be_visible()
+    expect(nav.get_by_role("link", name="Compare results")).to_be_visible()
     page.screenshot(path=str(SHOTS / "28-nav-1440.png"))
     # Opening another menu closes the first; Escape closes it.
     nav.locator("summary", has_text="Setup").click()
-    assert not nav.get_by_role("link", name="Quick compare").is_visible()
+    expect(nav.get_by_role("link", name="Quick compare")).to_be_hidden()
     nav.get_by_role("link", name="Targets").click()
     page.wait_for_url("**/targets/")
     assert nav.locator("details[data-current] > summary").inner_text().startswith("Setup")
