@@ -215,9 +215,10 @@ def test_a_request_id_is_in_its_access_log_line_and_in_the_log_of_the_task_it_st
     worker = make_worker("obs-rid")
     user = make_user(roles.OPERATOR, "obs-operator")
     token = services.token_issue(user=user)
-    # A target nothing listens on: the job fails at its connection check, after logging under the request's id.
+    # A target nothing listens on: the job fails at its connection check (no wait for the target: target_wait_s 0),
+    # after logging under the request's id.
     target = TargetFactory(port=_free_port())
-    campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory(time_s=1)], threads=[1])
+    campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory(time_s=1)], threads=[1], target_wait_s=0)
     web = web_server("rid", REDIS_URL=TEST_REDIS_URL)
     assert web.get("/s/share-Secret-token-42/")[0] == 404
     request_id = f"rid-{time.time_ns()}"

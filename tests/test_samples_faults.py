@@ -53,6 +53,22 @@ def _finished(job: Job, timeout_s: float = 240) -> Job:
     return job
 
 
+def _database_ports(pid: int, db_port: int) -> set[int]:
+    """The local ports of the process tree's connections to PostgreSQL (pg_stat_activity.client_port)."""
+    import psutil
+
+    root = psutil.Process(pid)
+    ports = set()
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            for conn in process.net_connections(kind="tcp"):
+                if conn.raddr and conn.raddr.port == db_port:
+                    ports.add(conn.laddr.port)
+        except psutil.Error:
+            continue
+    return ports
+
+
 def _printed_seconds(job: Job) -> list[float]:
     return sorted({i.t for c in job.clients.all() for i in parser.parse_output(c.raw_output).intervals})
 
@@ -68,15 +84,17 @@ def test_a_dropped_database_connection_mid_job_costs_no_second_and_no_job(own_wo
     scenario = ScenarioFactory(time_s=16, dataset=DatasetFactory(name="dropped 2x1000", tables=2, table_size=1000))
     job = _launch(TargetFactory(), scenario)
     wait_for(lambda: job.samples.count() >= 5, timeout_s=180, what="5 seconds stored")
-    own = connection.cursor().connection.info.backend_pid  # the test's own connection stays
     db = connection.settings_dict
     killed = 0
     with psycopg.connect(host=db["HOST"], port=db["PORT"] or 5432, user=db["USER"], password=db["PASSWORD"] or None,
                          dbname="postgres", autocommit=True) as admin:
         for _ in range(2):  # twice, 2 s apart: the client's writes, heartbeats and samplers all lose theirs
+            # Only this worker's connections: the session's other processes and threads (the live server of the
+            # browser tests, the session worker) keep theirs.
+            ports = _database_ports(worker.proc.pid, int(db["PORT"] or 5432))
             killed += admin.execute(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s"
-                " AND pid NOT IN (%s, pg_backend_pid())", [test_db_name, own]).fetchone()[0]
+                " AND client_port = ANY(%s)", [test_db_name, sorted(ports)]).fetchone()[0]
             time.sleep(2)
     assert killed >= 2
     job = _finished(job)

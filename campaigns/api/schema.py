@@ -23,6 +23,7 @@ _DESCRIPTIONS = {
     "403": "Your role does not allow this.",
     "404": "No such object (or no such ?format=).",
     "409": "Conflicts with the current state (e.g. a run in progress, or the row is still referenced).",
+    "415": "The body's media type is not one this operation reads (see its request body).",
 }
 
 
@@ -59,6 +60,8 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             codes.append("404")
             if method != "get":
                 codes.append("409")
+            if "requestBody" in operation:
+                codes.append("415")
             media = ["application/json"]
             if any(p.get("name") == "format" for p in operation.get("parameters", [])):
                 media.append("text/csv")
