@@ -272,3 +272,15 @@ def _flush_with_retry() -> None:
 
 
 _flush_with_retry()
+
+
+@pytest.fixture
+def own_redis() -> Iterator[Any]:
+    """A throw-away redis-server of the test's own (tests.helpers.servers.RedisServer), killed at the end."""
+    from tests.helpers.servers import RedisServer, free_port
+
+    server = RedisServer(free_port())
+    try:
+        yield server
+    finally:
+        server.kill()

@@ -29,8 +29,7 @@ from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, Ta
 from tests.test_api import client_for, make_user
 from tests.test_faults import OWN_QUEUE, RedisServer, _host, _launch_through, _sysbench_pids, _wait_status
 
-# test_faults' fixtures: a Redis server of the test's own, a database of its own on the shared MariaDB.
-own_redis = test_faults.own_redis
+# test_faults' fixture: a database of its own on the shared MariaDB (own_redis is conftest's).
 fault_db = test_faults.fault_db
 
 LONG_AGO = timedelta(seconds=60)

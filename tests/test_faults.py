@@ -10,12 +10,9 @@ test-output/measurements.txt.
 """
 from __future__ import annotations
 
-import ast
-import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,7 +22,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-import redis
 from django.utils import timezone
 
 from campaigns import execution, services
@@ -40,15 +36,17 @@ from tests.conftest import (
     wait_for,
 )
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+from tests.helpers.servers import OWN_QUEUE, MariaDBServer, RedisServer
+from tests.helpers.servers import free_port as _free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 HANGING_SYSBENCH = ROOT / "tests" / "data" / "hanging_sysbench.sh"
 # Host names carry the session's id so that two test sessions never share a worker log or beat file.
 SESSION_ID = SESSION_QUEUE.removeprefix("test-")
-# Runs launched through a test's own Redis go on a queue of their own: the session worker's reconciler (which
-# repairs only its own queue's runs) never re-sends them, so the test alone decides which worker gets a job.
-OWN_QUEUE = f"{SESSION_QUEUE}-own"
+# Runs launched through a test's own Redis go on a queue of their own (tests.helpers.servers.OWN_QUEUE): the session
+# worker's reconciler (which repairs only its own queue's runs) never re-sends them, so the test alone decides which
+# worker gets a job.
 
 
 def _host(name: str) -> str:
@@ -84,12 +82,6 @@ def _sysbench_pids(marker: str, *, commands: tuple[bytes, ...] | None = None) ->
     return pids
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _wait_status(obj: Job | Run, statuses: tuple[str, ...], *, timeout_s: float) -> None:
     def reached() -> bool:
         obj.refresh_from_db()
@@ -121,99 +113,6 @@ def _wait_measuring(job: Job, *, clients: int = 1, samples: int = 2, timeout_s: 
 
 
 # ---------------------------------------------------------------- servers of the tests' own
-
-
-class RedisServer:
-    """A throw-away redis-server on a spare port (no persistence): ours to flush and restart."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.url = f"redis://127.0.0.1:{port}/0"
-        # What a worker or a launching process needs to use this broker and the test's own queue.
-        self.env = {"REDIS_URL": self.url, "BENCHAPP_QUEUE": OWN_QUEUE}
-        self.client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.start()
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--daemonize", "no", "--protected-mode", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        wait_for(self._pong, timeout_s=10, interval_s=0.05, what=f"redis-server on port {self.port}")
-
-    def _pong(self) -> bool:
-        try:
-            return bool(self.client.ping())
-        except redis.ConnectionError:
-            return False
-
-    def queued_jobs(self, queue: str) -> list[int]:
-        """Job ids of the job_execute_task messages waiting in a queue."""
-        ids = []
-        for raw in self.client.lrange(queue, 0, -1):
-            headers = json.loads(raw).get("headers") or {}
-            if headers.get("task") == "campaigns.tasks.job_execute_task":
-                ids.extend(ast.literal_eval(headers["argsrepr"]))
-        return ids
-
-    def flush(self) -> None:
-        self.client.flushall()
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-
-
-class MariaDBServer:
-    """A MariaDB server of the test's own: fresh datadir, spare port, root with an empty password."""
-
-    def __init__(self, base: Path, port: int) -> None:
-        self.port = port
-        self.datadir = base / "data"
-        self.log = base / "mariadbd.log"
-        subprocess.run(
-            ["mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}", "--user=root",
-             "--auth-root-authentication-method=normal", "--skip-test-db"],
-            check=True, capture_output=True, timeout=120,
-        )
-        self.argv = ["mariadbd", "--no-defaults", f"--datadir={self.datadir}", f"--port={port}",
-                     "--bind-address=127.0.0.1", f"--socket={base / 'mariadbd.sock'}",
-                     f"--pid-file={base / 'mariadbd.pid'}", "--user=root", "--skip-log-bin",
-                     "--innodb-buffer-pool-size=64M", f"--log-error={self.log}"]
-        self.start()
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(lambda: self.sql("SELECT 1").returncode == 0 or self.proc.poll() is not None,
-                 timeout_s=60, what=f"mariadbd on port {self.port}")
-        assert self.proc.poll() is None, self.log.read_text()[-2000:]
-
-    def stop(self) -> None:
-        """A clean shutdown (SIGTERM), as a restart by an operator or a failover does."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=60)
-
-    def sql(self, statement: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-e", statement],
-                              capture_output=True, text=True, timeout=30)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer(_free_port())
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 @pytest.fixture

@@ -21,21 +21,13 @@ from tests.conftest import ROOT, WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 from tests.test_api import API, client_for, make_user
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, log_in, shot
-from tests.test_faults import OWN_QUEUE, RedisServer, _free_port, _host, _launch_through, _wait_measuring
+from tests.test_faults import OWN_QUEUE, RedisServer, _host, _launch_through, _wait_measuring
 from tests.test_faults import fault_db as _fault_db
 from tests.test_monitoring import _Receiver
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 fault_db = _fault_db
 
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer(_free_port())
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 @pytest.fixture

@@ -7,24 +7,12 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from benchapp import local_secrets
-from tests.test_faults import RedisServer, _free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer(_free_port())
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 def _script(port: int, secrets: Path, record: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 import redis
@@ -14,20 +14,12 @@ import redis
 from campaigns.models import Job, Run
 from tests.conftest import ROOT, WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_faults import RedisServer, _free_port, _host, _launch_through, _wait_measuring, _wait_status
+from tests.test_faults import _host, _launch_through, _wait_measuring, _wait_status
 from tests.test_faults import fault_db as _fault_db
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 fault_db = _fault_db
 
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer(_free_port())
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 @pytest.mark.parametrize("stop", ["shutdown-nosave", "sigkill"])

@@ -95,14 +95,6 @@ def _descendants(pid: int) -> set[int]:
         return set()
 
 
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer(_free_port())
-    try:
-        yield server
-    finally:
-        server.kill()
-
 
 @pytest.fixture
 def supervisor(tmp_path: Path, own_redis: RedisServer, test_db_name: str) -> Iterator[Supervisor]:

@@ -19,7 +19,7 @@ import pytest
 
 from campaigns.models import ClientHost
 from tests.conftest import MYSQL_DB, ROOT, wait_for
-from tests.test_faults import RedisServer, _free_port, _host
+from tests.test_faults import _free_port, _host
 from tests.test_supervisor import Supervisor
 
 pytestmark = [
@@ -76,14 +76,6 @@ def test_as_benchapp_the_worker_still_finds_a_local_target_servers_process(drive
          " and c.status == psutil.CONN_LISTEN])"], capture_output=True, text=True, timeout=60)
     assert sees.stdout.strip().startswith("[None"), sees.stdout + sees.stderr
 
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer(_free_port())
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 @pytest.mark.integration
