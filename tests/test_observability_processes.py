@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from campaigns import execution, roles, services
 from campaigns.models import ClientHost, Job, Run
-from tests.conftest import OUTPUT_DIR, ROOT, TEST_REDIS_URL, wait_for
+from tests.conftest import OUTPUT_DIR, ROOT, SESSION_QUEUE, TEST_REDIS_URL, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 from tests.test_api import make_user
 
@@ -212,14 +212,17 @@ def test_readyz_answers_503_naming_redis_while_its_redis_is_stopped_and_200_when
 # ---------------------------------------------------------------- a request id from the access log to a task's log
 
 def test_a_request_id_is_in_its_access_log_line_and_in_the_log_of_the_task_it_started(web_server, make_worker):
-    worker = make_worker("obs-rid")
+    # A queue of the test's own: the session's worker (started by earlier tests) must not take the task, whose log
+    # line this test reads in this worker's log.
+    queue = f"{SESSION_QUEUE}-rid"
+    worker = make_worker("obs-rid", extra_env={"BENCHAPP_QUEUE": queue})
     user = make_user(roles.OPERATOR, "obs-operator")
     token = services.token_issue(user=user)
     # A target nothing listens on: the job fails at its connection check (no wait for the target: target_wait_s 0),
     # after logging under the request's id.
     target = TargetFactory(port=_free_port())
     campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory(time_s=1)], threads=[1], target_wait_s=0)
-    web = web_server("rid", REDIS_URL=TEST_REDIS_URL)
+    web = web_server("rid", REDIS_URL=TEST_REDIS_URL, BENCHAPP_QUEUE=queue)
     assert web.get("/s/share-Secret-token-42/")[0] == 404
     request_id = f"rid-{time.time_ns()}"
     request = urllib.request.Request(web.url(f"/api/v1/campaigns/{campaign.pk}/launch/"), method="POST", data=b"{}",
