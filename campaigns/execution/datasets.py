@@ -20,6 +20,7 @@ from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.phases import (
     JobFailure,
+    TargetUnreachable,
     cancel_check,
     job_heartbeat,
     phase_argv,
@@ -177,7 +178,9 @@ def dataset_mismatch(*, job: Job, conn: Connection, prepared: PreparedDataset) -
     try:
         found = tables_max_id(conn, names)
     except ProbeError as exc:
-        raise JobFailure(f"the prepared tables could not be checked: {exc}") from None
+        # A target restarting since the job's check waits for it like any unreachable target (it is not failed).
+        kind = TargetUnreachable if exc.unreachable else JobFailure
+        raise kind(f"the prepared tables could not be checked: {exc}") from None
     missing = [name for name in names if name not in found]
     if missing:
         listed = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
