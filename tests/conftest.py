@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -284,3 +285,53 @@ def own_redis() -> Iterator[Any]:
         yield server
     finally:
         server.kill()
+
+
+@pytest.fixture
+def browser_page(live_server: Any, monkeypatch: pytest.MonkeyPatch,
+                 screenshots_dir: Path) -> Iterator[tuple[Any, Any, Any]]:
+    """Chromium (headless, Debian's), a 1280×900 context on the live server and a page in it, with a BrowserProblems
+    watching it: (browser, page, problems)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, BrowserProblems
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    problems = BrowserProblems()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        problems.watch(page)
+        try:
+            yield browser, page, problems
+        finally:
+            context.close()
+            browser.close()
+
+
+@pytest.fixture
+def own_mariadb(tmp_path: Path) -> Iterator[Any]:
+    """A MariaDB instance of the test's own on a spare port, killed at the end."""
+    from tests.helpers.servers import MariaDBServer, free_port
+
+    server = MariaDBServer(tmp_path, free_port())
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+def fault_db() -> Iterator[str]:
+    """A database of this test's own on the shared MariaDB: its sysbench processes are recognisable
+    by --mysql-db=<name>, and its tables tell whether cleanup ran."""
+    from tests.helpers.faults import shared_mysql
+
+    name = f"{MYSQL_DB}_f{uuid.uuid4().hex[:6]}"
+    shared_mysql(f"CREATE DATABASE {name}")
+    try:
+        yield name
+    finally:
+        shared_mysql(f"DROP DATABASE IF EXISTS {name}")

@@ -107,3 +107,35 @@ class CampaignFactory(DjangoModelFactory):
             obj.set_webhook_url(extracted)
             if create:
                 obj.save(update_fields=["webhook_url_encrypted"])
+
+
+class RunFactory(DjangoModelFactory):
+    class Meta:
+        model = models.Run
+
+    campaign = factory.SubFactory(CampaignFactory)
+    status = models.Run.Status.SUCCEEDED
+
+
+class JobFactory(DjangoModelFactory):
+    class Meta:
+        model = models.Job
+
+    run = factory.SubFactory(RunFactory)
+    target = factory.SubFactory(TargetFactory)
+    scenario = factory.SubFactory(ScenarioFactory)
+    threads = 4
+    status = models.Job.Status.SUCCEEDED
+
+
+class JobResultFactory(DjangoModelFactory):
+    class Meta:
+        model = models.JobResult
+
+    job = factory.SubFactory(JobFactory)
+    qps = 1000.0
+    tps = 50.0
+    latency_avg_ms = 2.0
+    latency_pct = 95.0
+    latency_pct_ms = 3.0
+

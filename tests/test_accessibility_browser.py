@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from campaigns.models import Run
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page
-from tests.test_tables_browser import _comparison
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page
+from tests.helpers.measured import published_comparison
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -33,7 +33,7 @@ def test_axe_finds_no_serious_or_critical_violation_on_the_pages_of_a_first_comp
 
     assert AXE.exists(), "axe-core is missing: run `npm ci` in frontend/ (scripts/setup.sh does)"
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    query = _comparison()
+    query = published_comparison()
     run = Run.objects.order_by("pk").first()
     make_user("axe-operator", "operator")
     problems = BrowserProblems()

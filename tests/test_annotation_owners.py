@@ -8,8 +8,8 @@ from django.test import Client
 
 from campaigns import roles
 from campaigns.models import Annotation, CampaignSchedule
-from tests.factories import CampaignFactory
-from tests.test_api import RunFactory, client_for, make_user
+from tests.factories import CampaignFactory, RunFactory
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 

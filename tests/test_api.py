@@ -13,15 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import factory
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
-from factory.django import DjangoModelFactory
 from rest_framework.test import APIClient
 
-from campaigns import roles, services
+from campaigns import roles
 from campaigns.downsample import lttb_indices, minmax_indices
 from campaigns.models import (
     Campaign,
@@ -39,65 +36,35 @@ from tests.factories import (
     CampaignFactory,
     DatasetFactory,
     InstanceSpecFactory,
+    JobFactory,
+    JobResultFactory,
     ProductFactory,
+    RunFactory,
     ScenarioFactory,
     TargetFactory,
 )
+from tests.helpers.measured import add_samples
+from tests.helpers.users import API, body_text, client_for, make_user
 
 DATA = Path(__file__).resolve().parent / "data"
 SYSBENCH_LOGS = DATA / "sysbench"
-API = "/api/v1"
 SECRET = "Tr0ub4dor-s3cret-pw"
 
 
 # ---------------------------------------------------------------- local factories
 
 
-class RunFactory(DjangoModelFactory):
-    class Meta:
-        model = Run
-
-    campaign = factory.SubFactory(CampaignFactory)
-    status = Run.Status.SUCCEEDED
 
 
-class JobFactory(DjangoModelFactory):
-    class Meta:
-        model = Job
-
-    run = factory.SubFactory(RunFactory)
-    target = factory.SubFactory(TargetFactory)
-    scenario = factory.SubFactory(ScenarioFactory)
-    threads = 4
-    status = Job.Status.SUCCEEDED
 
 
-class JobResultFactory(DjangoModelFactory):
-    class Meta:
-        model = JobResult
-
-    job = factory.SubFactory(JobFactory)
-    qps = 1000.0
-    tps = 50.0
-    latency_avg_ms = 2.0
-    latency_pct = 95.0
-    latency_pct_ms = 3.0
 
 
 # ---------------------------------------------------------------- clients per role
 
 
-def make_user(role: str | None, username: str | None = None) -> Any:
-    user = get_user_model().objects.create_user(username=username or f"user-{role or 'none'}", password="pw-12345678")
-    if role:  # get_or_create: a transactional test's database may have been flushed, its role groups with it
-        user.groups.add(Group.objects.get_or_create(name=role)[0])
-    return user
 
 
-def client_for(user: Any) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {services.token_issue(user=user)}")
-    return client
 
 
 @pytest.fixture
@@ -115,10 +82,6 @@ def admin() -> APIClient:
     return client_for(make_user(roles.ADMIN))
 
 
-def body_text(response: Any) -> str:
-    if hasattr(response, "streaming_content"):
-        return b"".join(response.streaming_content).decode()
-    return response.content.decode()
 
 
 # ---------------------------------------------------------------- auth and roles
@@ -671,14 +634,6 @@ def test_a_job_in_detail_shows_its_clients_and_snapshots(viewer):
 # ---------------------------------------------------------------- live samples and series
 
 
-def add_samples(job: Job, client_index: int, ts: list[float], **values: Callable[[float], float]) -> None:
-    IntervalSample.objects.bulk_create([
-        IntervalSample(job=job, client_index=client_index, t=t, threads=2,
-                       tps=values.get("tps", lambda t: 10.0)(t), qps=values.get("qps", lambda t: 100.0)(t),
-                       reads_per_s=70.0, writes_per_s=20.0, other_per_s=10.0,
-                       latency_pct_ms=values.get("lat", lambda t: 5.0)(t), errors_per_s=0.0, reconnects_per_s=0.0)
-        for t in ts
-    ])
 
 
 @pytest.mark.django_db

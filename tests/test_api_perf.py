@@ -10,8 +10,17 @@ from django.test import override_settings
 
 from campaigns.execution import results
 from campaigns.models import Job, Run
-from tests.factories import InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
-from tests.test_api import API, JobFactory, JobResultFactory, RunFactory, add_samples, client_for, make_user
+from tests.factories import (
+    InstanceSpecFactory,
+    JobFactory,
+    JobResultFactory,
+    ProductFactory,
+    RunFactory,
+    ScenarioFactory,
+    TargetFactory,
+)
+from tests.helpers.measured import add_samples
+from tests.helpers.users import API, client_for, make_user
 
 UNREACHABLE_CACHE = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                                  "LOCATION": "redis://127.0.0.1:1/0",

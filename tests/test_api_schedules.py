@@ -6,8 +6,8 @@ import pytest
 from campaigns import monitoring, roles
 from campaigns.models import CampaignSchedule
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
-from tests.test_monitoring import _history
+from tests.helpers.monitoring import history
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -50,8 +50,8 @@ def test_regressions_are_listed_and_filtered_by_campaign():
     viewer = client_for(make_user(roles.VIEWER))
     target, scenario = TargetFactory(), ScenarioFactory()
     campaign = CampaignFactory(targets=[target], scenarios=[scenario])
-    _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
-    (current,) = _history(campaign, target, scenario, [9000])
+    history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+    (current,) = history(campaign, target, scenario, [9000])
     monitoring.run_evaluate(run=current)
     listed = viewer.get(f"/api/v1/regressions/?campaign={campaign.pk}").json()
     assert listed["count"] == 1

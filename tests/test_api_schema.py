@@ -29,8 +29,15 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from campaigns.models import ClientHost, IntervalSample, Regression, Run, Target
-from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import JobFactory, JobResultFactory, make_user
+from tests.factories import (
+    CampaignFactory,
+    DatasetFactory,
+    JobFactory,
+    JobResultFactory,
+    ScenarioFactory,
+    TargetFactory,
+)
+from tests.helpers.users import make_user
 
 # Per operation (65 of them); keeps the file within ~3 minutes on 2 cores. Raise it locally with
 # BENCHAPP_SCHEMA_EXAMPLES=100 for a deeper search.

@@ -14,9 +14,7 @@ from django.utils import timezone
 from campaigns.execution import transitions
 from campaigns.models import IntervalSample, Job
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_browser import PASSWORD, SHOTS, USER, browser_page, log_in
-
-__all__ = ["browser_page"]
+from tests.helpers.browser import PASSWORD, SHOTS, USER, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -19,8 +19,8 @@ from campaigns.api.fields import StrictInputMixin
 from campaigns.jsonlimits import MAX_JSON_DEPTH
 from campaigns.models import Annotation, Campaign, CampaignSchedule, ClientHost, Regression, Run, ShareLink, Target
 from tests import ui_fixtures
-from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import JobResultFactory, client_for, make_user
+from tests.factories import CampaignFactory, JobResultFactory, ScenarioFactory, TargetFactory
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules

@@ -12,9 +12,7 @@ from campaigns import services
 from campaigns.models import Job, Run
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_browser import PASSWORD, USER, browser_page, log_in, shot, wait_js
-
-__all__ = ["browser_page"]  # the fixture, shared with test_browser.py
+from tests.helpers.browser import PASSWORD, USER, log_in, shot, wait_js
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

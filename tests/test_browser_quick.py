@@ -15,9 +15,8 @@ from django.contrib.auth import get_user_model
 from campaigns.models import Job, Run, Target
 from tests.conftest import record_measurement
 from tests.factories import PgTargetFactory
-from tests.test_browser import PASSWORD, SHOTS, USER, browser_page, log_in, phone_shots, shot, wait_js
+from tests.helpers.browser import PASSWORD, SHOTS, USER, log_in, phone_shots, shot, wait_js
 
-__all__ = ["browser_page"]  # the fixture, shared with test_browser.py
 
 def shot_path(name: str) -> Path:
     return SHOTS / f"{name}.png"

@@ -16,9 +16,7 @@ from campaigns import services
 from campaigns.models import Run
 from tests.conftest import record_measurement
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_browser import PASSWORD, SHOTS, USER, browser_page, log_in, wait_js
-
-__all__ = ["browser_page"]  # the fixture, shared with test_browser.py
+from tests.helpers.browser import PASSWORD, SHOTS, USER, log_in, wait_js
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

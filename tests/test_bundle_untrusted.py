@@ -30,7 +30,7 @@ from campaigns.models import (
 )
 from campaigns.sysbench.catalogue import CONNECTION_OPTIONS
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 _LOG = (Path(__file__).parent / "data" / "sysbench" / "mysql_oltp_point_select.txt").read_text()
 _COUNTED = (Campaign, Dataset, InstanceSpec, Job, JobClient, JobResult, IntervalSample, HostSample, ServerSample,

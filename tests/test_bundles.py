@@ -12,7 +12,7 @@ from campaigns import roles, services
 from campaigns.models import Campaign, Dataset, HostSample, IntervalSample, Job, Run, Scenario, ServerSample, Target
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 # A real sysbench output captured on this kind of machine (tests/data/sysbench/README.md).
 _LOG = (Path(__file__).parent / "data" / "sysbench" / "mysql_oltp_point_select.txt").read_text()

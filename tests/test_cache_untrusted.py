@@ -15,7 +15,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.cache_backend import NotCacheable, SignedJSONSerializer
 from campaigns.models import Job
-from tests.test_api import API, JobFactory, add_samples, client_for, make_user
+from tests.factories import JobFactory
+from tests.helpers.measured import add_samples
+from tests.helpers.users import API, client_for, make_user
 
 
 class _CreatesFile:

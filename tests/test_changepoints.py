@@ -11,7 +11,7 @@ from campaigns import monitoring, roles
 from campaigns.changepoints import best_split, change_points
 from campaigns.models import Job, JobResult, Regression, Run
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 
 def _series(rng: np.random.Generator, n: int, cv: float, steps: dict[int, float] | None = None) -> list[float]:

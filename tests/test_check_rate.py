@@ -14,7 +14,7 @@ from campaigns import roles
 from campaigns.api.throttling import throttle_reset
 from campaigns.models import Target
 from tests.factories import TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 SECRET = "Check-Rate-Secret-77"

@@ -23,14 +23,11 @@ from django.utils import timezone
 from campaigns import execution, roles
 from campaigns.execution import dispatch
 from campaigns.models import Campaign, ClientHost, Job, JobClient, Run
-from tests import test_faults
 from tests.conftest import WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
-from tests.test_faults import OWN_QUEUE, RedisServer, _host, _launch_through, _sysbench_pids, _wait_status
-
-# test_faults' fixture: a database of its own on the shared MariaDB (own_redis is conftest's).
-fault_db = test_faults.fault_db
+from tests.helpers.faults import host_named, launch_through, sysbench_pids, wait_status
+from tests.helpers.servers import OWN_QUEUE, RedisServer
+from tests.helpers.users import client_for, make_user
 
 LONG_AGO = timedelta(seconds=60)
 
@@ -198,7 +195,7 @@ def _workers(make_worker: Callable[..., WorkerProcess], broker: RedisServer, nam
     workers do), with short limits: a host is offline after 6 s of silence."""
     env = {**broker.env, "BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_RECONCILE_S": "1",
            "BENCHAPP_STALE_S": "6", "BENCHAPP_REDISPATCH_S": "3", "BENCHAPP_HOST_OFFLINE_S": "6"}
-    workers = [make_worker(_host(name), extra_env=env) for name in names]
+    workers = [make_worker(host_named(name), extra_env=env) for name in names]
     hosts = {w.hostname for w in workers}
     wait_for(lambda: set(ClientHost.objects.online().values_list("hostname", flat=True)) >= hosts,
              timeout_s=30, what=f"client hosts {sorted(hosts)} online")
@@ -219,7 +216,7 @@ def _kill_the_second_pick(job: Job, workers: list[WorkerProcess], marker: str
     def preparing() -> str | None:
         job.refresh_from_db()
         assert not job.is_finished(), f"job ended early: {job.status} {job.error}"
-        return job.claimed_by if job.status == Job.Status.PREPARING and _sysbench_pids(marker) else None
+        return job.claimed_by if job.status == Job.Status.PREPARING and sysbench_pids(marker) else None
 
     coordinator = wait_for(preparing, timeout_s=60, interval_s=0.05, what=f"job {job.pk} to prepare or warm up")
     victim = min((w for w in workers if w.hostname != coordinator), key=lambda w: w.hostname)
@@ -239,12 +236,12 @@ def test_a_host_killed_before_its_client_started_is_replaced_and_the_job_succeed
     scenario = ScenarioFactory(time_s=3, warmup_s=6, dataset=DatasetFactory(name="loss-ok", tables=1, table_size=500))
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[2], clients_min=2,
                                client_hosts=_names(workers))
-    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    run = launch_through(own_redis, campaign.pk, test_db_name)
     job = run.jobs.get()
     coordinator, victim, killed_at = _kill_the_second_pick(job, workers, f"--mysql-db={fault_db}")
     spare = next(w for w in workers if w not in (coordinator, victim))
 
-    _wait_status(job, Job.FINISHED, timeout_s=120)
+    wait_status(job, Job.FINISHED, timeout_s=120)
     assert job.status == Job.Status.SUCCEEDED, job.error
     first, second = job.clients.order_by("index")
     assert first.host_name == coordinator.hostname and first.attempt == 1
@@ -256,7 +253,7 @@ def test_a_host_killed_before_its_client_started_is_replaced_and_the_job_succeed
     assert all(c.exit_code == 0 for c in (first, second))
     assert job.result.qps == pytest.approx(first.summary["qps"] + second.summary["qps"])
     assert job.start_skew_ms is not None and job.start_skew_ms < 1000
-    _wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
+    wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
     resent_s = (datetime.fromisoformat(second.earlier_attempts[0]["ended_at"]) - killed_at).total_seconds()
     record_measurement(f"client host SIGKILLed before its client started: share re-sent {resent_s:.1f} s after the "
                        f"kill (the warm-up still running for part of it), job succeeded on another host "
@@ -276,18 +273,18 @@ def test_a_lost_host_with_no_try_left_fails_its_job_and_the_run_partially_succee
     campaign = CampaignFactory(targets=[target], scenarios=scenarios, clients_min=1, clients_per_threads=1,
                                client_hosts=_names(workers),
                                threads_by_scenario={"once-1-pair": [2], "once-2-single": [1]}, client_tries=1)
-    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    run = launch_through(own_redis, campaign.pk, test_db_name)
     first, second = run.jobs.order_by("position")
     coordinator, victim, _ = _kill_the_second_pick(first, workers, f"--mysql-db={fault_db}")
 
-    _wait_status(first, Job.FINISHED, timeout_s=90)
+    wait_status(first, Job.FINISHED, timeout_s=90)
     assert first.status == Job.Status.FAILED
     assert first.error == (f"client lost: host {victim.hostname} went offline before starting its client; "
                            f"not sent again: its 1 try is used ({victim.hostname})"), first.error
-    _wait_status(second, Job.FINISHED, timeout_s=90)
+    wait_status(second, Job.FINISHED, timeout_s=90)
     assert second.status == Job.Status.SUCCEEDED, second.error
     assert second.clients.get().host_name == coordinator.hostname
-    _wait_status(run, (Run.Status.PARTIALLY_SUCCEEDED,), timeout_s=30)
+    wait_status(run, (Run.Status.PARTIALLY_SUCCEEDED,), timeout_s=30)
     assert run.error == "1 of 2 jobs failed"
 
 
@@ -298,7 +295,7 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
     workers = _workers(make_worker, own_redis, ["loss-a", "loss-b", "loss-c"])
     # A fourth host that is online but whose worker has not started yet: its client holds the barrier. Its name
     # sorts first, so the coordinator picks it (after itself), then the first of the other two real hosts.
-    late = _host("loss-0-late")
+    late = host_named("loss-0-late")
     beating = threading.Event()
 
     def beat() -> None:
@@ -314,7 +311,7 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
         scenario = ScenarioFactory(time_s=3, dataset=DatasetFactory(name="loss-barrier", tables=1, table_size=500))
         campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[3], clients_min=3,
                                    client_hosts=[*_names(workers), late])
-        run = _launch_through(own_redis, campaign.pk, test_db_name)
+        run = launch_through(own_redis, campaign.pk, test_db_name)
         job = run.jobs.get()
 
         def ready_at_the_barrier() -> list[JobClient] | None:
@@ -348,7 +345,7 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
     finally:
         beating.set()
         beater.join(timeout=10)
-    _wait_status(job, Job.FINISHED, timeout_s=90)
+    wait_status(job, Job.FINISHED, timeout_s=90)
     assert job.status == Job.Status.SUCCEEDED, job.error
     final = list(job.clients.order_by("index"))
     assert [c.host_name for c in final] == [coordinator.hostname, late, spare.hostname]

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from campaigns import roles
-from tests.test_api import API, client_for, make_user
+from tests.helpers.users import API, client_for, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ import pytest
 
 from campaigns.models import Product
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
-from tests.test_browser import SHOTS, browser_page, log_in, wait_js  # noqa: F401 (a fixture)
-from tests.test_compare_spread import _measure
+from tests.helpers.browser import SHOTS, log_in, wait_js
+from tests.helpers.measured import measure
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,11 +23,11 @@ def _data() -> tuple[Product, Product]:
     no_percentile = ScenarioFactory(name="point select, percentile 0", percentile=0.0,
                                     dataset=DatasetFactory(name="browser p0 ds", tables=2, table_size=1000))
     logs = ["mysql_oltp_read_only_histogram", "pgsql_oltp_read_only_histogram"]
-    _measure(product=alpha, spec=spec, scenario=scenario, histograms=logs,
+    measure(product=alpha, spec=spec, scenario=scenario, histograms=logs,
              figures={1: [900.0, 1000.0, 1100.0], 2: [1700.0, 1800.0, 2000.0], 4: [2500.0, 2600.0, 2400.0]})
-    _measure(product=beta, spec=spec, scenario=scenario, histograms=logs,
+    measure(product=beta, spec=spec, scenario=scenario, histograms=logs,
              figures={1: [1200.0, 1250.0, 1300.0], 2: [2100.0, 2300.0, 2200.0], 4: [2500.0, 2700.0, 2600.0]})
-    _measure(product=alpha, spec=spec, scenario=no_percentile, figures={4: [17000.0]},
+    measure(product=alpha, spec=spec, scenario=no_percentile, figures={4: [17000.0]},
              histograms=["mysql_oltp_point_select_percentile_0"])
     return alpha, beta
 

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from campaigns.models import Job, JobResult
 from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
-from tests.test_compare_spread import _measure
+from tests.helpers.measured import measure
 
 pytestmark = pytest.mark.django_db(transaction=True)
 role_client = ui_fixtures.role_client
@@ -25,8 +25,8 @@ def test_a_cached_comparison_is_served_until_a_new_result_outdates_it(role_clien
     alpha, beta = ProductFactory(name="Alpha DB"), ProductFactory(name="Beta DB")
     spec = InstanceSpecFactory(label="cache spec", cpu_cores=2, memory_gb=4)
     scenario = ScenarioFactory(name="cache scenario", dataset=DatasetFactory(name="cache ds", tables=1, table_size=100))
-    _measure(product=alpha, spec=spec, scenario=scenario, figures={4: [1000.0]})
-    _measure(product=beta, spec=spec, scenario=scenario, figures={4: [2000.0]})
+    measure(product=alpha, spec=spec, scenario=scenario, figures={4: [1000.0]})
+    measure(product=beta, spec=spec, scenario=scenario, figures={4: [2000.0]})
     client = role_client("viewer")
     url = f"/compare/?products={alpha.pk},{beta.pk}"
     first = client.get(url).content.decode()

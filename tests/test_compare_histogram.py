@@ -7,7 +7,7 @@ from campaigns.models import InstanceSpec, Product, Scenario
 from campaigns.sysbench.parser import histogram_percentile, merge_histograms, parse_output
 from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
-from tests.test_compare_spread import SYSBENCH_LOGS, _measure
+from tests.helpers.measured import SYSBENCH_LOGS, measure
 
 role_client = ui_fixtures.role_client
 
@@ -19,9 +19,9 @@ def _histogram_cell() -> tuple[Product, Scenario, InstanceSpec, Scenario]:
                                                                                    table_size=1000))
     no_percentile = ScenarioFactory(name="percentile 0 scenario", percentile=0.0,
                                     dataset=DatasetFactory(name="p0 ds", tables=2, table_size=1000))
-    _measure(product=product, spec=spec, scenario=scenario, figures={4: [900.0, 950.0]},
+    measure(product=product, spec=spec, scenario=scenario, figures={4: [900.0, 950.0]},
              histograms=["mysql_oltp_read_only_histogram", "pgsql_oltp_read_only_histogram"])
-    _measure(product=product, spec=spec, scenario=no_percentile, figures={4: [17000.0]},
+    measure(product=product, spec=spec, scenario=no_percentile, figures={4: [17000.0]},
              histograms=["mysql_oltp_point_select_percentile_0"])
     return product, scenario, spec, no_percentile
 

@@ -9,9 +9,8 @@ import math
 import re
 
 import pytest
-from django.utils import timezone
 
-from campaigns.models import Campaign, InstanceSpec, Job, JobResult, Product, PublishedResult, Run, Scenario, Target
+from campaigns.models import InstanceSpec, Product, PublishedResult, Scenario
 from campaigns.seeds.matching import (
     PublishedKey,
     SpecShape,
@@ -26,10 +25,10 @@ from campaigns.seeds.services import template_load_all
 from campaigns.seeds.templates import TEMPLATES
 from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
+from tests.helpers.measured import S001_WRITE, measure
 
 role_client = ui_fixtures.role_client  # the fixture, shared with the other UI test modules
 
-S001_WRITE = "seed 001 · full cache · write"
 S000_MAIN = "seed 000 part 1 · oltp 4 point selects + 1 index update"
 
 
@@ -53,28 +52,6 @@ def seeds(db):
     load_published()
 
 
-def _measure(*, product: Product, spec: InstanceSpec | None, scenario: Scenario,
-             figures: dict[int, list[float]], name: str = "local") -> Target:
-    """Succeeded jobs of one target running `scenario`: for each thread count, one job per QPS figure."""
-    target = Target.objects.create(name=f"{name} {product.name} {spec.label if spec else 'no spec'} {scenario.pk}",
-                                   product=product, spec=spec, driver="mysql", host="127.0.0.1", port=3306,
-                                   database="sbtest", user="root")
-    campaign = Campaign.objects.create(name=f"campaign {target.name}", threads=sorted(figures),
-                                       repetitions=max(len(v) for v in figures.values()))
-    now = timezone.now()
-    run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED, started_at=now, finished_at=now)
-    position = 0
-    for threads, values in figures.items():
-        for repetition, qps in enumerate(values, start=1):
-            job = Job.objects.create(run=run, target=target, scenario=scenario, threads=threads, repetition=repetition,
-                                     position=position, tables=scenario.dataset.tables,
-                                     table_size=scenario.dataset.table_size, status=Job.Status.SUCCEEDED,
-                                     phase="done", started_at=now, finished_at=now,
-                                     command_line=f"sysbench {scenario.test} --threads={threads} run")
-            JobResult.objects.create(job=job, qps=qps, tps=qps / 20, latency_avg_ms=threads / qps * 1000,
-                                     latency_pct=95.0, latency_pct_ms=2 * threads / qps * 1000)
-            position += 1
-    return target
 
 
 # ---------------------------------------------------------------- matching (pure)
@@ -169,7 +146,7 @@ def test_a_measured_seed_001_result_sits_beside_the_published_tencentdb_2_core_1
     local = InstanceSpecFactory(label="4-core 23 GB (local)", cpu_cores=4, memory_gb=23)
     scenario = Scenario.objects.get(name=S001_WRITE)
     # 96 threads is published for 2-core 16 GB; 64 is not, so the document's nearest (96) stands beside it.
-    _measure(product=mariadb, spec=local, scenario=scenario, figures={64: [18000.0], 96: [20000.0]})
+    measure(product=mariadb, spec=local, scenario=scenario, figures={64: [18000.0], 96: [20000.0]})
     client = role_client("viewer")
     query = f"products={mariadb.pk}&published_product={tencentdb.pk}&published_spec={two_core.pk}"
     html = _text(client.get(f"/compare/?{query}"))
@@ -216,7 +193,7 @@ def test_without_a_published_spec_the_nearest_one_stands_beside_each_measured_sp
     tencentdb = Product.objects.get(name="TencentDB for MySQL")
     mariadb = ProductFactory(name="MariaDB 10.11")
     scenario = Scenario.objects.get(name=S001_WRITE)
-    _measure(product=mariadb, spec=InstanceSpecFactory(label="8-core 30 GB (local)", cpu_cores=8, memory_gb=30),
+    measure(product=mariadb, spec=InstanceSpecFactory(label="8-core 30 GB (local)", cpu_cores=8, memory_gb=30),
              scenario=scenario, figures={256: [40000.0]})
     html = _text(role_client("viewer").get(f"/compare/?products={mariadb.pk}&published_product={tencentdb.pk}"))
     assert "published on 8-core 32 GB MEM — different hardware, per-core figures compared" in html
@@ -228,7 +205,7 @@ def test_cores_unknown_gives_raw_figures_only_and_says_why(role_client, seeds):
     published = PublishedResult.objects.get(document="000", product=mariadb_published, spec=four_gb).qps
     mariadb = ProductFactory(name="MariaDB 10.11")
     scenario = Scenario.objects.get(name=S000_MAIN)
-    _measure(product=mariadb, spec=InstanceSpecFactory(label="2-core 4 GB (local)", cpu_cores=2, memory_gb=4),
+    measure(product=mariadb, spec=InstanceSpecFactory(label="2-core 4 GB (local)", cpu_cores=2, memory_gb=4),
              scenario=scenario, figures={128: [5000.0]})
     client = role_client("viewer")
     query = f"products={mariadb.pk}&published_product={mariadb_published.pk}&published_spec={four_gb.pk}"
@@ -245,7 +222,7 @@ def test_cores_unknown_gives_raw_figures_only_and_says_why(role_client, seeds):
 def test_a_target_without_a_spec_is_compared_raw_and_says_it_has_no_spec(role_client, seeds):
     tencentdb, two_core = _tencentdb_2_core()
     mariadb = ProductFactory(name="MariaDB 10.11")
-    _measure(product=mariadb, spec=None, scenario=Scenario.objects.get(name=S001_WRITE), figures={96: [9000.0]})
+    measure(product=mariadb, spec=None, scenario=Scenario.objects.get(name=S001_WRITE), figures={96: [9000.0]})
     html = _text(role_client("viewer").get(
         f"/compare/?products={mariadb.pk}&published_product={tencentdb.pk}&published_spec={two_core.pk}"))
     assert "raw figures only: the measured target has no spec" in html
@@ -254,8 +231,8 @@ def test_a_target_without_a_spec_is_compared_raw_and_says_it_has_no_spec(role_cl
 def test_a_scenario_of_no_template_or_another_document_says_nothing_matches(role_client, seeds):
     tencentdb, two_core = _tencentdb_2_core()
     mariadb = ProductFactory(name="MariaDB 10.11")
-    _measure(product=mariadb, spec=two_core, scenario=ScenarioFactory(name="my own point select"), figures={8: [1.0]})
-    _measure(product=mariadb, spec=two_core, scenario=Scenario.objects.get(name="seed 004 · read"),
+    measure(product=mariadb, spec=two_core, scenario=ScenarioFactory(name="my own point select"), figures={8: [1.0]})
+    measure(product=mariadb, spec=two_core, scenario=Scenario.objects.get(name="seed 004 · read"),
              figures={50: [1.0]})
     html = _text(role_client("viewer").get(f"/compare/?products={mariadb.pk}&published_product={tencentdb.pk}"))
     assert "my own point select is not a scenario of a seed template, so no published table matches it" in html
@@ -285,9 +262,9 @@ def _two_products_with_repetitions() -> tuple[Product, Product, Scenario]:
     a, b = ProductFactory(name="Alpha DB"), ProductFactory(name="Beta DB")
     spec = InstanceSpecFactory(label="4-core 16 GB (local)", cpu_cores=4, memory_gb=16)
     scenario = ScenarioFactory(name="point select", dataset=DatasetFactory(name="sig dataset"))
-    _measure(product=a, spec=spec, scenario=scenario, figures={
+    measure(product=a, spec=spec, scenario=scenario, figures={
         8: [1000.0, 1010.0, 990.0], 16: [2000.0, 2040.0, 1960.0], 32: [3000.0]})
-    _measure(product=b, spec=spec, scenario=scenario, figures={
+    measure(product=b, spec=spec, scenario=scenario, figures={
         8: [1500.0, 1490.0, 1510.0],  # clearly faster
         16: [2020.0, 1990.0, 2030.0],  # within ±2% of Alpha's runs
         32: [3300.0]})  # one run each: nothing can be said
@@ -342,8 +319,8 @@ def test_single_run_comparisons_never_claim_significance(role_client):
     a, b = ProductFactory(name="Gamma DB"), ProductFactory(name="Delta DB")
     spec = InstanceSpecFactory(label="2-core 8 GB (local)", cpu_cores=2, memory_gb=8)
     scenario = ScenarioFactory(name="single-run scenario")
-    _measure(product=a, spec=spec, scenario=scenario, figures={4: [1000.0]})
-    _measure(product=b, spec=spec, scenario=scenario, figures={4: [3000.0]})
+    measure(product=a, spec=spec, scenario=scenario, figures={4: [1000.0]})
+    measure(product=b, spec=spec, scenario=scenario, figures={4: [3000.0]})
     html = _text(role_client("viewer").get(f"/compare/?products={a.pk},{b.pk}"))
     assert "untested (n = 1)" in html
     assert 'data-significance="significant"' not in html and 'data-significance="not significant"' not in html
@@ -362,7 +339,7 @@ def test_beside_and_significance_take_a_constant_number_of_queries(role_client, 
     for product in products:
         for spec in specs:
             for scenario in scenarios:
-                _measure(product=product, spec=spec, scenario=scenario,
+                measure(product=product, spec=spec, scenario=scenario,
                          figures={t: [1000.0 * (1 + product.pk % 2), 1010.0 * (1 + product.pk % 2)] for t in threads})
     client = role_client("viewer")
     query = f"products={products[0].pk},{products[1].pk}&published_product={tencentdb.pk}"

@@ -8,19 +8,15 @@ import io
 import math
 import re
 import statistics
-from pathlib import Path
 
 import pytest
-from django.utils import timezone
 
-from campaigns.models import Campaign, InstanceSpec, Job, JobClient, JobResult, Product, Run, Scenario, Target
-from campaigns.sysbench.parser import parse_output
 from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
+from tests.helpers.measured import measure
 
 role_client = ui_fixtures.role_client
 
-SYSBENCH_LOGS = Path(__file__).resolve().parent / "data" / "sysbench"
 
 
 def _text(response) -> str:
@@ -28,33 +24,6 @@ def _text(response) -> str:
     return response.content.decode()
 
 
-def _measure(*, product: Product, spec: InstanceSpec | None, scenario: Scenario, figures: dict[int, list[float]],
-             histograms: list[str] | None = None) -> Target:
-    """Succeeded jobs of one target: per thread count one job per QPS figure; each job's one client keeps the
-    histogram sysbench printed in the named captured log (tests/data/sysbench), if any."""
-    target = Target.objects.create(name=f"{product.name} {spec.label if spec else 'no spec'} {scenario.pk}",
-                                   product=product, spec=spec, driver="mysql", host="127.0.0.1", port=3306,
-                                   database="sbtest", user="root")
-    campaign = Campaign.objects.create(name=f"campaign {target.name}", threads=sorted(figures),
-                                       repetitions=max(len(v) for v in figures.values()))
-    now = timezone.now()
-    run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED, started_at=now, finished_at=now)
-    position = 0
-    for threads, values in figures.items():
-        for repetition, qps in enumerate(values, start=1):
-            job = Job.objects.create(run=run, target=target, scenario=scenario, threads=threads, repetition=repetition,
-                                     position=position, tables=scenario.dataset.tables,
-                                     table_size=scenario.dataset.table_size, status=Job.Status.SUCCEEDED,
-                                     phase="done", started_at=now, finished_at=now)
-            JobResult.objects.create(job=job, qps=qps, tps=qps / 20, latency_avg_ms=threads / qps * 1000 if qps else None,
-                                     latency_pct=95.0, latency_pct_ms=2 * threads / qps * 1000 if qps else None)
-            log = histograms[(repetition - 1) % len(histograms)] if histograms else None
-            parsed = parse_output((SYSBENCH_LOGS / f"{log}.txt").read_text()) if log else None
-            JobClient.objects.create(job=job, index=0, status=JobClient.Status.SUCCEEDED, threads=threads,
-                                     histogram=[list(b) for b in parsed.histogram] if parsed and parsed.histogram
-                                     else None)
-            position += 1
-    return target
 
 
 def _geometric_mean(values: list[float]) -> float:
@@ -69,8 +38,8 @@ def test_a_repeated_cell_shows_its_geometric_mean_n_min_max_and_sd_everywhere(ro
     alpha, beta = ProductFactory(name="Alpha DB"), ProductFactory(name="Beta DB")
     spec = InstanceSpecFactory(label="4-core 16 GB (local)", cpu_cores=4, memory_gb=16)
     scenario = ScenarioFactory(name="spread scenario", dataset=DatasetFactory(name="spread dataset"))
-    _measure(product=alpha, spec=spec, scenario=scenario, figures={8: [1000.0, 4000.0, 2000.0]})
-    _measure(product=beta, spec=spec, scenario=scenario, figures={8: [3000.0]})
+    measure(product=alpha, spec=spec, scenario=scenario, figures={8: [1000.0, 4000.0, 2000.0]})
+    measure(product=beta, spec=spec, scenario=scenario, figures={8: [3000.0]})
     client = role_client("viewer")
     query = f"products={alpha.pk},{beta.pk}"
     html = _text(client.get(f"/compare/?{query}"))
@@ -103,8 +72,8 @@ def test_the_conclusion_states_the_tables_delta_in_the_same_direction(db):
     fast, slow = ProductFactory(name="Fast DB"), ProductFactory(name="Slow DB")
     spec = InstanceSpecFactory(label="2-core 8 GB (local)", cpu_cores=2, memory_gb=8)
     scenario = ScenarioFactory(name="direction scenario", dataset=DatasetFactory(name="direction dataset"))
-    _measure(product=fast, spec=spec, scenario=scenario, figures={4: [18860.0], 8: [20000.0]})
-    _measure(product=slow, spec=spec, scenario=scenario, figures={4: [1000.0], 8: [2000.0]})
+    measure(product=fast, spec=spec, scenario=scenario, figures={4: [18860.0], 8: [20000.0]})
+    measure(product=slow, spec=spec, scenario=scenario, figures={4: [1000.0], 8: [2000.0]})
     table = comparison_layout(Selection(products=[fast.pk, slow.pk]))["tables"][0]
     assert [row["deltas"][0] for row in table["rows"]] == [-94.7, -90.0]
     # On average: the geometric mean of the rows' ratios, (1000/18860 × 2000/20000)^½ − 1 = −92.7 %.
@@ -124,9 +93,9 @@ def test_marks_are_corrected_for_the_many_deltas_tested_at_once(role_client):
     alpha, beta = ProductFactory(name="Alpha DB"), ProductFactory(name="Beta DB")
     spec = InstanceSpecFactory(label="4-core 16 GB (local)", cpu_cores=4, memory_gb=16)
     scenario = ScenarioFactory(name="bh scenario", dataset=DatasetFactory(name="bh dataset"))
-    _measure(product=alpha, spec=spec, scenario=scenario,
+    measure(product=alpha, spec=spec, scenario=scenario,
              figures={8: [1000.0, 1010.0, 990.0], 16: [1000.0, 1050.0, 950.0]})
-    _measure(product=beta, spec=spec, scenario=scenario,
+    measure(product=beta, spec=spec, scenario=scenario,
              figures={8: [1025.0, 1035.0, 1015.0], 16: [990.0, 1060.0, 960.0]})
     html = _text(role_client("viewer").get(f"/compare/?products={alpha.pk},{beta.pk}"))
     delta = re.search(r'data-metric="delta"([^>]*)>(.*?)</td>', _row(html, 8), re.S)
@@ -147,8 +116,8 @@ def test_a_cell_with_a_zero_run_falls_back_to_the_mean_and_says_so(role_client):
     alpha, beta = ProductFactory(name="Alpha DB"), ProductFactory(name="Beta DB")
     spec = InstanceSpecFactory(label="4-core 16 GB (local)", cpu_cores=4, memory_gb=16)
     scenario = ScenarioFactory(name="zero scenario", dataset=DatasetFactory(name="zero dataset"))
-    _measure(product=alpha, spec=spec, scenario=scenario, figures={8: [1000.0, 1000.0]})
-    _measure(product=beta, spec=spec, scenario=scenario, figures={8: [0.0, 1000.0]})
+    measure(product=alpha, spec=spec, scenario=scenario, figures={8: [1000.0, 1000.0]})
+    measure(product=beta, spec=spec, scenario=scenario, figures={8: [0.0, 1000.0]})
     client = role_client("viewer")
     cells = client.get(f"/api/v1/comparisons/?products={alpha.pk},{beta.pk}").json()["groups"][0]["rows"][0]["cells"]
     assert cells[0]["qps"]["statistic"] == "geometric mean" and cells[0]["qps"]["value"] == 1000.0

@@ -11,17 +11,19 @@ import statistics
 import pytest
 from scipy import stats as sstats
 
-from campaigns.models import Job
 from tests import ui_fixtures
-from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
-from tests.test_api import JobFactory, JobResultFactory, RunFactory
-from tests.test_compare_spread import _measure
+from tests.factories import (
+    JobFactory,
+    JobResultFactory,
+    RunFactory,
+    ScenarioFactory,
+    TargetFactory,
+)
+from tests.helpers.measured import mariadb_and_postgresql
 
 pytestmark = pytest.mark.django_db
 role_client = ui_fixtures.role_client
 
-CLIENT_BOUND = {"code": "client-bound", "level": "invalid", "figure": "80% of seconds",
-                "message": "Client bench-1 was the bottleneck (its CPUs over 90 % busy for 80% of the run)."}
 
 
 def _welch_interval(a: list[float], b: list[float]) -> tuple[float, float, float]:
@@ -35,21 +37,10 @@ def _welch_interval(a: list[float], b: list[float]) -> tuple[float, float, float
     return math.expm1(diff - t * se) * 100, math.expm1(diff + t * se) * 100, float(p)
 
 
-def _mariadb_and_postgresql(*, invalid_postgresql: bool = False):
-    mariadb, postgresql = ProductFactory(name="MariaDB (local)"), ProductFactory(name="PostgreSQL (local)")
-    spec = InstanceSpecFactory(label="2-core 4 GB (local)", cpu_cores=2, memory_gb=4)
-    scenario = ScenarioFactory(name="read only", dataset=DatasetFactory(name="trust ds", tables=2, table_size=1000))
-    _measure(product=mariadb, spec=spec, scenario=scenario,
-             figures={1: [1000.0, 1500.0], 4: [3000.0, 3300.0], 16: [4000.0, 4100.0]})
-    target = _measure(product=postgresql, spec=spec, scenario=scenario,
-                      figures={1: [1400.0, 2700.0], 4: [3100.0, 3500.0], 16: [6000.0, 6200.0]})
-    if invalid_postgresql:
-        Job.objects.filter(target=target).update(verdict="invalid", findings=[CLIENT_BOUND])
-    return mariadb, postgresql
 
 
 def test_the_comparisons_api_gives_each_delta_its_interval_n_per_side_and_significance(role_client):
-    mariadb, postgresql = _mariadb_and_postgresql()
+    mariadb, postgresql = mariadb_and_postgresql()
     client = role_client("viewer")
     data = client.get(f"/api/v1/comparisons/?products={mariadb.pk},{postgresql.pk}").json()
     rows = {r["threads"]: r for r in data["groups"][0]["rows"]}
@@ -101,7 +92,7 @@ def test_two_runs_of_one_target_are_two_columns_and_by_run_false_pools_them(role
 def test_conclusions_come_from_trusted_cells_unless_asked_and_say_what_they_left_out(role_client):
     from campaigns.comparison import Selection, comparison_layout
 
-    mariadb, postgresql = _mariadb_and_postgresql(invalid_postgresql=True)
+    mariadb, postgresql = mariadb_and_postgresql(invalid_postgresql=True)
     layout = comparison_layout(Selection(products=[mariadb.pk, postgresql.pk]))
     assert layout["trust"]["invalid"] == 6 and layout["trust"]["jobs"] == 12 and layout["trust"]["cells"] == 3
     assert [r["text"] for r in layout["trust"]["reasons"]] == ["the client host's CPU was saturated"]
@@ -121,7 +112,7 @@ def test_conclusions_come_from_trusted_cells_unless_asked_and_say_what_they_left
 
 
 def test_the_baseline_is_chosen_explicitly_and_kept_in_the_url(role_client):
-    mariadb, postgresql = _mariadb_and_postgresql()
+    mariadb, postgresql = mariadb_and_postgresql()
     client = role_client("viewer")
     data = client.get(f"/api/v1/comparisons/?products={mariadb.pk},{postgresql.pk}&baseline={postgresql.pk}").json()
     assert [p["id"] for p in data["products"]] == [postgresql.pk, mariadb.pk]

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.test_browser import SHOTS, browser_page, log_in, open_page, wait_js  # noqa: F401 (a fixture)
-from tests.test_compare_trust import _mariadb_and_postgresql
+from tests.helpers.browser import SHOTS, log_in, open_page, wait_js
+from tests.helpers.measured import mariadb_and_postgresql
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -20,7 +20,7 @@ CHARTS_DRAWN = ("document.querySelectorAll('.charts canvas').length > 0 && "
 
 def test_a_comparison_with_invalid_jobs_says_so_marks_them_and_concludes_from_the_trusted_ones(browser_page):  # noqa: F811
     browser, page, problems = browser_page
-    mariadb, postgresql = _mariadb_and_postgresql(invalid_postgresql=True)
+    mariadb, postgresql = mariadb_and_postgresql(invalid_postgresql=True)
     make_user("trust-viewer", "viewer")
     log_in(page, "trust-viewer", PASSWORD)
     page.set_viewport_size({"width": 1440, "height": 900})

@@ -17,7 +17,7 @@ from campaigns.models import Job, Run, Scenario, Target
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 from tests.fake_servers import FakeMysql, fake_server
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

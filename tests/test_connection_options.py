@@ -15,7 +15,7 @@ from campaigns.sysbench.cmdline import parse_command
 from campaigns.sysbench.command import Connection, argv_check_connection, build_argv
 from campaigns.sysbench.presets import PRESETS
 from tests.factories import DatasetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 _VALUES = {"bool": True, "int": 1, "choice": "mysql"}
 CONN = Connection(driver="mysql", host="db1", port=3306, database="sbtest", user="sb")

@@ -22,7 +22,7 @@ from campaigns.sysbench.command import Connection
 from campaigns.sysbench.ddl import DdlError, table_ddl_error, table_ddl_render, table_ddl_statements
 from tests import ui_fixtures
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import API, client_for, make_user
+from tests.helpers.users import API, client_for, make_user
 
 role_client = ui_fixtures.role_client
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_api import make_user
+from tests.helpers.users import make_user
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION = {"DEBUG": "false", "BENCHAPP_HTTPS": "true", "ALLOWED_HOSTS": "bench.example.com",

@@ -14,8 +14,16 @@ from campaigns import roles
 from campaigns.escaping import FORMULA_START, markdown_cell, markdown_code_block, markdown_text
 from campaigns.models import Campaign, Job, JobClient, Run
 from tests import ui_fixtures
-from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
-from tests.test_api import JobFactory, JobResultFactory, body_text, client_for, make_user
+from tests.factories import (
+    DatasetFactory,
+    InstanceSpecFactory,
+    JobFactory,
+    JobResultFactory,
+    ProductFactory,
+    ScenarioFactory,
+    TargetFactory,
+)
+from tests.helpers.users import body_text, client_for, make_user
 
 pytestmark = pytest.mark.django_db
 role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules

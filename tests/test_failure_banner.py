@@ -8,31 +8,20 @@ import socket
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 from django.utils.html import escape
 
 from campaigns import roles
 from campaigns.execution import transitions
 from campaigns.models import Job, Run
-from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import make_user
+from tests.factories import TargetFactory
+from tests.helpers.measured import REFUSED, failed_run
+from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
 
-REFUSED = "connection refused to 127.0.0.1:3399 (is the server running? check the target's host and port)"
 SHOWN = escape(REFUSED)
 
 
-def _run(statuses: list[tuple[str, str]], *, run_status: str = Run.Status.FAILED, target=None) -> Run:
-    target = target or TargetFactory(name="pg local")
-    scenario = ScenarioFactory()
-    now = timezone.now()
-    run = Run.objects.create(campaign=CampaignFactory(targets=[target], scenarios=[scenario]), status=run_status,
-                             started_at=now, finished_at=now if run_status in Run.FINISHED else None)
-    for position, (status, error) in enumerate(statuses):
-        Job.objects.create(run=run, target=target, scenario=scenario, threads=position + 1, position=position,
-                           status=status, error=error)
-    return run
 
 
 def _page(role: str, url: str) -> str:
@@ -44,7 +33,7 @@ def _page(role: str, url: str) -> str:
 
 
 def test_the_run_page_opens_with_the_cause_the_target_to_fix_and_a_retry_that_counts_failed_and_cancelled():
-    run = _run([(Job.Status.SUCCEEDED, ""), (Job.Status.FAILED, REFUSED + "\nTraceback …"),
+    run = failed_run([(Job.Status.SUCCEEDED, ""), (Job.Status.FAILED, REFUSED + "\nTraceback …"),
                 (Job.Status.FAILED, REFUSED), (Job.Status.CANCELLED, "cancelled before it started")],
                run_status=Run.Status.PARTIALLY_SUCCEEDED)
     target = run.jobs.first().target
@@ -66,7 +55,7 @@ def test_the_run_page_opens_with_the_cause_the_target_to_fix_and_a_retry_that_co
     ([Job.Status.FAILED], "Retry 1 failed job"),
 ])
 def test_the_retry_label_says_failed_or_cancelled_as_they_are(statuses, label):
-    run = _run([(s, "x") for s in statuses], run_status=Run.Status.CANCELLED)
+    run = failed_run([(s, "x") for s in statuses], run_status=Run.Status.CANCELLED)
     html = _page(roles.OPERATOR, f"/runs/{run.pk}/")
     assert f">{label}</button>" in html
     if Job.Status.FAILED not in statuses:
@@ -79,7 +68,7 @@ def test_the_job_page_opens_with_its_cause_and_test_connection_answers_with_the_
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         target = TargetFactory(name="refusing target", host="127.0.0.1", port=held.getsockname()[1])
-        run = _run([(Job.Status.FAILED, REFUSED)], target=target)
+        run = failed_run([(Job.Status.FAILED, REFUSED)], target=target)
         job = run.jobs.get()
         html = _page(roles.OPERATOR, f"/jobs/{job.pk}/")
         banner = re.search(r'data-testid="failure-banner">(.*?)</div>', html, re.S).group(1)
@@ -91,7 +80,7 @@ def test_the_job_page_opens_with_its_cause_and_test_connection_answers_with_the_
 
 
 def test_cancel_asks_first_and_says_what_it_stops():
-    run = _run([(Job.Status.SUCCEEDED, ""), (Job.Status.RUNNING, ""), (Job.Status.QUEUED, "")],
+    run = failed_run([(Job.Status.SUCCEEDED, ""), (Job.Status.RUNNING, ""), (Job.Status.QUEUED, "")],
                run_status=Run.Status.RUNNING)
     html = _page(roles.OPERATOR, f"/runs/{run.pk}/")
     confirm = re.search(r'<details class="confirm">(.*?)</details>', html, re.S).group(1)
@@ -101,7 +90,7 @@ def test_cancel_asks_first_and_says_what_it_stops():
 
 
 def test_a_job_that_ends_waits_for_nothing():
-    run = _run([(Job.Status.WAITING, ""), (Job.Status.RUNNING, ""), (Job.Status.PREPARING, "")],
+    run = failed_run([(Job.Status.WAITING, ""), (Job.Status.RUNNING, ""), (Job.Status.PREPARING, "")],
                run_status=Run.Status.RUNNING)
     Job.objects.filter(run=run).update(wait_reason="starts when job #151 has finished measuring")
     waiting, running, preparing = run.jobs.order_by("position")

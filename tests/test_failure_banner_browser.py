@@ -6,8 +6,8 @@ import pytest
 
 from campaigns.models import Job, Run
 from tests.factories import TargetFactory
-from tests.test_browser import SHOTS, browser_page, log_in, open_page  # noqa: F401 (a fixture)
-from tests.test_failure_banner import REFUSED, _run
+from tests.helpers.browser import SHOTS, log_in, open_page
+from tests.helpers.measured import REFUSED, failed_run
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -15,9 +15,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_a_failed_run_shows_its_cause_first_and_a_cancel_asks_before_it_stops(browser_page):  # noqa: F811
     browser, page, problems = browser_page
-    failed = _run([(Job.Status.SUCCEEDED, ""), (Job.Status.FAILED, REFUSED), (Job.Status.FAILED, REFUSED)],
+    failed = failed_run([(Job.Status.SUCCEEDED, ""), (Job.Status.FAILED, REFUSED), (Job.Status.FAILED, REFUSED)],
                   run_status=Run.Status.PARTIALLY_SUCCEEDED, target=TargetFactory(name="failing pg"))
-    running = _run([(Job.Status.RUNNING, ""), (Job.Status.QUEUED, "")], run_status=Run.Status.RUNNING,
+    running = failed_run([(Job.Status.RUNNING, ""), (Job.Status.QUEUED, "")], run_status=Run.Status.RUNNING,
                    target=TargetFactory(name="running pg"))
     make_user("failure-operator", "operator")
     log_in(page, "failure-operator", PASSWORD)

@@ -10,16 +10,11 @@ test-output/measurements.txt.
 """
 from __future__ import annotations
 
-import os
-import re
 import signal
 import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -28,66 +23,42 @@ from campaigns import execution, services
 from campaigns.models import ClientHost, Job, JobClient, Run, Scenario, Target
 from campaigns.sysbench import parser
 from tests.conftest import (
-    MYSQL_DB,
     ROOT,
-    SESSION_QUEUE,
     WorkerProcess,
     record_measurement,
     wait_for,
 )
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.helpers.servers import OWN_QUEUE, MariaDBServer, RedisServer
-from tests.helpers.servers import free_port as _free_port
+from tests.helpers.faults import (
+    alive,
+    host_named,
+    launch_through,
+    shared_mysql,
+    sysbench_pids,
+    two_scenarios,
+    wait_measuring,
+    wait_status,
+)
+from tests.helpers.servers import OWN_QUEUE, MariaDBServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 HANGING_SYSBENCH = ROOT / "tests" / "data" / "hanging_sysbench.sh"
 # Host names carry the session's id so that two test sessions never share a worker log or beat file.
-SESSION_ID = SESSION_QUEUE.removeprefix("test-")
 # Runs launched through a test's own Redis go on a queue of their own (tests.helpers.servers.OWN_QUEUE): the session
 # worker's reconciler (which repairs only its own queue's runs) never re-sends them, so the test alone decides which
 # worker gets a job.
 
 
-def _host(name: str) -> str:
-    return f"{name}-{SESSION_ID}"
 
 
 # ---------------------------------------------------------------- processes
 
 
-def _alive(pid: int) -> bool:
-    """True while pid is a live process (a zombie has already died; only its parent has not looked)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def _sysbench_pids(marker: str, *, commands: tuple[bytes, ...] | None = None) -> list[int]:
-    """Live sysbench processes whose arguments include marker (e.g. --mysql-db=<a test's own database>); with
-    commands, only those running one of them (b"run", b"prepare", ...)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv[0].endswith(b"sysbench") and marker.encode() in argv and _alive(int(entry.name)):
-            if commands is None or any(command in argv for command in commands):
-                pids.append(int(entry.name))
-    return pids
 
 
-def _wait_status(obj: Job | Run, statuses: tuple[str, ...], *, timeout_s: float) -> None:
-    def reached() -> bool:
-        obj.refresh_from_db()
-        return obj.status in statuses
-
-    wait_for(reached, timeout_s=timeout_s, what=f"{type(obj).__name__} {obj.pk} to become {'/'.join(statuses)}")
 
 
 def _wait_closed(job: Job, *, timeout_s: float) -> None:
@@ -99,71 +70,23 @@ def _wait_closed(job: Job, *, timeout_s: float) -> None:
     wait_for(closed, timeout_s=timeout_s, what=f"job {job.pk} to be closed")
 
 
-def _wait_measuring(job: Job, *, clients: int = 1, samples: int = 2, timeout_s: float = 60) -> list[JobClient]:
-    """Waits until every client's sysbench is running and has reported `samples` seconds."""
-    def measuring() -> list[JobClient] | None:
-        running = list(JobClient.objects.filter(job=job, status=JobClient.Status.RUNNING, pid__isnull=False))
-        if len(running) == clients and job.samples.filter(client_index=0).count() >= samples:
-            return running
-        job.refresh_from_db()
-        assert not job.is_finished(), f"job ended before measuring: {job.status} {job.error}"
-        return None
-
-    return wait_for(measuring, timeout_s=timeout_s, interval_s=0.1, what=f"job {job.pk} to be measuring")
 
 
 # ---------------------------------------------------------------- servers of the tests' own
 
 
-@pytest.fixture
-def own_mariadb(tmp_path: Path) -> Iterator[MariaDBServer]:
-    server = MariaDBServer(tmp_path, _free_port())
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
-def _shared_mysql(statement: str) -> str:
-    return subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-N", "-e", statement],
-                          check=True, capture_output=True, text=True, timeout=30).stdout
 
 
-@pytest.fixture
-def fault_db() -> Iterator[str]:
-    """A database of this test's own on the shared MariaDB: its sysbench processes are recognisable
-    by --mysql-db=<name>, and its tables tell whether cleanup ran."""
-    name = f"{MYSQL_DB}_f{uuid.uuid4().hex[:6]}"
-    _shared_mysql(f"CREATE DATABASE {name}")
-    try:
-        yield name
-    finally:
-        _shared_mysql(f"DROP DATABASE IF EXISTS {name}")
 
 
 def _tables(database: str) -> list[str]:
-    return _shared_mysql(f"SHOW TABLES FROM {database}").split()
+    return shared_mysql(f"SHOW TABLES FROM {database}").split()
 
 
-def _launch_through(broker: RedisServer, campaign_id: int, test_db_name: str) -> Run:
-    """Launches the campaign from a separate process whose Celery publishes to `broker`."""
-    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}",
-           **broker.env, "DB_CONN_MAX_AGE": "0"}
-    code = ("from campaigns import services; from campaigns.models import Campaign; "
-            f"print('RUN', services.campaign_launch(campaign=Campaign.objects.get(pk={campaign_id})).pk)")
-    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
-    match = re.search(r"^RUN (\d+)$", done.stdout, re.M)
-    assert done.returncode == 0 and match, done.stdout + done.stderr
-    return Run.objects.get(pk=int(match.group(1)))
 
 
-def _two_scenarios(prefix: str, dataset: str, *, long_s: int, short_s: int = 2, **kwargs: object) -> list[Scenario]:
-    """A long scenario to break, then a short one on the same dataset that shows the run going on
-    (scenarios run in name order)."""
-    data = DatasetFactory(name=dataset, tables=1, table_size=2000)
-    return [ScenarioFactory(name=f"{prefix}-1-long", time_s=long_s, dataset=data, **kwargs),
-            ScenarioFactory(name=f"{prefix}-2-next", time_s=short_s, dataset=data, **kwargs)]
 
 
 # ---------------------------------------------------------------- 1. a worker killed with SIGKILL
@@ -172,21 +95,21 @@ def _two_scenarios(prefix: str, dataset: str, *, long_s: int, short_s: int = 2, 
 def test_a_worker_killed_mid_job_takes_its_sysbench_along_and_the_job_is_measured_again_elsewhere(
         own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db):
     # The job's only consumer is client-k: it coordinates and runs the single sysbench client.
-    victim = make_worker(_host("client-k"), extra_env=own_redis.env)
+    victim = make_worker(host_named("client-k"), extra_env=own_redis.env)
     target = TargetFactory(database=fault_db)
-    campaign = CampaignFactory(targets=[target], scenarios=_two_scenarios("kill", "kill-data", long_s=20), threads=[2])
-    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    campaign = CampaignFactory(targets=[target], scenarios=two_scenarios("kill", "kill-data", long_s=20), threads=[2])
+    run = launch_through(own_redis, campaign.pk, test_db_name)
     first, second = run.jobs.order_by("position")
-    (client,) = _wait_measuring(first)
+    (client,) = wait_measuring(first)
     assert client.host_name == victim.hostname
-    assert _sysbench_pids(f"--mysql-db={fault_db}") == [client.pid]
+    assert sysbench_pids(f"--mysql-db={fault_db}") == [client.pid]
     # A second host, whose embedded beat runs the reconciler with a short staleness limit.
-    make_worker(_host("client-w"), beat=True,
+    make_worker(host_named("client-w"), beat=True,
                 extra_env={**own_redis.env, "BENCHAPP_STALE_S": "5", "BENCHAPP_REDISPATCH_S": "5"})
 
     killed_at = time.monotonic()
     victim.stop(signal.SIGKILL)  # the worker's whole process group; sysbench has a session of its own
-    wait_for(lambda: not _alive(client.pid) and not _sysbench_pids(f"--mysql-db={fault_db}"),
+    wait_for(lambda: not alive(client.pid) and not sysbench_pids(f"--mysql-db={fault_db}"),
              timeout_s=5, interval_s=0.05, what="the killed worker's sysbench to die with it")
     orphan_s = time.monotonic() - killed_at
 
@@ -202,15 +125,15 @@ def test_a_worker_killed_mid_job_takes_its_sysbench_along_and_the_job_is_measure
     assert not ClientHost.objects.get(hostname=victim.hostname).is_online()
 
     for job in (first, second):
-        _wait_status(job, Job.FINISHED, timeout_s=90)
+        wait_status(job, Job.FINISHED, timeout_s=90)
         assert job.status == Job.Status.SUCCEEDED, job.error
         # The run's queue is the test's own: only client-w can run the jobs now.
-        assert job.clients.get().host_name == _host("client-w")
+        assert job.clients.get().host_name == host_named("client-w")
     # Every second the new attempt's sysbench printed is stored (sysbench may leave out its last report).
     printed = {i.t for i in parser.parse_output(first.clients.get().raw_output).intervals}
     stored = set(first.samples.filter(attempt=2, client_index=0).values_list("t", flat=True))
     assert stored == printed and len(stored) >= 18, (sorted(stored), sorted(printed))
-    _wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=20)
+    wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=20)
     record_measurement(f"worker SIGKILL mid-job (1 client): sysbench gone after {orphan_s:.2f} s; job measured "
                        f"again (attempt 2) on another host after {detected_s:.1f} s (reconciler, BENCHAPP_STALE_S=5, "
                        "every 2 s); run succeeded")
@@ -218,35 +141,35 @@ def test_a_worker_killed_mid_job_takes_its_sysbench_along_and_the_job_is_measure
 
 def test_a_killed_host_of_a_multi_client_job_is_declared_lost_by_its_peers(
         celery_worker_process, make_worker: Callable[..., WorkerProcess], fault_db):
-    victim = make_worker(_host("client-k"))
-    make_worker(_host("client-w"), extra_env={"BENCHAPP_STALE_S": "5"})
-    hosts = {celery_worker_process.hostname, victim.hostname, _host("client-w")}
+    victim = make_worker(host_named("client-k"))
+    make_worker(host_named("client-w"), extra_env={"BENCHAPP_STALE_S": "5"})
+    hosts = {celery_worker_process.hostname, victim.hostname, host_named("client-w")}
     wait_for(lambda: set(ClientHost.objects.online().values_list("hostname", flat=True)) == hosts,
              timeout_s=20, what="exactly the three client hosts online")
     target = TargetFactory(database=fault_db)
-    scenarios = _two_scenarios("peers", "peers-data", long_s=20)
+    scenarios = two_scenarios("peers", "peers-data", long_s=20)
     # Three threads on three hosts, then a one-thread, one-client job.
     # One measurement per job: with a host gone, a new attempt of the three-host job would wait for a third host.
     campaign = CampaignFactory(targets=[target], scenarios=scenarios, clients_min=1, clients_per_threads=1,
                                threads_by_scenario={scenarios[0].name: [3], scenarios[1].name: [1]}, job_tries=1)
     run = services.campaign_launch(campaign=campaign)
     first, second = run.jobs.order_by("position")
-    clients = _wait_measuring(first, clients=3)
+    clients = wait_measuring(first, clients=3)
     assert {c.host_name for c in clients} == hosts
     victim_client = next(c for c in clients if c.host_name == victim.hostname)
 
     killed_at = time.monotonic()
     victim.stop(signal.SIGKILL)
-    wait_for(lambda: not _alive(victim_client.pid), timeout_s=5, interval_s=0.05, what="the victim's sysbench to die")
+    wait_for(lambda: not alive(victim_client.pid), timeout_s=5, interval_s=0.05, what="the victim's sysbench to die")
     # Every host is busy with this job, so no reconciler can run: the surviving clients notice.
-    _wait_status(first, (Job.Status.FAILED,), timeout_s=60)
+    wait_status(first, (Job.Status.FAILED,), timeout_s=60)
     detected_s = time.monotonic() - killed_at
     assert first.error.startswith(f"client host {victim.hostname} lost while measuring"), first.error
-    wait_for(lambda: not _sysbench_pids(f"--mysql-db={fault_db}"), timeout_s=5,
+    wait_for(lambda: not sysbench_pids(f"--mysql-db={fault_db}"), timeout_s=5,
              what="the surviving clients' sysbench to stop")
     assert not ClientHost.objects.get(hostname=victim.hostname).is_online()
 
-    _wait_status(second, Job.FINISHED, timeout_s=60)
+    wait_status(second, Job.FINISHED, timeout_s=60)
     assert second.status == Job.Status.SUCCEEDED, second.error
     record_measurement(f"worker SIGKILL mid-job (3 clients, job_tries=1): job failed as lost after {detected_s:.1f} s "
                        f"(every host busy: noticed by a surviving client's sweep, BENCHAPP_STALE_S=5)")
@@ -258,7 +181,7 @@ def test_a_killed_host_of_a_multi_client_job_is_declared_lost_by_its_peers(
 @pytest.mark.parametrize("fault", ["flush", "restart"])
 def test_no_queued_job_is_lost_when_redis_is_flushed_or_restarted(
         fault, own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db):
-    make_worker(_host("client-r"), beat=True,
+    make_worker(host_named("client-r"), beat=True,
                 extra_env={**own_redis.env, "BENCHAPP_REDISPATCH_S": "3", "BENCHAPP_STALE_S": "10"})
     target = TargetFactory(database=fault_db)
     data = DatasetFactory(name="redis-data", tables=1, table_size=1000)
@@ -266,11 +189,11 @@ def test_no_queued_job_is_lost_when_redis_is_flushed_or_restarted(
                            scenarios=[ScenarioFactory(name="redis-busy", time_s=8, dataset=data)])
     queued = CampaignFactory(targets=[target], threads=[1, 2],
                              scenarios=[ScenarioFactory(name="redis-queued", time_s=1, dataset=data)])
-    busy_run = _launch_through(own_redis, busy.pk, test_db_name)
+    busy_run = launch_through(own_redis, busy.pk, test_db_name)
     busy_job = busy_run.jobs.get()
-    _wait_measuring(busy_job, samples=1)
+    wait_measuring(busy_job, samples=1)
     # The only worker is busy, so the other run's first job waits in Redis.
-    queued_run = _launch_through(own_redis, queued.pk, test_db_name)
+    queued_run = launch_through(own_redis, queued.pk, test_db_name)
     waiting = queued_run.jobs.order_by("position").first()
     assert own_redis.queued_jobs(OWN_QUEUE) == [waiting.pk]
 
@@ -283,10 +206,10 @@ def test_no_queued_job_is_lost_when_redis_is_flushed_or_restarted(
     assert own_redis.queued_jobs(OWN_QUEUE) == []
 
     jobs = list(Job.objects.filter(run__in=[busy_run, queued_run]).order_by("run_id", "position"))
-    _wait_status(waiting, tuple(s for s in Job.Status.values if s != Job.Status.QUEUED), timeout_s=60)
+    wait_status(waiting, tuple(s for s in Job.Status.values if s != Job.Status.QUEUED), timeout_s=60)
     recovered_s = time.monotonic() - faulted_at
     for job in jobs:
-        _wait_status(job, Job.FINISHED, timeout_s=60)
+        wait_status(job, Job.FINISHED, timeout_s=60)
         assert job.status == Job.Status.SUCCEEDED, f"job {job.pk}: {job.status} {job.error}"
         assert job.clients.count() == 1, "each job ran exactly once"
     waiting.refresh_from_db()
@@ -294,7 +217,7 @@ def test_no_queued_job_is_lost_when_redis_is_flushed_or_restarted(
     assert waiting.dispatch_count >= 2, "the lost message was sent again"
     resent_s = (waiting.claimed_at - busy_job.finished_at).total_seconds()
     for run in (busy_run, queued_run):
-        _wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=20)
+        wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=20)
     record_measurement(f"Redis {fault} with a job queued behind a busy worker: the lost job was claimed "
                        f"{recovered_s:.1f} s after the {fault}, {resent_s:.1f} s after the worker became free "
                        f"(dispatched {waiting.dispatch_count}x, BENCHAPP_REDISPATCH_S=3); all {len(jobs)} jobs ran once")
@@ -307,7 +230,7 @@ def test_no_queued_job_is_lost_when_redis_is_flushed_or_restarted(
 def test_cancelling_a_run_stops_every_sysbench_within_5_s_keeps_samples_and_still_cleans_up(
         clients, celery_worker_process, make_worker: Callable[..., WorkerProcess], fault_db):
     if clients == 2:
-        make_worker(_host("client-b"))
+        make_worker(host_named("client-b"))
         wait_for(lambda: ClientHost.objects.online().count() >= 2, timeout_s=20, what="two client hosts online")
     target = TargetFactory(database=fault_db)
     scenario = ScenarioFactory(time_s=30, cleanup=Scenario.Cleanup.AFTER_JOB,
@@ -315,7 +238,7 @@ def test_cancelling_a_run_stops_every_sysbench_within_5_s_keeps_samples_and_stil
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[4, 2], clients_min=clients)
     run = services.campaign_launch(campaign=campaign)
     first, second = run.jobs.order_by("position")
-    running = _wait_measuring(first, clients=clients, samples=3)
+    running = wait_measuring(first, clients=clients, samples=3)
     assert sorted(_tables(fault_db)) == ["sbtest1", "sbtest2"]
     samples_before = first.samples.count()
 
@@ -323,12 +246,12 @@ def test_cancelling_a_run_stops_every_sysbench_within_5_s_keeps_samples_and_stil
     services.run_cancel(run=run)
     # The measuring sysbench processes (and any prepare or warm-up): the clean-up that the cancel starts next is
     # a sysbench too, and may wait for the server to let go of the killed connections' table locks.
-    wait_for(lambda: not any(_alive(c.pid) for c in running)
-             and not _sysbench_pids(f"--mysql-db={fault_db}", commands=(b"run", b"prepare")),
+    wait_for(lambda: not any(alive(c.pid) for c in running)
+             and not sysbench_pids(f"--mysql-db={fault_db}", commands=(b"run", b"prepare")),
              timeout_s=5, interval_s=0.05, what="every sysbench of the job to stop")
     stopped_s = time.monotonic() - cancelled_at
 
-    _wait_status(run, (Run.Status.CANCELLED,), timeout_s=30)
+    wait_status(run, (Run.Status.CANCELLED,), timeout_s=30)
     first.refresh_from_db()
     second.refresh_from_db()
     assert (first.status, second.status) == (Job.Status.CANCELLED, Job.Status.CANCELLED)
@@ -349,10 +272,10 @@ def test_a_target_killed_mid_run_with_no_wait_allowed_fails_its_work_at_once_wit
     target = TargetFactory(port=own_mariadb.port, database="sbfault")
     # target_wait_s=0: a target that is away fails its work at once (tests/test_job_attempts.py waits for it).
     campaign = CampaignFactory(targets=[target], threads=[2], target_wait_s=0,
-                               scenarios=_two_scenarios("die", "die-data", long_s=20))
+                               scenarios=two_scenarios("die", "die-data", long_s=20))
     run = services.campaign_launch(campaign=campaign)
     first, second = run.jobs.order_by("position")
-    _wait_measuring(first, samples=3)
+    wait_measuring(first, samples=3)
 
     killed_at = time.monotonic()
     own_mariadb.kill()
@@ -367,7 +290,7 @@ def test_a_target_killed_mid_run_with_no_wait_allowed_fails_its_work_at_once_wit
 
     _wait_closed(second, timeout_s=30)
     assert second.status == Job.Status.FAILED and second.error == first.error, second.error
-    _wait_status(run, (Run.Status.FAILED,), timeout_s=20)
+    wait_status(run, (Run.Status.FAILED,), timeout_s=20)
     record_measurement(f"target mariadbd SIGKILL mid-run, target_wait_s=0: its jobs failed with the cause after "
                        f"{detected_s:.2f} s")
 
@@ -379,14 +302,14 @@ def test_a_target_killed_mid_run_with_no_wait_allowed_fails_its_work_at_once_wit
 def test_a_phase_that_overruns_its_time_out_is_stopped_with_everything_it_started(
         phase, own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db, tmp_path):
     pids_file = tmp_path / "hanging-pids"
-    make_worker(_host("client-t"), extra_env={
+    make_worker(host_named("client-t"), extra_env={
         **own_redis.env, "BENCHAPP_SYSBENCH": str(HANGING_SYSBENCH), "FAKE_SYSBENCH_HANG": phase,
         "FAKE_SYSBENCH_PIDS": str(pids_file), "BENCHAPP_PREPARE_TIMEOUT_S": "3", "BENCHAPP_RUN_SLACK_S": "3",
     })
     target = TargetFactory(database=fault_db)
     scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="timeout-data", tables=1, table_size=500))
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1])
-    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    run = launch_through(own_redis, campaign.pk, test_db_name)
     job = run.jobs.get()
 
     def hung_or_finished() -> bool:
@@ -398,16 +321,16 @@ def test_a_phase_that_overruns_its_time_out_is_stopped_with_everything_it_starte
                                 f"dispatched {job.dispatch_count}x: {job.error}")
     hung_at = time.monotonic()
 
-    _wait_status(job, Job.FINISHED, timeout_s=30)
+    wait_status(job, Job.FINISHED, timeout_s=30)
     stopped_s = time.monotonic() - hung_at
     assert job.status == Job.Status.FAILED
     limit_s = 3 if phase == "prepare" else scenario.time_s + 3
     assert f"sysbench {phase} exceeded its time-out of {limit_s} s" in job.error, job.error
     pids = [int(p) for p in pids_file.read_text().split()]
     assert len(pids) == 2
-    wait_for(lambda: not any(_alive(p) for p in pids), timeout_s=2, interval_s=0.05,
+    wait_for(lambda: not any(alive(p) for p in pids), timeout_s=2, interval_s=0.05,
              what="the hanging process and its child to be gone")
-    _wait_status(run, (Run.Status.FAILED,), timeout_s=20)
+    wait_status(run, (Run.Status.FAILED,), timeout_s=20)
     record_measurement(f"{phase} time-out ({limit_s} s): job failed {stopped_s:.1f} s after sysbench hung "
                        f"(SIGTERM ignored, SIGKILL to the group)")
 
@@ -460,7 +383,7 @@ def test_a_client_task_lost_with_redis_is_sent_again_to_its_host_and_runs_once(c
     job = _stranded_job(TargetFactory(database=fault_db), host=celery_worker_process.hostname)
     # The session worker's own reconciler may get there first; either way the client runs once.
     execution.jobs_reconcile(stale_after_s=30, redispatch_after_s=30)
-    _wait_status(job, Job.FINISHED, timeout_s=30)
+    wait_status(job, Job.FINISHED, timeout_s=30)
     assert job.status == Job.Status.SUCCEEDED, job.error
     client = job.clients.get()
     assert client.exit_code == 0 and job.samples.filter(client_index=0).count() >= 1

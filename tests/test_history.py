@@ -18,8 +18,8 @@ from rest_framework.test import APIClient
 from campaigns import monitoring, roles
 from campaigns.models import Campaign, Dataset, Job, JobResult, Run, Scenario, Target
 from tests.factories import CampaignFactory, DatasetFactory, ProductFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
-from tests.test_browser import browser_page, log_in, wait_js  # noqa: F401 (a fixture)
+from tests.helpers.browser import log_in, wait_js
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -296,7 +296,7 @@ def test_the_campaign_pages_history_takes_a_constant_number_of_queries(viewer_pa
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(browser_page):  # noqa: F811
-    from tests.test_browser import SHOTS as shots
+    from tests.helpers.browser import SHOTS as shots
 
     _, page, problems = browser_page
     campaign, target, scenario, history, current = _drop_history()

@@ -19,20 +19,18 @@ from django.test import Client as PageClient
 
 from campaigns import roles, services
 from campaigns.models import Job, JobClient, Run
-from tests import test_faults
 from tests.conftest import record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
-from tests.test_faults import MariaDBServer, _two_scenarios, _wait_measuring, _wait_status
+from tests.helpers.faults import two_scenarios, wait_measuring, wait_status
+from tests.helpers.servers import MariaDBServer
+from tests.helpers.users import client_for, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-own_mariadb = test_faults.own_mariadb
-fault_db = test_faults.fault_db
 
 
 def _finished(run: Run, *, timeout_s: float) -> Run:
-    _wait_status(run, Run.FINISHED, timeout_s=timeout_s)
+    wait_status(run, Run.FINISHED, timeout_s=timeout_s)
     return run
 
 
@@ -41,10 +39,10 @@ def test_a_target_restarted_mid_run_is_waited_for_and_the_spoiled_job_measured_a
     own_mariadb.sql("CREATE DATABASE sbretry")
     target = TargetFactory(port=own_mariadb.port, database="sbretry")
     campaign = CampaignFactory(targets=[target], threads=[2],
-                               scenarios=_two_scenarios("restart", "restart-data", long_s=8))
+                               scenarios=two_scenarios("restart", "restart-data", long_s=8))
     run = services.campaign_launch(campaign=campaign)
     first, second = run.jobs.order_by("position")
-    _wait_measuring(first, samples=3)
+    wait_measuring(first, samples=3)
 
     restarted_at = time.monotonic()
     own_mariadb.stop()
@@ -107,7 +105,7 @@ def test_a_target_down_for_a_while_pauses_its_jobs_while_other_targets_go_on_and
 
     # Meanwhile the other target's jobs run.
     for job in others:
-        _wait_status(job, Job.FINISHED, timeout_s=90)
+        wait_status(job, Job.FINISHED, timeout_s=90)
         assert job.status == Job.Status.SUCCEEDED, job.error
     assert run.jobs.filter(target=down).exclude(status__in=Job.PENDING).count() == 0, "still waiting"
     tries = waiting.next_try_at
@@ -132,7 +130,7 @@ def test_sysbench_killed_by_someone_else_is_measured_again(celery_worker_process
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1])
     run = services.campaign_launch(campaign=campaign)
     job = run.jobs.get()
-    (client,) = _wait_measuring(job, samples=2)
+    (client,) = wait_measuring(job, samples=2)
     os.kill(client.pid, signal.SIGKILL)
 
     _finished(run, timeout_s=90)
@@ -157,7 +155,7 @@ def test_a_job_runs_out_of_tries_and_fails_with_every_cause_kept(celery_worker_p
     for attempt in (1, 2):
         wait_for(lambda a=attempt: Job.objects.filter(pk=job.pk, attempt=a).exists(), timeout_s=60,
                  what=f"attempt {attempt}")
-        (client,) = _wait_measuring(job, samples=1)
+        (client,) = wait_measuring(job, samples=1)
         os.kill(client.pid, signal.SIGKILL)
     _finished(run, timeout_s=60)
     job.refresh_from_db()
@@ -175,11 +173,11 @@ def test_a_write_job_blocked_by_a_table_lock_is_named_from_the_servers_wait_stat
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[2])
     run = services.campaign_launch(campaign=campaign)
     job = run.jobs.get()
-    _wait_measuring(job, samples=1)
+    wait_measuring(job, samples=1)
     lock = MySQLdb.connect(host="127.0.0.1", port=own_mariadb.port, user="root")
     try:
         lock.cursor().execute("FLUSH TABLES WITH READ LOCK")
-        _wait_status(job, Job.FINISHED, timeout_s=100)
+        wait_status(job, Job.FINISHED, timeout_s=100)
     finally:
         lock.close()
     assert job.status == Job.Status.FAILED

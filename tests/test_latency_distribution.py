@@ -23,17 +23,9 @@ from campaigns.execution.results import (
 from campaigns.models import Job, JobClient, JobResult, Scenario
 from campaigns.services import results_import
 from campaigns.sysbench.parser import histogram_percentile, merge_histograms, parse_output
-from tests.factories import ScenarioFactory, TargetFactory
-from tests.test_api import API, JobFactory, client_for, make_user
-from tests.test_browser import (  # noqa: F401 (browser_page is a fixture)
-    PASSWORD,
-    SHOTS,
-    USER,
-    browser_page,
-    log_in,
-    phone_shots,
-    wait_js,
-)
+from tests.factories import JobFactory, ScenarioFactory, TargetFactory
+from tests.helpers.browser import PASSWORD, SHOTS, USER, log_in, phone_shots, wait_js
+from tests.helpers.users import API, client_for, make_user
 
 LOGS = Path(__file__).resolve().parent / "data" / "sysbench"
 KEYS = ["50", "90", "95", "99", "99.9"]

@@ -19,7 +19,7 @@ from pyrate_limiter import WallClock
 from rest_framework.test import APIClient, APIRequestFactory
 
 from campaigns.api import throttling
-from tests.test_api import API
+from tests.helpers.users import API
 
 pytestmark = pytest.mark.django_db
 

@@ -1,13 +1,10 @@
 """Nightly campaigns: statistics on repetitions, regression detection, notifications, schedules."""
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 from django.utils import timezone
@@ -17,6 +14,7 @@ from campaigns.models import CampaignSchedule, Job, JobResult, Regression, Run, 
 from campaigns.statistics import cell_stats, compare
 from tests.conftest import OUTPUT_DIR, ROOT, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+from tests.helpers.monitoring import WebhookReceiver, history
 
 # ---------------------------------------------------------------- statistics (pure)
 
@@ -50,23 +48,14 @@ def test_compare_says_untested_when_it_cannot_tell():
 # ---------------------------------------------------------------- regressions on stored runs
 
 
-def _history(campaign, target, scenario, values: list[float], *, trigger=Run.Trigger.SCHEDULED) -> list[Run]:
-    runs = []
-    for value in values:
-        run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED, trigger=trigger,
-                                 started_at=timezone.now(), finished_at=timezone.now())
-        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=8, status=Job.Status.SUCCEEDED)
-        JobResult.objects.create(job=job, qps=value, tps=value / 20, latency_pct_ms=10.0, latency_pct=95.0)
-        runs.append(run)
-    return runs
 
 
 @pytest.mark.django_db
 def test_a_synthetic_history_with_a_ten_percent_drop_is_flagged():
     target, scenario = TargetFactory(), ScenarioFactory()
     campaign = CampaignFactory(targets=[target], scenarios=[scenario])
-    _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
-    (current,) = _history(campaign, target, scenario, [9000])
+    history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+    (current,) = history(campaign, target, scenario, [9000])
     found = monitoring.run_evaluate(run=current)
     assert len(found) == 1
     regression = found[0]
@@ -79,7 +68,7 @@ def test_a_synthetic_history_with_a_ten_percent_drop_is_flagged():
 def test_a_history_with_three_percent_noise_is_not_flagged():
     target, scenario = TargetFactory(), ScenarioFactory()
     campaign = CampaignFactory(targets=[target], scenarios=[scenario])
-    runs = _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850, 10290, 9720])
+    runs = history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850, 10290, 9720])
     for run in runs[5:]:
         assert monitoring.run_evaluate(run=run) == []
     assert not Regression.objects.exists()
@@ -89,14 +78,14 @@ def test_a_history_with_three_percent_noise_is_not_flagged():
 def test_a_pinned_baseline_and_an_improvement_are_recorded_as_such():
     target, scenario = TargetFactory(), ScenarioFactory()
     campaign = CampaignFactory(targets=[target], scenarios=[scenario])
-    (pinned,) = _history(campaign, target, scenario, [1000], trigger=Run.Trigger.MANUAL)
+    (pinned,) = history(campaign, target, scenario, [1000], trigger=Run.Trigger.MANUAL)
     # Repetitions make the comparison testable: three values on each side.
     for value in (1010, 990):
         job = Job.objects.create(run=pinned, target=target, scenario=scenario, threads=8, status=Job.Status.SUCCEEDED)
         JobResult.objects.create(job=job, qps=value, latency_pct_ms=10.0)
     campaign.baseline_run = pinned
     campaign.save()
-    (current,) = _history(campaign, target, scenario, [1300])
+    (current,) = history(campaign, target, scenario, [1300])
     for value in (1290, 1310):
         job = Job.objects.create(run=current, target=target, scenario=scenario, threads=8, status=Job.Status.SUCCEEDED)
         JobResult.objects.create(job=job, qps=value, latency_pct_ms=10.0)
@@ -107,31 +96,6 @@ def test_a_pinned_baseline_and_an_improvement_are_recorded_as_such():
 # ---------------------------------------------------------------- notifications
 
 
-class _Receiver:
-    """A small HTTP server on 127.0.0.1 standing in for a Slack-compatible webhook."""
-
-    def __init__(self, status: int = 200):
-        self.bodies: list[dict] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                length = int(self.headers.get("Content-Length", 0))
-                receiver.bodies.append(json.loads(self.rfile.read(length)))
-                self.send_response(status)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -148,12 +112,12 @@ def eager_tasks():
 @pytest.mark.django_db
 def test_the_webhook_receives_the_regressions_as_slack_compatible_json(settings, eager_tasks):
     settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True  # the receiver is on 127.0.0.1
-    receiver = _Receiver()
+    receiver = WebhookReceiver()
     try:
         target, scenario = TargetFactory(), ScenarioFactory()
         campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=receiver.url)
-        _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
-        (current,) = _history(campaign, target, scenario, [9000])
+        history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+        (current,) = history(campaign, target, scenario, [9000])
         tasks.run_finished_task.delay(current.pk)
         assert len(receiver.bodies) == 1
         body = receiver.bodies[0]
@@ -167,12 +131,12 @@ def test_the_webhook_receives_the_regressions_as_slack_compatible_json(settings,
 @pytest.mark.django_db
 def test_a_failing_webhook_is_retried_with_back_off_by_its_own_task_and_never_fails_the_run(settings, eager_tasks):
     settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True
-    receiver = _Receiver(status=500)
+    receiver = WebhookReceiver(status=500)
     try:
         target, scenario = TargetFactory(), ScenarioFactory()
         campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=receiver.url)
-        _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
-        (current,) = _history(campaign, target, scenario, [9000])
+        history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+        (current,) = history(campaign, target, scenario, [9000])
         # The task closing the run only finds the regression and hands the post to webhook_notify_task.
         assert monitoring.run_finished(run_id=current.pk) == [Regression.objects.get().pk]
         assert receiver.bodies == []
@@ -253,8 +217,8 @@ def test_celery_beat_fires_a_schedule_that_runs_a_real_campaign(celery_worker_pr
 def test_the_dashboard_lists_a_regression(admin_client):
     target, scenario = TargetFactory(), ScenarioFactory(name="write nightly")
     campaign = CampaignFactory(targets=[target], scenarios=[scenario])
-    _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
-    (current,) = _history(campaign, target, scenario, [9000])
+    history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+    (current,) = history(campaign, target, scenario, [9000])
     monitoring.run_evaluate(run=current)
     page = admin_client.get("/").content.decode()
     assert "write nightly" in page and "-10.0%" in page

@@ -9,7 +9,7 @@ from campaigns.models import ClientHost, Job
 from campaigns.sysbench.parser import histogram_percentile, merge_histograms
 from tests.conftest import record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -23,7 +23,7 @@ from campaigns import roles, services
 from campaigns.probes import mysql_error_parts
 from tests.factories import TargetFactory
 from tests.fake_servers import FakeMysqlUnreadablePlugin, fake_server
-from tests.test_api import make_user
+from tests.helpers.users import make_user
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "Stolen-If-Seen-5010"

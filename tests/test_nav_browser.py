@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.test_browser import SHOTS, browser_page, log_in, open_page  # noqa: F401 (a fixture)
+from tests.helpers.browser import SHOTS, log_in, open_page
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

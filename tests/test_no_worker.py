@@ -19,20 +19,19 @@ from campaigns import roles
 from campaigns.models import Run
 from tests.conftest import ROOT, WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import API, client_for, make_user
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, log_in, shot
-from tests.test_faults import OWN_QUEUE, RedisServer, _host, _launch_through, _wait_measuring
-from tests.test_faults import fault_db as _fault_db
-from tests.test_monitoring import _Receiver
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, log_in, shot
+from tests.helpers.faults import host_named, launch_through, wait_measuring
+from tests.helpers.monitoring import WebhookReceiver
+from tests.helpers.servers import OWN_QUEUE, RedisServer
+from tests.helpers.users import API, client_for, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-fault_db = _fault_db
 
 
 
 @pytest.fixture
-def receiver() -> Iterator[_Receiver]:
-    hook = _Receiver()
+def receiver() -> Iterator[WebhookReceiver]:
+    hook = WebhookReceiver()
     try:
         yield hook
     finally:
@@ -77,16 +76,16 @@ def test_a_run_whose_only_worker_died_says_so_tells_the_webhook_once_and_clears_
         beat.stop()
 
 
-def _check(own_redis: RedisServer, receiver: _Receiver, make_worker: Callable[..., WorkerProcess], test_db_name: str,
+def _check(own_redis: RedisServer, receiver: WebhookReceiver, make_worker: Callable[..., WorkerProcess], test_db_name: str,
            fault_db: str, beat: BeatProcess, live_server: Any) -> None:
-    victim = make_worker(_host("client-dead"), extra_env={**own_redis.env, "BENCHAPP_HEARTBEAT_S": "1"})
+    victim = make_worker(host_named("client-dead"), extra_env={**own_redis.env, "BENCHAPP_HEARTBEAT_S": "1"})
     data = DatasetFactory(name="no-worker", tables=1, table_size=1000)
     campaign = CampaignFactory(targets=[TargetFactory(database=fault_db)], threads=[1, 2], webhook_url=receiver.url,
                                notify_emails="ops@example.com", no_worker_notify_min=0,
                                scenarios=[ScenarioFactory(name="no-worker", time_s=40, dataset=data)])
-    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    run = launch_through(own_redis, campaign.pk, test_db_name)
     assert run.queue == OWN_QUEUE
-    _wait_measuring(run.jobs.order_by("position").first(), samples=2)
+    wait_measuring(run.jobs.order_by("position").first(), samples=2)
     api = client_for(make_user(roles.VIEWER, "no-worker-viewer"))
 
     def run_api() -> dict[str, Any]:
@@ -138,7 +137,7 @@ def _check(own_redis: RedisServer, receiver: _Receiver, make_worker: Callable[..
             shot(page, "run-no-worker")
 
             # A worker is back: the warning goes (the live page polls), and a later absence would be told again.
-            back = make_worker(_host("client-back"), extra_env={**own_redis.env, "BENCHAPP_HEARTBEAT_S": "1"})
+            back = make_worker(host_named("client-back"), extra_env={**own_redis.env, "BENCHAPP_HEARTBEAT_S": "1"})
             wait_for(lambda: run_api()["no_worker"] is None, timeout_s=30, what="the warning to clear")
             page.locator("#run-no-worker").wait_for(state="hidden", timeout=30_000)
             wait_for(lambda: Run.objects.get(pk=run.pk).no_worker_notified_at is None, timeout_s=30,

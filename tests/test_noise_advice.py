@@ -12,7 +12,7 @@ from campaigns import roles
 from campaigns.models import Job, JobResult, Run
 from campaigns.statistics import repetitions_needed
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 

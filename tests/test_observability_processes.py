@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -23,15 +21,10 @@ from campaigns import execution, roles, services
 from campaigns.models import ClientHost, Job, Run
 from tests.conftest import OUTPUT_DIR, ROOT, SESSION_QUEUE, TEST_REDIS_URL, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_api import make_user
+from tests.helpers.servers import free_port
+from tests.helpers.users import make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _series(text: str, name: str, **labels: str) -> float | None:
@@ -89,35 +82,11 @@ def test_metrics_show_the_queue_and_the_jobs_moving_during_a_real_run(client, ma
 
 # ---------------------------------------------------------------- a web server and a Redis of the test's own
 
-class RedisServer:
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for(self._answers, timeout_s=20, what=f"redis on {self.port}")
-
-    def _answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=20)
-
-
 class WebServer:
     """scripts/web.sh (gunicorn) on a free port, its log in test-output/."""
 
     def __init__(self, name: str, db_name: str, env: dict[str, str]) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         OUTPUT_DIR.mkdir(exist_ok=True)
         self.log_path = OUTPUT_DIR / f"web-{name}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop())
@@ -171,18 +140,6 @@ def web_server(test_db_name: str) -> Iterator[Callable[..., WebServer]]:
         server.stop()
 
 
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is not installed: run `make test`, which installs it")
-    server = RedisServer(_free_port())
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_readyz_answers_503_naming_redis_while_its_redis_is_stopped_and_200_when_it_is_back(web_server, own_redis):
     ClientHost.objects.create(hostname="obs-ready", queue=execution.host_queue("obs-ready"), role="all",
                               last_heartbeat=timezone.now() + timezone.timedelta(minutes=10))
@@ -191,7 +148,7 @@ def test_readyz_answers_503_naming_redis_while_its_redis_is_stopped_and_200_when
     status, body = web.get("/readyz")
     assert status == 200, body
 
-    own_redis.stop()
+    own_redis.kill()
     status, body = web.get("/readyz")
     answer = json.loads(body)
     assert status == 503, answer
@@ -220,7 +177,7 @@ def test_a_request_id_is_in_its_access_log_line_and_in_the_log_of_the_task_it_st
     token = services.token_issue(user=user)
     # A target nothing listens on: the job fails at its connection check (no wait for the target: target_wait_s 0),
     # after logging under the request's id.
-    target = TargetFactory(port=_free_port())
+    target = TargetFactory(port=free_port())
     campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory(time_s=1)], threads=[1], target_wait_s=0)
     web = web_server("rid", REDIS_URL=TEST_REDIS_URL, BENCHAPP_QUEUE=queue)
     assert web.get("/s/share-Secret-token-42/")[0] == 404

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.core import mail
 
-from tests.test_api import make_user
+from tests.helpers.users import make_user
 
 
 @pytest.mark.django_db

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from campaigns import roles, services
 from campaigns.logins import SESSION_REFRESH_S
-from tests.test_api import API, client_for, make_user
+from tests.helpers.users import API, client_for, make_user
 
 pytestmark = pytest.mark.django_db
 GOOD = "Quiet-Harbour-Lantern-93"

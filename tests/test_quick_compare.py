@@ -324,7 +324,7 @@ def test_quick_compare_starts_at_3_repetitions_and_says_what_they_can_tell_befor
     """Issue #28: one run per cell cannot tell a difference from noise, so the form starts at 3 and says what 3, 5
     and 10 runs can tell at the noise this machine's repeated cells showed."""
     from tests.factories import InstanceSpecFactory, ProductFactory, ScenarioFactory
-    from tests.test_compare_spread import _measure
+    from tests.helpers.measured import measure
 
     client = role_client("operator")
     html = _text(client.get("/quick/"))
@@ -334,7 +334,7 @@ def test_quick_compare_starts_at_3_repetitions_and_says_what_they_can_tell_befor
     assert "a CV of 10% per run (not measured here yet), 3 runs per cell tell differences of about 32% or more" in advice
     # Measured noise: cells of 900/1100, 950/1050 and 980/1020 QPS: CVs of 14.1%, 7.1% and 2.8%, the median 7.1%.
     spec, scenario = InstanceSpecFactory(), ScenarioFactory()
-    _measure(product=ProductFactory(), spec=spec, scenario=scenario,
+    measure(product=ProductFactory(), spec=spec, scenario=scenario,
              figures={1: [900.0, 1100.0], 2: [950.0, 1050.0], 4: [980.0, 1020.0]})
     advice = re.search(r'data-testid="repetitions-advice">(.*?)</p>', _text(client.get("/quick/")), re.S).group(1)
     assert "this machine&#x27;s noise (CV 7.1% of one run&#x27;s QPS over 3 repeated cells)" in advice

@@ -20,7 +20,6 @@ from campaigns.seeds.services import _plain_ddl, template_instantiate, template_
 from campaigns.seeds.templates import SEED_002
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
-from tests.test_browser import browser_page  # noqa: F401,F811 (a fixture)
 
 
 def _mariadb(**kwargs):
@@ -315,7 +314,7 @@ def test_one_click_on_the_seeds_page_runs_a_seed_and_opens_its_tables(browser_pa
                                                                       celery_worker_process, target_databases):
     from django.contrib.auth import get_user_model
 
-    from tests.test_browser import PASSWORD, USER, log_in, shot
+    from tests.helpers.browser import PASSWORD, USER, log_in, shot
 
     browser, page, problems = browser_page
     get_user_model().objects.create_superuser(USER, password=PASSWORD)

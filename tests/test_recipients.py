@@ -9,8 +9,8 @@ from django.core import mail
 from campaigns import monitoring, roles
 from campaigns.forms import CampaignForm
 from campaigns.models import Campaign, Regression
-from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import API, RunFactory, client_for, make_user
+from tests.factories import CampaignFactory, RunFactory, ScenarioFactory, TargetFactory
+from tests.helpers.users import API, client_for, make_user
 
 pytestmark = pytest.mark.django_db
 FORM = {"name": "mailing", "threads": "1", "repetitions": "1", "clients_min": "1", "scale_factor": "1",

@@ -14,26 +14,24 @@ import redis
 from campaigns.models import Job, Run
 from tests.conftest import ROOT, WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_faults import _host, _launch_through, _wait_measuring, _wait_status
-from tests.test_faults import fault_db as _fault_db
+from tests.helpers.faults import host_named, launch_through, wait_measuring, wait_status
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-fault_db = _fault_db
 
 
 
 @pytest.mark.parametrize("stop", ["shutdown-nosave", "sigkill"])
 def test_the_worker_of_make_run_keeps_consuming_across_a_redis_restart_mid_job(
         stop, own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db):
-    worker = make_worker(_host("client-redis"), command=["bash", str(ROOT / "scripts" / "worker.sh")], extra_env={
+    worker = make_worker(host_named("client-redis"), command=["bash", str(ROOT / "scripts" / "worker.sh")], extra_env={
         **own_redis.env, "BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_REDISPATCH_S": "3",
         "BENCHAPP_STALE_S": "20", "WORKER_CONCURRENCY": "2"})
     data = DatasetFactory(name="redis-restart", tables=1, table_size=1000)
     campaign = CampaignFactory(targets=[TargetFactory(database=fault_db)], threads=[1, 2, 3],
                                scenarios=[ScenarioFactory(name="redis-restart", time_s=6, dataset=data)])
-    run = _launch_through(own_redis, campaign.pk, test_db_name)
+    run = launch_through(own_redis, campaign.pk, test_db_name)
     jobs = list(run.jobs.order_by("position"))
-    _wait_measuring(jobs[0], samples=2)
+    wait_measuring(jobs[0], samples=2)
 
     restarted_at = time.monotonic()
     if stop == "sigkill":
@@ -49,9 +47,9 @@ def test_the_worker_of_make_run_keeps_consuming_across_a_redis_restart_mid_job(
     own_redis.start()
 
     for job in jobs:
-        _wait_status(job, Job.FINISHED, timeout_s=120)
+        wait_status(job, Job.FINISHED, timeout_s=120)
         assert job.status == Job.Status.SUCCEEDED, f"job {job.pk}: {job.status} {job.error}"
-    _wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
+    wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
     took_s = time.monotonic() - restarted_at
     log = worker.log_text()
     assert worker.proc.poll() is None, log[-3000:]

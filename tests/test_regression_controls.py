@@ -13,7 +13,7 @@ from django.utils import timezone
 from campaigns import monitoring, roles
 from campaigns.models import CampaignSchedule, Job, JobResult, Regression, Run
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 

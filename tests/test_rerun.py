@@ -10,7 +10,7 @@ from django.utils import timezone
 from campaigns import roles, services
 from campaigns.models import Job, Run
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,16 @@ from campaigns.comparison.formatting import fmt_number
 from campaigns.models import Campaign, Job, JobResult, Run, Scenario, Target
 from campaigns.seeds.services import template_load_all
 from tests.factories import InstanceSpecFactory, ProductFactory
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page, wait_js
-from tests.test_tables_browser import A4_PRINTABLE_PX
+from tests.helpers.browser import (
+    A4_PRINTABLE_PX,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SHOTS,
+    BrowserProblems,
+    log_in,
+    open_page,
+    wait_js,
+)
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from campaigns.api.throttling import throttle_reset
-from tests.test_browser import SHOTS, browser_page, log_in, open_page, wait_js  # noqa: F401 (a fixture)
-from tests.test_share_links import SECRETS, make_world
+from tests.helpers.browser import SHOTS, log_in, open_page, wait_js
+from tests.helpers.worlds import SECRETS, make_world
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -10,8 +10,8 @@ from django.test import Client
 
 from campaigns import roles
 from campaigns.api.throttling import throttle_reset
-from tests.test_api import make_user
-from tests.test_share_links import _create_on_page, _url_from, make_world
+from tests.helpers.users import make_user
+from tests.helpers.worlds import make_world, share_link_create, share_link_url
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +28,8 @@ def test_a_link_ends_with_its_creators_account_and_comes_back_with_it():
     creator = make_user(roles.OPERATOR, "link-maker")
     page = Client()
     page.force_login(creator)
-    comparison = _url_from(_create_on_page(page, world["query"]))
-    report = _url_from(_create_on_page(page, world["query"], shows="report"))
+    comparison = share_link_url(share_link_create(page, world["query"]))
+    report = share_link_url(share_link_create(page, world["query"], shows="report"))
     anonymous = Client()
     assert anonymous.get(comparison).status_code == 200 and anonymous.get(report).status_code == 200
 

@@ -18,22 +18,33 @@ from django.utils import timezone
 
 from campaigns import roles
 from campaigns.api.throttling import throttle_reset
-from campaigns.models import Campaign, ClientHost, JobClient, PublishedResult, Run, ShareLink
-from campaigns.sysbench.command import Connection, build_argv, format_command, redact_endpoint
+from campaigns.models import PublishedResult, Run, ShareLink
+from campaigns.sysbench.command import redact_endpoint
 from tests import ui_fixtures
-from tests.factories import InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
-from tests.test_api import JobFactory, JobResultFactory, client_for, make_user
+from tests.factories import (
+    JobFactory,
+    JobResultFactory,
+    ProductFactory,
+    TargetFactory,
+)
+from tests.helpers.users import client_for, make_user
+from tests.helpers.worlds import (
+    CLIENT_HOSTS,
+    DATABASES,
+    HOSTS,
+    PORTS,
+    SECRETS,
+    USERS,
+    make_world,
+    share_command,
+    share_link_create,
+    share_link_url,
+)
 
 pytestmark = pytest.mark.django_db
 role_client = ui_fixtures.role_client
 
 # Distinctive enough that any occurrence in a page is a leak.
-HOSTS = ("db-alpha-7f3a.internal.example", "10.77.31.204")
-PORTS = (33917, 45821)
-USERS = ("sbuser_51xq", "sbuser_62yr")
-DATABASES = ("sbdb_73yz", "sbdb_84za")
-CLIENT_HOSTS = ("loadgen-9c2e-east", "loadgen-4d1f-west")
-SECRETS = (*HOSTS, *(str(p) for p in PORTS), *USERS, *DATABASES, *CLIENT_HOSTS)
 
 
 @pytest.fixture(autouse=True)
@@ -43,12 +54,6 @@ def _share_buckets_refilled() -> Iterator[None]:
     throttle_reset()
 
 
-def _command(target: Any, threads: int) -> str:
-    conn = Connection(driver=target.driver, host=target.host, port=target.port, database=target.database,
-                      user=target.user, password="pw-never-shown")
-    return format_command(build_argv(sysbench="sysbench", test="oltp_point_select", command="run", connection=conn,
-                                     tables=2, table_size=1000, options={}, threads=threads, time_s=3,
-                                     report_interval_s=1, percentile=95, histogram=True))
 
 
 @pytest.fixture
@@ -56,39 +61,10 @@ def world() -> dict[str, Any]:
     return make_world()
 
 
-def make_world() -> dict[str, Any]:
-    """Two products on two targets at distinctive addresses, measured by one run from two named client hosts."""
-    spec = InstanceSpecFactory(label="4-core share spec")
-    scenario = ScenarioFactory(name="share point select")
-    campaign = Campaign.objects.create(name="share campaign", threads=[4, 8])
-    run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED)
-    targets = []
-    for index, (product_name, qps) in enumerate((("ShareDB Alpha", 1000.0), ("ShareDB Beta", 1300.0))):
-        target = TargetFactory(name=f"share target {index}", product=ProductFactory(name=product_name), spec=spec,
-                               host=HOSTS[index], port=PORTS[index], user=USERS[index], database=DATABASES[index])
-        targets.append(target)
-        for threads in (4, 8):
-            job = JobFactory(run=run, target=target, scenario=scenario, threads=threads,
-                             command_line=_command(target, threads),
-                             server_snapshot={"before": {"version": f"10.11.6-MariaDB on {HOSTS[index]}",
-                                                         "settings": {"max_connections": "151",
-                                                                      "port": str(PORTS[index])}}})
-            JobResultFactory(job=job, qps=qps * threads / 4)
-            JobClient.objects.create(job=job, index=0, host_name=CLIENT_HOSTS[index], threads=threads)
-    for name in CLIENT_HOSTS:
-        ClientHost.objects.create(hostname=name, queue=f"host.{name}", cores=8, memory_gb=16)
-    return {"targets": targets, "run": run, "scenario": scenario, "campaign": campaign,
-            "query": f"targets={targets[0].pk}&targets={targets[1].pk}"}
 
 
-def _create_on_page(client: Client, query: str, shows: str = "comparison", days: str = "7") -> Any:
-    return client.post(f"/compare/share/?{query}", {"shows": shows, "expires_in_days": days})
 
 
-def _url_from(response: Any) -> str:
-    match = re.search(r'value="(http://testserver/s/[A-Za-z0-9_-]+/)"', response.content.decode())
-    assert match, response.content.decode()[:2000]
-    return match.group(1).removeprefix("http://testserver")
 
 
 def _leaks(text: str) -> list[str]:
@@ -100,7 +76,7 @@ def _leaks(text: str) -> list[str]:
 
 def test_endpoint_options_are_replaced_in_a_command_and_the_rest_of_it_kept():
     target = TargetFactory.build(host=HOSTS[0], port=PORTS[0], user=USERS[0], database=DATABASES[0])
-    command = _command(target, 4) + "\nsysbench oltp_read_only '--mysql-socket=/run/my sock' --pgsql-host=pg9 run"
+    command = share_command(target, 4) + "\nsysbench oltp_read_only '--mysql-socket=/run/my sock' --pgsql-host=pg9 run"
     redacted = redact_endpoint(command)
     assert _leaks(redacted) == [] and "pg9" not in redacted and "my sock" not in redacted
     assert "--db-driver=mysql" in redacted and "--threads=4" in redacted and "--histogram=on" in redacted
@@ -117,9 +93,9 @@ def test_the_shared_comparison_and_report_name_no_host_port_endpoint_or_client_b
     assert set(_leaks(own_report)) == set(SECRETS)
     anonymous = Client()
     for shows in ("comparison", "report"):
-        created = _create_on_page(operator, world["query"], shows=shows)
+        created = share_link_create(operator, world["query"], shows=shows)
         assert created.status_code == 201
-        url = _url_from(created)
+        url = share_link_url(created)
         page = anonymous.get(url)
         html = page.content.decode()
         assert page.status_code == 200, html[:500]
@@ -137,7 +113,7 @@ def test_the_shared_comparison_and_report_name_no_host_port_endpoint_or_client_b
 
 
 def test_the_shared_page_has_no_navigation_no_app_links_and_asks_not_to_be_indexed(world, role_client):
-    url = _url_from(_create_on_page(role_client(roles.OPERATOR), world["query"]))
+    url = share_link_url(share_link_create(role_client(roles.OPERATOR), world["query"]))
     page = Client().get(url)
     html = page.content.decode()
     assert page["X-Robots-Tag"].startswith("noindex") and page["Referrer-Policy"] == "no-referrer"
@@ -151,7 +127,7 @@ def test_the_shared_page_has_no_navigation_no_app_links_and_asks_not_to_be_index
 
 def test_the_shared_page_keeps_its_frozen_choice_whatever_the_query_and_later_runs(world, role_client):
     operator = role_client(roles.OPERATOR)
-    url = _url_from(_create_on_page(operator, f"campaign={world['campaign'].pk}"))
+    url = share_link_url(share_link_create(operator, f"campaign={world['campaign'].pk}"))
     link = ShareLink.objects.get()
     assert link.selection["runs"] == [world["run"].pk]
     # A later run of the same campaign and targets, with a figure no one could miss.
@@ -172,9 +148,9 @@ def test_the_shared_page_keeps_its_frozen_choice_whatever_the_query_and_later_ru
 def test_an_unknown_expired_or_revoked_token_is_the_same_plain_404_and_an_open_is_counted(world, role_client):
     operator = role_client(roles.OPERATOR)
     anonymous = Client()
-    live = _url_from(_create_on_page(operator, world["query"]))
-    expired = _url_from(_create_on_page(operator, world["query"]))
-    revoked = _url_from(_create_on_page(operator, world["query"]))
+    live = share_link_url(share_link_create(operator, world["query"]))
+    expired = share_link_url(share_link_create(operator, world["query"]))
+    revoked = share_link_url(share_link_create(operator, world["query"]))
     by_url = {url: ShareLink.objects.get(token_hash=hashlib.sha256(url.split("/")[2].encode()).hexdigest())
               for url in (live, expired, revoked)}
     ShareLink.objects.filter(pk=by_url[expired].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
@@ -191,8 +167,8 @@ def test_an_unknown_expired_or_revoked_token_is_the_same_plain_404_and_an_open_i
 
 def test_only_the_tokens_hash_is_stored_and_the_list_never_shows_it(world, role_client):
     operator = role_client(roles.OPERATOR)
-    created = _create_on_page(operator, world["query"])
-    url = _url_from(created)
+    created = share_link_create(operator, world["query"])
+    url = share_link_url(created)
     token = url.split("/")[2]
     assert len(token) >= 40 and created["Cache-Control"] == "no-store"
     link = ShareLink.objects.get()
@@ -204,7 +180,7 @@ def test_only_the_tokens_hash_is_stored_and_the_list_never_shows_it(world, role_
 
 
 def test_no_log_line_carries_a_share_token(world, role_client, caplog):
-    url = _url_from(_create_on_page(role_client(roles.OPERATOR), world["query"]))
+    url = share_link_url(share_link_create(role_client(roles.OPERATOR), world["query"]))
     token = url.split("/")[2]
     ShareLink.objects.update(revoked_at=timezone.now())
     with caplog.at_level(logging.DEBUG):
@@ -214,7 +190,7 @@ def test_no_log_line_carries_a_share_token(world, role_client, caplog):
 
 
 def test_requests_past_the_per_address_budget_get_a_429(world, role_client, settings):
-    url = _url_from(_create_on_page(role_client(roles.OPERATOR), world["query"]))
+    url = share_link_url(share_link_create(role_client(roles.OPERATOR), world["query"]))
     settings.BENCHAPP_SHARE_RATE_ADDRESS = "3/minute"
     anonymous = Client()
     codes = [anonymous.get(url).status_code for _ in range(3)]
@@ -228,11 +204,11 @@ def test_requests_past_the_per_address_budget_get_a_429(world, role_client, sett
 
 
 def test_a_viewer_cannot_make_a_link_and_an_operator_revokes_only_their_own(world, role_client):
-    assert _create_on_page(role_client(roles.VIEWER), world["query"]).status_code == 403
+    assert share_link_create(role_client(roles.VIEWER), world["query"]).status_code == 403
     alice, bob = Client(), Client()
     alice.force_login(make_user(roles.OPERATOR, "alice"))
     bob.force_login(make_user(roles.OPERATOR, "bob"))
-    _create_on_page(alice, world["query"])
+    share_link_create(alice, world["query"])
     link = ShareLink.objects.get()
     assert bob.post(f"/share-links/{link.pk}/revoke/").status_code == 404  # not among bob's links
     assert "ShareDB" not in bob.get("/share-links/").content.decode()
@@ -246,11 +222,11 @@ def test_a_viewer_cannot_make_a_link_and_an_operator_revokes_only_their_own(worl
 def test_the_page_form_names_a_bad_expiry_and_refuses_an_empty_choice(world, role_client):
     operator = role_client(roles.OPERATOR)
     for days in ("0", "91", "soon", ""):
-        answer = _create_on_page(operator, world["query"], days=days)
+        answer = share_link_create(operator, world["query"], days=days)
         assert answer.status_code == 400 and "expires_in_days" in answer.content.decode(), days
-    nothing = _create_on_page(operator, "")
+    nothing = share_link_create(operator, "")
     assert nothing.status_code == 400 and "Nothing to share" in nothing.content.decode()
-    none_match = _create_on_page(operator, f"targets={TargetFactory().pk}")
+    none_match = share_link_create(operator, f"targets={TargetFactory().pk}")
     assert none_match.status_code == 400 and "no succeeded job matches" in none_match.content.decode()
     assert not ShareLink.objects.exists()
 
@@ -343,11 +319,11 @@ def test_published_figures_alone_can_be_shared_and_a_link_opens_in_constant_quer
     load_published()
     document = PublishedResult.objects.values_list("document", flat=True).first()
     operator = role_client(roles.OPERATOR)
-    published = _url_from(_create_on_page(operator, f"published={document}"))
+    published = share_link_url(share_link_create(operator, f"published={document}"))
     page = Client().get(published)
     assert page.status_code == 200 and 'badge published' in page.content.decode()
     assert ShareLink.objects.get().selection["runs"] == []  # nothing measured to freeze: the figures are printed
-    measured = _url_from(_create_on_page(operator, world["query"], shows="report"))
+    measured = share_link_url(share_link_create(operator, world["query"], shows="report"))
     anonymous = Client()
     anonymous.get(measured)
     with django_assert_max_num_queries(18):  # 16 here: the open (2), the layout, the report

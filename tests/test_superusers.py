@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
 from campaigns import roles
-from tests.test_api import API, client_for
+from tests.helpers.users import API, client_for
 
 pytestmark = pytest.mark.django_db
 

@@ -7,92 +7,30 @@ from __future__ import annotations
 import os
 import pwd
 import signal
-import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from campaigns.models import ClientHost, Job, Run
 from tests.conftest import ROOT, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_faults import RedisServer, _free_port, _host, _launch_through, _wait_measuring, _wait_status
-from tests.test_faults import fault_db as _fault_db
+from tests.helpers.faults import host_named, launch_through, wait_measuring, wait_status
+from tests.helpers.servers import RedisServer, free_port
+from tests.helpers.supervisor import Supervisor, descendants, pgid, process_group
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-CONF = ROOT / "deploy" / "supervisord.conf"
-fault_db = _fault_db
 
 
-class Supervisor:
-    """supervisord in the foreground with deploy/supervisord.conf, and supervisorctl against it."""
-
-    def __init__(self, run_dir: Path, env: dict[str, str]) -> None:
-        self.env, self.run_dir = env, run_dir
-        self.port = int(env["BENCHAPP_PORT"])
-        self.log = open(run_dir / "supervisord.out", "wb")  # noqa: SIM115 (closed in stop())
-        self.proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "supervisord"), "-c", str(CONF)], cwd=ROOT,
-                                     env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def ctl(self, *args: str) -> str:
-        done = subprocess.run([str(ROOT / ".venv" / "bin" / "supervisorctl"), "-c", str(CONF), *args], cwd=ROOT,
-                              env=self.env, capture_output=True, text=True, timeout=60)
-        return done.stdout
-
-    def pid(self, program: str) -> int:
-        return int(self.ctl("pid", program).strip() or 0)
-
-    def running(self, program: str) -> int | None:
-        """The program's pid once supervisord calls it RUNNING."""
-        status = self.ctl("status", program)
-        return self.pid(program) if " RUNNING " in status else None
-
-    def web_answers(self) -> bool:
-        try:
-            # Generous: on a loaded machine (load 15 on 2 cores seen) one answer may take seconds; a refused or
-            # reset connection, which is what a dead web gives, fails at once whatever the timeout.
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/accounts/login/", timeout=30) as response:
-                return response.status == 200
-        except (OSError, urllib.error.URLError):
-            return False
-
-    def output(self) -> str:
-        return (self.run_dir / "supervisord.out").read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.log.close()
 
 
-def _group(pid: int) -> list[int]:
-    """Live processes whose process group is pid's."""
-    return [p.pid for p in psutil.process_iter(["pid"]) if _pgid(p.pid) == pid]
 
 
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
 
 
-def _descendants(pid: int) -> set[int]:
-    try:
-        return {child.pid for child in psutil.Process(pid).children(recursive=True)}
-    except psutil.NoSuchProcess:
-        return set()
 
 
 
@@ -100,10 +38,10 @@ def _descendants(pid: int) -> set[int]:
 def supervisor(tmp_path: Path, own_redis: RedisServer, test_db_name: str) -> Iterator[Supervisor]:
     env = {
         **os.environ,
-        "BENCHAPP_ROOT": str(ROOT), "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_PORT": str(_free_port()),
+        "BENCHAPP_ROOT": str(ROOT), "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_PORT": str(free_port()),
         "BENCHAPP_RUN_AS": pwd.getpwuid(os.getuid()).pw_name, "BENCHAPP_WORKER_STOP_S": "60",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}", **own_redis.env,
-        "BENCHAPP_HOSTNAME": _host("supervised"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
+        "BENCHAPP_HOSTNAME": host_named("supervised"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
         "WEB_WORKERS": "1", "WORKER_CONCURRENCY": "1", "PYTHONUNBUFFERED": "1",
         "BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_REDISPATCH_S": "5",
     }
@@ -126,7 +64,7 @@ def test_a_killed_worker_or_web_master_is_restarted_alone_and_ctrl_c_stops_every
              what="the supervised worker to register its host")
     pids = {program: sup.pid(program) for program in ("web", "worker", "beat")}
     # Every program is a process group of its own.
-    assert {program: _pgid(pid) for program, pid in pids.items()} == pids
+    assert {program: pgid(pid) for program, pid in pids.items()} == pids
 
     # Web is asked twice a second throughout; any failure while the worker is down would show here.
     failures: list[float] = []
@@ -148,9 +86,9 @@ def test_a_killed_worker_or_web_master_is_restarted_alone_and_ctrl_c_stops_every
         new_worker = wait_for(lambda: (p := sup.running("worker")) and p != pids["worker"] and p, timeout_s=60,
                               what="supervisord to start the worker again")
         restarted_s = time.monotonic() - killed_at
-        wait_for(lambda: _descendants(new_worker), timeout_s=60, what="the new worker's pool process")
+        wait_for(lambda: descendants(new_worker), timeout_s=60, what="the new worker's pool process")
         # The killed worker's pool children do not outlive it.
-        wait_for(lambda: not _group(pids["worker"]), timeout_s=30, what="the killed worker's pool to exit")
+        wait_for(lambda: not process_group(pids["worker"]), timeout_s=30, what="the killed worker's pool to exit")
     finally:
         stop.set()
         asker.join(timeout=10)
@@ -158,21 +96,21 @@ def test_a_killed_worker_or_web_master_is_restarted_alone_and_ctrl_c_stops_every
     assert asked >= 2 and not failures, f"web failed {len(failures)} of {asked} requests while the worker restarted"
 
     # gunicorn's master SIGKILLed: its own workers go, the Celery worker and its pool children stay.
-    pool = _descendants(new_worker)
+    pool = descendants(new_worker)
     assert pool, "the worker has its pool process"
     killed_at = time.monotonic()
     os.kill(pids["web"], signal.SIGKILL)
     wait_for(lambda: (p := sup.running("web")) and p != pids["web"], timeout_s=60, what="web to start again")
     wait_for(sup.web_answers, timeout_s=180, what="the new web to answer")
     web_back_s = time.monotonic() - killed_at
-    assert sup.pid("worker") == new_worker and _descendants(new_worker) == pool, "the worker's pool was untouched"
+    assert sup.pid("worker") == new_worker and descendants(new_worker) == pool, "the worker's pool was untouched"
     assert sup.pid("beat") == pids["beat"]
 
     # Ctrl-C: supervisord stops all three, and nothing of theirs is left.
     groups = {program: sup.pid(program) for program in ("web", "worker", "beat")}
     sup.proc.send_signal(signal.SIGINT)
     sup.proc.wait(timeout=90)
-    wait_for(lambda: not any(_group(pid) for pid in groups.values()), timeout_s=20,
+    wait_for(lambda: not any(process_group(pid) for pid in groups.values()), timeout_s=20,
              what="every supervised process to be gone")
     record_measurement(f"supervisord: SIGKILLed worker running again after {restarted_s:.1f} s, web answered all "
                        f"{asked} requests meanwhile; SIGKILLed gunicorn master answering again after "
@@ -187,9 +125,9 @@ def test_stopping_the_supervised_worker_mid_job_lets_the_job_finish_and_hands_th
     data = DatasetFactory(name="warm-stop", tables=1, table_size=1000)
     campaign = CampaignFactory(targets=[TargetFactory(database=fault_db)], threads=[1, 2],
                                scenarios=[ScenarioFactory(name="warm-stop", time_s=8, dataset=data)])
-    run = _launch_through(_Broker(sup.env), campaign.pk, test_db_name)  # type: ignore[arg-type]
+    run = launch_through(_Broker(sup.env), campaign.pk, test_db_name)  # type: ignore[arg-type]
     first, second = run.jobs.order_by("position")
-    _wait_measuring(first, samples=2)
+    wait_measuring(first, samples=2)
     stopped_at = time.monotonic()
     sup.ctl("stop", "worker")  # returns once the worker has exited
     stop_s = time.monotonic() - stopped_at
@@ -199,15 +137,15 @@ def test_stopping_the_supervised_worker_mid_job_lets_the_job_finish_and_hands_th
     second.refresh_from_db()
     assert second.status == Job.Status.QUEUED, "the next job was handed back, not started or lost"
     sup.ctl("start", "worker")
-    _wait_status(second, Job.FINISHED, timeout_s=120)
+    wait_status(second, Job.FINISHED, timeout_s=120)
     assert second.status == Job.Status.SUCCEEDED, second.error
-    _wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
+    wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
     record_measurement(f"supervisorctl stop worker mid-job: warm shutdown took {stop_s:.1f} s, the measuring job "
                        "succeeded, the next one ran after the worker was started again")
 
 
 class _Broker:
-    """What _launch_through needs of a broker: the environment that points a process at it."""
+    """What launch_through needs of a broker: the environment that points a process at it."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.env = {"REDIS_URL": env["REDIS_URL"], "BENCHAPP_QUEUE": env["BENCHAPP_QUEUE"]}

@@ -10,36 +10,24 @@ from typing import Any
 
 import pytest
 
-from campaigns.models import InstanceSpec, Product, Scenario
-from campaigns.seeds.published import load_published
-from campaigns.seeds.services import template_load_all
-from tests.factories import InstanceSpecFactory, ProductFactory
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page, wait_js
-from tests.test_compare_published import S001_WRITE, _measure
+from tests.helpers.browser import (
+    A4_PRINTABLE_PX,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SHOTS,
+    BrowserProblems,
+    log_in,
+    open_page,
+    wait_js,
+)
+from tests.helpers.measured import published_comparison
 from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # A4 less the report's 14 mm side margins (app.css @page), in CSS pixels: what a printed page has for a table.
-A4_PRINTABLE_PX = round((210 - 2 * 14) / 25.4 * 96)
 
 
-def _comparison() -> str:
-    template_load_all()
-    load_published()
-    tencentdb = Product.objects.get(name="TencentDB for MySQL")
-    two_core = InstanceSpec.objects.get(label="2-core 16 GB MEM")
-    scenario = Scenario.objects.get(name=S001_WRITE)
-    local = InstanceSpecFactory(label="4-core 23 GB (local)", cpu_cores=4, memory_gb=23)
-    products = [ProductFactory(name=name) for name in ("MariaDB 10.11 (local)", "MySQL 8.4 (local)",
-                                                       "PostgreSQL 16 (local)")]
-    for index, product in enumerate(products):
-        base = 10_000.0 * (index + 1)
-        _measure(product=product, spec=local, scenario=scenario,
-                 figures={threads: [base * threads ** 0.5, base * threads ** 0.5 * 1.04, base * threads ** 0.5 * 0.97]
-                          for threads in (8, 32, 64, 96)})
-    ids = ",".join(str(p.pk) for p in products)
-    return f"products={ids}&published_product={tencentdb.pk}&published_spec={two_core.pk}"
 
 
 def _login(page: Any) -> None:
@@ -70,7 +58,7 @@ def test_every_column_is_reachable_switchable_printable_and_a_card_on_a_phone(li
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    query = _comparison()
+    query = published_comparison()
     problems = BrowserProblems()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -24,9 +24,9 @@ from campaigns.probes import ProbeError, connection_verify, server_info
 from campaigns.sysbench.command import Connection, format_command, secrets_to_env
 from campaigns.sysbench.runner import run_process
 from tests import ui_fixtures
-from tests.factories import DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
+from tests.factories import DatasetFactory, JobFactory, PgTargetFactory, ScenarioFactory, TargetFactory
 from tests.fake_servers import FakeMysql, FakePostgres, fake_server
-from tests.test_api import JobFactory, client_for, make_user
+from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 role_client = ui_fixtures.role_client

@@ -20,7 +20,7 @@ from campaigns.models import Job, Run
 from campaigns.probes import ProbeError, _mysql_error
 from campaigns.sysbench.command import Connection
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_faults import OWN_QUEUE
+from tests.helpers.servers import OWN_QUEUE
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.test import Client, override_settings
 
 from campaigns import roles
 from campaigns.api.throttling import throttle_reset
-from tests.test_api import make_user
-from tests.test_share_links import _create_on_page, _url_from, make_world
+from tests.helpers.users import make_user
+from tests.helpers.worlds import make_world, share_link_create, share_link_url
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +30,9 @@ def test_times_name_the_zone_they_are_shown_in(zone, names):
     page.force_login(make_user(roles.OPERATOR, "zone-op"))
     stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d (\w+)")
     with override_settings(TIME_ZONE=zone):
-        made = _create_on_page(page, world["query"], shows="report")
+        made = share_link_create(page, world["query"], shows="report")
         answer = made.content.decode().split("Copy it now", 1)[1].split("</p>", 1)[0]
-        shared = Client().get(_url_from(made)).content.decode()
+        shared = Client().get(share_link_url(made)).content.decode()
         note = shared.split('data-testid="shared-note"', 1)[1].split("</p>", 1)[0]
         report = page.get(f"/compare/report/?{world['query']}").content.decode()
         generated = report.split("generated", 1)[1].split("by benchapp", 1)[0]

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from campaigns import roles
 from campaigns.models import ApiToken
-from tests.test_api import make_user
+from tests.helpers.users import make_user
 
 API = "/api/v1"
 

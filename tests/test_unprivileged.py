@@ -19,8 +19,9 @@ import pytest
 
 from campaigns.models import ClientHost
 from tests.conftest import MYSQL_DB, ROOT, wait_for
-from tests.test_faults import _free_port, _host
-from tests.test_supervisor import Supervisor
+from tests.helpers.faults import host_named
+from tests.helpers.servers import free_port
+from tests.helpers.supervisor import Supervisor
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="switching to the user benchapp needs root"),
@@ -81,9 +82,9 @@ def test_as_benchapp_the_worker_still_finds_a_local_target_servers_process(drive
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_make_runs_supervisor_runs_web_worker_and_beat_as_benchapp(tmp_path: Path, own_redis, test_db_name):
-    env = {**os.environ, "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_PORT": str(_free_port()),
+    env = {**os.environ, "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_PORT": str(free_port()),
            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}", **own_redis.env,
-           "BENCHAPP_HOSTNAME": _host("unprivileged"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
+           "BENCHAPP_HOSTNAME": host_named("unprivileged"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
            "WEB_WORKERS": "1", "WORKER_CONCURRENCY": "1", "PYTHONUNBUFFERED": "1"}
     env.pop("BENCHAPP_RUN_AS", None)
     tmp_path.chmod(0o755)  # supervisord (root) writes here; the programs only pass through

@@ -103,8 +103,7 @@ def test_the_trend_is_the_fitted_change_over_the_span():
 
 
 def _cell_data():
-    from tests.factories import ScenarioFactory, TargetFactory
-    from tests.test_api import JobFactory, JobResultFactory, RunFactory
+    from tests.factories import JobFactory, JobResultFactory, RunFactory, ScenarioFactory, TargetFactory
 
     target, scenario, run = TargetFactory(), ScenarioFactory(), RunFactory()
     verdicts = {8: ["valid", "valid"], 16: ["valid", "invalid"], 32: ["suspect", "valid"], 64: ["", ""]}

@@ -19,7 +19,7 @@ from campaigns import services, validity
 from campaigns.models import HostSample, Job, RoundTrip, Run, Scenario, ServerSample, Target
 from tests.conftest import WorkerProcess, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.test_faults import MariaDBServer, _free_port
+from tests.helpers.servers import MariaDBServer, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -196,7 +196,7 @@ def test_ignored_duplicate_key_errors_are_reported_with_their_rate(celery_worker
 
 def test_a_dataset_larger_than_a_small_buffer_pool_is_cache_cold(celery_worker_process, target_databases,
                                                                  tmp_path: Path):
-    server = MariaDBServer(tmp_path, _free_port())
+    server = MariaDBServer(tmp_path, free_port())
     try:
         assert server.sql("SET GLOBAL innodb_buffer_pool_size = 8 * 1024 * 1024; CREATE DATABASE sbtest").returncode == 0
         wait_for(lambda: "8388608" in server.sql("SELECT @@innodb_buffer_pool_size").stdout, timeout_s=30,

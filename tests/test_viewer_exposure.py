@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from campaigns import roles
-from tests.factories import CampaignFactory
-from tests.test_api import API, JobFactory, RunFactory, client_for, make_user
+from tests.factories import CampaignFactory, JobFactory, RunFactory
+from tests.helpers.users import API, client_for, make_user
 from tests.ui_fixtures import role_client  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db

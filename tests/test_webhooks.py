@@ -16,8 +16,8 @@ from campaigns.models import Campaign, Regression
 from campaigns.webhooks import WebhookRefused, webhook_post, webhook_url_check
 from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-from tests.test_api import API, client_for, make_user
-from tests.test_monitoring import _history, _Receiver
+from tests.helpers.monitoring import WebhookReceiver, history
+from tests.helpers.users import API, client_for, make_user
 
 role_client = ui_fixtures.role_client
 SECRET_URL = "https://hooks.slack.com/services/T000/B000/s3cr3t-t0k3n"
@@ -142,7 +142,7 @@ def _fake_dns(monkeypatch, answers: dict[str, list[str]]) -> list[str]:
 
 @pytest.mark.django_db
 def test_a_name_that_resolves_to_a_private_address_at_send_time_is_refused_and_not_retried(monkeypatch, settings):
-    receiver = _Receiver()
+    receiver = WebhookReceiver()
     try:
         port = receiver.server.server_port
         # Public when saved, this machine when sent (DNS rebinding).
@@ -151,8 +151,8 @@ def test_a_name_that_resolves_to_a_private_address_at_send_time_is_refused_and_n
         webhook_url_check(url, allow_private=False)
         target, scenario = TargetFactory(), ScenarioFactory()
         campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=url)
-        _history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
-        (current,) = _history(campaign, target, scenario, [9000])
+        history(campaign, target, scenario, [10000, 10300, 9700, 10150, 9850])
+        (current,) = history(campaign, target, scenario, [9000])
         ids = monitoring.run_finished(run_id=current.pk)
         tasks.webhook_notify_task.apply(args=[current.pk, ids])  # eager: a retry would run at once
         assert receiver.bodies == [] and asked == ["hooks.example.test", "hooks.example.test"]
@@ -164,7 +164,7 @@ def test_a_name_that_resolves_to_a_private_address_at_send_time_is_refused_and_n
 
 
 def test_the_connection_goes_to_the_address_that_was_checked(monkeypatch):
-    receiver = _Receiver()
+    receiver = WebhookReceiver()
     try:
         # The name resolves once, to the receiver; a second lookup (the rebinding) would give 10.255.255.1.
         asked = _fake_dns(monkeypatch, {"hook.example.test": ["127.0.0.1", "10.255.255.1"]})
