@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_REDIS_URL = os.environ["REDIS_URL"]
 SESSION_QUEUE = os.environ["BENCHAPP_QUEUE"]
 OUTPUT_DIR = ROOT / "test-output"
+# Logs of the processes a test starts (workers, beat files, web servers): a folder per pytest-xdist process, so two
+# processes' workers of the same host name never write one file (test-output/gw0/worker-client-a.log).
+LOG_DIR = OUTPUT_DIR / os.environ.get("PYTEST_XDIST_WORKER", "")
 
 MYSQL_DB = os.environ["BENCHAPP_TEST_TARGET_DB"]
 PGSQL_DB = os.environ["BENCHAPP_TEST_TARGET_DB"]
@@ -106,8 +109,8 @@ class WorkerProcess:
         """prefix runs the worker through another command (tests/netns.py: `ip netns exec NS ...`); command
         replaces the `celery worker` command line (tests/netns.py: scripts/join-client.sh --foreground)."""
         self.hostname = hostname
-        OUTPUT_DIR.mkdir(exist_ok=True)
-        self.log_path = OUTPUT_DIR / f"worker-{hostname}.log"
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        self.log_path = LOG_DIR / f"worker-{hostname}.log"
         env = dict(os.environ)
         env.update({
             "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db_name}",
@@ -127,7 +130,7 @@ class WorkerProcess:
         if command is not None:
             argv = [*(prefix or []), *command]
         if beat:
-            argv += ["-B", "--schedule-filename", str(OUTPUT_DIR / f"beat-{hostname}"),
+            argv += ["-B", "--schedule-filename", str(LOG_DIR / f"beat-{hostname}"),
                      "--scheduler", "celery.beat:PersistentScheduler"]
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
@@ -170,12 +173,20 @@ def _login_throttles_refilled() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def screenshots_dir() -> Path:
-    """test-output/screenshots/, emptied once per session: every browser test's shots of this run stay."""
+    """test-output/screenshots/ (emptied once per run by pytest_configure): every browser test's shots of this run
+    stay."""
     shots = OUTPUT_DIR / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
-    for old in shots.glob("*.png"):
-        old.unlink()
     return shots
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Empties test-output/screenshots/ once per run: in the controlling process, not in each pytest-xdist process
+    (one of those would delete the other's shots)."""
+    if hasattr(config, "workerinput"):
+        return
+    for old in (OUTPUT_DIR / "screenshots").glob("*.png"):
+        old.unlink()
 
 
 @pytest.fixture(scope="session")

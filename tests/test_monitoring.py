@@ -12,7 +12,7 @@ from django.utils import timezone
 from campaigns import monitoring, tasks
 from campaigns.models import CampaignSchedule, Job, JobResult, Regression, Run, ScheduleFiring
 from campaigns.statistics import cell_stats, compare
-from tests.conftest import OUTPUT_DIR, ROOT, record_measurement, wait_for
+from tests.conftest import LOG_DIR, ROOT, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 from tests.helpers.monitoring import WebhookReceiver, history
 
@@ -190,8 +190,8 @@ def test_celery_beat_fires_a_schedule_that_runs_a_real_campaign(celery_worker_pr
     schedule = monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="* * * * *",
                                                                   label="every minute"))
     env = dict(os.environ, DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{test_db_name}", PYTHONUNBUFFERED="1")
-    OUTPUT_DIR.mkdir(exist_ok=True)
-    log = open(OUTPUT_DIR / "beat-database-scheduler.log", "wb")  # noqa: SIM115
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    log = open(LOG_DIR / "beat-database-scheduler.log", "wb")  # noqa: SIM115
     started = timezone.now()
     beat = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "benchapp", "beat", "--loglevel", "INFO",

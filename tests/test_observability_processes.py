@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from campaigns import execution, roles, services
 from campaigns.models import ClientHost, Job, Run
-from tests.conftest import OUTPUT_DIR, ROOT, SESSION_QUEUE, TEST_REDIS_URL, wait_for
+from tests.conftest import LOG_DIR, ROOT, SESSION_QUEUE, TEST_REDIS_URL, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 from tests.helpers.servers import free_port
 from tests.helpers.users import make_user
@@ -87,12 +87,12 @@ class WebServer:
 
     def __init__(self, name: str, db_name: str, env: dict[str, str]) -> None:
         self.port = free_port()
-        OUTPUT_DIR.mkdir(exist_ok=True)
-        self.log_path = OUTPUT_DIR / f"web-{name}.log"
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        self.log_path = LOG_DIR / f"web-{name}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop())
         full = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db_name}", "DB_CONN_MAX_AGE": "0",
                 "BENCHAPP_PORT": str(self.port), "WEB_WORKERS": "1", "WEB_THREADS": "2",
-                "PROMETHEUS_MULTIPROC_DIR": str(OUTPUT_DIR / f"prometheus-{name}"), **env}
+                "PROMETHEUS_MULTIPROC_DIR": str(LOG_DIR / f"prometheus-{name}"), **env}
         self.proc = subprocess.Popen(["bash", "scripts/web.sh"], cwd=ROOT, env=full, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         wait_for(lambda: self.get("/healthz")[0] == 200 or self.proc.poll() is not None, timeout_s=90,
