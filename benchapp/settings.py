@@ -266,6 +266,9 @@ CELERY_TIMEZONE = TIME_ZONE
 # benchapp's own knobs.
 BENCHAPP_SYSBENCH = os.environ.get("BENCHAPP_SYSBENCH", "sysbench")
 BENCHAPP_HOSTNAME = os.environ.get("BENCHAPP_HOSTNAME", socket.gethostname())
+# Where a client host keeps the Lua files of workloads of one's own, one folder per content hash; created with
+# mode 0700 (only the worker's user may write there), and refused when someone else may write to it.
+BENCHAPP_WORKLOAD_DIR = os.environ.get("BENCHAPP_WORKLOAD_DIR", str(BASE_DIR / "var" / "workloads"))
 # Labels this worker's client host announces when it joins ("ap-guangzhou-3,near tdsql"): campaigns choose hosts
 # by name or label.
 BENCHAPP_HOST_LABELS = envlist("BENCHAPP_HOST_LABELS", "")

@@ -29,6 +29,8 @@ OWNERS: dict[str, set[str]] = {
     "PeriodicTask": {"campaigns/monitoring.py"},
     "CrontabSchedule": {"campaigns/monitoring.py"},
     "ShareLink": {"campaigns/sharing.py"},
+    "Workload": {f"{SERVICES}/workloads.py"},
+    "WorkloadVersion": {f"{SERVICES}/workloads.py"},
 }
 # The one generic writer every service ends in (row.save() after full_clean).
 GENERIC = {f"{SERVICES}/rows.py"}

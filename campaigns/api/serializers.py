@@ -40,6 +40,7 @@ from campaigns.models import (
     Run,
     Scenario,
     Target,
+    WorkloadVersion,
 )
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, MAX_THREADS, TESTS
 from campaigns.sysbench.cmdline import MAX_COMMAND_CHARS
@@ -151,9 +152,15 @@ class DatasetSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, seri
 
 class ScenarioSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, ModelCleanMixin,
                          serializers.ModelSerializer):
-    clean_normalises = ("options",)
+    clean_normalises = ("options", "test")
 
-    test = serializers.ChoiceField(choices=TEST_CHOICES)
+    test = serializers.ChoiceField(choices=TEST_CHOICES, required=False,
+                                   help_text="a bundled test; left out for a workload of one's own, whose version "
+                                             "sets it (workload:<name>@v<number>)")
+    workload_version = serializers.PrimaryKeyRelatedField(
+        queryset=WorkloadVersion.objects.all(), required=False, allow_null=True,
+        help_text="a version of a workload of one's own (/api/v1/workload-versions/): its options are validated "
+                  "against what `sysbench <entry> help` said of it")
     options = serializers.DictField(
         required=False,
         help_text="sysbench options of the test under their names (e.g. {\"skip-trx\": true, "
@@ -163,7 +170,7 @@ class ScenarioSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, Mod
 
     class Meta:
         model = Scenario
-        fields = ["id", "name", "test", "dataset", "dataset_name", "options", "time_s", "warmup_s",
+        fields = ["id", "name", "test", "workload_version", "dataset", "dataset_name", "options", "time_s", "warmup_s",
                   "report_interval_s", "percentile", "prepare_mode", "cleanup", "prepare_threads", "table_ddl",
                   "preset", "description", "created_at"]
         read_only_fields = ["created_at"]

@@ -22,6 +22,7 @@ from campaigns.api import views
 from campaigns.api.schedules import AnnotationViewSet, RegressionViewSet, ScheduleViewSet
 from campaigns.api.seed_views import TemplateViewSet
 from campaigns.api.share_links import ShareLinkViewSet
+from campaigns.api.workloads import WorkloadVersionViewSet, WorkloadViewSet
 
 SIDECAR_STATIC = Path(drf_spectacular_sidecar.__file__).resolve().parent / "static" / "drf_spectacular_sidecar"
 
@@ -67,6 +68,8 @@ router.register("regressions", RegressionViewSet, basename="regression")
 router.register("annotations", AnnotationViewSet, basename="annotation")
 router.register("templates", TemplateViewSet, basename="template")
 router.register("share-links", ShareLinkViewSet, basename="share-link")
+router.register("workloads", WorkloadViewSet, basename="workload")
+router.register("workload-versions", WorkloadVersionViewSet, basename="workload-version")
 
 app_name = "api"
 urlpatterns = [

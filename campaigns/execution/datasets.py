@@ -28,7 +28,9 @@ from campaigns.execution.phases import (
     target_connection,
 )
 from campaigns.execution.prepare_progress import PrepareProgress
+from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import Job, PreparedDataset, Run, Scenario
+from campaigns.models.workloads import WORKLOAD_PREFIX
 from campaigns.probes import ProbeError, connection_guard, execute_ddl, tables_max_id
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, TESTS
 from campaigns.sysbench.command import Connection, build_argv
@@ -46,6 +48,12 @@ SHAPE_OPTIONS = frozenset({
 
 
 def dataset_signature(*, scenario: Scenario, tables: int, table_size: int) -> str:
+    if scenario.test.startswith(WORKLOAD_PREFIX):
+        # What a workload's prepare makes depends on code benchapp does not know: its version (the label names
+        # exactly one) and every option.
+        family = scenario.test.replace(":", "-")
+        shape = ",".join(f"{k}={v}" for k, v in sorted(scenario.options.items()))
+        return f"{family}:{tables}x{table_size}:{shape}:-"
     spec = TESTS[scenario.test]
     family = "legacy" if spec.legacy else ("bulk" if scenario.test == "bulk_insert" else "oltp")
     shape = ",".join(f"{k}={v}" for k, v in sorted(scenario.options.items()) if k in SHAPE_OPTIONS)
@@ -62,6 +70,8 @@ def dataset_table_ddl(*, scenario: Scenario, table_size: int, driver: str) -> tu
     scenario's own, or sysbench's table with BIGINT id and k when its INTEGER id cannot hold `table_size` rows
     (then True: the loader builds the secondary index after the rows, as sysbench does); "" when sysbench
     creates the tables itself."""
+    if scenario.workload_version_id is not None:
+        return "", False  # its own prepare creates its tables (a scenario DDL is refused for it)
     if table_size > MAX_TABLE_ROWS:
         raise JobFailure(f"{table_size:,} rows per table: at most {MAX_TABLE_ROWS:,} ({MAX_TABLE_ROWS_REASON})")
     if scenario.table_ddl:
@@ -127,6 +137,9 @@ def dataset_ensure(job: Job, conn: Connection) -> str | None:
     outputs = []
     started = time.monotonic()
     for command in ("cleanup", "prepare"):
+        if not scenario_runs_command(scenario, command):
+            outputs.append(f"-- the workload's entry script defines no {command} command: skipped")
+            continue
         if command == "cleanup" and resume:
             outputs.append(f"-- resuming the prepare that stopped at {prepared.rows_loaded:,} of "
                            f"{job.tables * job.table_size:,} rows: each table goes on from its MAX(id) + 1")
@@ -174,6 +187,8 @@ DATASET_ROWS_KEPT = 0.99
 def dataset_mismatch(*, job: Job, conn: Connection, prepared: PreparedDataset) -> str:
     """What differs between a "ready" dataset and its tables on the target ("" when they match): a table missing, or
     one whose MAX(id) (cheap: the primary key's last entry) is short of the rows prepared."""
+    if job.scenario.workload_version_id is not None:
+        return ""  # a workload's tables are its own: benchapp cannot tell which they are
     names = table_names(prepared.tables)
     try:
         found = tables_max_id(conn, names)
@@ -222,6 +237,10 @@ def dataset_drop(*, job: Job, signature: str) -> None:
         job_heartbeat(job.pk)
         return False
 
+    if not scenario_runs_command(job.scenario, "cleanup"):
+        PreparedDataset.objects.filter(target=job.target, signature=signature).update(
+            status=PreparedDataset.Status.DROPPED)
+        return
     argv = phase_argv(job=job, conn=conn, command="cleanup")
     try:
         sysbench_phase(argv=argv, conn=conn, phase="cleanup", should_cancel=keep_alive,

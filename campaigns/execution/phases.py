@@ -9,6 +9,7 @@ from django.db import InterfaceError, OperationalError, connection
 
 from campaigns.crypto import DecryptionError
 from campaigns.execution.dbretry import connection_drop, connection_lost
+from campaigns.execution.workloads import WorkloadUnavailable, scenario_test
 from campaigns.models import Job, Target
 from campaigns.probes import ProbeError, connection_guard, connection_verify
 from campaigns.sysbench.catalogue import OptionError, validate_options
@@ -95,17 +96,19 @@ def phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None 
     before sysbench starts."""
     scenario = job.scenario
     try:
-        validate_options(scenario.test, scenario.options)
+        validate_options(scenario.test_spec(), scenario.options)
         return _phase_argv(job=job, conn=conn, command=command, threads=threads)
     except OptionError as exc:
         raise JobFailure(f"the scenario's options are refused, nothing was run: {exc}") from None
+    except WorkloadUnavailable as exc:
+        raise JobFailure(str(exc)) from None
 
 
 def _phase_argv(*, job: Job, conn: Connection, command: str, threads: int | None) -> list[str]:
     scenario = job.scenario
     return build_argv(
         sysbench=settings.BENCHAPP_SYSBENCH,
-        test=scenario.test,
+        test=scenario_test(scenario),
         command=command,
         connection=conn,
         tables=job.tables,
@@ -183,8 +186,12 @@ def job_warmup(*, job: Job, conn: Connection, on_start: Callable[[int], None] | 
     """
     if job.warmup_time_s() <= 0:
         return ""
+    try:
+        test = scenario_test(job.scenario)
+    except WorkloadUnavailable as exc:
+        raise JobFailure(str(exc)) from None
     argv = build_argv(
-        sysbench=settings.BENCHAPP_SYSBENCH, test=job.scenario.test, command="run", connection=conn,
+        sysbench=settings.BENCHAPP_SYSBENCH, test=test, command="run", connection=conn,
         tables=job.tables, table_size=job.table_size, options=job.scenario.options, threads=job.threads,
         time_s=job.warmup_time_s(), percentile=job.scenario.percentile, forced_shutdown_s=forced_shutdown_s(),
     )

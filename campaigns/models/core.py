@@ -245,6 +245,9 @@ class Scenario(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     test = models.CharField(max_length=100)
+    # A workload of one's own (campaigns/models/workloads.py): then `test` is its label, set from the version.
+    workload_version = models.ForeignKey("campaigns.WorkloadVersion", on_delete=models.PROTECT, null=True,
+                                         blank=True, related_name="scenarios")
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="scenarios")
     options = models.JSONField(default=dict, blank=True)
     time_s = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
@@ -289,11 +292,22 @@ class Scenario(models.Model):
         if self.percentile is not None and not float(self.percentile).is_integer():
             raise ValidationError({"percentile": "sysbench takes a whole percentile between 0 and 100"})
 
+        version = self.workload_version
+        if version is not None:
+            self.test = version.label()
+            if self.table_ddl:
+                raise ValidationError({"table_ddl": "a workload of one's own creates its tables itself"})
         try:
-            self.options = validate_options(self.test, self.options or {})
+            self.options = validate_options(self.test_spec(), self.options or {})
         except OptionError as exc:
             field = "test" if exc.option == "test" else "options"
             raise ValidationError({field: str(exc)}) from None
+
+    def test_spec(self) -> Any:
+        """The test as validate_options and build_argv take it: a bundled test's name, or a workload version's
+        spec (from sysbench's help of its entry script)."""
+        version = self.workload_version
+        return version.test_spec() if version is not None else self.test
 
 
 def hosts_allowed(choice: list[str], hostname: str, labels: list[str]) -> bool:

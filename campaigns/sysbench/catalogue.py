@@ -73,6 +73,10 @@ class TestSpec:
     legacy: bool
     description: str
     prepares_tables: bool
+    # A workload of one's own (campaigns.sysbench.workloads): `script` is its entry script's path, and `commands`
+    # the sysbench commands (prepare, cleanup) it defines.
+    workload: bool = False
+    commands: tuple[str, ...] = ("prepare", "cleanup")
 
 
 # --- building blocks ------------------------------------------------------------------------------------------
@@ -315,7 +319,7 @@ LEGACY_TO_BUILTIN: dict[str, str] = {
 BUILTIN_TO_LEGACY: dict[str, str] = {v: k for k, v in LEGACY_TO_BUILTIN.items()}
 
 
-def dataset_option_names(test: str) -> tuple[str | None, str | None]:
+def dataset_option_names(test: str | TestSpec) -> tuple[str | None, str | None]:
     """The options that set the number of tables and rows per table for `test` (None where it has none)."""
     spec = _test_spec(test, "test")
     if spec.legacy:
@@ -325,7 +329,7 @@ def dataset_option_names(test: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def scenario_options(test: str) -> dict[str, OptionSpec]:
+def scenario_options(test: str | TestSpec) -> dict[str, OptionSpec]:
     """Every option a scenario of `test` may set: the test's own, then the common ones (no connection options)."""
     spec = _test_spec(test, "test")
     common = {k: v for k, v in COMMON_OPTIONS.items() if v.scope == "common"}
@@ -558,13 +562,15 @@ def _coerce(option: str, spec: OptionSpec, value: object) -> object:
 
 
 def _test_spec(test: object, option: str) -> TestSpec:
+    if isinstance(test, TestSpec):  # a workload's spec, built from what sysbench said of it
+        return test
     spec = TESTS.get(test) if isinstance(test, str) else None
     if spec is None:
         raise OptionError(option, f"unknown test {str(test)[:60]!r}; known tests: {', '.join(TESTS)}")
     return spec
 
 
-def option_spec(test: str, name: str) -> OptionSpec:
+def option_spec(test: str | TestSpec, name: str) -> OptionSpec:
     """The spec of option `name` (any spelling) for `test`; OptionError if the scenario may not set it."""
     spec = _test_spec(test, "test")
     canonical = canonical_option_name(name) if isinstance(name, str) else ""
@@ -579,13 +585,13 @@ def option_spec(test: str, name: str) -> OptionSpec:
             hint = f" (sysbench 0.5 name; use {LEGACY_TO_BUILTIN[canonical]})"
         elif canonical in BUILTIN_TO_LEGACY and spec.legacy:
             hint = f" (sysbench 1.0 name; use {BUILTIN_TO_LEGACY[canonical]})"
-        raise OptionError(name, f"not an option of {test}{hint}")
+        raise OptionError(name, f"not an option of {spec.name}{hint}")
     if found.scope == "connection":
         raise OptionError(name, "a connection option: it belongs to the target, not to the scenario")
     return found
 
 
-def validate_options(test: str, options: Mapping[str, object]) -> dict[str, object]:
+def validate_options(test: str | TestSpec, options: Mapping[str, object]) -> dict[str, object]:
     """Check a scenario's options for `test`; return them under canonical names as typed Python values.
 
     Raises OptionError naming the first offending option: an unknown test (option "test"), an option the test
@@ -645,9 +651,12 @@ def options_to_argv(options: Mapping[str, object]) -> list[str]:
     return [f"--{name}={text}" for name, text in sorted(items, key=lambda item: item[0])]
 
 
-def test_script_argument(test: str, lua_dir: str) -> str:
-    """What to give sysbench as the test: the name of a bundled test, or the absolute path of our legacy Lua."""
+def test_script_argument(test: str | TestSpec, lua_dir: str) -> str:
+    """What to give sysbench as the test: the name of a bundled test, or the absolute path of our legacy Lua
+    (or of a workload's entry script, on the client host that runs it)."""
     spec = _test_spec(test, "test")
+    if spec.workload:
+        return spec.script
     if not spec.legacy:
         return spec.name
     return os.path.join(os.path.abspath(lua_dir), spec.script)

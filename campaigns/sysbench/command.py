@@ -21,6 +21,7 @@ from campaigns.sysbench.catalogue import (
     REFUSED_OPTIONS,
     TESTS,
     OptionError,
+    TestSpec,
     canonical_option_name,
     options_to_argv,
     test_script_argument,
@@ -94,9 +95,13 @@ def connection_problems(*, host: str, user: str, database: str) -> dict[str, str
     return problems
 
 
-def dataset_options(test: str, *, tables: int, table_size: int) -> dict[str, int]:
-    """The dataset as the test spells it: 1.0 scripts say --tables, 0.5 ones --oltp-tables-count."""
-    spec = TESTS[test]
+def dataset_options(test: str | TestSpec, *, tables: int, table_size: int) -> dict[str, int]:
+    """The dataset as the test spells it: 1.0 scripts say --tables, 0.5 ones --oltp-tables-count; a workload of
+    one's own gets those of the two it declares (sysbench refuses an option a script does not declare)."""
+    spec = test if isinstance(test, TestSpec) else TESTS[test]
+    if spec.workload:
+        given = {"tables": tables, "table-size": table_size}
+        return {name: value for name, value in given.items() if name in spec.options}
     if spec.legacy:
         return {"oltp-tables-count": tables, "oltp-table-size": table_size}
     return {"tables": tables, "table-size": table_size}
@@ -105,7 +110,7 @@ def dataset_options(test: str, *, tables: int, table_size: int) -> dict[str, int
 def build_argv(
     *,
     sysbench: str,
-    test: str,
+    test: str | TestSpec,
     command: str,
     connection: Connection,
     tables: int,

@@ -70,6 +70,17 @@ def _spawn_argv(argv: Sequence[str]) -> tuple[list[str], Callable[[], None] | No
     return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv], None
 
 
+def script_lua_path(argv: Sequence[str]) -> dict[str, str]:
+    """LUA_PATH for a script given by its absolute path (a workload's entry script, our legacy Lua): its own
+    directory first, so that `require("x")` finds x.lua beside it, then LuaJIT's defaults (the trailing ";;").
+    sysbench 1.0.20 itself looks only in the working directory and its own folders. Empty for a bundled test."""
+    script = argv[1] if len(argv) > 1 else ""
+    if not (script.startswith("/") and script.endswith(".lua")):
+        return {}
+    folder = os.path.dirname(script)
+    return {"LUA_PATH": f"{folder}/?.lua;{folder}/?/init.lua;;"}
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM to the process group, then SIGKILL to whatever is left of it.
 
@@ -109,7 +120,7 @@ def run_process(
     """
     started = time.monotonic()
     argv, secret_env = secrets_to_env(argv)
-    process_env = {**(dict(env) if env is not None else os.environ), **secret_env}
+    process_env = {**(dict(env) if env is not None else os.environ), **secret_env, **script_lua_path(argv)}
     # An empty variable is still read by libpq as a password; absent is what "no password" means.
     process_env = {k: v for k, v in process_env.items() if v or k not in secret_env}
     spawn_argv, preexec = _spawn_argv(argv)

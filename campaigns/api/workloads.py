@@ -1,0 +1,113 @@
+"""API for workloads of one's own: upload (JSON or multipart), new versions, and what sysbench said of each.
+
+Every write calls campaigns.services.workloads.workload_save, as the pages and bundle imports do; writes need
+the operator role (RolePermission's default for POST): a script is code that runs on client hosts.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import QueryDict
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from campaigns.api.fields import StrictInputMixin
+from campaigns.api.views import BaseViewSet, CachedListMixin, ReadOnlyViewSet
+from campaigns.models import Workload, WorkloadVersion
+from campaigns.services.workloads import workload_files_from_uploads, workload_save
+
+
+class WorkloadVersionSerializer(serializers.ModelSerializer):
+    workload_name = serializers.CharField(source="workload.name", read_only=True)
+    test_label = serializers.SerializerMethodField()
+    uploaded_by = serializers.CharField(source="uploaded_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = WorkloadVersion
+        fields = ["id", "workload", "workload_name", "number", "test_label", "content_hash", "entry", "files", "options",
+                  "commands", "help_text", "note", "uploaded_by", "uploaded_at"]
+        read_only_fields = fields
+
+    def get_test_label(self, obj: WorkloadVersion) -> str:
+        return obj.label()
+
+
+class WorkloadVersionBriefSerializer(serializers.ModelSerializer):
+    uploaded_by = serializers.CharField(source="uploaded_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = WorkloadVersion
+        fields = ["id", "number", "content_hash", "entry", "note", "uploaded_by", "uploaded_at"]
+        read_only_fields = fields
+
+
+class WorkloadSerializer(serializers.ModelSerializer):
+    versions = WorkloadVersionBriefSerializer(many=True, read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+
+    class Meta:
+        model = Workload
+        fields = ["id", "name", "description", "created_by", "created_at", "versions"]
+        read_only_fields = fields
+
+
+class WorkloadUploadSerializer(StrictInputMixin, serializers.Serializer):
+    """A workload's files: `files` as {path: Lua text} in JSON, or as uploaded files in a multipart body."""
+
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+    entry = serializers.CharField(max_length=200, help_text="the file sysbench runs, e.g. tpcc.lua")
+    note = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    files = serializers.JSONField(required=False, help_text="{\"path.lua\": \"Lua source\", …}")
+
+
+def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The body's fields and its files (path → text or bytes), from JSON or a multipart form."""
+    data = request.data
+    if isinstance(data, QueryDict):
+        fields = {key: data.get(key) for key in data if key != "files"}
+        uploads = request.FILES.getlist("files")
+        query = WorkloadUploadSerializer(data=fields)
+        query.is_valid(raise_exception=True)
+        return dict(query.validated_data), workload_files_from_uploads(uploads)
+    query = WorkloadUploadSerializer(data=data)
+    query.is_valid(raise_exception=True)
+    values = dict(query.validated_data)
+    files = values.pop("files", None)
+    if not isinstance(files, dict):
+        raise serializers.ValidationError({"files": "an object of file names and their Lua source is expected"})
+    return values, files
+
+
+class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
+    queryset = Workload.objects.select_related("created_by").prefetch_related("versions__uploaded_by")
+    serializer_class = WorkloadSerializer
+
+    @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer})
+    def create(self, request: Request) -> Response:
+        values, files = _upload_data(request)
+        version = workload_save(user=request.user, files=files, entry=values["entry"], name=values.get("name", ""),
+                                description=values.get("description"), note=values.get("note", ""))
+        return Response(WorkloadVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer,
+                                                                200: WorkloadVersionSerializer})
+    @action(detail=True, methods=["post"])
+    def versions(self, request: Request, pk: str | None = None) -> Response:
+        """A new version of the workload (200 with the existing one when the files are the same)."""
+        workload = self.get_object()
+        values, files = _upload_data(request)
+        before = workload.versions.count()
+        version = workload_save(user=request.user, workload=workload, files=files, entry=values["entry"],
+                                description=values.get("description"), note=values.get("note", ""))
+        created = workload.versions.count() > before
+        return Response(WorkloadVersionSerializer(version).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class WorkloadVersionViewSet(ReadOnlyViewSet):
+    queryset = WorkloadVersion.objects.select_related("workload", "uploaded_by")
+    serializer_class = WorkloadVersionSerializer

@@ -1,0 +1,85 @@
+"""Workloads of one's own: Lua files sysbench runs, stored here by content hash and versioned."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from campaigns.sysbench.catalogue import TestSpec
+from campaigns.sysbench.workloads import options_from_json, workload_spec
+
+WORKLOAD_PREFIX = "workload:"
+
+
+class Workload(models.Model):
+    """A named workload of one's own (Percona's sysbench-tpcc, a team's own queries): the name scenarios show.
+    Its code lives in its versions; editing it adds a version and never changes one."""
+
+    name = models.CharField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def latest_version(self) -> WorkloadVersion | None:
+        return self.versions.order_by("-number").first()
+
+
+class WorkloadVersion(models.Model):
+    """One version of a workload's code: every Lua file's text (`files`, path → text), the entry script sysbench
+    runs, their content hash (sha256 of the entry's name and every file; the cache key on client hosts), and
+    what `sysbench <entry> help` said when it was uploaded: the options with their defaults and the commands
+    the script defines. A scenario refers to one version, so its results name the exact code that produced
+    them; a version is never changed. Who uploaded it and when are recorded (a script is code that runs on
+    client hosts)."""
+
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    entry = models.CharField(max_length=200)
+    files = models.JSONField()
+    options = models.JSONField(default=list, blank=True)
+    commands = models.JSONField(default=list, blank=True)
+    help_text = models.TextField(blank=True)
+    note = models.CharField(max_length=300, blank=True, help_text="what changed in this version")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workload__name", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["workload", "number"], name="workload_version_number_unique"),
+            models.UniqueConstraint(fields=["workload", "content_hash"], name="workload_version_hash_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workload.name} v{self.number}"
+
+    def label(self) -> str:
+        """What a scenario's `test` says: `workload:<name>@v<number>`."""
+        return f"{WORKLOAD_PREFIX}{self.workload.name}@v{self.number}"
+
+    def short_hash(self) -> str:
+        return self.content_hash[:12]
+
+    def total_bytes(self) -> int:
+        return sum(len(text.encode()) for text in self.files.values())
+
+    def test_spec(self, entry_path: str | None = None) -> TestSpec:
+        """The version as a test of the catalogue (its options from sysbench's help); `entry_path` is where its
+        entry script is on the host that runs it."""
+        return workload_spec(label=self.label(), entry=entry_path or self.entry,
+                             options=options_from_json(self.options), commands=tuple(self.commands))
+
+    def option_rows(self) -> list[dict[str, Any]]:
+        return list(self.options)
