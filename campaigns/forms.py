@@ -23,6 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 from campaigns import jsonlimits, monitoring, services
 from campaigns.addresses import emails_clean, webhook_url_clean
 from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Scenario, Target
+from campaigns.models.workloads import version_for_label, workload_test_choices
 from campaigns.sysbench.catalogue import (
     INT32_MAX,
     MAX_TABLE_ROWS,
@@ -215,7 +216,9 @@ def _option_field(spec: OptionSpec) -> forms.Field:
 def test_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     builtin = [(name, name) for name, spec in TESTS.items() if not spec.legacy]
     legacy = [(name, name) for name, spec in TESTS.items() if spec.legacy]
-    return [("sysbench 1.0 tests", builtin), ("sysbench 0.5 (legacy Lua)", legacy)]
+    groups = [("sysbench 1.0 tests", builtin), ("sysbench 0.5 (legacy Lua)", legacy)]
+    own = workload_test_choices()
+    return groups + ([("Workloads of one's own", own)] if own else [])
 
 
 def preset_choices() -> list[tuple[str, str]]:
@@ -254,14 +257,17 @@ class ScenarioForm(RowForm):
         if test is None:
             test = (self.data.get("test") if self.is_bound else None) or self.initial.get("test") \
                 or self.instance.test or "oltp_read_write"
-        if test not in TESTS:
+        # A workload of one's own is chosen by its version's label; its options are those sysbench listed.
+        self.workload_version = version_for_label(test)
+        if test not in TESTS and self.workload_version is None:
             test = "oltp_read_write"
         self.test_name = test
+        self.test_spec = self.workload_version.test_spec() if self.workload_version else TESTS[test]
         self.fields["test"].initial = test
         self.test_option_names: list[str] = []
         self.common_option_names: list[str] = []
-        own = TESTS[test].options
-        for name, spec in scenario_options(test).items():
+        own = self.test_spec.options
+        for name, spec in scenario_options(self.test_spec).items():
             if name in MANAGED_OPTIONS:
                 continue
             field_name = option_field_name(name)
@@ -291,8 +297,9 @@ class ScenarioForm(RowForm):
             name = field_name[len(OPTION_PREFIX):].replace("_", "-")
             options[name] = value
             where[name] = field_name
+        self.instance.workload_version = self.workload_version
         try:
-            self.instance.options = validate_options(self.test_name, options)
+            self.instance.options = validate_options(self.test_spec, options)
         except OptionError as exc:
             self.instance.options = {}
             field = where.get(exc.option.replace("_", "-"))
@@ -321,7 +328,7 @@ class ScenarioForm(RowForm):
                                               tables=self.cleaned_data["new_dataset_tables"],
                                               table_size=self.cleaned_data["new_dataset_table_size"])
         fields = {**self.field_values("dataset"), "dataset": dataset, "options": self.instance.options,
-                  "preset": self.cleaned_data.get("preset") or ""}
+                  "preset": self.cleaned_data.get("preset") or "", "workload_version": self.workload_version}
         if self.instance.pk is None:
             return services.scenario_create(user=user, **fields)
         return services.scenario_update(scenario=self.instance, user=user, **fields)

@@ -19,6 +19,7 @@ from campaigns.views import (
     seeds,
     share,
     tokens,
+    workloads,
 )
 from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, CatalogueList
 
@@ -53,6 +54,10 @@ urlpatterns = [
     path("targets/<int:pk>/check/", catalogue.target_check, name="targets-check"),
     *catalogue_urls(scenarios.SCENARIOS, list_view=scenarios.scenario_list, edit_view=scenarios.scenario_edit),
     path("scenarios/<int:pk>/", scenarios.scenario_detail, name="scenarios-detail"),
+    path("workloads/", workloads.workload_list, name="workload-list"),
+    path("workloads/new/", workloads.workload_new, name="workload-new"),
+    path("workloads/<int:pk>/", workloads.workload_detail, name="workload-detail"),
+    path("workloads/<int:pk>/versions/new/", workloads.workload_new, name="workload-version-new"),
     *catalogue_urls(campaigns.CAMPAIGNS, list_view=campaigns.campaign_list, edit_view=campaigns.campaign_edit),
     path("campaigns/<int:pk>/", campaigns.campaign_detail, name="campaigns-detail"),
     path("campaigns/<int:pk>/launch/", campaigns.campaign_launch, name="campaigns-launch"),

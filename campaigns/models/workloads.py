@@ -78,8 +78,26 @@ class WorkloadVersion(models.Model):
     def test_spec(self, entry_path: str | None = None) -> TestSpec:
         """The version as a test of the catalogue (its options from sysbench's help); `entry_path` is where its
         entry script is on the host that runs it."""
-        return workload_spec(label=self.label(), entry=entry_path or self.entry,
+        description = (f"your own workload {self.workload.name} v{self.number}: {self.entry} and "
+                       f"{len(self.files) - 1} other file(s), content hash {self.short_hash()}")
+        return workload_spec(label=self.label(), entry=entry_path or self.entry, description=description,
                              options=options_from_json(self.options), commands=tuple(self.commands))
 
     def option_rows(self) -> list[dict[str, Any]]:
         return list(self.options)
+
+
+def version_for_label(label: object) -> WorkloadVersion | None:
+    """The version a scenario's `test` names (`workload:<name>@v<number>`), or None."""
+    if not isinstance(label, str) or not label.startswith(WORKLOAD_PREFIX) or "@v" not in label:
+        return None
+    name, _, number = label[len(WORKLOAD_PREFIX):].rpartition("@v")
+    if not number.isdigit() or len(number) > 9:
+        return None
+    return WorkloadVersion.objects.select_related("workload").filter(workload__name=name, number=int(number)).first()
+
+
+def workload_test_choices() -> list[tuple[str, str]]:
+    """Every version of every workload as a choice of the scenario form, newest first within a workload."""
+    versions = WorkloadVersion.objects.select_related("workload").order_by("workload__name", "-number")
+    return [(v.label(), f"{v.label()} ({v.entry}, {v.short_hash()})") for v in versions]

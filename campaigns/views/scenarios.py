@@ -21,6 +21,7 @@ from campaigns.forms import (
     option_field_name,
 )
 from campaigns.models import Dataset, Scenario
+from campaigns.models.workloads import version_for_label
 from campaigns.sysbench.catalogue import TESTS, format_value
 from campaigns.sysbench.cmdline import (
     CommandError,
@@ -158,7 +159,7 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
         initial: dict[str, Any] = {}
         preset = PRESETS.get(request.GET.get("preset", ""))
         notes = _apply_preset(initial, preset) if preset else []
-        if request.GET.get("test") in TESTS and not preset:
+        if (request.GET.get("test") in TESTS or version_for_label(request.GET.get("test"))) and not preset:
             initial["test"] = request.GET["test"]
         form = ScenarioForm(instance=scenario, initial=initial)
         if notes and preset is not None:
@@ -222,5 +223,5 @@ def _render(request: HttpRequest, form: ScenarioForm, paste: CommandPasteForm, s
     return render(request, "campaigns/scenario_form.html", {
         "form": form, "paste": paste, "scenario": scenario, "parse_report": parse_report,
         "pasted_threads": _threads_param(str(form.initial.get("pasted_threads") or "")),
-        "test": TESTS[form.test_name], "catalogue": SCENARIOS,
+        "test": form.test_spec, "catalogue": SCENARIOS,
     })

@@ -1,0 +1,104 @@
+"""Workloads of one's own: the list, one workload with its versions (who uploaded which code, when, and what
+sysbench said of it), and the upload form (files, or a script pasted), which calls the one service."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+
+from campaigns import roles
+from campaigns.forms import form_errors_add
+from campaigns.models import Workload
+from campaigns.services.workloads import workload_files_from_uploads, workload_save
+from campaigns.views.base import role_required
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class WorkloadUploadForm(forms.Form):
+    """Lua files uploaded, a script pasted, or both; the service checks them all."""
+
+    name = forms.CharField(max_length=80, required=False, help_text="letters, digits, '_', '-' and '.'")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    entry = forms.CharField(max_length=200, label="Entry script",
+                            help_text="the file sysbench runs, e.g. tpcc.lua; the others are found with require")
+    lua_files = forms.FileField(required=False, widget=MultipleFileInput(attrs={"accept": ".lua", "multiple": True}),
+                            label="Lua files")
+    pasted_name = forms.CharField(max_length=200, required=False, label="Pasted file's name",
+                                  help_text="e.g. oltp_custom.lua (the entry script when left empty)")
+    pasted = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+                             label="Or paste a Lua script", max_length=300_000)
+    note = forms.CharField(max_length=300, required=False, label="What changed (for a new version)")
+
+    def __init__(self, *args: Any, new: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not new:
+            del self.fields["name"]
+
+
+def _files(form: WorkloadUploadForm, request: HttpRequest) -> dict[str, Any]:
+    files: dict[str, Any] = workload_files_from_uploads(request.FILES.getlist("lua_files"))
+    pasted = form.cleaned_data.get("pasted") or ""
+    if pasted.strip():
+        name = form.cleaned_data.get("pasted_name") or form.cleaned_data["entry"]
+        if name in files:
+            raise ValidationError({"pasted_name": f"file {name} was both uploaded and pasted"})
+        files[name] = pasted.replace("\r\n", "\n")
+    return files
+
+
+def _save(request: HttpRequest, form: WorkloadUploadForm, workload: Workload | None) -> Any:
+    if not form.is_valid():
+        return None
+    data = form.cleaned_data
+    try:
+        return workload_save(user=request.user, workload=workload, name=data.get("name", ""),
+                             files=_files(form, request), entry=data["entry"],
+                             description=data.get("description") or (None if workload else ""), note=data["note"])
+    except ValidationError as exc:
+        form_errors_add(form, exc)
+    except PermissionDenied as exc:
+        form.add_error(None, str(exc))
+    return None
+
+
+@role_required(roles.VIEWER)
+def workload_list(request: HttpRequest) -> HttpResponse:
+    workloads = Workload.objects.select_related("created_by").prefetch_related("versions__uploaded_by")
+    return render(request, "campaigns/workload_list.html", {
+        "workloads": workloads, "can_edit": roles.can_edit(request.user)})
+
+
+@role_required(roles.VIEWER)
+def workload_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    workload = get_object_or_404(Workload.objects.select_related("created_by"), pk=pk)
+    versions = list(workload.versions.select_related("uploaded_by").order_by("-number"))
+    shown = next((v for v in versions if str(v.number) == request.GET.get("version")), versions[0] if versions else None)
+    return render(request, "campaigns/workload_detail.html", {
+        "workload": workload, "versions": versions, "shown": shown,
+        "scenarios": shown.scenarios.order_by("name") if shown else [],
+        "can_edit": roles.can_edit(request.user)})
+
+
+@role_required(roles.OPERATOR)
+def workload_new(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """A new workload, or (with pk) a new version of one."""
+    workload = get_object_or_404(Workload, pk=pk) if pk else None
+    if request.method == "POST":
+        form = WorkloadUploadForm(request.POST, request.FILES, new=workload is None)
+        version = _save(request, form, workload)
+        if version is not None:
+            messages.success(request, f"Saved {version.label()}: sysbench lists {len(version.options)} option(s).")
+            url = reverse("workload-detail", args=[version.workload_id])
+            return HttpResponseRedirect(f"{url}?version={version.number}")
+    else:
+        latest = workload.latest_version() if workload else None
+        form = WorkloadUploadForm(new=workload is None, initial={"entry": latest.entry} if latest else {})
+    return render(request, "campaigns/workload_form.html", {"form": form, "workload": workload})
