@@ -25,8 +25,10 @@ from campaigns.sysbench.workloads import (
     WorkloadError,
     content_hash,
     files_check,
+    options_from_json,
     workload_inspect,
     workload_materialize,
+    workload_spec,
 )
 from tests.conftest import record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ProductFactory, TargetFactory
@@ -104,8 +106,8 @@ def test_the_cache_holds_each_version_once_by_hash_and_only_its_owner_writes_the
 
 
 def test_the_entry_scripts_folder_is_on_lua_path_and_only_declared_dataset_options_are_passed():
-    spec = WorkloadVersion(entry="kv.lua", options=[{"name": "tables", "type": "int", "default": 1}],
-                           commands=["prepare"]).test_spec("/cache/abc/kv.lua")
+    spec = workload_spec(label="workload:kv@v1", entry="/cache/abc/kv.lua", commands=("prepare",),
+                         options=options_from_json([{"name": "tables", "type": "int", "default": 1}]))
     conn = Connection(driver="mysql", host="127.0.0.1", port=3306, database="db", user="u")
     argv = build_argv(sysbench="sysbench", test=spec, command="prepare", connection=conn, tables=2,
                       table_size=5000, options={})
@@ -189,6 +191,24 @@ def test_a_multipart_upload_and_a_scenario_on_its_version_validated_against_its_
     page.force_login(make_user(roles.VIEWER, "wl-page-viewer"))
     html = page.get(f"/workloads/{version['workload']}/").content.decode()
     assert "wl-multipart" in html and "reads-per-event" in html and version["content_hash"][:12] in html
+
+
+@pytest.mark.django_db
+def test_a_run_bundle_carries_the_workloads_files_and_its_import_goes_through_the_same_checks():
+    owner = make_user(roles.OPERATOR, "wl-bundle-owner")
+    version = workload_save(user=owner, name="kv", files=kv_files(), entry="kv.lua")
+    scenario = services.scenario_create(user=owner, name="kv bundle", workload_version=version,
+                                        dataset=DatasetFactory(name="kv-bundle"), options={})
+    log = (Path(__file__).parent / "data" / "sysbench" / "mysql_oltp_point_select.txt").read_text()
+    run = services.results_import(files=[("a.log", log)], target=TargetFactory(), scenario=scenario)
+    bundle = json.loads(services.bundle_json(services.run_export(run=run)))
+    assert bundle["scenarios"][0]["workload"]["content_hash"] == version.content_hash
+    importer = make_user(roles.OPERATOR, "wl-bundle-importer")
+    copy = services.bundle_import(bundle=bundle, user=importer)
+    assert copy.jobs.get().scenario.workload_version == version  # the same files: the same version
+    bundle["scenarios"][0]["workload"]["files"] = {"../kv.lua": "function event() end"}
+    with pytest.raises(services.BundleRejected, match=r"scenarios\[0\]\.workload\.files: .*path traversal"):
+        services.bundle_import(bundle=bundle, user=importer)
 
 
 # ---------------------------------------------------------------- the "done when" run

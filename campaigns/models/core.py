@@ -303,6 +303,12 @@ class Scenario(models.Model):
             field = "test" if exc.option == "test" else "options"
             raise ValidationError({field: str(exc)}) from None
 
+    def clean_fields(self, exclude: Any = None) -> None:
+        # A workload version names the test: set before the fields' own checks (`test` may not be blank).
+        if self.workload_version_id is not None and self.workload_version is not None:
+            self.test = self.workload_version.label()
+        super().clean_fields(exclude=exclude)
+
     def test_spec(self) -> Any:
         """The test as validate_options and build_argv take it: a bundled test's name, or a workload version's
         spec (from sysbench's help of its entry script)."""

@@ -49,6 +49,7 @@ from campaigns.services.campaigns import campaign_create, campaign_update
 from campaigns.services.datasets import dataset_create
 from campaigns.services.scenarios import scenario_create
 from campaigns.services.targets import target_create
+from campaigns.services.workloads import workload_export, workload_import
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_THREADS
 
 BUNDLE_FORMAT = "benchapp-run"
@@ -120,7 +121,8 @@ def run_export(*, run: Run) -> dict[str, Any]:
         "run": _row(run),
         "targets": [{"key": t.pk, **_row(t), "product": _row(t.product), "spec": _row(t.spec) if t.spec else None}
                     for t in targets.values()],
-        "scenarios": [{"key": s.pk, **_row(s), "dataset": _row(s.dataset)} for s in scenarios.values()],
+        "scenarios": [{"key": s.pk, **_row(s), "dataset": _row(s.dataset), **workload_export(s)}
+                      for s in scenarios.values()],
         "round_trips": [{"target": r.target_id, **_row(r)} for r in RoundTrip.objects.filter(run=run).order_by("pk")],
         "jobs": [{
             "target": j.target_id, "scenario": j.scenario_id, **_row(j),
@@ -418,7 +420,12 @@ def _bundle_store(bundle: dict[str, Any], jobs: list[Any], source: dict[str, Any
         dataset_values = _parsed(Dataset, item.get("dataset"), f"{where}.dataset")
         dataset = _named_row(Dataset(**dataset_values), dataset_values, f"{where}.dataset", user=user)
         values = _parsed(Scenario, item, where)
-        scenarios[key] = _named_row(Scenario(dataset=dataset, **values), values, where, user=user)
+        try:
+            version = workload_import(item.get("workload"), f"{where}.workload", user=user)
+        except ValueError as exc:
+            raise BundleRejected(str(exc)) from None
+        scenarios[key] = _named_row(Scenario(dataset=dataset, workload_version=version, **values), values, where,
+                                    user=user)
     campaign_values = _parsed(Campaign, bundle["campaign"], "campaign")
     campaign = _named_row(Campaign(**campaign_values), campaign_values, "campaign", user=user, same=False)
     with _refusal_named("campaign"):

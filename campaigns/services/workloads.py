@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from campaigns import roles
-from campaigns.models import Workload, WorkloadVersion
+from campaigns.models import Scenario, Workload, WorkloadVersion
 from campaigns.services.rows import acting_user, row_write
 from campaigns.sysbench.workloads import (
     WorkloadError,
@@ -99,3 +99,29 @@ def workload_files_from_uploads(uploads: list[Any]) -> dict[str, bytes]:
             raise ValidationError({"files": f"file {upload.name} was given twice"})
         files[upload.name] = upload.read()
     return files
+
+
+def workload_export(scenario: Scenario) -> dict[str, Any]:
+    """A run bundle's copy of a scenario's workload version (its files travel with it), or nothing."""
+    version = scenario.workload_version
+    if version is None:
+        return {}
+    return {"workload": {"name": version.workload.name, "number": version.number, "entry": version.entry,
+                         "content_hash": version.content_hash, "files": version.files}}
+
+
+def workload_import(data: Any, where: str, *, user: Any) -> WorkloadVersion | None:
+    """The bundle's workload as a version here, through workload_save (the same checks as an upload, sysbench's
+    help included; the same files as a version here give that version). Raises ValueError naming `where`."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: an object was expected")
+    try:
+        return workload_save(user=user, name=data.get("name") or "", files=data.get("files") or {},
+                             entry=data.get("entry") or "", note="imported with a run bundle")
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        raise ValueError(f"{where}.{field}: {'; '.join(messages)}") from None
+    except PermissionDenied as exc:
+        raise ValueError(f"{where}: {exc}") from None
