@@ -17,7 +17,18 @@ from rest_framework.test import APIClient
 from campaigns import jsonlimits, monitoring, roles
 from campaigns.api.fields import StrictInputMixin
 from campaigns.jsonlimits import MAX_JSON_DEPTH
-from campaigns.models import Annotation, Campaign, CampaignSchedule, ClientHost, Regression, Run, ShareLink, Target
+from campaigns.models import (
+    Annotation,
+    Campaign,
+    CampaignSchedule,
+    ClientHost,
+    Regression,
+    Run,
+    ShareLink,
+    Target,
+    Workload,
+    WorkloadVersion,
+)
 from tests import ui_fixtures
 from tests.factories import CampaignFactory, JobResultFactory, ScenarioFactory, TargetFactory
 from tests.helpers.users import client_for, make_user
@@ -60,7 +71,11 @@ def one_of_each() -> dict[str, Any]:
                                        current_value=9.0, change_pct=-10.0, method="test")
     link = ShareLink.objects.create(token_hash="0" * 64, created_by=user,
                                     expires_at=timezone.now() + timedelta(days=1))
+    workload = Workload.objects.create(name="input-workload")
+    version = WorkloadVersion.objects.create(workload=workload, number=1, content_hash="0" * 64, entry="a.lua",
+                                             files={"a.lua": "function event() end"})
     return {
+        "workloads": workload.pk, "workload-versions": version.pk,
         "share-links": link.pk,
         "products": target.product_id, "specs": target.spec_id, "targets": target.pk, "datasets": scenario.dataset_id,
         "scenarios": scenario.pk, "campaigns": campaign.pk, "runs": result.job.run_id, "jobs": result.job_id,

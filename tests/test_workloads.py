@@ -211,6 +211,43 @@ def test_a_run_bundle_carries_the_workloads_files_and_its_import_goes_through_th
         services.bundle_import(bundle=bundle, user=importer)
 
 
+@pytest.mark.django_db
+def test_an_operator_uploads_and_pastes_on_the_page_and_makes_a_scenario_with_the_workloads_options():
+    page = PageClient()
+    page.force_login(make_user(roles.OPERATOR, "wl-page-operator"))
+    response = page.post("/workloads/new/", {
+        "name": "kv", "entry": "kv.lua", "lua_files": [SimpleUploadedFile("kv_common.lua", kv_files()["kv_common.lua"]
+                                                                          .encode())],
+        "pasted": kv_files()["kv.lua"], "pasted_name": "", "description": "", "note": ""})
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    version = WorkloadVersion.objects.get()
+    assert set(version.files) == {"kv.lua", "kv_common.lua"} and version.uploaded_by.username == "wl-page-operator"
+    # A bad paste is refused beside the form, naming the file, and nothing is stored.
+    refused = page.post("/workloads/new/", {"name": "kv2", "entry": "bad.lua", "pasted": "local x = (",
+                                            "pasted_name": "", "description": "", "note": ""})
+    assert refused.status_code == 200 and "file bad.lua: not valid Lua" in refused.content.decode()
+    assert WorkloadVersion.objects.count() == 1
+    # The scenario form offers the version and shows the options sysbench listed, with their defaults.
+    form = page.get(f"/scenarios/new/?test={version.label()}").content.decode()
+    assert 'name="opt__reads_per_event"' in form and "default (mixed)" in form.replace('placeholder="mixed"',
+                                                                                           "default (mixed)")
+    fields = {"name": "kv page", "test": version.label(), "dataset": DatasetFactory(name="kv-page").pk,
+              "time_s": 5, "warmup_s": 0, "report_interval_s": 1, "percentile": 95, "prepare_mode": "auto",
+              "cleanup": "keep", "prepare_threads": 2, "table_ddl": "", "preset": "", "description": ""}
+    bad = page.post("/scenarios/new/", {**fields, "opt__reads_per_event": "many"})
+    assert bad.status_code == 200 and "whole number" in bad.content.decode()
+    saved = page.post("/scenarios/new/", {**fields, "opt__reads_per_event": "4"})
+    assert saved.status_code == 302
+    scenario = Scenario.objects.get(name="kv page")
+    assert scenario.workload_version == version and scenario.options == {"reads-per-event": 4}
+    detail = page.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert version.short_hash() in detail and "wl-page-operator" in detail
+    viewer = PageClient()
+    viewer.force_login(make_user(roles.VIEWER, "wl-page-viewer2"))
+    assert viewer.get("/workloads/new/").status_code == 403
+    assert "kv" in viewer.get("/workloads/").content.decode()
+
+
 # ---------------------------------------------------------------- the "done when" run
 
 

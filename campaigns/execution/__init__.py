@@ -4,6 +4,7 @@ reconciler. It never imports campaigns.services (what a user starts), which buil
     transitions  the only writer of Job, JobClient and Run status and phase (the state machine)
     phases       a job's connection, sysbench commands of each phase, unmeasured phases, heartbeat, cancel
     datasets     dataset signature, prepare once, the scenario's own table DDL, drop
+    workloads    a workload of one's own on this host: its files from the database into the cache by hash
     hosts        client hosts: heartbeat, facts, offline, lost clients
     resend       a client lost before it measured: its share to another eligible host (Campaign.client_tries)
     attempts     an unreachable target pauses its job (Celery retry, back-off; Campaign.target_wait_s); a measurement

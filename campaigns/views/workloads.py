@@ -22,6 +22,15 @@ class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
 
 
+class MultipleFileField(forms.FileField):
+    """Several files in one field (Django's documented recipe: FileField cleans one file at a time)."""
+
+    def clean(self, data: Any, initial: Any = None) -> Any:
+        if isinstance(data, (list, tuple)):
+            return [super(MultipleFileField, self).clean(item, initial) for item in data]
+        return super().clean(data, initial)
+
+
 class WorkloadUploadForm(forms.Form):
     """Lua files uploaded, a script pasted, or both; the service checks them all."""
 
@@ -29,7 +38,7 @@ class WorkloadUploadForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     entry = forms.CharField(max_length=200, label="Entry script",
                             help_text="the file sysbench runs, e.g. tpcc.lua; the others are found with require")
-    lua_files = forms.FileField(required=False, widget=MultipleFileInput(attrs={"accept": ".lua", "multiple": True}),
+    lua_files = MultipleFileField(required=False, widget=MultipleFileInput(attrs={"accept": ".lua", "multiple": True}),
                             label="Lua files")
     pasted_name = forms.CharField(max_length=200, required=False, label="Pasted file's name",
                                   help_text="e.g. oltp_custom.lua (the entry script when left empty)")
