@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from campaigns.sysbench.catalogue import INT32_MAX, OptionSpec, TestSpec
+from campaigns.sysbench.catalogue import OptionSpec, TestSpec
 from campaigns.sysbench.runner import run_process
 
 # Limits of what is accepted (a real suite such as Percona's sysbench-tpcc is four files under 60 KiB in all).
@@ -241,7 +241,8 @@ def help_options(output: str) -> dict[str, OptionSpec]:
                 number = None
             if number is None or number.is_integer():
                 default = int(number) if number is not None else None
-                spec = OptionSpec(name, "int", default, -INT32_MAX - 1, 2**53, None, help_text, "test")
+                # Lua options are doubles: whole numbers up to 2**53 are exact; the script decides the rest.
+                spec = OptionSpec(name, "int", default, None, 2**53, None, help_text, "test")
             else:
                 spec = OptionSpec(name, "float", number, None, None, None, help_text, "test")
         elif kind == "=STRING":

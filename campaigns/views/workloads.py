@@ -48,7 +48,10 @@ class WorkloadUploadForm(forms.Form):
 
     def __init__(self, *args: Any, new: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if not new:
+        if new:
+            self.fields["name"].required = True
+            del self.fields["note"]
+        else:
             del self.fields["name"]
 
 
@@ -70,7 +73,8 @@ def _save(request: HttpRequest, form: WorkloadUploadForm, workload: Workload | N
     try:
         return workload_save(user=request.user, workload=workload, name=data.get("name", ""),
                              files=_files(form, request), entry=data["entry"],
-                             description=data.get("description") or (None if workload else ""), note=data["note"])
+                             description=data.get("description") or (None if workload else ""),
+                             note=data.get("note") or "")
     except ValidationError as exc:
         form_errors_add(form, exc)
     except PermissionDenied as exc:
