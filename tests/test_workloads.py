@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client as PageClient
 
 from campaigns import roles, services
-from campaigns.models import ClientHost, Job, Scenario, Workload, WorkloadVersion
+from campaigns.models import ClientHost, Job, PreparedDataset, Run, Scenario, Workload, WorkloadVersion
 from campaigns.services.workloads import workload_save
 from campaigns.sysbench.catalogue import validate_options
 from campaigns.sysbench.command import Connection, build_argv
@@ -298,6 +298,14 @@ def test_a_two_file_workload_runs_on_mariadb_and_postgresql_with_two_clients_and
         assert any("Creating table 'kv_items1'" in c.prepare_output for c in clients)
         # Judged as any job is (on this shared 2-core machine the busy-host finding may make it "invalid").
         assert job.verdict != "" and job.findings
+    # The run's end drops the workload's tables with its own cleanup command (cleanup "after_run").
+    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=60, what="the run to end")
+    wait_for(lambda: set(PreparedDataset.objects.filter(target__in=[maria, postgres]).values_list("status", flat=True))
+             == {PreparedDataset.Status.DROPPED}, timeout_s=60, what="the workload's tables dropped")
+    page = PageClient()
+    page.force_login(operator)
+    job_page = page.get(f"/jobs/{run.jobs.first().pk}/").content.decode()
+    assert "workload:kv-e2e@v1" in job_page and version.content_hash in job_page
     # The comparison puts the two servers side by side for the workload.
     compared = api.get(f"/api/v1/comparisons/?runs={run.pk}")
     assert compared.status_code == 200

@@ -68,7 +68,7 @@ def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
     """The body's fields and its files (path → text or bytes), from JSON or a multipart form."""
     data = request.data
     if isinstance(data, QueryDict):
-        fields = {key: data.get(key) for key in data if key != "files"}
+        fields = {key: data.get(key) for key in data if key not in ("files", "csrfmiddlewaretoken")}
         uploads = request.FILES.getlist("files")
         query = WorkloadUploadSerializer(data=fields)
         query.is_valid(raise_exception=True)
