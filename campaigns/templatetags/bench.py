@@ -86,3 +86,11 @@ def field_value(cell: dict[str, Any] | None, metric: str) -> Any:
     if cell is None:
         return None
     return (cell.get(metric) or {}).get("value")
+
+
+@register.filter
+def self_measurement(measurement: dict[str, Any] | None) -> str:
+    """A client host's own speed: "cpu 1,234 events/s, memory 5,678 MiB/s, measured 2026-11-27 03:10"."""
+    from campaigns.models.hosttests import self_measurement_text
+
+    return self_measurement_text(measurement if isinstance(measurement, dict) else None) or "not measured yet"
