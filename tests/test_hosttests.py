@@ -3,18 +3,20 @@ verdicts that do not misfire, and a client host's self-measurement (docs/host-te
 from __future__ import annotations
 
 import subprocess
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.test import Client as PageClient
 from django.test import override_settings
 from django.utils import timezone
 
-from campaigns import services, validity
+from campaigns import roles, services, validity
 from campaigns.execution import selfmeasure
 from campaigns.execution.hostjobs import job_dirs_sweep
-from campaigns.models import ClientHost, Job, JobClient, Run, Target
+from campaigns.models import ClientHost, Job, JobClient, Run, Scenario, Target
 from campaigns.models.hosttests import runs_on, self_measurement_text
 from campaigns.sysbench import parser
 from campaigns.sysbench.catalogue import TESTS, OptionError, scenario_options, validate_options
@@ -27,7 +29,9 @@ from campaigns.sysbench.hosttests import (
     host_second,
     size_bytes,
 )
-from tests.factories import CampaignFactory, ProductFactory, ScenarioFactory, TargetFactory
+from tests.conftest import ROOT, record_measurement, wait_for
+from tests.factories import CampaignFactory, DatasetFactory, ProductFactory, ScenarioFactory, TargetFactory
+from tests.helpers.users import client_for, make_user
 
 DATA = Path(__file__).parent / "data" / "hosttests"
 
@@ -276,3 +280,120 @@ def test_test_file_directories_of_finished_jobs_are_swept(tmp_path: Path) -> Non
     with override_settings(BENCHAPP_HOSTTEST_DIR=tmp_path):
         assert job_dirs_sweep() == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"job-{running.pk}", "other"])
+
+
+# ---------------------------------------------------------------- end to end: two client hosts compared
+
+
+# Findings a host test may carry: its host was busy with other processes, its figure had not settled, it overran.
+HOST_SIDE = {"host-busy", "not-settled", "overran"}
+
+
+def _wait_run(run: Run, timeout_s: float) -> Run:
+    def finished() -> bool:
+        run.refresh_from_db()
+        return run.is_finished()
+
+    wait_for(finished, timeout_s=timeout_s, what=f"run {run.pk} to finish")
+    return run
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_two_client_hosts_run_cpu_memory_and_fileio_and_are_compared(celery_worker_process, make_worker,
+                                                                       target_databases, tmp_path):
+    started = time.monotonic()
+    # A host that joins measures itself (sysbench cpu and memory), and the Hosts page shows it.
+    make_worker("host-b", extra_env={"BENCHAPP_SELF_MEASURE": "true", "BENCHAPP_SELF_MEASURE_S": "1",
+                                     "BENCHAPP_HOSTTEST_DIR": str(tmp_path / "host-b")})
+    measured = wait_for(lambda: ClientHost.objects.filter(hostname="host-b").exclude(self_measurement={}).first(),
+                        timeout_s=60, what="host-b's self-measurement")
+    assert measured.self_measurement["cpu_events_per_s"] > 0 and measured.self_measurement["memory_mib_per_s"] > 0
+    assert measured.self_measuring_until is None
+    page = PageClient()
+    page.force_login(make_user(roles.VIEWER, "hosts-viewer"))
+    hosts_html = page.get("/hosts/").content.decode()
+    assert measured.self_measurement_text() in hosts_html and "cpu " in measured.self_measurement_text()
+    wait_for(lambda: ClientHost.objects.online().filter(hostname__in=["client-a", "host-b"]).count() == 2,
+             timeout_s=20, what="both client hosts online")
+
+    # Targets and scenarios through the API, as a user makes them.
+    operator = client_for(make_user(roles.OPERATOR, "hosts-operator"))
+    targets = {}
+    for hostname in ("client-a", "host-b"):
+        product = operator.post("/api/v1/products/", {"name": f"machine {hostname}", "engine": "other"},
+                                format="json")
+        assert product.status_code == 201, product.json()
+        answer = operator.post("/api/v1/targets/", {"name": f"host {hostname}", "kind": "client_host",
+                                                    "product": product.json()["id"], "host": hostname}, format="json")
+        assert answer.status_code == 201, answer.json()
+        assert answer.json()["endpoint"] == f"client host {hostname}"
+        targets[hostname] = answer.json()["id"]
+    refused = operator.post("/api/v1/targets/", {"name": "host nowhere", "kind": "client_host",
+                                                 "product": product.json()["id"], "host": "nowhere"}, format="json")
+    assert refused.status_code == 400 and "nowhere" in refused.json()["host"][0]
+    scenarios = {}
+    for test, options in (("cpu", {"cpu-max-prime": 5000}), ("memory", {"memory-block-size": "4K"}),
+                          ("fileio", {"file-test-mode": "rndrw", "file-total-size": "16M", "file-num": 4})):
+        answer = operator.post("/api/v1/scenarios/", {"name": f"host {test}", "test": test, "options": options,
+                                                      "time_s": 3, "report_interval_s": 1}, format="json")
+        assert answer.status_code == 201, answer.json()
+        scenarios[test] = answer.json()["id"]
+    refused = operator.post("/api/v1/scenarios/", {"name": "fileio huge", "test": "fileio", "time_s": 3,
+                                                   "options": {"file-test-mode": "seqrd", "file-total-size": "900G"}},
+                            format="json")
+    assert refused.status_code == 400 and "file-total-size" in str(refused.json())
+
+    # One campaign with both client hosts, the three host tests, and a MariaDB target with a database test: each
+    # kind of test runs only on its kind of target.
+    database = TargetFactory()
+    oltp = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="tiny-hosttests", tables=1, table_size=200))
+    campaign = CampaignFactory(targets=[Target.objects.get(pk=targets["client-a"]),
+                                        Target.objects.get(pk=targets["host-b"]), database],
+                               scenarios=[*Scenario.objects.filter(pk__in=scenarios.values()), oltp], threads=[1])
+    run = _wait_run(services.campaign_launch(campaign=campaign), timeout_s=240)
+    jobs = list(run.jobs.select_related("target", "scenario", "result").order_by("position"))
+    assert [j.status for j in jobs] == [Job.Status.SUCCEEDED] * 7, [(j.pk, j.error) for j in jobs]
+    assert sorted((j.target.name, j.scenario.test) for j in jobs) == sorted(
+        [(f"host {h}", t) for h in ("client-a", "host-b") for t in ("cpu", "memory", "fileio")]
+        + [(database.name, "oltp_point_select")])
+    for job in (j for j in jobs if j.target.is_client_host()):
+        client = job.clients.get()
+        assert client.host_name == job.target.host and client.exit_code == 0
+        assert "--mysql" not in client.command_line and "--db-driver" not in client.command_line
+        figures = job.result.host_figures
+        assert job.result.tps == pytest.approx(figures["events_per_s"]) and job.result.tps > 0
+        assert job.samples.count() >= 2, job  # per-second lines, as sysbench printed them
+        # Judged as the host's measurement: nothing about a target, only what disturbed the host itself (on a shared
+        # machine other processes may well take its CPUs: "host-busy" then says so).
+        assert not {f["code"] for f in job.findings} & validity.TARGET_SIDE
+        assert {f["code"] for f in job.findings if f["level"] != "info"} <= HOST_SIDE, job.findings
+        if job.scenario.test == "cpu":
+            assert job.result.qps == pytest.approx(figures["events_per_s"])
+        elif job.scenario.test == "memory":
+            assert job.result.qps == pytest.approx(figures["mib_per_s"]) and figures["mib_per_s"] > 0
+        else:
+            assert figures["reads_per_s"] > 0 and figures["writes_per_s"] > 0 and figures["fsyncs_per_s"] > 0
+            assert job.result.qps == pytest.approx(figures["read_mib_per_s"] + figures["written_mib_per_s"])
+            assert "fileio" in client.prepare_output and "--file-total-size=16M" in client.prepare_output
+            assert not (Path(ROOT) / "var" / "hosttests" / f"job-{job.pk}").exists()
+            assert not (tmp_path / "host-b" / f"job-{job.pk}").exists()
+        if job.target.host == "host-b":
+            # The job's environment keeps the host's speed as it was when the job ran.
+            assert client.host_facts["self_measurement"]["cpu_events_per_s"] > 0
+            assert measured.self_measurement_text() in page.get(f"/jobs/{job.pk}/").content.decode()
+
+    # The two hosts compared, as any two products are: one column each, Δ% against the first.
+    viewer = client_for(make_user(roles.VIEWER, "hosts-compare-viewer"))
+    comparison = viewer.get(f"/api/v1/comparisons/?targets={targets['client-a']},{targets['host-b']}").json()
+    assert [p["name"] for p in comparison["products"]] == ["machine client-a", "machine host-b"]
+    groups = {g["scenario"]["test"]: g for g in comparison["groups"]}
+    assert set(groups) == {"cpu", "memory", "fileio"}
+    for test, group in groups.items():
+        (row,) = group["rows"]
+        base, other = row["cells"]
+        assert base["qps"]["value"] > 0 and other["qps"]["value"] > 0, test
+        assert other["delta_pct"]["qps"] == pytest.approx(
+            (other["qps"]["value"] / base["qps"]["value"] - 1) * 100, abs=0.01)
+    record_measurement(f"host tests on two client hosts (cpu, memory, fileio × 2 hosts + 1 MariaDB job, "
+                       f"3 s each), self-measurement at join included: {time.monotonic() - started:.0f} s end to end")
