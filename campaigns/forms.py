@@ -161,12 +161,16 @@ class TargetForm(RowForm):
         super().__init__(*args, **kwargs)
         cast(forms.ModelChoiceField, self.fields["product"]).queryset = Product.objects.order_by("name")
         cast(forms.ModelChoiceField, self.fields["spec"]).queryset = InstanceSpec.objects.all()
+        self.fields["kind"].required = False  # left out: a database server, as before the field existed
         if self.instance.pk and self.instance.has_password():
             self.fields["password"].help_text = ("A password is stored. Leave blank to keep it (it is removed "
                                                  "if the driver, host, port, user or database changes).")
         else:
             self.fields["password"].help_text = "Leave blank for none."
             del self.fields["clear_password"]
+
+    def clean_kind(self) -> str:
+        return self.cleaned_data.get("kind") or self.instance.kind or Target.Kind.DATABASE
 
     def save_by(self, *, user: Any) -> Target:
         password = self.cleaned_data.get("password") or ("" if self.cleaned_data.get("clear_password") else None)

@@ -2,6 +2,7 @@
 verdicts that do not misfire, and a client host's self-measurement (docs/host-tests.md)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from datetime import timedelta
@@ -397,3 +398,31 @@ def test_two_client_hosts_run_cpu_memory_and_fileio_and_are_compared(celery_work
             (other["qps"]["value"] / base["qps"]["value"] - 1) * 100, abs=0.01)
     record_measurement(f"host tests on two client hosts (cpu, memory, fileio × 2 hosts + 1 MariaDB job, "
                        f"3 s each), self-measurement at join included: {time.monotonic() - started:.0f} s end to end")
+
+
+def _form_errors(html: str) -> list[str]:
+    return re.findall(r'<p class="error" id="([^"]*)"[^>]*>(.*?)</p>', html, re.S)
+
+
+@pytest.mark.django_db
+def test_the_pages_make_a_client_host_target_and_a_host_test_scenario_without_a_dataset() -> None:
+    ClientHost.objects.create(hostname="vm-a", queue="q")
+    page = PageClient()
+    page.force_login(make_user(roles.OPERATOR, "hosts-page-operator"))
+    form = page.get("/scenarios/new/?test=fileio").content.decode()
+    assert "host tests (measure a client host)" in form and "file-test-mode" in form.replace("_", "-")
+    answer = page.post("/scenarios/new/", {"name": "fio page", "test": "fileio", "time_s": "5", "warmup_s": "0",
+                                           "report_interval_s": "1", "percentile": "95", "prepare_threads": "1",
+                                           "prepare_mode": "auto", "cleanup": "after_run",
+                                           "opt__file_test_mode": "seqrd", "opt__file_total_size": "8M"})
+    assert answer.status_code == 302, _form_errors(answer.content.decode())
+    scenario = Scenario.objects.get(name="fio page")
+    assert scenario.dataset.name == services.HOST_TEST_DATASET and scenario.options["file-test-mode"] == "seqrd"
+    product = ProductFactory(name="vm-a machine")
+    answer = page.post("/targets/new/", {"name": "host vm-a", "kind": "client_host", "product": product.pk,
+                                         "host": "vm-a"})
+    assert answer.status_code == 302, _form_errors(answer.content.decode())
+    assert Target.objects.get(name="host vm-a").is_client_host()
+    refused = page.post("/targets/new/", {"name": "host vm-z", "kind": "client_host", "product": product.pk,
+                                          "host": "vm-z"}).content.decode()
+    assert "no client host is registered as" in refused

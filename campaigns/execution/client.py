@@ -184,7 +184,8 @@ def _client_run(job: Job, client: JobClient) -> None:
 
         hostclient_run(job, client)
         return
-    host_self_measure_wait(client.host_name)  # never beside the host's own measurement (execution.selfmeasure)
+    # Never beside the host's own measurement (execution.selfmeasure).
+    host_self_measure_wait(client.host_name, beat=lambda: _client_heartbeat(client.pk, client.attempt))
     conn = job_connection(job)
     argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
     sysbench_gate(conn)  # before the barrier, so that the check adds nothing to the start skew

@@ -240,7 +240,8 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
         from campaigns.execution.hostjobs import hostjob_coordinate
 
         return hostjob_coordinate(job, host)
-    host_self_measure_wait(host)  # never beside the host's own measurement (execution.selfmeasure)
+    # Never beside the host's own measurement (execution.selfmeasure).
+    host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
     busy = _target_busy(job)
     if busy is not None:
         transitions.job_wait(job_id=job.pk, reason=f"the database is busy with run #{busy.run_id} "

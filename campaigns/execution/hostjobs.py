@@ -19,10 +19,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from campaigns.execution import transitions
-from campaigns.execution.client import _barrier_wait, _client_process, _Stopped
+from campaigns.execution.client import _barrier_wait, _client_heartbeat, _client_process, _Stopped
 from campaigns.execution.coordinator import _previous_wait, _target_busy
 from campaigns.execution.metrics import Samplers
-from campaigns.execution.phases import JobFailure, cancel_check, forced_shutdown_s, run_timeout_s
+from campaigns.execution.phases import JobFailure, cancel_check, forced_shutdown_s, job_heartbeat, run_timeout_s
 from campaigns.execution.results import job_close
 from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.models import ClientHost, Job, JobClient
@@ -44,10 +44,6 @@ log = logging.getLogger(__name__)
 
 # A host test reaches no database: the samplers get an endpoint that names none (and sample no server).
 NO_DATABASE = Connection(driver="", host="", port=0, database="", user="")
-
-
-def is_host_job(job: Job) -> bool:
-    return job.target.is_client_host()
 
 
 def host_phase_argv(*, job: Job, command: str, threads: int | None = None) -> list[str]:
@@ -135,7 +131,7 @@ def hostjob_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
                                                    f"({busy.run.campaign.name}); starts when that job has finished")
         return True, None  # waiting: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
-    host_self_measure_wait(host)
+    host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
     if _previous_wait(job) is None:
         job_close(job, status=Job.Status.CANCELLED)
         return False, None
@@ -177,7 +173,7 @@ def hostclient_run(job: Job, client: JobClient) -> None:
 
 def _hostclient_measure(job: Job, client: JobClient, test: str) -> None:
     argv = host_phase_argv(job=job, command="run", threads=client.threads)
-    host_self_measure_wait(client.host_name)
+    host_self_measure_wait(client.host_name, beat=lambda: _client_heartbeat(client.pk, client.attempt))
     host = ClientHost.objects.filter(hostname=client.host_name).first()
     JobClient.objects.filter(pk=client.pk, attempt=client.attempt).update(
         sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH), same_host=False,

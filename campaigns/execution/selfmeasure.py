@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -57,16 +58,22 @@ def self_measure_claim(*, hostname: str, seconds: float) -> bool:
             self_measuring_until=now + timedelta(seconds=seconds + _MARK_SLACK_S)))
 
 
-def host_self_measure_wait(hostname: str, *, patience_s: float = 120.0) -> float:
+def host_self_measure_wait(hostname: str, *, beat: Callable[[], object] | None = None,
+                           patience_s: float = 120.0) -> float:
     """Called by a job's coordinator and clients once their row is active on the host: waits while the host
-    measures itself; returns the seconds waited."""
+    measures itself, calling `beat` every second meanwhile (the job's or client's heartbeat, so that the reconciler
+    does not take the wait for a dead worker); returns the seconds waited."""
     started = time.monotonic()
+    next_beat = started + 1.0
     while time.monotonic() - started < patience_s:
         with transaction.atomic():
             host_lock(hostname)
             until = ClientHost.objects.filter(hostname=hostname).values_list("self_measuring_until", flat=True).first()
         if until is None or until <= timezone.now():
             break
+        if beat is not None and time.monotonic() >= next_beat:
+            next_beat = time.monotonic() + 1.0
+            beat()
         time.sleep(WAIT_POLL_S)
     return time.monotonic() - started
 

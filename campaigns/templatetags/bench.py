@@ -94,3 +94,14 @@ def self_measurement(measurement: dict[str, Any] | None) -> str:
     from campaigns.models.hosttests import self_measurement_text
 
     return self_measurement_text(measurement if isinstance(measurement, dict) else None) or "not measured yet"
+
+
+@register.filter
+def headline_label(test: str | None, column: str = "qps") -> str:
+    """A comparison column's label: QPS and TPS for database tests; a host test's headline unit (events/s, MiB/s:
+    docs/host-tests.md) in the QPS column and events/s in the TPS column."""
+    from campaigns.sysbench.hosttests import HEADLINE_UNITS
+
+    if test not in HEADLINE_UNITS:
+        return column.upper()
+    return HEADLINE_UNITS[test] if column == "qps" else "events/s"
