@@ -396,6 +396,9 @@ def test_two_client_hosts_run_cpu_memory_and_fileio_and_are_compared(celery_work
         assert base["qps"]["value"] > 0 and other["qps"]["value"] > 0, test
         assert other["delta_pct"]["qps"] == pytest.approx(
             (other["qps"]["value"] / base["qps"]["value"] - 1) * 100, abs=0.01)
+    # The comparison page labels each host test's headline column by its unit.
+    html = page.get(f"/compare/?targets={targets['client-a']},{targets['host-b']}").content.decode()
+    assert 'data-metric="qps">events/s</th>' in html and 'data-metric="qps">MiB/s</th>' in html
     record_measurement(f"host tests on two client hosts (cpu, memory, fileio × 2 hosts + 1 MariaDB job, "
                        f"3 s each), self-measurement at join included: {time.monotonic() - started:.0f} s end to end")
 
