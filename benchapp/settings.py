@@ -434,12 +434,27 @@ BENCHAPP_METRICS_ALLOW = envnetworks("BENCHAPP_METRICS_ALLOW", "127.0.0.1,::1")
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "benchapp@localhost")
 
+# Host tests (docs/host-tests.md): fileio prepares its files in a directory of the job's own under this one, on the
+# client host, and never more than BENCHAPP_HOSTTEST_MAX_BYTES (a scenario asking for more is refused when saved).
+BENCHAPP_HOSTTEST_DIR = Path(os.environ.get("BENCHAPP_HOSTTEST_DIR", BASE_DIR / "var" / "hosttests"))
+BENCHAPP_HOSTTEST_MAX_BYTES = envint("BENCHAPP_HOSTTEST_MAX_BYTES", str(8 * 2**30))
+# Each client host measures itself (sysbench cpu and memory, BENCHAPP_SELF_MEASURE_S seconds each) when its worker
+# joins and again when its last measurement is BENCHAPP_SELF_MEASURE_EVERY_S old (beat looks every hour).
+BENCHAPP_SELF_MEASURE = envbool("BENCHAPP_SELF_MEASURE", "true")
+BENCHAPP_SELF_MEASURE_S = envint("BENCHAPP_SELF_MEASURE_S", "3")
+BENCHAPP_SELF_MEASURE_EVERY_S = envfloat("BENCHAPP_SELF_MEASURE_EVERY_S", str(24 * 3600))
+
 CELERY_BEAT_SCHEDULE = {
     "benchapp-reconcile-jobs": {
         "task": "campaigns.tasks.jobs_reconcile_task",
         "schedule": BENCHAPP_RECONCILE_S,
     },
 }
+if BENCHAPP_SELF_MEASURE:
+    CELERY_BEAT_SCHEDULE["benchapp-hosts-self-measure"] = {
+        "task": "campaigns.tasks.hosts_self_measure_due_task",
+        "schedule": min(3600.0, BENCHAPP_SELF_MEASURE_EVERY_S),
+    }
 
 # ---------------------------------------------------------------- access: roles on pages, login abuse
 # (Kept together: issue #14 items 3-5.)

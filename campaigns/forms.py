@@ -152,19 +152,26 @@ class TargetForm(RowForm):
 
     class Meta:
         model = Target
-        fields = ["name", "product", "spec", "driver", "host", "port", "database", "user"]
-        help_texts = {"driver": "mysql for MySQL and MariaDB, pgsql for PostgreSQL."}
+        fields = ["name", "kind", "product", "spec", "driver", "host", "port", "database", "user"]
+        help_texts = {"driver": "mysql for MySQL and MariaDB, pgsql for PostgreSQL.",
+                      "kind": "A client host is measured by host tests (cpu, memory, fileio, threads, mutex): give "
+                              "its registered name as the host and leave driver, port, database and user empty.",
+                      "host": "The server's address; for a client host, its name as the Hosts page lists it."}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ModelChoiceField, self.fields["product"]).queryset = Product.objects.order_by("name")
         cast(forms.ModelChoiceField, self.fields["spec"]).queryset = InstanceSpec.objects.all()
+        self.fields["kind"].required = False  # left out: a database server, as before the field existed
         if self.instance.pk and self.instance.has_password():
             self.fields["password"].help_text = ("A password is stored. Leave blank to keep it (it is removed "
                                                  "if the driver, host, port, user or database changes).")
         else:
             self.fields["password"].help_text = "Leave blank for none."
             del self.fields["clear_password"]
+
+    def clean_kind(self) -> str:
+        return self.cleaned_data.get("kind") or self.instance.kind or Target.Kind.DATABASE
 
     def save_by(self, *, user: Any) -> Target:
         password = self.cleaned_data.get("password") or ("" if self.cleaned_data.get("clear_password") else None)
@@ -214,9 +221,11 @@ def _option_field(spec: OptionSpec) -> forms.Field:
 
 
 def test_choices() -> list[tuple[str, list[tuple[str, str]]]]:
-    builtin = [(name, name) for name, spec in TESTS.items() if not spec.legacy]
+    builtin = [(name, name) for name, spec in TESTS.items() if not spec.legacy and not spec.host]
     legacy = [(name, name) for name, spec in TESTS.items() if spec.legacy]
-    groups = [("sysbench 1.0 tests", builtin), ("sysbench 0.5 (legacy Lua)", legacy)]
+    host = [(name, name) for name, spec in TESTS.items() if spec.host]
+    groups = [("sysbench 1.0 tests", builtin), ("sysbench 0.5 (legacy Lua)", legacy),
+              ("host tests (measure a client host)", host)]
     own = workload_test_choices()
     return groups + ([("Workloads of one's own", own)] if own else [])
 
@@ -304,7 +313,7 @@ class ScenarioForm(RowForm):
             self.instance.options = {}
             field = where.get(exc.option.replace("_", "-"))
             self.add_error(field, exc.message if field else str(exc))
-        if not data.get("dataset"):
+        if not data.get("dataset") and not TESTS[self.test_name].host:  # a host test has no tables
             missing = [f for f in ("new_dataset_name", "new_dataset_tables", "new_dataset_table_size")
                        if data.get(f) in (None, "")]
             for field in missing:
@@ -323,7 +332,9 @@ class ScenarioForm(RowForm):
     @transaction.atomic
     def save_by(self, *, user: Any) -> Scenario:
         dataset = self.cleaned_data.get("dataset")
-        if dataset is None:
+        if dataset is None and TESTS[self.test_name].host:
+            dataset = services.host_test_dataset(user=user)
+        elif dataset is None:
             dataset = services.dataset_create(user=user, name=self.cleaned_data["new_dataset_name"],
                                               tables=self.cleaned_data["new_dataset_tables"],
                                               table_size=self.cleaned_data["new_dataset_table_size"])

@@ -33,7 +33,7 @@ class JobQuerySet(models.QuerySet):
     def for_target(self, target: models.Model) -> JobQuerySet:
         return self.filter(target=target)
 
-    def on_database(self, *, driver: str, host: str, port: int, database: str) -> JobQuerySet:
+    def on_database(self, *, driver: str, host: str, port: int | None, database: str) -> JobQuerySet:
         """Jobs whose target is that database, under whatever target name."""
         return self.filter(target__driver=driver, target__host=host, target__port=port, target__database=database)
 

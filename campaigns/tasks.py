@@ -24,6 +24,21 @@ def jobclient_execute_task(client_id: int, attempt: int = 1) -> None:
     execution.jobclient_execute(client_id=client_id, attempt=attempt)
 
 
+# A client host measures itself on its own queue; while a job is active there it tries again later.
+@shared_task(bind=True, ignore_result=True, max_retries=60, soft_time_limit=120, time_limit=180)
+def host_self_measure_task(self: Any, hostname: str) -> None:
+    if execution.host_self_measure(hostname=hostname) is None:
+        raise self.retry(countdown=60)
+
+
+@shared_task(ignore_result=True)
+def hosts_self_measure_due_task() -> list[str]:
+    due = execution.hosts_self_measure_due()
+    for hostname in due:
+        host_self_measure_task.apply_async(args=(hostname,), queue=execution.host_queue(hostname))
+    return due
+
+
 @shared_task(ignore_result=True)
 def jobs_reconcile_task() -> dict[str, int]:
     return execution.jobs_reconcile()

@@ -11,6 +11,7 @@ import logging
 import threading
 from typing import Any
 
+from celery import current_app
 from celery.signals import beat_init, celeryd_after_setup, task_retry, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import close_old_connections
@@ -78,6 +79,11 @@ def _register_host(**kwargs: Any) -> None:
         threading.Thread(target=_reconcile_forever, args=(settings.BENCHAPP_RECONCILE_S,), daemon=True,
                          name="benchapp-reconcile").start()
     log.info("client host %s registered", settings.BENCHAPP_HOSTNAME)
+    if settings.BENCHAPP_SELF_MEASURE:
+        # The host measures itself once it has joined, on its own queue (campaigns.execution.selfmeasure); by name,
+        # as the tasks module is no import of this one.
+        current_app.send_task("campaigns.tasks.host_self_measure_task", args=(settings.BENCHAPP_HOSTNAME,),
+                              queue=execution.host_queue(settings.BENCHAPP_HOSTNAME), countdown=1)
 
 
 def _stop_heartbeat(**kwargs: Any) -> None:

@@ -121,6 +121,8 @@ class WorkerProcess:
             "BENCHAPP_RECONCILE_S": "2",
             "DB_CONN_MAX_AGE": "0",
             "PYTHONUNBUFFERED": "1",
+            # A host's self-measurement (sysbench cpu and memory at join) only where a test asks for it.
+            "BENCHAPP_SELF_MEASURE": "false",
         })
         env.update(extra_env or {})
         argv = [*(prefix or []), sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "INFO",

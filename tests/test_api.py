@@ -51,20 +51,7 @@ SYSBENCH_LOGS = DATA / "sysbench"
 SECRET = "Tr0ub4dor-s3cret-pw"
 
 
-# ---------------------------------------------------------------- local factories
-
-
-
-
-
-
-
-
 # ---------------------------------------------------------------- clients per role
-
-
-
-
 
 
 @pytest.fixture
@@ -80,8 +67,6 @@ def operator() -> APIClient:
 @pytest.fixture
 def admin() -> APIClient:
     return client_for(make_user(roles.ADMIN))
-
-
 
 
 # ---------------------------------------------------------------- auth and roles
@@ -632,8 +617,6 @@ def test_a_job_in_detail_shows_its_clients_and_snapshots(viewer):
 
 
 # ---------------------------------------------------------------- live samples and series
-
-
 
 
 @pytest.mark.django_db

@@ -97,7 +97,8 @@ def test_common_option_defaults_match_sysbench_help() -> None:
 
 
 @needs_sysbench
-@pytest.mark.parametrize("test", [t for t in BUILTIN_TESTS if t != "bulk_insert"])
+# Host tests (cpu, fileio, ...) run without a database: tests/test_hosttests.py runs them at their defaults.
+@pytest.mark.parametrize("test", [t for t in BUILTIN_TESTS if t != "bulk_insert" and not TESTS[t].host])
 def test_sysbench_accepts_every_test_option_of_the_catalogue_at_its_default(test: str) -> None:
     options = {name: spec.default for name, spec in TESTS[test].options.items() if spec.default is not None}
     # select_random_* refuse more than one table, which is also the default.
@@ -162,7 +163,7 @@ def test_dataset_option_names_follow_the_test_family() -> None:
 
 
 def test_only_bulk_insert_does_not_prepare_tables() -> None:
-    assert [name for name, spec in TESTS.items() if not spec.prepares_tables] == ["bulk_insert"]
+    assert [name for name, spec in TESTS.items() if not spec.prepares_tables and not spec.host] == ["bulk_insert"]
 
 
 # --- names and values ----------------------------------------------------------------------------------------------
@@ -238,7 +239,7 @@ def test_validate_options_names_the_option_that_is_wrong_type_out_of_range_or_un
 
 def test_validate_options_refuses_an_unknown_test_naming_the_option_test() -> None:
     with pytest.raises(OptionError) as raised:
-        validate_options("fileio", {})
+        validate_options("diskspd", {})
     assert raised.value.option == "test"
 
 

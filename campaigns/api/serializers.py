@@ -109,7 +109,7 @@ class TargetSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, Model
 
     class Meta:
         model = Target
-        fields = ["id", "name", "product", "product_name", "spec", "spec_label", "driver", "host", "port",
+        fields = ["id", "name", "kind", "product", "product_name", "spec", "spec_label", "driver", "host", "port",
                   "database", "user", "password", "has_password", "password_cleared", "notice", "endpoint",
                   "is_demo", "created_at", "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
@@ -180,6 +180,8 @@ class ScenarioSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, Mod
             "report_interval_s": {"max_value": 3600},
             "prepare_threads": {"max_value": 1024},
             "table_ddl": {"max_length": 100_000},
+            # A host test's scenario (cpu, memory, fileio, threads, mutex) needs none: it has no tables.
+            "dataset": {"required": False},
         }
 
     def create(self, validated_data: dict[str, Any]) -> Scenario:
@@ -476,11 +478,12 @@ class JobResultSerializer(LatencyDistributionMixin, FastReadMixin, serializers.M
                   "other_per_s", "transactions", "queries", "ignored_errors", "reconnects", "events", "duration_s",
                   "latency_min_ms", "latency_avg_ms", "latency_max_ms", "latency_pct", "latency_pct_ms",
                   "latency_sum_ms", "steady_tps", "steady_qps", "steady_latency_pct_ms", *LATENCY_DISTRIBUTION_FIELDS,
-                  "created_at"]
+                  "created_at", "host_figures"]
         read_only_fields = fields
 
 
-RESULT_CSV_COLUMNS = JobResultSerializer.Meta.fields
+# A host test's figures (host_figures, a mapping) stay out of the CSV: its headline is in qps and tps already.
+RESULT_CSV_COLUMNS = [name for name in JobResultSerializer.Meta.fields if name != "host_figures"]
 
 
 class ResultsImportSerializer(StrictInputMixin, serializers.Serializer):
@@ -701,11 +704,11 @@ class ClientHostSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSer
     class Meta:
         model = ClientHost
         fields = ["id", "hostname", "queue", "cores", "memory_gb", "sysbench_version", "labels", "address",
-                  "cpu_model", "kernel", "client_versions", "clock_offset_ms", "clock_rtt_ms", "started_at",
-                  "last_heartbeat", "online"]
-        # Facts are what the host announced when it joined, not an operator's to edit.
+                  "cpu_model", "kernel", "client_versions", "clock_offset_ms", "clock_rtt_ms", "self_measurement",
+                  "started_at", "last_heartbeat", "online"]
+        # Facts are what the host announced when it joined (and measured of itself), not an operator's to edit.
         read_only_fields = ["started_at", "last_heartbeat", "address", "cpu_model", "kernel", "client_versions",
-                            "clock_offset_ms", "clock_rtt_ms"]
+                            "clock_offset_ms", "clock_rtt_ms", "self_measurement"]
         extra_kwargs = {"cores": {"max_value": 100_000}, "memory_gb": {"min_value": 0, "max_value": 10**9}}
 
     @extend_schema_field(OpenApiTypes.BOOL)

@@ -16,6 +16,8 @@ reconciler. It never imports campaigns.services (what a user starts), which buil
     dbretry      benchapp's database away and back: which errors say so, retrying with back-off
     results      samples, merged results, closing a job
     reconcile    repairs after lost workers and lost messages
+    selfmeasure  a client host measures itself (sysbench cpu, memory) at join and daily, never beside a job
+    hostjobs     a host test's job (cpu, memory, fileio, threads, mutex) on the client host it measures
 """
 from __future__ import annotations
 
@@ -36,11 +38,12 @@ from campaigns.execution.hosts import (
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.execution.reconcile import jobs_reconcile
 from campaigns.execution.results import job_finalize
+from campaigns.execution.selfmeasure import host_self_measure, hosts_self_measure_due
 from campaigns.execution.transitions import IllegalTransition, StateConflict
 
 __all__ = [
     "IllegalTransition", "JobFailure", "NoWorker", "StateConflict", "host_heartbeat", "host_heartbeats",
-    "host_mark_offline", "host_queue", "own_queues", "run_no_worker",
+    "host_mark_offline", "host_queue", "host_self_measure", "hosts_self_measure_due", "own_queues", "run_no_worker",
     "job_dispatch", "job_execute", "job_finalize", "jobclient_execute", "jobs_reconcile", "local_host_facts",
     "run_advance", "server_queue", "target_connection",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,6 +35,7 @@ from campaigns.execution.phases import (
     sysbench_gate,
 )
 from campaigns.execution.results import _load, client_prefix, job_finalize
+from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.probes import ProbeError, blocked_sessions, server_info
 from campaigns.sysbench import parser
@@ -177,6 +179,13 @@ def _still_own(client: JobClient) -> bool:
 
 
 def _client_run(job: Job, client: JobClient) -> None:
+    if job.target.is_client_host():  # a host test: no database (campaigns.execution.hostjobs)
+        from campaigns.execution.hostjobs import hostclient_run
+
+        hostclient_run(job, client)
+        return
+    # Never beside the host's own measurement (execution.selfmeasure).
+    host_self_measure_wait(client.host_name, beat=lambda: _client_heartbeat(client.pk, client.attempt))
     conn = job_connection(job)
     argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
     sysbench_gate(conn)  # before the barrier, so that the check adds nothing to the start skew
@@ -292,7 +301,9 @@ STALL_LOOKS = 3
 
 
 def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
-                    samplers: Samplers, stall: list[str]) -> ProcessOutcome:
+                    samplers: Samplers, stall: list[str], *,
+                    interval_of: Callable[[str], parser.Interval | None] = parser.parse_interval_line,
+                    cwd: str | None = None) -> ProcessOutcome:
     """Runs sysbench, storing each interval the moment it is printed, and a live output tail. The first second
     without any query after the first one records, in `stall`, what the target's sessions wait for.
 
@@ -311,9 +322,10 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
         tail.append(line)
         if len(tail) > LIVE_TAIL_LINES:
             del tail[: len(tail) - LIVE_TAIL_LINES]
-        interval = parser.parse_interval_line(line)
+        interval = interval_of(line)
         if interval is not None:
-            if interval.qps <= STALL_QPS and interval.t > 1 and len(stall) < STALL_LOOKS and not any(stall):
+            if (conn.driver and interval.qps <= STALL_QPS and interval.t > 1 and len(stall) < STALL_LOOKS
+                    and not any(stall)):
                 stall.append(blocked_sessions(conn))
             writes.put(interval)
         now = time.monotonic()
@@ -344,7 +356,7 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
     try:
         outcome = run_process(
             argv, on_line=on_line, on_start=on_start, should_cancel=should_cancel,
-            timeout_s=run_timeout_s(job), poll_s=min(settings.BENCHAPP_CANCEL_POLL_S, 0.5),
+            timeout_s=run_timeout_s(job), poll_s=min(settings.BENCHAPP_CANCEL_POLL_S, 0.5), cwd=cwd,
         )
     finally:
         if writes.is_alive():

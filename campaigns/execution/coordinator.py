@@ -34,7 +34,8 @@ from campaigns.execution.phases import (
     split_threads,
 )
 from campaigns.execution.results import _load, job_close
-from campaigns.models import ClientHost, Job, JobClient, Scenario
+from campaigns.execution.selfmeasure import host_self_measure_wait
+from campaigns.models import ClientHost, Job, JobClient, Scenario, Target
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info
 from campaigns.sysbench.command import Connection, format_command, redact_text
@@ -103,8 +104,12 @@ def _handed_on(job_id: int, host: str) -> bool:
     """True when this host may not coordinate the job (its campaign chose other client hosts): the job goes to
     an eligible online host's own queue, or, with none online, waits with the reason (the reconciler sends it
     again). Before the claim, so that no part of the job, the prepare and warm-up included, runs here."""
-    row = (Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.WAITING])
-           .values_list("run__campaign__client_hosts", flat=True).first())
+    found = (Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.WAITING])
+             .values_list("run__campaign__client_hosts", "target__kind", "target__host").first())
+    if found is None:
+        return False
+    # A host test runs on its target, the client host it measures, whatever hosts the campaign chose.
+    row = [found[2]] if found[1] == Target.Kind.CLIENT_HOST else found[0]
     if not row:
         return False
     labels = ClientHost.objects.filter(hostname=host).values_list("labels", flat=True).first() or []
@@ -231,6 +236,12 @@ def _warmup(job: Job, conn: Connection) -> str:
 def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
     """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits; and
     the id of the job's client on this host, which the caller runs, if any."""
+    if job.target.is_client_host():  # a host test: no database (campaigns.execution.hostjobs)
+        from campaigns.execution.hostjobs import hostjob_coordinate
+
+        return hostjob_coordinate(job, host)
+    # Never beside the host's own measurement (execution.selfmeasure).
+    host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
     busy = _target_busy(job)
     if busy is not None:
         transitions.job_wait(job_id=job.pk, reason=f"the database is busy with run #{busy.run_id} "

@@ -29,7 +29,7 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.execution.workloads import scenario_runs_command
-from campaigns.models import Job, PreparedDataset, Run, Scenario
+from campaigns.models import Job, PreparedDataset, Run, Scenario, Target
 from campaigns.models.workloads import WORKLOAD_PREFIX
 from campaigns.probes import ProbeError, connection_guard, execute_ddl, tables_max_id
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, TESTS
@@ -257,7 +257,7 @@ def run_cleanup_data(*, run: Run) -> None:
     """Drops the tables of datasets this run prepared whose scenarios ask for cleanup after the run."""
     jobs = run.jobs.select_related("target", "scenario").filter(
         scenario__cleanup=Scenario.Cleanup.AFTER_RUN
-    )
+    ).exclude(target__kind=Target.Kind.CLIENT_HOST)  # a host test has no tables (its files go with its job)
     seen: set[tuple[int, str]] = set()
     for job in jobs:
         signature = job_dataset_signature(job)

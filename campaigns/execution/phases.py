@@ -34,7 +34,7 @@ class JobLost(JobFailure):
 
 def target_connection(*, target: Target) -> Connection:
     return Connection(
-        driver=target.driver, host=target.host, port=target.port, database=target.database,
+        driver=target.driver, host=target.host, port=target.port or 0, database=target.database,
         user=target.user, password=target.get_password(),
     )
 

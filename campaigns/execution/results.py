@@ -218,6 +218,7 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
         "latency_pct_ms": latency.get("percentile"), "latency_sum_ms": latency.get("sum"),
         **{JobResult.PERCENTILE_FIELDS[key]: value for key, value in percentiles.items()},
         "latency_percentiles_missing": missing,
+        "host_figures": summary.get("host_figures") or {},
         **steady,
     })
     result, _ = JobResult.objects.update_or_create(job=job, defaults=fields)
@@ -265,7 +266,7 @@ def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
             snapshot["after"] = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
         except (ProbeError, DecryptionError) as exc:
             snapshot["after"] = {"error": str(exc)}
-    if "error" not in snapshot["after"]:
+    if "error" not in snapshot["after"] and not job.target.is_client_host():  # a host test has no server
         before_status = (snapshot.get("before") or {}).get("status") or {}
         ratio = cache_hit_ratio(before_status, snapshot["after"].get("status") or {})
         if ratio is not None and ratio < FULL_CACHE_HIT_RATIO and "cache" in job.scenario.dataset.name.lower():

@@ -171,6 +171,7 @@ def job_evidence(job: Job) -> validity.Evidence:
         job_rates={"qps": result.qps, "tps": result.tps} if result is not None and len(clients) > 1 else {},
         client_rates={measure: [(c.summary or {}).get(measure) for c in clients] for measure in ("qps", "tps")},
         seconds=_seconds_accounts(job, clients, by_client), partial_seconds=partial,
+        host_test=job.target.is_client_host(),
     )
 
 

@@ -100,16 +100,27 @@ class Target(models.Model):
         MYSQL = "mysql", "mysql"
         PGSQL = "pgsql", "pgsql"
 
+    class Kind(models.TextChoices):
+        """What is measured: a database server (sysbench's OLTP tests), or a registered client host itself
+        (sysbench's host tests: cpu, memory, fileio, threads, mutex; docs/host-tests.md)."""
+
+        DATABASE = "database", "database server"
+        CLIENT_HOST = "client_host", "client host (host tests)"
+
     name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.DATABASE)
     product = models.ForeignKey(Product, on_delete=models.PROTECT, related_name="targets")
     spec = models.ForeignKey(
         InstanceSpec, on_delete=models.PROTECT, related_name="targets", null=True, blank=True
     )
-    driver = models.CharField(max_length=10, choices=Driver.choices)
+    # A database target needs all of driver, port, database and user (clean()); a client-host target none: its
+    # host is the registered client host's name, where its jobs run.
+    driver = models.CharField(max_length=10, choices=Driver.choices, blank=True)
     host = models.CharField(max_length=255)
-    port = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(65535)])
-    database = models.CharField(max_length=128)
-    user = models.CharField(max_length=128)
+    port = models.PositiveIntegerField(null=True, blank=True,
+                                       validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    database = models.CharField(max_length=128, blank=True)
+    user = models.CharField(max_length=128, blank=True)
     password_encrypted = models.TextField(blank=True, default="", editable=False)
     is_demo = models.BooleanField(default=False)
     # Who added it, for "mine only" in lists and pickers (None for rows older than the field, and demo rows).
@@ -164,11 +175,28 @@ class Target(models.Model):
         return self.password_encrypted != ""
 
     def endpoint_label(self) -> str:
+        if self.is_client_host():
+            return f"client host {self.host}"
         return f"{self.driver}://{self.user}@{self.host}:{self.port}/{self.database}"
 
+    def is_client_host(self) -> bool:
+        """Whether this target is a client host measured by host tests (no database)."""
+        return self.kind == self.Kind.CLIENT_HOST
+
     def clean(self) -> None:
+        from campaigns.models.hosttests import client_host_target_problems
         from campaigns.sysbench.command import connection_problems
 
+        if self.is_client_host():
+            problems = client_host_target_problems(self)
+            if problems:
+                raise ValidationError(problems)
+            return
+        missing = {name: "This field is required for a database target." for name in ("driver", "port", "database",
+                                                                                      "user")
+                   if getattr(self, name) in (None, "")}
+        if missing:
+            raise ValidationError(missing)
         # These reach sysbench as option values (--mysql-host=…): checked as a scenario's options are,
         # so that whitespace, a line break or a leading dash never reads as another argument.
         problems = connection_problems(host=self.host, user=self.user, database=self.database)
@@ -302,6 +330,9 @@ class Scenario(models.Model):
         except OptionError as exc:
             field = "test" if exc.option == "test" else "options"
             raise ValidationError({field: str(exc)}) from None
+        from campaigns.models.hosttests import host_scenario_clean
+
+        host_scenario_clean(self)
 
     def clean_fields(self, exclude: Any = None) -> None:
         # A workload version names the test: set before the fields' own checks (`test` may not be blank).
@@ -876,6 +907,9 @@ class JobResult(models.Model):
     latency_p999_ms = models.FloatField(null=True, blank=True, help_text="p99.9")
     latency_percentiles_missing = models.CharField(max_length=200, blank=True, default="",
                                                    help_text="why latency_p50_ms … latency_p999_ms are empty")
+    # A host test's own figures (campaigns.sysbench.hosttests.HostFigures: events/s, MiB/s, reads/s, writes/s,
+    # fsyncs/s, MiB/s read and written); its headline is in qps and its events/s in tps. Empty for database tests.
+    host_figures = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Percentile key (as parser.LATENCY_PERCENTILES) -> field name.
@@ -988,6 +1022,10 @@ class ClientHost(models.Model):
                                         help_text="this host's clock minus the server's (PostgreSQL's), at join")
     clock_rtt_ms = models.FloatField(null=True, blank=True,
                                      help_text="round trip of the clock reading: the offset is exact to half of it")
+    # Its own speed, measured when it joins and every day (campaigns.execution.selfmeasure): {cpu_events_per_s,
+    # memory_mib_per_s, measured_at, seconds}; and, while that runs, until when (no job starts on it meanwhile).
+    self_measurement = models.JSONField(default=dict, blank=True)
+    self_measuring_until = models.DateTimeField(null=True, blank=True)
 
     objects = ClientHostQuerySet.as_manager()
 
@@ -999,11 +1037,17 @@ class ClientHost(models.Model):
 
     FACT_FIELDS: ClassVar[tuple[str, ...]] = ("hostname", "address", "cpu_model", "cores", "memory_gb", "kernel",
                                               "sysbench_version", "client_versions", "clock_offset_ms",
-                                              "clock_rtt_ms")
+                                              "clock_rtt_ms", "self_measurement")
 
     def facts(self) -> dict[str, Any]:
         """What the host announced when it joined, as a job's environment keeps it (JobClient.host_facts)."""
         return {name: getattr(self, name) for name in self.FACT_FIELDS}
+
+    def self_measurement_text(self) -> str:
+        """Its own speed in words ("cpu 1,234 events/s, memory 5,678 MiB/s, measured 2026-11-27 03:10")."""
+        from campaigns.models.hosttests import self_measurement_text
+
+        return self_measurement_text(self.self_measurement)
 
     def is_online(self) -> bool:
         age = (timezone.now() - self.last_heartbeat).total_seconds()

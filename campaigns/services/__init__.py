@@ -13,6 +13,7 @@ from campaigns.services.bundles import BundleRejected, bundle_import, bundle_jso
 from campaigns.services.campaigns import campaign_create, campaign_update
 from campaigns.services.datasets import dataset_create, dataset_update
 from campaigns.services.demo import DEMO_TARGET_NAMES, demo_load
+from campaigns.services.hosttests import HOST_TEST_DATASET, host_test_dataset
 from campaigns.services.imports import ImportRejected, results_import
 from campaigns.services.launch import ScenarioDdlRefused, campaign_ddl_check, campaign_launch, run_cancel, run_rerun
 from campaigns.services.plans import (
@@ -52,5 +53,6 @@ __all__ = [
     "format_duration", "job_estimate_s", "quick_campaign_create", "quick_compare_launch",
     "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_progress",
     "runs_with_progress", "measured_overhead_s",
+    "HOST_TEST_DATASET", "host_test_dataset",
     "split_threads", "target_check", "CheckRateExceeded", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]

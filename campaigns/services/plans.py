@@ -16,6 +16,8 @@ from campaigns.execution.datasets import dataset_signature, dataset_table_ddl, l
 from campaigns.execution.hosts import NoWorker, host_heartbeats, run_no_worker
 from campaigns.execution.phases import JobFailure, phase_argv, split_threads
 from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
+from campaigns.models.hosttests import runs_on
+from campaigns.services.hosttests import hostjob_plan
 from campaigns.sysbench.catalogue import OptionError
 from campaigns.sysbench.command import Connection, format_command
 from campaigns.sysbench.ddl import DdlError, row_bytes_on_disk, table_ddl_statements
@@ -57,13 +59,16 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
     scenarios = list(campaign.scenarios.select_related("dataset").order_by("name"))
     for target in targets:
         for scenario in scenarios:
+            if not runs_on(target, scenario):  # host tests on client-host targets, database tests on databases
+                continue
             tables, table_size = campaign.dataset_size(scenario.dataset, target.spec)
             for threads in campaign.threads_for(target, scenario):
                 for repetition in range(1, campaign.repetitions + 1):
                     planned.append(PlannedJob(
                         position=len(planned), target=target, scenario=scenario, threads=threads,
                         repetition=repetition, tables=tables, table_size=table_size,
-                        clients=campaign.clients_for(threads),
+                        # A host test measures its one host: one client, whatever the campaign's client rule.
+                        clients=1 if target.is_client_host() else campaign.clients_for(threads),
                         time_s=campaign.run_time_s or scenario.time_s,
                         warmup_s=scenario.warmup_s if campaign.warmup_override_s is None else campaign.warmup_override_s,
                     ))
@@ -117,9 +122,14 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
     datasets: dict[tuple[int, str], int] = {}
     for p in campaign_expand(campaign=campaign):
         scenario = p.scenario
+        if p.target.is_client_host():
+            entry = hostjob_plan(p)
+            total_s += entry["estimated_duration_s"]
+            jobs.append(entry)
+            continue
         shell_job = Job(target=p.target, scenario=scenario, threads=p.threads, tables=p.tables, table_size=p.table_size,
                         time_s=p.time_s, warmup_s=p.warmup_s)
-        conn = Connection(driver=p.target.driver, host=p.target.host, port=p.target.port,
+        conn = Connection(driver=p.target.driver, host=p.target.host, port=p.target.port or 0,
                           database=p.target.database, user=p.target.user,
                           password="***" if p.target.has_password() else "")
         signature = dataset_signature(scenario=scenario, tables=p.tables, table_size=p.table_size)

@@ -49,6 +49,9 @@ def _check_allowed(user: Any) -> None:
 def target_check(*, target: Target, user: Any) -> dict[str, Any]:
     """Connects to the target and returns its version and the settings that decide results. ProbeError says why
     not; CheckRateExceeded (a ProbeError) when `user` has used up their checks."""
+    if target.is_client_host():
+        raise ProbeError(f"{target.name} is a client host (host tests): there is no database to connect to; the "
+                         "Hosts page says whether its worker is online")
     _check_allowed(user)
     where = f"{target.driver} {target.host}:{target.port}"
     name = f"target {target.pk}" if target.pk is not None else "a new target"

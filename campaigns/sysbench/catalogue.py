@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from campaigns.sysbench.hosttests import HOST_DESCRIPTIONS, HOST_OPTION_ROWS
+
 # sysbench parses its C-level numeric options into a signed 32-bit int: `--events=2147483648` is refused with
 # "Invalid value for the 'events' option", so that is the ceiling for every built-in integer option.
 INT32_MAX = 2_147_483_647
@@ -77,6 +79,9 @@ class TestSpec:
     # the sysbench commands (prepare, cleanup) it defines.
     workload: bool = False
     commands: tuple[str, ...] = ("prepare", "cleanup")
+    # One of sysbench's built-in host tests (cpu, memory, fileio, threads, mutex: campaigns.sysbench.hosttests):
+    # it measures the client host it runs on, needs no database and has no tables.
+    host: bool = False
 
 
 # --- building blocks ------------------------------------------------------------------------------------------
@@ -291,6 +296,12 @@ def _build_tests() -> dict[str, TestSpec]:
     for name, specs, description in _LEGACY_TESTS:
         tests[name] = TestSpec(name=name, script=name, options=_by_name(*specs), legacy=True,
                                description=description, prepares_tables=True)
+    for name, rows in HOST_OPTION_ROWS.items():
+        # A size ("1K", "2G") is text checked by its pattern (_SPECIAL); fileio's open flags a list of choices.
+        host_specs = [OptionSpec(option, {"size": "str", "flags": "list"}.get(kind, kind), default, low, high, choices,
+                                 help, "test") for option, kind, default, low, high, choices, help in rows]
+        tests[name] = TestSpec(name=name, script=name, options=_by_name(*host_specs), legacy=False,
+                               description=HOST_DESCRIPTIONS[name], prepares_tables=False, host=True)
     return tests
 
 
@@ -329,10 +340,15 @@ def dataset_option_names(test: str | TestSpec) -> tuple[str | None, str | None]:
     return None, None
 
 
+# Common options that only shape a database driver: a host test (no database) takes none of them.
+DATABASE_ONLY_OPTIONS = frozenset({"db-ps-mode", "db-debug", "mysql-compression", "mysql-debug", "mysql-ignore-errors"})
+
+
 def scenario_options(test: str | TestSpec) -> dict[str, OptionSpec]:
     """Every option a scenario of `test` may set: the test's own, then the common ones (no connection options)."""
     spec = _test_spec(test, "test")
-    common = {k: v for k, v in COMMON_OPTIONS.items() if v.scope == "common"}
+    common = {k: v for k, v in COMMON_OPTIONS.items() if v.scope == "common"
+              and not (spec.host and k in DATABASE_ONLY_OPTIONS)}
     return {**spec.options, **common}
 
 
@@ -523,6 +539,15 @@ def _pareto_h(option: str, value: object) -> float:
     return number
 
 
+def _open_flags(option: str, value: object) -> str:
+    items = [item.lower() for item in _list_items(option, value)]
+    for item in items:
+        if item not in ("sync", "dsync", "direct"):
+            raise OptionError(option, f"{item[:40]!r} is not one of sync, dsync, direct")
+    return ",".join(dict.fromkeys(items))
+
+
+_SIZE_VALUE = _pattern(r"[0-9]{1,12}[KkMmGgTt]?", "a size such as 1K, 512M or 2G")
 _IDENTIFIER = _pattern(r"[A-Za-z][A-Za-z0-9_]{0,63}", "a storage engine name (letters, digits, '_')")
 
 # Options whose accepted values a type alone does not describe.
@@ -535,6 +560,10 @@ _SPECIAL: dict[str, Callable[[str, object], object]] = {
     "mysql-storage-engine": _IDENTIFIER,
     "mysql-table-engine": _IDENTIFIER,
     "rand-pareto-h": _pareto_h,
+    "memory-block-size": _SIZE_VALUE,
+    "memory-total-size": _SIZE_VALUE,
+    "file-total-size": _SIZE_VALUE,
+    "file-extra-flags": _open_flags,
 }
 
 
@@ -588,6 +617,8 @@ def option_spec(test: str | TestSpec, name: str) -> OptionSpec:
         raise OptionError(name, f"not an option of {spec.name}{hint}")
     if found.scope == "connection":
         raise OptionError(name, "a connection option: it belongs to the target, not to the scenario")
+    if spec.host and canonical in DATABASE_ONLY_OPTIONS:
+        raise OptionError(name, f"a database driver's option: {spec.name} is a host test and uses no database")
     return found
 
 

@@ -86,3 +86,22 @@ def field_value(cell: dict[str, Any] | None, metric: str) -> Any:
     if cell is None:
         return None
     return (cell.get(metric) or {}).get("value")
+
+
+@register.filter
+def self_measurement(measurement: dict[str, Any] | None) -> str:
+    """A client host's own speed: "cpu 1,234 events/s, memory 5,678 MiB/s, measured 2026-11-27 03:10"."""
+    from campaigns.models.hosttests import self_measurement_text
+
+    return self_measurement_text(measurement if isinstance(measurement, dict) else None) or "not measured yet"
+
+
+@register.filter
+def headline_label(test: str | None, column: str = "qps") -> str:
+    """A comparison column's label: QPS and TPS for database tests; a host test's headline unit (events/s, MiB/s:
+    docs/host-tests.md) in the QPS column and events/s in the TPS column."""
+    from campaigns.sysbench.hosttests import HEADLINE_UNITS
+
+    if test not in HEADLINE_UNITS:
+        return column.upper()
+    return HEADLINE_UNITS[test] if column == "qps" else "events/s"
