@@ -16,12 +16,11 @@ from typing import Any
 import factory
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from factory.django import DjangoModelFactory
 from rest_framework.test import APIClient
 
-from campaigns import roles, services
+from campaigns import roles
 from campaigns.downsample import lttb_indices, minmax_indices
 from campaigns.models import (
     Campaign,
@@ -43,6 +42,7 @@ from tests.factories import (
     ScenarioFactory,
     TargetFactory,
 )
+from tests.helpers.api import client_for, make_user  # noqa: F401  (other modules import them from here)
 
 DATA = Path(__file__).resolve().parent / "data"
 SYSBENCH_LOGS = DATA / "sysbench"
@@ -85,19 +85,6 @@ class JobResultFactory(DjangoModelFactory):
 
 
 # ---------------------------------------------------------------- clients per role
-
-
-def make_user(role: str | None, username: str | None = None) -> Any:
-    user = get_user_model().objects.create_user(username=username or f"user-{role or 'none'}", password="pw-12345678")
-    if role:  # get_or_create: a transactional test's database may have been flushed, its role groups with it
-        user.groups.add(Group.objects.get_or_create(name=role)[0])
-    return user
-
-
-def client_for(user: Any) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {services.token_issue(user=user)}")
-    return client
 
 
 @pytest.fixture

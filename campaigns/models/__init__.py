@@ -21,11 +21,12 @@ from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression
 from campaigns.models.published import PublishedResult
 from campaigns.models.sharing import ShareLink
 from campaigns.models.tokens import ApiToken
+from campaigns.models.variants import SettingsChange
 
 __all__ = [
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult", "ApiToken", "ShareLink",
+    "PublishedResult", "ApiToken", "ShareLink", "SettingsChange",
 ]
