@@ -19,7 +19,15 @@ import MySQLdb
 import psycopg
 from psycopg import sql
 
-from campaigns.probes import ProbeError, _mysql_connect, _mysql_error, _pg_connect, _pg_error, mysql_error_parts
+from campaigns.probes import (
+    ProbeError,
+    _mysql_connect,
+    _mysql_error,
+    _pg_connect,
+    _pg_error,
+    mysql_error_parts,
+    pg_unreachable,
+)
 from campaigns.settings_variants import NUMBER, setting_matches, setting_name_problem
 from campaigns.sysbench.command import Connection
 
@@ -262,7 +270,9 @@ def _pg_alter(conn: Connection, sets: list[tuple[str, str]], resets: list[str]) 
             for name, value in sets:
                 try:
                     db.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
-                except psycopg.errors.DataException as exc:
+                except psycopg.Error as exc:
+                    if pg_unreachable(exc):
+                        raise
                     raise SettingRefused(f"{name} = {value}: refused by the server "
                                          f"({str(exc).strip().splitlines()[0]})") from None
             for name in resets:

@@ -2,8 +2,11 @@
 (no server: tests/test_variants_servers.py runs them against real ones)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.test import Client as PageClient
 
 from campaigns import roles, services
 from campaigns.comparison.query import comparison_build
@@ -134,3 +137,55 @@ def test_the_comparison_puts_variants_side_by_side_as_products():
     assert [p["name"] for p in comparison["products"]] == ["MariaDB (local) · default", "MariaDB (local) · flush=2"]
     (row,) = comparison["groups"][0]["rows"]
     assert row["cells"][1]["delta_pct"]["qps"] == 50.0
+
+
+def _variant_run() -> Run:
+    target = TargetFactory(port=1, product=ProductFactory(name="MariaDB (bundled)"))
+    scenario = ScenarioFactory()
+    campaign = services.campaign_create(name="bundled variants", targets=[target], scenarios=[scenario],
+                                        threads=[4], variants=[{"name": "default"},
+                                                               {"name": "flush=2", "pgsql": {"fsync": "off"}}])
+    run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED)
+    job = Job.objects.create(run=run, target=target, scenario=scenario, threads=4, status=Job.Status.SUCCEEDED,
+                             variant="flush=2", variant_settings={"innodb_flush_log_at_trx_commit": "2"},
+                             server_snapshot={"before": {"settings": {"innodb_flush_log_at_trx_commit": "2"}},
+                                              "variant": {"name": "flush=2", "settings": {
+                                                  "innodb_flush_log_at_trx_commit": {
+                                                      "wanted": "2", "got": "2", "original": "1"}}}})
+    JobResult.objects.create(job=job, qps=100.0, tps=10.0, latency_avg_ms=1.0, latency_pct_ms=2.0)
+    return run
+
+
+@pytest.mark.django_db
+def test_bundles_carry_the_variants_and_refuse_bad_ones():
+    run = _variant_run()
+    bundle = json.loads(services.bundle_json(services.run_export(run=run)))
+    assert bundle["campaign"]["variants"] == run.campaign.variants
+    operator = client_for(make_user(roles.OPERATOR, "bundle-op"))
+    answer = operator.post("/api/v1/runs/import-bundle/", bundle, format="json")
+    assert answer.status_code in (200, 201), answer.json()
+    imported = Run.objects.get(pk=answer.json()["id"])
+    assert imported.campaign.variants == run.campaign.variants
+    job = imported.jobs.get()
+    assert (job.variant, job.variant_settings) == ("flush=2", {"innodb_flush_log_at_trx_commit": "2"})
+    bad = json.loads(json.dumps(bundle))
+    bad["campaign"]["variants"] = [{"name": "x", "mysql": {"a; DROP": "1"}}]
+    answer = operator.post("/api/v1/runs/import-bundle/", bad, format="json")
+    assert answer.status_code == 400 and "campaign.variants:" in answer.json()["bundle"][0]
+    bad = json.loads(json.dumps(bundle))
+    bad["jobs"][0]["variant_settings"] = {"sync_binlog": "0' OR 1"}
+    answer = operator.post("/api/v1/runs/import-bundle/", bad, format="json")
+    assert answer.status_code == 400 and "jobs[0].variant_settings:" in answer.json()["bundle"][0]
+
+
+@pytest.mark.django_db
+def test_the_pages_show_the_variants_the_plan_crosses_and_what_was_in_force():
+    run = _variant_run()
+    page = PageClient()
+    page.force_login(make_user(roles.VIEWER, "variants-viewer"))
+    html = page.get(f"/campaigns/{run.campaign_id}/").content.decode()
+    assert 'data-testid="variants"' in html and "fsync=off" in html
+    assert html.count('data-testid="plan-variant"') == 2  # 1 target × 1 scenario × 2 variants × 1 thread count
+    html = page.get(f"/jobs/{run.jobs.get().pk}/").content.decode()
+    assert 'data-testid="job-variant"' in html and "<strong>flush=2</strong>" in html
+    assert "<td>2</td><td><strong>2</strong></td><td>1</td>" in html

@@ -12,7 +12,10 @@ from django.core.exceptions import ValidationError
 
 from campaigns import services
 from campaigns.comparison.query import comparison_build
-from campaigns.execution.variants import settings_changes_sweep
+from campaigns.execution.hosts import own_queues
+from campaigns.execution.phases import JobFailure, target_connection
+from campaigns.execution.results import job_close
+from campaigns.execution.variants import settings_changes_sweep, variant_apply
 from campaigns.models import Campaign, Job, Run, SettingsChange, Target
 from campaigns.services.plans import campaign_plan
 from tests.conftest import record_measurement, wait_for
@@ -174,8 +177,6 @@ def test_the_reconciler_puts_back_what_a_dead_worker_left_changed(
     scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-3", tables=1, table_size=100))
     campaign = services.campaign_create(name="variants crash", targets=[maria, pg], scenarios=[scenario],
                                         threads=[1], variants=VARIANTS)
-    from campaigns.execution.hosts import own_queues
-
     run = Run.objects.create(campaign=campaign, status=Run.Status.FAILED, queue=own_queues()[0])
     for target, setting, value in ((maria, MYSQL_SETTING, "2"), (pg, PG_SETTING, "off")):
         job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.FAILED,
@@ -225,4 +226,31 @@ def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign
     assert time.monotonic() - began < 15
     assert not Campaign.objects.filter(name="refused").exists()
     # Nothing changed on the servers by the checks.
+    _originals_back(own_mariadb, own_postgres)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_fails_naming_the_setting_its_server_did_not_take_and_its_end_puts_the_rest_back(
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+    maria, pg = _targets(own_mariadb, own_postgres, suffix=" 5")
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-5", tables=1, table_size=100))
+    campaign = services.campaign_create(name="variants odd", targets=[maria, pg], scenarios=[scenario], threads=[1])
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queues()[0])
+    sync_binlog_before = own_mariadb.sql("SELECT @@GLOBAL.sync_binlog").stdout.strip()
+    cases = (
+        # MariaDB takes 7 as its largest value (3) with a warning: the read-back says so.
+        (maria, {"sync_binlog": "7", MYSQL_SETTING: "7"}, f"{MYSQL_SETTING}: wanted 7, the server has 3"),
+        # PostgreSQL refuses the value outright.
+        (pg, {PG_SETTING: "sometimes"}, f"{PG_SETTING} = sometimes: refused by the server"),
+    )
+    for target, settings, message in cases:
+        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.PREPARING,
+                                 phase=Job.Phase.PREPARE, variant="odd", variant_settings=settings)
+        job = Job.objects.select_related("target", "scenario", "run").get(pk=job.pk)
+        with pytest.raises(JobFailure) as caught:
+            variant_apply(job, target_connection(target=target))
+        assert message in str(caught.value) and "settings variant 'odd'" in str(caught.value)
+        job_close(job, status=Job.Status.FAILED, error=str(caught.value))
+        assert not SettingsChange.objects.filter(job=job, restored_at__isnull=True).exists()
+    assert own_mariadb.sql("SELECT @@GLOBAL.sync_binlog").stdout.strip() == sync_binlog_before
     _originals_back(own_mariadb, own_postgres)
