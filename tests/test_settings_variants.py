@@ -9,9 +9,11 @@ from django.core.exceptions import ValidationError
 from django.test import Client as PageClient
 
 from campaigns import roles, services
+from campaigns.comparison.histogram import cell_histogram
 from campaigns.comparison.query import comparison_build
+from campaigns.comparison.selection import Selection
 from campaigns.forms import CampaignForm
-from campaigns.models import Campaign, Job, JobResult, Run
+from campaigns.models import Campaign, Job, JobClient, JobResult, Run
 from campaigns.services.plans import campaign_expand
 from campaigns.settings_variants import (
     VariantError,
@@ -133,10 +135,20 @@ def test_the_comparison_puts_variants_side_by_side_as_products():
         job = Job.objects.create(run=run, target=target, scenario=scenario, threads=4, status=Job.Status.SUCCEEDED,
                                  variant=variant)
         JobResult.objects.create(job=job, qps=qps, tps=qps / 10, latency_avg_ms=1.0, latency_pct_ms=2.0)
+        JobClient.objects.create(job=job, index=0, status=JobClient.Status.SUCCEEDED, histogram=[[1.0, 5], [2.0, 1]])
     comparison = comparison_build(run_ids=[run.pk])
     assert [p["name"] for p in comparison["products"]] == ["MariaDB (local) · default", "MariaDB (local) · flush=2"]
     (row,) = comparison["groups"][0]["rows"]
     assert row["cells"][1]["delta_pct"]["qps"] == 50.0
+    # A cell's latency histogram is of its own variant's jobs (the page's cells say which).
+    keys = {"scenario_id": scenario.pk, "spec_id": target.spec_id, "threads": 4, "table_size": 1, "tables": 1,
+            "product_id": product.pk}
+    assert cell_histogram(Selection(runs=[run.pk]), **keys, variant="flush=2")["jobs"] == 1
+    assert cell_histogram(Selection(runs=[run.pk]), **keys)["jobs"] == 2
+    page = PageClient()
+    page.force_login(make_user(roles.VIEWER, "compare-variants-viewer"))
+    html = page.get(f"/compare/?runs={run.pk}").content.decode()
+    assert 'data-variant="flush=2"' in html and "MariaDB (local) · flush=2" in html
 
 
 def _variant_run() -> Run:
