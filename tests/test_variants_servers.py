@@ -12,7 +12,6 @@ from django.core.exceptions import ValidationError
 
 from campaigns import services
 from campaigns.comparison.query import comparison_build
-from campaigns.execution.hosts import own_queues
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.execution.results import job_close
 from campaigns.execution.variants import settings_changes_sweep, variant_apply
@@ -170,14 +169,21 @@ def test_a_cancelled_run_gets_the_servers_settings_back(
     _originals_back(own_mariadb, own_postgres)
 
 
+@pytest.fixture
+def own_queue(settings: Any) -> str:
+    """A queue of this test's own: the session's worker (and its reconciler) leaves its runs alone."""
+    settings.CELERY_TASK_DEFAULT_QUEUE = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-variants"
+    return settings.CELERY_TASK_DEFAULT_QUEUE
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_reconciler_puts_back_what_a_dead_worker_left_changed(
-        own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str) -> None:
     maria, pg = _targets(own_mariadb, own_postgres, suffix=" 3")
     scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-3", tables=1, table_size=100))
     campaign = services.campaign_create(name="variants crash", targets=[maria, pg], scenarios=[scenario],
                                         threads=[1], variants=VARIANTS)
-    run = Run.objects.create(campaign=campaign, status=Run.Status.FAILED, queue=own_queues()[0])
+    run = Run.objects.create(campaign=campaign, status=Run.Status.FAILED, queue=own_queue)
     for target, setting, value in ((maria, MYSQL_SETTING, "2"), (pg, PG_SETTING, "off")):
         job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.FAILED,
                                  variant="lazy", variant_settings={setting: value},
@@ -231,11 +237,11 @@ def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign
 
 @pytest.mark.django_db(transaction=True)
 def test_a_job_fails_naming_the_setting_its_server_did_not_take_and_its_end_puts_the_rest_back(
-        own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str) -> None:
     maria, pg = _targets(own_mariadb, own_postgres, suffix=" 5")
     scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-5", tables=1, table_size=100))
     campaign = services.campaign_create(name="variants odd", targets=[maria, pg], scenarios=[scenario], threads=[1])
-    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queues()[0])
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
     sync_binlog_before = own_mariadb.sql("SELECT @@GLOBAL.sync_binlog").stdout.strip()
     cases = (
         # MariaDB takes 7 as its largest value (3) with a warning: the read-back says so.
