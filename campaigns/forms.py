@@ -24,6 +24,7 @@ from campaigns import jsonlimits, monitoring, services
 from campaigns.addresses import emails_clean, webhook_url_clean
 from campaigns.models import Campaign, Dataset, InstanceSpec, Product, Scenario, Target
 from campaigns.models.workloads import version_for_label, workload_test_choices
+from campaigns.settings_variants import VariantError, variants_format, variants_parse
 from campaigns.sysbench.catalogue import (
     INT32_MAX,
     MAX_TABLE_ROWS,
@@ -419,6 +420,29 @@ class ThreadsMapField(forms.CharField):
         return result
 
 
+class VariantsField(forms.CharField):
+    """Lines of `name: mysql setting=value …; pgsql setting=value` → the campaign's settings variants."""
+
+    widget = forms.Textarea(attrs={"rows": 3})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return variants_format(value)
+        if isinstance(value, str) and value.startswith("["):
+            try:
+                return self.prepare_value(jsonlimits.loads(value))
+            except (ValueError, TypeError, KeyError):
+                return value
+        return value
+
+    def clean(self, value: Any) -> list[dict[str, Any]]:
+        text = super().clean(value)
+        try:
+            return variants_parse(text or "")
+        except VariantError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
 class CreatorCheckboxSelectMultiple(forms.CheckboxSelectMultiple):
     """Checkboxes of model rows, each marked `data-mine="true"` or `"false"` for the user the form is shown to,
     so that the picker (picker.js) can offer "Mine only". Unmarked until `user_id` is set."""
@@ -466,11 +490,17 @@ class CampaignForm(RowForm):
     threads_by_scenario = ThreadsMapField(
         required=False, label="Threads per scenario",
         help_text="Optional, overrides both: <code>scenario name = 50, 100, 200</code>.")
+    variants = VariantsField(
+        required=False, max_length=20000, label="Settings variants",
+        help_text="Optional: each job runs once per variant, under its server settings (put back after the job). "
+                  "One per line: <code>flush=2: mysql innodb_flush_log_at_trx_commit=2 sync_binlog=0; pgsql "
+                  "synchronous_commit=off</code>; <code>default:</code> changes nothing. Checked on the targets "
+                  "when saved.")
 
     class Meta:
         model = Campaign
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
-                  "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
+                  "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
                   "job_tries", "target_wait_s"]
@@ -529,7 +559,7 @@ class CampaignForm(RowForm):
 
     def save_by(self, *, user: Any) -> Campaign:
         webhook_url = self.cleaned_data.get("webhook_url") or ("" if self.cleaned_data.get("clear_webhook") else None)
-        m2m = {"targets": self.cleaned_data.get("targets"), "scenarios": self.cleaned_data.get("scenarios")}
+        m2m: dict[str, Any] = {"targets": self.cleaned_data.get("targets"), "scenarios": self.cleaned_data.get("scenarios")}
         if self.instance.pk is None:
             return services.campaign_create(user=user, webhook_url=webhook_url or "",
                                             **{k: v for k, v in m2m.items() if v is not None}, **self.field_values())

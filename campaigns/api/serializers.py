@@ -221,6 +221,18 @@ class CampaignNoiseSerializer(serializers.Serializer):
                   "would.")
 
 
+class VariantSerializer(serializers.Serializer):
+    """One settings variant: its name and the server settings it gives targets of each driver."""
+
+    name = serializers.CharField(max_length=40, help_text="Shown beside the product in comparisons.")
+    mysql = serializers.DictField(child=serializers.CharField(max_length=100), required=False,
+                                  help_text="SET GLOBAL settings for MySQL and MariaDB targets, e.g. "
+                                            "{\"innodb_flush_log_at_trx_commit\": \"2\"}.")
+    pgsql = serializers.DictField(child=serializers.CharField(max_length=100), required=False,
+                                  help_text="ALTER SYSTEM settings for PostgreSQL targets (no restart), e.g. "
+                                            "{\"synchronous_commit\": \"off\"}.")
+
+
 class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFieldsMixin, FastReadMixin, ModelCleanMixin,
                          serializers.ModelSerializer):
     """A campaign; `webhook_url` is write-only (often a secret Slack URL): set it, or send "" to clear it;
@@ -237,6 +249,10 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFields
     threads = thread_list_field(required=False, help_text="Thread counts to run, e.g. [8, 16, 32].")
     threads_by_spec = ThreadsByKeyField(required=False, help_text="Per instance spec label: its thread counts.")
     threads_by_scenario = ThreadsByKeyField(required=False, help_text="Per scenario name: its thread counts.")
+    variants = serializers.ListField(
+        child=VariantSerializer(), required=False, max_length=20,
+        help_text="Settings variants crossed with targets, scenarios and threads; checked on the targets when saved "
+                  "(a setting needing a restart or refused to the target's user is a 400 naming it).")
     created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True)
     operator_only_fields = ("notify_emails",)
@@ -244,8 +260,9 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFields
     class Meta:
         model = Campaign
         fields = ["id", "name", "description", "targets", "scenarios", "threads", "threads_by_spec",
-                  "threads_by_scenario", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
-                  "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s", "is_template",
+                  "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads",
+                  "scale_factor", "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s",
+                  "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n",
                   "webhook_url", "has_webhook", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
                   "job_tries", "target_wait_s", "created_by", "created_at",
@@ -391,8 +408,8 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "run", "campaign", "target", "target_name", "product", "product_name", "spec", "spec_label",
-                  "scenario", "scenario_name", "test", "threads", "repetition", "position", "tables", "table_size",
-                  "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "waiting",
+                  "scenario", "scenario_name", "test", "variant", "variant_settings", "threads", "repetition",
+                  "position", "tables", "table_size", "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "waiting",
                   "unreachable_since", "next_try_at", "attempt", "attempts", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
                   "started_at", "finished_at", "result", "prepare_progress", "notes"]
@@ -621,6 +638,8 @@ class CellHistogramQuerySerializer(ComparisonQuerySerializer):
     table_size = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     tables = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
     product = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="The cell's product id.")
+    variant = serializers.CharField(max_length=40, required=False, allow_blank=True,
+                                    help_text="The cell's settings variant (\"\" for jobs without one); omitted: any.")
 
     def validate_spec(self, value: str) -> int | None:
         text = value.strip().lower()

@@ -744,6 +744,8 @@ class ComparisonViewSet(viewsets.ViewSet):
             OpenApiParameter("table_size", OpenApiTypes.INT, required=True),
             OpenApiParameter("tables", OpenApiTypes.INT, required=True),
             OpenApiParameter("product", OpenApiTypes.INT, required=True, description="The cell's product id."),
+            OpenApiParameter("variant", OpenApiTypes.STR, required=False,
+                             description="The cell's settings variant (\"\" for jobs without one); omitted: any."),
         ],
         responses={200: OpenApiTypes.OBJECT},
         description="The latency histogram of one comparison cell: its jobs' sysbench histograms merged bucket by "
@@ -763,7 +765,7 @@ class ComparisonViewSet(viewsets.ViewSet):
         return Response(cell_histogram(
             selection, scenario_id=data["scenario"], spec_id=data["spec"], threads=data["concurrency"],
             table_size=data["table_size"], tables=data["tables"], product_id=data["product"],
-            thread_filter=data.get("threads") or None))
+            thread_filter=data.get("threads") or None, variant=data.get("variant")))
 
 
 # ---------------------------------------------------------------- hosts, users, tokens

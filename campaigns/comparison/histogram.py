@@ -16,7 +16,8 @@ def _label(pct: float) -> str:
 
 
 def cell_histogram(selection: Selection, *, scenario_id: int, spec_id: int | None, threads: int, table_size: int,
-                   tables: int, product_id: int, thread_filter: list[int] | None = None) -> dict[str, Any]:
+                   tables: int, product_id: int, thread_filter: list[int] | None = None,
+                   variant: str | None = None) -> dict[str, Any]:
     """The merged latency histogram of one cell (the succeeded jobs of `selection` with these keys): its buckets
     [[latency_ms, count], …] in latency order, p50/p90/p95/p99/p99.9 from them, and how many jobs had one.
 
@@ -29,6 +30,8 @@ def cell_histogram(selection: Selection, *, scenario_id: int, spec_id: int | Non
     jobs = jobs.filter(target__spec__isnull=True) if spec_id is None else jobs.filter(target__spec_id=spec_id)
     if thread_filter:
         jobs = jobs.filter(threads__in=thread_filter)
+    if variant is not None:  # a settings variant's column (campaigns.settings_variants)
+        jobs = jobs.filter(variant=variant)
     if selection.trusted_only:
         jobs = jobs.exclude(verdict__in=(Job.Verdict.SUSPECT, Job.Verdict.INVALID))
     clients = list(JobClient.objects.filter(job__in=jobs).values_list("job_id", "histogram"))

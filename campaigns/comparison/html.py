@@ -45,6 +45,8 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
     attrs = f' data-metric="{metric}"'
     if product_id is not None:
         attrs += f' data-product="{product_id}"'
+        if cell.get("variant"):  # a settings variant's column: its histogram is of that variant's jobs
+            attrs += f' data-variant="{escape(cell["variant"])}"'
     stats = cell[metric]
     extra = ""
     if stats["n"] > 1 and not cell.get("published"):

@@ -182,6 +182,8 @@ def comparison_build(
         "table_size": "job__table_size",
         "tables": "job__tables",
         "product_id": "job__target__product_id",
+        # A settings variant is a column of its own beside its product ("MariaDB · flush=2"); "" without one.
+        "variant": "job__variant",
     }
     if by_run:
         keys["run_id"] = "job__run_id"
@@ -225,15 +227,16 @@ def comparison_build(
         left_out, cells = len(cells) - len(kept), kept
 
     products = _product_order(cells, product_ids=product_ids, target_ids=target_ids)
+    products = _variant_columns(products, cells)
     if by_run:
-        present = {(c["product_id"], c["run_id"]) for c in cells}
+        present = {(c["product_id"], c["variant"], c["run_id"]) for c in cells}
         products = [{**p, "name": f"{p['name']} · run #{r}", "run_id": r}
-                    for r in dict.fromkeys(roots.values()) for p in products if (p["id"], r) in present]
+                    for r in dict.fromkeys(roots.values()) for p in products if (p["id"], p["variant"], r) in present]
     if baseline is not None:
         first = next((p for p in products if (p.get("run_id") if by_run else p["id"]) == baseline), None)
         if first is not None:
             products = [first, *(p for p in products if p is not first)]
-    column = {(p["id"], p.get("run_id")): i for i, p in enumerate(products)}
+    column = {(p["id"], p["variant"], p.get("run_id")): i for i, p in enumerate(products)}
     groups: dict[tuple[int, int], dict[str, Any]] = {}
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     for cell in cells:
@@ -258,7 +261,7 @@ def comparison_build(
             }
             group["rows"].append(row)
         entry: dict[str, Any] = {
-            "product_id": cell["product_id"], "n": cell["n"], "latency_pct": cell["pct"],
+            "product_id": cell["product_id"], "variant": cell["variant"], "n": cell["n"], "latency_pct": cell["pct"],
             **({"run_id": cell["run_id"]} if by_run else {}),
             "verdict": str(cell["verdict"]),
             "verdicts": {"invalid": cell["invalid_n"], "suspect": cell["suspect_n"], "valid": cell["valid_n"]},
@@ -267,7 +270,7 @@ def comparison_build(
             entry[metric] = _stats(cell, metric)
         entry["_logs"] = {metric: (cell[f"{metric}_positive"], cell[f"{metric}_n"], cell[f"{metric}_log_mean"],
                                    cell[f"{metric}_log_sd"]) for metric in METRICS}
-        row["cells"][column[(cell["product_id"], cell.get("run_id"))]] = entry
+        row["cells"][column[(cell["product_id"], cell["variant"], cell.get("run_id"))]] = entry
 
     ordered_groups = sorted(groups.values(), key=lambda g: g.pop("_sort"))
     for group in ordered_groups:
@@ -312,7 +315,7 @@ def _merge_retries(cells: list[dict[str, Any]], roots: dict[int, int]) -> list[d
     for cell in sorted(cells, key=lambda c: c["run_id"]):
         cell["run_id"] = roots.get(cell["run_id"], cell["run_id"])
         key = (cell["dataset_id"], cell["scenario_id"], cell["spec_id"], cell["threads"], cell["table_size"],
-               cell["tables"], cell["product_id"], cell["run_id"])
+               cell["tables"], cell["product_id"], cell["variant"], cell["run_id"])
         merged[key] = cell
     return list(merged.values())
 
@@ -379,6 +382,19 @@ def _product_order(cells: list[dict[str, Any]], *, product_ids: list[int], targe
                 order.append(p)
     order += sorted((p for p in names if p not in order), key=lambda p: (names[p].lower(), p))
     return [{"id": p, "name": names[p]} for p in order]
+
+
+def _variant_columns(products: list[dict[str, Any]], cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each product's columns, one per settings variant its jobs ran under, in the campaign's order of first
+    appearance (a variant's name joins the product's: "MariaDB (local) · flush=2"); a product measured without
+    variants keeps its one column and its name."""
+    variants: dict[int, list[str]] = {}
+    for cell in sorted(cells, key=lambda c: (c["variant"] != "", c["variant"].lower())):
+        seen = variants.setdefault(cell["product_id"], [])
+        if cell["variant"] not in seen:
+            seen.append(cell["variant"])
+    return [{**p, "name": f"{p['name']} · {v}" if v else p["name"], "variant": v}
+            for p in products for v in variants.get(p["id"], [""])]
 
 
 COMPARISON_CSV_COLUMNS = [

@@ -35,6 +35,7 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.results import _load, job_close
 from campaigns.execution.selfmeasure import host_self_measure_wait
+from campaigns.execution.variants import variant_apply
 from campaigns.models import ClientHost, Job, JobClient, Scenario, Target
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info
@@ -169,6 +170,7 @@ class Previous:
     target_id: int | None = None
     tables: int = 0
     snapshot_after: dict[str, Any] | None = None
+    variant: str = ""
 
 
 def measuring_before(job: Job) -> Job | None:
@@ -212,12 +214,12 @@ def _previous_wait(job: Job) -> Previous | None:
             clients_sweep_lost()
         time.sleep(PREVIOUS_POLL_S)
     last = (Job.objects.filter(run_id=job.run_id, measured_at__isnull=False).exclude(pk=job.pk)
-            .order_by("-measured_at").values("target_id", "tables", "server_snapshot", "measured_at").first())
+            .order_by("-measured_at").values("target_id", "tables", "server_snapshot", "measured_at", "variant").first())
     if last is None or last["measured_at"] is None or last["measured_at"] < timezone.now() - _FRESH:
         return Previous()
     after = (last["server_snapshot"] or {}).get("after")
     return Previous(target_id=last["target_id"], tables=last["tables"],
-                    snapshot_after=after if after and "error" not in after else None)
+                    snapshot_after=after if after and "error" not in after else None, variant=last["variant"])
 
 
 def _warmup(job: Job, conn: Connection) -> str:
@@ -273,21 +275,27 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
             return False, None
         if prepare_output:  # "" when the dataset was ready
             Job.objects.filter(pk=job.pk).update(prepare_wall_s=time.monotonic() - started)
+    # The settings variant before the warm-up, which warms the server as it will be measured.
+    variant = variant_apply(job, conn)
     warmup_output = _warmup(job, conn)
     prepare_output = "\n".join(filter(None, [prepare_output, warmup_output]))
     # The previous job's snapshot after its run was taken as it ended: when nothing ran on the target since,
     # it is this job's snapshot before (one connection less between the two measurements).
     before_dict = (previous.snapshot_after if previous.target_id == job.target_id and previous.tables == job.tables
-                   and not prepare_output else None)
+                   and not prepare_output and not job.variant and not previous.variant else None)
     if before_dict is None:
         try:
             before_dict = server_info(conn, tables=tables).to_dict()
         except ProbeError as exc:
             raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
+    snapshot: dict[str, Any] = {"before": before_dict}
+    if variant is not None:
+        # What was in force: the variant's settings as read back join the snapshot's settings.
+        snapshot["variant"] = variant
+        before_dict.setdefault("settings", {}).update({k: v["got"] for k, v in variant["settings"].items()})
     shares = split_threads(job.threads, len(hosts))
     commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
-    if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands),
-                                 server_snapshot={"before": before_dict}):
+    if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands), server_snapshot=snapshot):
         job_close(job, status=Job.Status.CANCELLED)
         return False, None
     now = timezone.now()

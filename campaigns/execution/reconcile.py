@@ -17,6 +17,7 @@ from campaigns.execution.hosts import (
     worker_lost_cause,
 )
 from campaigns.execution.results import job_finalize
+from campaigns.execution.variants import settings_changes_sweep
 from campaigns.models import ClientHost, Job, JobClient, Run
 
 WAITING_RETRY_S = 5.0
@@ -130,4 +131,6 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
         if waiting_retry or last_sent is None or last_sent < limit_redispatch:
             dispatch.job_dispatch(job=next_job)
             redispatched += 1
-    return {"lost": lost, "closed": closed, "redispatched": redispatched}
+    # Settings a variant changed whose job ended without putting them back (cancelled, its worker lost).
+    restored = settings_changes_sweep(now=now)
+    return {"lost": lost, "closed": closed, "redispatched": redispatched, "settings_restored": restored}

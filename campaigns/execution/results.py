@@ -18,6 +18,7 @@ from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import run_advance
 from campaigns.execution.phases import target_connection
+from campaigns.execution.variants import variant_restore
 from campaigns.execution.verdict import job_judge
 from campaigns.models import Job, JobClient, JobResult, Scenario
 from campaigns.probes import ProbeError, cache_hit_ratio, server_info
@@ -239,6 +240,8 @@ def client_prefix(job: Job, client: JobClient) -> str:
 def job_close(job: Job, *, status: str, error: str = "") -> None:
     """Records the end of a job (a cancel or failure recorded meanwhile wins over `status`)."""
     transitions.job_close(job_id=job.pk, status=status, error=error)
+    if job.variant_settings:  # the variant's settings go back as the job ends, whatever its end
+        variant_restore(job_id=job.pk)
     results_changed()  # a job that just succeeded joins the comparisons
 
 

@@ -21,6 +21,7 @@ from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression
 from campaigns.models.published import PublishedResult
 from campaigns.models.sharing import ShareLink
 from campaigns.models.tokens import ApiToken
+from campaigns.models.variants import SettingsChange
 from campaigns.models.workloads import Workload, WorkloadVersion
 
 __all__ = [
@@ -28,5 +29,5 @@ __all__ = [
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult", "ApiToken", "ShareLink", "Workload", "WorkloadVersion",
+    "PublishedResult", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
 ]

@@ -130,10 +130,16 @@ def _scalar_map_problem(value: Any, *, numbers_only: bool) -> str | None:
 
 
 def server_snapshot_problem(value: Any) -> str | None:
-    """{"before": reading, "after": reading} as a job keeps the server's state around its measurement."""
+    """{"before": reading, "after": reading} as a job keeps the server's state around its measurement, and
+    "variant": {"name", "settings": {setting: {"wanted", "got", "original"}}} for a job of a settings variant."""
     if not isinstance(value, dict):
         return "must be an object"
     for when, reading in value.items():
+        if when == "variant":
+            problem = _variant_reading_problem(reading)
+            if problem:
+                return f"variant: {problem}"
+            continue
         if when not in ("before", "after"):
             return f"{str(when)[:40]}: only \"before\" and \"after\" readings are kept"
         if not isinstance(reading, dict):
@@ -151,6 +157,21 @@ def server_snapshot_problem(value: Any) -> str | None:
                 problem = "not a part of a server reading"
             if problem:
                 return f"{when}.{str(key)[:40]}: {problem}"
+    return None
+
+
+def _variant_reading_problem(value: Any) -> str | None:
+    if not isinstance(value, dict) or set(value) - {"name", "settings"}:
+        return "an object of name and settings"
+    if not isinstance(value.get("name"), str) or len(value["name"]) > 40:
+        return "name: text of up to 40 characters"
+    settings = value.get("settings") or {}
+    if not isinstance(settings, dict) or len(settings) > 30:
+        return "settings: an object of up to 30 settings"
+    for name, reading in settings.items():
+        if (len(str(name)) > 64 or not isinstance(reading, dict) or set(reading) - {"wanted", "got", "original"}
+                or any(not isinstance(v, str) or len(v) > 1000 for v in reading.values())):
+            return f"settings.{str(name)[:40]}: wanted, got and original as text"
     return None
 
 

@@ -23,6 +23,7 @@ from campaigns.addresses import emails_clean, emails_split
 from campaigns.crypto import decrypt_secret, encrypt_secret
 from campaigns.endpoints import own_service_problem
 from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
+from campaigns.settings_variants import VariantError, variants_clean
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON
 from campaigns.sysbench.parser import merge_histograms
 
@@ -440,6 +441,9 @@ class Campaign(models.Model):
     # Often a secret (a Slack URL carries its token): encrypted like target passwords and write-only.
     webhook_url_encrypted = models.TextField(blank=True, default="", editable=False)
     notify_emails = models.TextField(blank=True)
+    # Named sets of server settings crossed with targets, scenarios and threads (campaigns.settings_variants):
+    # [{"name": "flush=2", "mysql": {"innodb_flush_log_at_trx_commit": "2"}, "pgsql": {...}}]; empty: none.
+    variants = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
@@ -480,6 +484,10 @@ class Campaign(models.Model):
             self.notify_emails = emails_clean(self.notify_emails)
         except ValidationError as exc:
             problems["notify_emails"] = " ".join(exc.messages)
+        try:
+            self.variants = variants_clean(self.variants)
+        except VariantError as exc:
+            problems["variants"] = str(exc)
         if problems:
             raise ValidationError(problems)
 
@@ -657,6 +665,10 @@ class Job(models.Model):
     threads = models.PositiveIntegerField(validators=[MinValueValidator(1)])
     repetition = models.PositiveIntegerField(default=1)
     position = models.PositiveIntegerField(default=0)
+    # The campaign's settings variant this job runs under ("" without variants) and the settings it gives this
+    # job's target, copied at launch (campaigns.execution.variants applies them and restores the originals).
+    variant = models.CharField(max_length=40, blank=True, default="")
+    variant_settings = models.JSONField(default=dict, blank=True)
     tables = models.PositiveIntegerField(default=1)
     table_size = models.BigIntegerField(default=1)
     time_s = models.PositiveIntegerField(null=True, blank=True, help_text="measured seconds (the scenario's unless the campaign overrides it)")

@@ -50,6 +50,7 @@ from campaigns.services.datasets import dataset_create
 from campaigns.services.scenarios import scenario_create
 from campaigns.services.targets import target_create
 from campaigns.services.workloads import workload_export, workload_import
+from campaigns.settings_variants import settings_problem, variants_problem
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_THREADS
 
 BUNDLE_FORMAT = "benchapp-run"
@@ -163,6 +164,7 @@ _SHAPES: dict[tuple[type[models.Model], str], Callable[[Any], str | None]] = {
     (JobClient, "summary"): checks.client_summary_problem, (JobClient, "histogram"): checks.histogram_problem,
     (JobClient, "earlier_attempts"): checks.attempts_problem,
     (ServerSample, "rates"): checks.number_map_problem, (ServerSample, "gauges"): checks.number_map_problem,
+    (Campaign, "variants"): variants_problem, (Job, "variant_settings"): settings_problem,
 }
 # Times a run could have: from this year to a day ahead of this install's clock.
 _EARLIEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
@@ -317,7 +319,9 @@ _CREATE: dict[type[models.Model], Callable[[Any, dict[str, Any]], Any]] = {
     Target: lambda owner, fields: target_create(by=owner, **fields),  # `user` is a target's own field
     Dataset: lambda owner, fields: dataset_create(user=owner, **fields),
     Scenario: lambda owner, fields: scenario_create(user=owner, **fields),
-    Campaign: lambda owner, fields: campaign_create(user=owner, **fields),
+    # An imported campaign's settings variants are history: its targets (no password, often another site's) are
+    # not asked; a launch of it would still refuse, job by job, a setting its server does not take.
+    Campaign: lambda owner, fields: campaign_create(user=owner, check_variants=False, **fields),
 }
 _LOCAL_ONLY = {"id", "created_by", "created_at", "updated_at", "password_encrypted", "webhook_url_encrypted"}
 
@@ -429,7 +433,8 @@ def _bundle_store(bundle: dict[str, Any], jobs: list[Any], source: dict[str, Any
     campaign_values = _parsed(Campaign, bundle["campaign"], "campaign")
     campaign = _named_row(Campaign(**campaign_values), campaign_values, "campaign", user=user, same=False)
     with _refusal_named("campaign"):
-        campaign = campaign_update(campaign=campaign, targets={*campaign.targets.all(), *targets.values()},
+        campaign = campaign_update(campaign=campaign, check_variants=False,
+                                   targets={*campaign.targets.all(), *targets.values()},
                                    scenarios={*campaign.scenarios.all(), *scenarios.values()})
     run_values = _parsed(Run, bundle["run"], "run")
     host = str(source.get("host", "another benchapp"))[:100]

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 
 from campaigns.models import Campaign, Scenario, Target
 from campaigns.services.rows import row_write
+from campaigns.services.variants import variants_check
 from campaigns.webhooks import WebhookRefused, webhook_url_check
 
 
@@ -27,16 +28,32 @@ def _webhook_set(campaign: Campaign, webhook_url: str | None) -> None:
 
 
 def campaign_create(*, user: Any = None, targets: Iterable[Target] = (), scenarios: Iterable[Scenario] = (),
-                    webhook_url: str = "", **fields: Any) -> Campaign:
-    """A new campaign of these targets and scenarios. ValidationError keyed by field."""
+                    webhook_url: str = "", check_variants: bool = True, **fields: Any) -> Campaign:
+    """A new campaign of these targets and scenarios. ValidationError keyed by field. Settings variants are asked
+    of every target (check_variants=False only for a bundle's campaign, whose variants are history)."""
     campaign = Campaign()
     _webhook_set(campaign, webhook_url)
+    targets = list(targets)
+    if fields.get("variants") and check_variants:
+        fields["variants"] = variants_check(variants=fields["variants"], targets=targets)
     return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
 
 
 def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[Target] | None = None,
                     scenarios: Iterable[Scenario] | None = None, webhook_url: str | None = None,
-                    **fields: Any) -> Campaign:
-    """Changes a campaign; targets, scenarios and webhook_url left None stay as they are ("" clears the webhook)."""
+                    check_variants: bool = True, **fields: Any) -> Campaign:
+    """Changes a campaign; targets, scenarios and webhook_url left None stay as they are ("" clears the webhook).
+    Settings variants are asked of the targets again when the variants or the targets change."""
     _webhook_set(campaign, webhook_url)
+    if targets is not None:
+        targets = list(targets)
+    variants = fields.get("variants", campaign.variants)
+    if variants and check_variants:
+        stored_targets = set(campaign.targets.values_list("pk", flat=True)) if campaign.pk else set()
+        new_targets = {t.pk for t in targets} if targets is not None else stored_targets
+        if variants != campaign.variants or new_targets != stored_targets:
+            checked = variants_check(
+                variants=variants, targets=targets if targets is not None else campaign.targets.all())
+            if "variants" in fields:
+                fields["variants"] = checked
     return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})

@@ -67,7 +67,8 @@ def campaign_launch(
     def jobs(run: Run) -> list[Job]:
         return [Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads, repetition=p.repetition,
                     position=p.position, tables=p.tables, table_size=p.table_size, clients_needed=p.clients,
-                    time_s=p.time_s, warmup_s=p.warmup_s) for p in planned]
+                    time_s=p.time_s, warmup_s=p.warmup_s, variant=p.variant,
+                    variant_settings=p.variant_settings) for p in planned]
 
     return _run_insert(campaign=campaign, jobs=jobs, user=user, trigger=trigger, idempotency_key=idempotency_key,
                        label=label, after=after)
@@ -105,7 +106,8 @@ def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
     def jobs(new: Run) -> list[Job]:
         return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,
                     repetition=j.repetition, position=n, tables=j.tables, table_size=j.table_size,
-                    clients_needed=j.clients_needed, time_s=j.time_s, warmup_s=j.warmup_s)
+                    clients_needed=j.clients_needed, time_s=j.time_s, warmup_s=j.warmup_s, variant=j.variant,
+                    variant_settings=j.variant_settings)
                 for n, j in enumerate(originals)]
 
     what = "retry of the failed jobs of" if scope == Run.Rerun.FAILED else "run again of"

@@ -3,7 +3,7 @@ they take. The one estimate of a job's duration serves the plan and a run's prog
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ from campaigns.execution.phases import JobFailure, phase_argv, split_threads
 from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
 from campaigns.models.hosttests import runs_on
 from campaigns.services.hosttests import hostjob_plan
+from campaigns.settings_variants import variant_settings
 from campaigns.sysbench.catalogue import OptionError
 from campaigns.sysbench.command import Connection, format_command
 from campaigns.sysbench.ddl import DdlError, row_bytes_on_disk, table_ddl_statements
@@ -47,31 +48,40 @@ class PlannedJob:
     clients: int
     time_s: int
     warmup_s: int
+    variant: str = ""
+    variant_settings: dict[str, str] = field(default_factory=dict)
 
 
 def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
-    """The campaign's jobs in execution order: per target, per scenario, per threads, per repetition.
+    """The campaign's jobs in execution order: per target, per scenario, per settings variant, per threads, per
+    repetition.
 
-    Targets outermost so that each target's dataset is prepared once and reused by every job on it.
+    Targets outermost so that each target's dataset is prepared once and reused by every job on it; variants
+    outside threads so that a server's settings change once per variant, not once per job.
     """
     planned: list[PlannedJob] = []
     targets = list(campaign.targets.select_related("spec", "product").order_by("name"))
     scenarios = list(campaign.scenarios.select_related("dataset").order_by("name"))
+    # A campaign without variants has one implicit variant "": its jobs run the server as it is, as before.
+    variants = campaign.variants or [{"name": ""}]
     for target in targets:
         for scenario in scenarios:
             if not runs_on(target, scenario):  # host tests on client-host targets, database tests on databases
                 continue
             tables, table_size = campaign.dataset_size(scenario.dataset, target.spec)
-            for threads in campaign.threads_for(target, scenario):
-                for repetition in range(1, campaign.repetitions + 1):
-                    planned.append(PlannedJob(
-                        position=len(planned), target=target, scenario=scenario, threads=threads,
-                        repetition=repetition, tables=tables, table_size=table_size,
-                        # A host test measures its one host: one client, whatever the campaign's client rule.
-                        clients=1 if target.is_client_host() else campaign.clients_for(threads),
-                        time_s=campaign.run_time_s or scenario.time_s,
-                        warmup_s=scenario.warmup_s if campaign.warmup_override_s is None else campaign.warmup_override_s,
-                    ))
+            for variant in variants:
+                for threads in campaign.threads_for(target, scenario):
+                    for repetition in range(1, campaign.repetitions + 1):
+                        planned.append(PlannedJob(
+                            position=len(planned), target=target, scenario=scenario, threads=threads,
+                            repetition=repetition, tables=tables, table_size=table_size,
+                            # A host test measures its one host: one client, whatever the campaign's client rule.
+                            clients=1 if target.is_client_host() else campaign.clients_for(threads),
+                            time_s=campaign.run_time_s or scenario.time_s,
+                            warmup_s=(scenario.warmup_s if campaign.warmup_override_s is None
+                                      else campaign.warmup_override_s),
+                            variant=variant["name"], variant_settings=variant_settings(variant, target.driver),
+                        ))
     return planned
 
 
@@ -167,6 +177,7 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
             "position": p.position, "target": p.target.name, "target_id": p.target.pk,
             "scenario": scenario.name, "scenario_id": scenario.pk, "test": scenario.test,
             "threads": p.threads, "repetition": p.repetition, "tables": p.tables, "table_size": p.table_size,
+            "variant": p.variant, "variant_settings": p.variant_settings,
             "clients": p.clients, "threads_per_client": shares,
             "prepare_command": format_command(prepare_argv) if prepare_argv else None,
             "commands": commands, "command_error": command_error,
@@ -183,6 +194,7 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
         "estimated_duration_s": round(total_s, 1), "estimated_duration": format_duration(total_s),
         "estimated_dataset_bytes": sum(datasets.values()),
         "max_clients": max((j["clients"] for j in jobs), default=0),
+        "variants": [v["name"] for v in campaign.variants or []],
         "prepare_notes": list(dict.fromkeys(j["prepare_note"] for j in jobs if j["prepare_note"])),
     }
 

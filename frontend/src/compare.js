@@ -133,10 +133,11 @@
     const keys = new URLSearchParams({
       scenario: row.dataset.scenarioId, spec: row.dataset.specId, concurrency: row.dataset.threads,
       table_size: row.dataset.tableSize, tables: row.dataset.tables, product: cell.dataset.product,
+      variant: cell.dataset.variant || "",
     });
     const header = table.querySelectorAll("thead tr:last-child th");
     const product = Array.from(row.querySelectorAll("td[data-metric=qps]")).findIndex(function (td) {
-      return td.dataset.product === cell.dataset.product;
+      return td.dataset.product === cell.dataset.product && (td.dataset.variant || "") === (cell.dataset.variant || "");
     });
     const name = product >= 0 && header[product] ? header[product].textContent : "product";
     dialog.querySelector("[data-testid=histogram-where]").textContent =

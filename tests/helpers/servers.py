@@ -1,13 +1,15 @@
-"""Servers of a test's own, on spare ports: a throw-away redis-server and a MariaDB instance (never the machine's
-shared ones, which other test sessions use)."""
+"""Servers of a test's own, on spare ports: a throw-away redis-server, a MariaDB instance and a PostgreSQL cluster
+(never the machine's shared ones, which other test sessions use)."""
 from __future__ import annotations
 
 import ast
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import redis
@@ -107,3 +109,47 @@ class MariaDBServer:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=10)
+
+
+class PostgresServer:
+    """A PostgreSQL cluster of the test's own (initdb as `postgres`, trust on loopback, a spare port): its settings
+    are the test's to change with ALTER SYSTEM, never the machine's shared cluster's."""
+
+    def __init__(self, port: int) -> None:
+        versions = sorted(os.listdir("/usr/lib/postgresql"), key=lambda v: [int(p) for p in v.split(".")])
+        self.bin = Path("/usr/lib/postgresql") / versions[-1] / "bin"
+        self.port = port
+        # Not under pytest's tmp_path: `postgres` must reach its data directory, and root's pytest tree is 0700.
+        self.base = Path(tempfile.mkdtemp(prefix="benchapp-test-pg-"))
+        self.base.chmod(0o755)
+        self.datadir = self.base / "data"
+        self.log = self.base / "pg.log"
+        self.datadir.mkdir()
+        shutil.chown(self.datadir, "postgres", "postgres")
+        shutil.chown(self.base, "postgres", "postgres")
+        done = subprocess.run([str(self.bin / "initdb"), "-D", str(self.datadir), "-U", "postgres", "--auth=trust",
+                               "-E", "UTF8", "--locale=C.UTF-8"], capture_output=True, text=True, user="postgres",
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        self.argv = [str(self.bin / "postgres"), "-D", str(self.datadir), "-p", str(port), "-c",
+                     "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.datadir}", "-c",
+                     "fsync=off", "-c", "max_connections=100"]
+        self.start()
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, user="postgres")
+        wait_for(lambda: self.sql("SELECT 1").returncode == 0 or self.proc.poll() is not None,
+                 timeout_s=60, what=f"postgres on port {self.port}")
+        assert self.proc.poll() is None, self.log.read_text()[-2000:]
+
+    def sql(self, statement: str, database: str = "postgres") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database,
+                               "-XAtq", "-c", statement], capture_output=True, text=True, timeout=30)
+
+    def stop(self) -> None:
+        """A fast shutdown (SIGINT), as `pg_ctl stop -m fast`, and its files removed."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(timeout=60)
+        shutil.rmtree(self.base, ignore_errors=True)

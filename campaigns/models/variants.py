@@ -1,0 +1,41 @@
+"""The server settings a job's variant changed, kept until they are put back."""
+from __future__ import annotations
+
+from django.db import models
+
+from campaigns.models.core import Job, Target
+
+
+class SettingsChange(models.Model):
+    """One change of a target server's global settings for one job's variant: the values found before (written
+    here, and committed, before anything on the server changes), the values wanted, and when they were put back.
+
+    A row with `restored_at` empty is a change still in force (or one that may be: the worker died between this
+    row and the server's change); the job's end, the next change on the same server and the reconciler put its
+    originals back (campaigns.execution.variants). `originals` maps a setting to {"value", "in_auto_conf"}
+    (PostgreSQL: whether ALTER SYSTEM had set it, so that the restore sets it again rather than RESETs it).
+    """
+
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="settings_changes")
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="settings_changes")
+    variant = models.CharField(max_length=40)
+    wanted = models.JSONField(default=dict)
+    originals = models.JSONField(default=dict)
+    # What the server answered when read back after the change: {setting: value}.
+    read_back = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    restored_at = models.DateTimeField(null=True, blank=True)
+    # The last restore that failed (the server away): the reconciler tries again.
+    restore_error = models.TextField(blank=True)
+    restore_tried_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["restored_at"], name="settingschange_open")]
+
+    def __str__(self) -> str:
+        return f"{self.target} · {self.variant} (job #{self.job_id})"
+
+    def is_restored(self) -> bool:
+        return self.restored_at is not None

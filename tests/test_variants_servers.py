@@ -1,0 +1,262 @@
+"""Settings variants against real servers of the test's own (a MariaDB and a PostgreSQL cluster on spare ports,
+never the machine's shared ones): refused at save time, applied before each job, seen in force from the server
+while the job measures, and put back after the run, after a cancel and, by the reconciler, after a crash."""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from campaigns import services
+from campaigns.comparison.query import comparison_build
+from campaigns.execution.phases import JobFailure, target_connection
+from campaigns.execution.results import job_close
+from campaigns.execution.variants import settings_changes_sweep, variant_apply
+from campaigns.models import Campaign, Job, Run, SettingsChange, Target
+from campaigns.services.plans import campaign_plan
+from tests.conftest import record_measurement, wait_for
+from tests.factories import DatasetFactory, ProductFactory, ScenarioFactory
+from tests.helpers.servers import MariaDBServer, PostgresServer, free_port
+
+pytestmark = [pytest.mark.integration]
+
+MYSQL_SETTING = "innodb_flush_log_at_trx_commit"
+PG_SETTING = "synchronous_commit"
+# Two variants of one dynamic setting per server, both unlike the servers' own values (1, on).
+VARIANTS = [
+    {"name": "lazy", "mysql": {MYSQL_SETTING: "2"}, "pgsql": {PG_SETTING: "off"}},
+    {"name": "lazier", "mysql": {MYSQL_SETTING: "0"}, "pgsql": {PG_SETTING: "local"}},
+]
+WANTED = {("mysql", "lazy"): "2", ("mysql", "lazier"): "0", ("pgsql", "lazy"): "off", ("pgsql", "lazier"): "local"}
+ORIGINAL = {"mysql": "1", "pgsql": "on"}
+
+
+@pytest.fixture(scope="module")
+def own_mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBServer]:
+    server = MariaDBServer(tmp_path_factory.mktemp("variants-mariadb"), free_port())
+    try:
+        done = server.sql("CREATE DATABASE sbtest; CREATE USER 'plain'@'127.0.0.1';"
+                          " GRANT ALL ON sbtest.* TO 'plain'@'127.0.0.1'")
+        assert done.returncode == 0, done.stderr
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture(scope="module")
+def own_postgres() -> Iterator[PostgresServer]:
+    server = PostgresServer(free_port())
+    try:
+        done = server.sql("CREATE DATABASE sbtest")
+        assert done.returncode == 0, done.stderr
+        yield server
+    finally:
+        server.stop()
+
+
+def _targets(mariadb: MariaDBServer, postgres: PostgresServer, suffix: str = "") -> tuple[Target, Target]:
+    maria = services.target_create(name=f"MariaDB (local){suffix}", product=ProductFactory(name=f"MariaDB{suffix}"),
+                                   driver="mysql", host="127.0.0.1", port=mariadb.port, database="sbtest",
+                                   user="root")
+    pg = services.target_create(name=f"PostgreSQL (local){suffix}",
+                                product=ProductFactory(name=f"PostgreSQL{suffix}", engine="postgresql"),
+                                driver="pgsql", host="127.0.0.1", port=postgres.port, database="sbtest",
+                                user="postgres")
+    return maria, pg
+
+
+def _server_value(target: Target, mariadb: MariaDBServer, postgres: PostgresServer) -> str:
+    if target.driver == "mysql":
+        done = mariadb.sql(f"SELECT @@GLOBAL.{MYSQL_SETTING}")
+    else:  # a new session: what sysbench's sessions see
+        done = postgres.sql(f"SHOW {PG_SETTING}")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _originals_back(mariadb: MariaDBServer, postgres: PostgresServer) -> None:
+    assert mariadb.sql(f"SELECT @@GLOBAL.{MYSQL_SETTING}").stdout.strip() == ORIGINAL["mysql"]
+    assert postgres.sql(f"SHOW {PG_SETTING}").stdout.strip() == ORIGINAL["pgsql"]
+    # ALTER SYSTEM RESET: postgresql.auto.conf holds nothing of ours any more.
+    assert postgres.sql(f"SELECT count(*) FROM pg_file_settings WHERE name = '{PG_SETTING}'"
+                        " AND sourcefile LIKE '%auto.conf'").stdout.strip() == "0"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_job_runs_under_its_variant_and_the_servers_get_their_settings_back(
+        celery_worker_process: Any, own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+    started = time.monotonic()
+    maria, pg = _targets(own_mariadb, own_postgres)
+    scenario = ScenarioFactory(name="variants point select", time_s=3,
+                               dataset=DatasetFactory(name="variants-tiny", tables=1, table_size=1000))
+    campaign = services.campaign_create(name="variants", targets=[maria, pg], scenarios=[scenario], threads=[1, 2],
+                                        variants=VARIANTS)
+    plan = campaign_plan(campaign=campaign)
+    assert plan["job_count"] == 2 * 2 * 2 and plan["variants"] == ["lazy", "lazier"]
+    assert [(j["target"], j["variant"], j["threads"]) for j in plan["jobs"][:4]] == [
+        ("MariaDB (local)", "lazy", 1), ("MariaDB (local)", "lazy", 2),
+        ("MariaDB (local)", "lazier", 1), ("MariaDB (local)", "lazier", 2)]
+    assert plan["jobs"][4]["variant_settings"] == {PG_SETTING: "off"}
+
+    run = services.campaign_launch(campaign=campaign)
+    # From the server itself, while each job measures: what its sessions get.
+    seen: dict[int, set[str]] = {}
+    deadline = time.monotonic() + 240
+    while True:
+        run.refresh_from_db()
+        if run.is_finished():
+            break
+        assert time.monotonic() < deadline, "the run did not finish in 240 s"
+        measuring = list(Job.objects.filter(run=run, status=Job.Status.RUNNING, phase=Job.Phase.RUN,
+                                            measured_at__isnull=True).select_related("target"))
+        for job in measuring:
+            value = _server_value(job.target, own_mariadb, own_postgres)
+            # Counted only if the job was still measuring after the read (it did not end meanwhile).
+            if Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, phase=Job.Phase.RUN,
+                                  measured_at__isnull=True).exists():
+                seen.setdefault(job.pk, set()).add(value)
+        time.sleep(0.1)
+    jobs = list(run.jobs.select_related("target").order_by("position"))
+    assert [j.status for j in jobs] == [Job.Status.SUCCEEDED] * 8, [j.error for j in jobs]
+    for job in jobs:
+        wanted = WANTED[(job.target.driver, job.variant)]
+        setting = MYSQL_SETTING if job.target.driver == "mysql" else PG_SETTING
+        assert seen.get(job.pk) == {wanted}, (job.pk, job.variant, seen.get(job.pk))
+        # What was read back before the job, and what the settings snapshot says was in force.
+        snapshot = job.server_snapshot
+        assert snapshot["variant"]["name"] == job.variant
+        assert snapshot["variant"]["settings"][setting] == {
+            "wanted": wanted, "got": wanted, "original": ORIGINAL[job.target.driver]}
+        assert snapshot["before"]["settings"][setting].split()[0] == wanted
+    _originals_back(own_mariadb, own_postgres)
+    assert SettingsChange.objects.filter(job__run=run).count() == 8
+    assert not SettingsChange.objects.filter(job__run=run, restored_at__isnull=True).exists()
+
+    # The comparison puts the variants side by side as it puts products.
+    comparison = comparison_build(run_ids=[run.pk])
+    assert [p["name"] for p in comparison["products"]] == [
+        "MariaDB · lazier", "MariaDB · lazy", "PostgreSQL · lazier", "PostgreSQL · lazy"]
+    rows = comparison["groups"][0]["rows"]
+    assert [r["threads"] for r in rows] == [1, 2] and all(c is not None for r in rows for c in r["cells"])
+    record_measurement(f"settings variants: 2 variants x 2 threads x 2 servers (8 jobs of 3 s) end to end in "
+                       f"{time.monotonic() - started:.0f} s")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancelled_run_gets_the_servers_settings_back(
+        celery_worker_process: Any, own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+    maria, pg = _targets(own_mariadb, own_postgres, suffix=" 2")
+    scenario = ScenarioFactory(name="variants long select", time_s=120,
+                               dataset=DatasetFactory(name="variants-tiny-2", tables=1, table_size=1000))
+    for target in (maria, pg):
+        campaign = services.campaign_create(name=f"variants cancel {target.driver}", targets=[target],
+                                            scenarios=[scenario], threads=[1], variants=VARIANTS[:1])
+        run = services.campaign_launch(campaign=campaign)
+        job = run.jobs.get()
+        wanted = WANTED[(target.driver, "lazy")]
+        wait_for(lambda job=job: Job.objects.filter(pk=job.pk, phase=Job.Phase.RUN).exists(), timeout_s=60,
+                 what=f"the {target.driver} job to measure")
+        assert _server_value(target, own_mariadb, own_postgres) == wanted
+        services.run_cancel(run=run)
+        wait_for(lambda target=target: _server_value(target, own_mariadb, own_postgres) == ORIGINAL[target.driver],
+                 timeout_s=60, what=f"{target.driver}'s setting back after the cancel")
+        wait_for(lambda run=run: Run.objects.get(pk=run.pk).is_finished(), timeout_s=60, what="the run to end")
+        assert Job.objects.get(pk=job.pk).status == Job.Status.CANCELLED
+        assert not SettingsChange.objects.filter(job=job, restored_at__isnull=True).exists()
+    _originals_back(own_mariadb, own_postgres)
+
+
+@pytest.fixture
+def own_queue(settings: Any) -> str:
+    """A queue of this test's own: the session's worker (and its reconciler) leaves its runs alone."""
+    settings.CELERY_TASK_DEFAULT_QUEUE = f"{settings.CELERY_TASK_DEFAULT_QUEUE}-variants"
+    return settings.CELERY_TASK_DEFAULT_QUEUE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_reconciler_puts_back_what_a_dead_worker_left_changed(
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str) -> None:
+    maria, pg = _targets(own_mariadb, own_postgres, suffix=" 3")
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-3", tables=1, table_size=100))
+    campaign = services.campaign_create(name="variants crash", targets=[maria, pg], scenarios=[scenario],
+                                        threads=[1], variants=VARIANTS)
+    run = Run.objects.create(campaign=campaign, status=Run.Status.FAILED, queue=own_queue)
+    for target, setting, value in ((maria, MYSQL_SETTING, "2"), (pg, PG_SETTING, "off")):
+        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.FAILED,
+                                 variant="lazy", variant_settings={setting: value},
+                                 error="worker lost: client-a stopped beating")
+        # What variant_apply leaves when its worker dies right after the change: the originals recorded, the
+        # server changed, nothing put back.
+        SettingsChange.objects.create(job=job, target=target, variant="lazy", wanted={setting: value},
+                                      originals={setting: {"value": ORIGINAL[target.driver], "in_auto_conf": False}})
+    assert own_mariadb.sql(f"SET GLOBAL {MYSQL_SETTING} = 2").returncode == 0
+    assert own_postgres.sql(f"ALTER SYSTEM SET {PG_SETTING} = off").returncode == 0
+    assert own_postgres.sql("SELECT pg_reload_conf()").returncode == 0
+    wait_for(lambda: own_postgres.sql(f"SHOW {PG_SETTING}").stdout.strip() == "off", timeout_s=10,
+             what="the reload")
+    assert settings_changes_sweep() == 2
+    _originals_back(own_mariadb, own_postgres)
+    assert settings_changes_sweep() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign_is_saved(
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+    maria, pg = _targets(own_mariadb, own_postgres, suffix=" 4")
+    plain = services.target_create(name="MariaDB as plain", product=maria.product, driver="mysql", host="127.0.0.1",
+                                   port=own_mariadb.port, database="sbtest", user="plain")
+
+    def refusal(targets: list[Target], variants: list[dict[str, Any]]) -> str:
+        with pytest.raises(ValidationError) as caught:
+            services.campaign_create(name="refused", targets=targets, variants=variants)
+        return " ".join(caught.value.message_dict["variants"])
+
+    text = refusal([maria, pg], [{"name": "big", "mysql": {"port": "3307"}, "pgsql": {"shared_buffers": "256MB"}}])
+    assert "target 'MariaDB (local) 4', variant 'big': port: read-only at run time (it needs a server restart)" in text
+    assert "variant 'big': shared_buffers: takes effect only at a server restart (context postmaster)" in text
+    assert "no such global variable" in refusal([maria], [{"name": "x", "mysql": {"no_such_setting": "1"}}])
+    assert "synchronous_commit: 'never' is not one of" in refusal([pg], [{"name": "x", "pgsql": {PG_SETTING: "never"}}])
+    assert "user 'plain' may not change it" in refusal([plain], [{"name": "x", "mysql": {MYSQL_SETTING: "2"}}])
+    # Names and values never reach a server unchecked.
+    assert "is not a setting's name" in refusal([maria], [{"name": "x", "mysql": {"sync_binlog=0; DROP": "1"}}])
+    assert "is not a plain value" in refusal([maria], [{"name": "x", "mysql": {"sync_binlog": "0; DROP TABLE t"}}])
+    # An unreachable target: a clear error, soon (the connect time-out), nothing stored.
+    gone = services.target_create(name="gone", product=maria.product, driver="mysql", host="127.0.0.1",
+                                  port=free_port(), database="sbtest", user="root")
+    began = time.monotonic()
+    assert "cannot check the settings on target 'gone': connection refused" in refusal(
+        [gone], [{"name": "x", "mysql": {MYSQL_SETTING: "2"}}])
+    assert time.monotonic() - began < 15
+    assert not Campaign.objects.filter(name="refused").exists()
+    # Nothing changed on the servers by the checks.
+    _originals_back(own_mariadb, own_postgres)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_fails_naming_the_setting_its_server_did_not_take_and_its_end_puts_the_rest_back(
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str) -> None:
+    maria, pg = _targets(own_mariadb, own_postgres, suffix=" 5")
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-5", tables=1, table_size=100))
+    campaign = services.campaign_create(name="variants odd", targets=[maria, pg], scenarios=[scenario], threads=[1])
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
+    sync_binlog_before = own_mariadb.sql("SELECT @@GLOBAL.sync_binlog").stdout.strip()
+    cases = (
+        # MariaDB takes 7 as its largest value (3) with a warning: the read-back says so.
+        (maria, {"sync_binlog": "7", MYSQL_SETTING: "7"}, f"{MYSQL_SETTING}: wanted 7, the server has 3"),
+        # PostgreSQL refuses the value outright.
+        (pg, {PG_SETTING: "sometimes"}, f"{PG_SETTING} = sometimes: refused by the server"),
+    )
+    for target, settings, message in cases:
+        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.PREPARING,
+                                 phase=Job.Phase.PREPARE, variant="odd", variant_settings=settings)
+        job = Job.objects.select_related("target", "scenario", "run").get(pk=job.pk)
+        with pytest.raises(JobFailure) as caught:
+            variant_apply(job, target_connection(target=target))
+        assert message in str(caught.value) and "settings variant 'odd'" in str(caught.value)
+        job_close(job, status=Job.Status.FAILED, error=str(caught.value))
+        assert not SettingsChange.objects.filter(job=job, restored_at__isnull=True).exists()
+    assert own_mariadb.sql("SELECT @@GLOBAL.sync_binlog").stdout.strip() == sync_binlog_before
+    _originals_back(own_mariadb, own_postgres)
