@@ -94,6 +94,11 @@ INSTALLED_APPS = [
     "csp",
     "campaigns",
 ]
+# A client host's worker (BENCHAPP_WORKER_ROLE=client) serves no page: Django's admin without its autodiscover, which
+# would import every admin.py, and with campaigns' the services and monitoring that a client host never runs (4 MB of
+# its memory, bench/memory_client.py).
+if os.environ.get("BENCHAPP_WORKER_ROLE") == "client":
+    INSTALLED_APPS[0] = "django.contrib.admin.apps.SimpleAdminConfig"
 
 MIDDLEWARE = [
     # First: every later log line of a request carries its id, and its latency counts the whole stack.
@@ -275,6 +280,17 @@ BENCHAPP_HOST_LABELS = envlist("BENCHAPP_HOST_LABELS", "")
 BENCHAPP_WORKER_ROLE = os.environ.get("BENCHAPP_WORKER_ROLE", "all")
 if BENCHAPP_WORKER_ROLE not in ("all", "client"):
     raise ValueError(f"BENCHAPP_WORKER_ROLE must be all or client, not {BENCHAPP_WORKER_ROLE!r}")
+# The worker's pool. A client host's worker runs its tasks in threads of its one process: its tasks wait on sysbench,
+# its targets and the database, never on Python, and a pool process would hold a second copy of Django and Celery
+# (bench/memory_client.py: 159 MB in three processes with prefork, under 80 MB in one with threads). The phases have
+# their own time-outs (BENCHAPP_PREPARE_TIMEOUT_S, --time plus BENCHAPP_RUN_SLACK_S) and cancelling is polled, so
+# nothing needs Celery's time limits or a pool process to kill, which only prefork has. The server's worker keeps
+# prefork: its regression checks run numpy and scipy, which are Python-bound.
+BENCHAPP_WORKER_POOL = os.environ.get("BENCHAPP_WORKER_POOL") or (
+    "threads" if BENCHAPP_WORKER_ROLE == "client" else "prefork")
+if BENCHAPP_WORKER_POOL not in ("prefork", "threads", "solo"):
+    raise ValueError(f"BENCHAPP_WORKER_POOL must be prefork, threads or solo, not {BENCHAPP_WORKER_POOL!r}")
+CELERY_WORKER_POOL = BENCHAPP_WORKER_POOL
 BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
 # Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
 # reconcile task waits for a free pool slot, and during long jobs every slot may be busy.

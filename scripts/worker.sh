@@ -10,5 +10,12 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# A client host's worker (BENCHAPP_WORKER_ROLE=client, scripts/join-client.sh) is the same worker in one process: its
+# tasks run in threads (settings.BENCHAPP_WORKER_POOL), and it starts without Celery's command line
+# (benchapp/client_worker.py), which would load 9 MB of subcommands it never runs (bench/memory_client.py).
+if [[ ${BENCHAPP_WORKER_ROLE:-all} == client ]]; then
+    exec .venv/bin/python -m benchapp.client_worker -E --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
+        -Q "${BENCHAPP_QUEUE:-benchapp}"
+fi
 exec .venv/bin/celery -A benchapp worker -E --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
     -Q "${BENCHAPP_QUEUE:-benchapp}"
