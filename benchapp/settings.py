@@ -211,10 +211,13 @@ STORAGES = {
 if envbool("BENCHAPP_STATIC_UNHASHED", "false"):
     STORAGES["staticfiles"] = {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"}
 
-# Redis has a password from its first start (scripts/setup.sh gives it the one in var/secrets.env); a REDIS_URL in
-# the environment, or the one scripts/serve-clients.sh puts into var/secrets.env, still wins.
+# Redis has a password from its first start (scripts/setup.sh gives it the one in var/secrets.env; docker-compose.yml's
+# Redis reads it from the same file, scripts/docker/redis.sh); a REDIS_URL in the environment, or the one
+# scripts/serve-clients.sh puts into var/secrets.env, still wins. BENCHAPP_REDIS_HOST and BENCHAPP_REDIS_PORT say
+# where that Redis is (docker-compose.yml: the service `redis`).
 REDIS_URL = (os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL")
-             or f"redis://:{local_secrets.secret(_SECRETS, 'BENCHAPP_REDIS_PASSWORD')}@127.0.0.1:6379/0")
+             or f"redis://:{local_secrets.secret(_SECRETS, 'BENCHAPP_REDIS_PASSWORD')}"
+                f"@{os.environ.get('BENCHAPP_REDIS_HOST') or '127.0.0.1'}:{envint('BENCHAPP_REDIS_PORT', '6379')}/0")
 
 
 def redis_url_next_db(url: str) -> str:
