@@ -3,7 +3,7 @@
 # adds this host's own queue `<shared>.host.<hostname>` itself at start-up (campaigns/worker_signals.py), so the
 # name always matches the one the code sends a job's client tasks to.
 #
-# -E sends task events, which monitors (Flower, Celery exporters for Prometheus) read. Concurrency: 2 processes
+# -E sends task events, which monitors (Flower, Celery exporters for Prometheus) read. Concurrency: 2 slots
 # (WORKER_CONCURRENCY): a job's coordinator and its local client each hold a slot for the job's length, and more
 # slots than cores would only measure sysbench against itself (bench/memory.py: ~45 MB per pool process).
 # Health: `manage.py worker_health` exits 0 while this host's heartbeat is fresh (docker-compose.yml, deploy/).
