@@ -191,11 +191,18 @@ def main() -> None:
 
     port = free_port()
     queue = f"memory-{os.getpid()}"
+    # The machine's Redis asks for the password of var/secrets.env (scripts/setup.sh): the one settings would use.
+    sys.path.insert(0, str(ROOT))
+    from benchapp import local_secrets
+
+    secrets_file = Path(os.environ.get("BENCHAPP_SECRETS_FILE", ROOT / "var" / "secrets.env"))
+    password = local_secrets.local_secrets(secrets_file, write=False).get("BENCHAPP_REDIS_PASSWORD", "")
+    redis_base = f"redis://:{password}@127.0.0.1:6379" if password else "redis://127.0.0.1:6379"
     env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
-           "REDIS_URL": "redis://127.0.0.1:6379/12", "BENCHAPP_CACHE_URL": "redis://127.0.0.1:6379/13",
+           "REDIS_URL": f"{redis_base}/12", "BENCHAPP_CACHE_URL": f"{redis_base}/13",
            "BENCHAPP_QUEUE": queue, "BENCHAPP_HOSTNAME": "memory-server", "BENCHAPP_PORT": str(port),
            "BENCHAPP_ADMIN_PASSWORD": PASSWORD, "PYTHONUNBUFFERED": "1",
-           "BENCHAPP_SECRETS_FILE": str(ROOT / "var" / "secrets.env"),
+           "BENCHAPP_SECRETS_FILE": str(secrets_file),
            "PROMETHEUS_MULTIPROC_DIR": str(ROOT / "var" / "prometheus" / f"memory-{port}")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB], check=True)

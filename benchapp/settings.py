@@ -94,6 +94,11 @@ INSTALLED_APPS = [
     "csp",
     "campaigns",
 ]
+# A client host's worker (BENCHAPP_WORKER_ROLE=client) serves no page: Django's admin without its autodiscover, which
+# would import every admin.py, and with campaigns' the services and monitoring that a client host never runs (4 MB of
+# its memory, bench/memory_client.py).
+if os.environ.get("BENCHAPP_WORKER_ROLE") == "client":
+    INSTALLED_APPS[0] = "django.contrib.admin.apps.SimpleAdminConfig"
 
 MIDDLEWARE = [
     # First: every later log line of a request carries its id, and its latency counts the whole stack.
@@ -206,10 +211,13 @@ STORAGES = {
 if envbool("BENCHAPP_STATIC_UNHASHED", "false"):
     STORAGES["staticfiles"] = {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"}
 
-# Redis has a password from its first start (scripts/setup.sh gives it the one in var/secrets.env); a REDIS_URL in
-# the environment, or the one scripts/serve-clients.sh puts into var/secrets.env, still wins.
+# Redis has a password from its first start (scripts/setup.sh gives it the one in var/secrets.env; docker-compose.yml's
+# Redis reads it from the same file, scripts/docker/redis.sh); a REDIS_URL in the environment, or the one
+# scripts/serve-clients.sh puts into var/secrets.env, still wins. BENCHAPP_REDIS_HOST and BENCHAPP_REDIS_PORT say
+# where that Redis is (docker-compose.yml: the service `redis`).
 REDIS_URL = (os.environ.get("REDIS_URL") or _SECRETS.get("REDIS_URL")
-             or f"redis://:{local_secrets.secret(_SECRETS, 'BENCHAPP_REDIS_PASSWORD')}@127.0.0.1:6379/0")
+             or f"redis://:{local_secrets.secret(_SECRETS, 'BENCHAPP_REDIS_PASSWORD')}"
+                f"@{os.environ.get('BENCHAPP_REDIS_HOST') or '127.0.0.1'}:{envint('BENCHAPP_REDIS_PORT', '6379')}/0")
 
 
 def redis_url_next_db(url: str) -> str:
@@ -278,6 +286,17 @@ BENCHAPP_HOST_LABELS = envlist("BENCHAPP_HOST_LABELS", "")
 BENCHAPP_WORKER_ROLE = os.environ.get("BENCHAPP_WORKER_ROLE", "all")
 if BENCHAPP_WORKER_ROLE not in ("all", "client"):
     raise ValueError(f"BENCHAPP_WORKER_ROLE must be all or client, not {BENCHAPP_WORKER_ROLE!r}")
+# The worker's pool. A client host's worker runs its tasks in threads of its one process: its tasks wait on sysbench,
+# its targets and the database, never on Python, and a pool process would hold a second copy of Django and Celery
+# (bench/memory_client.py: 159 MB in three processes with prefork, under 80 MB in one with threads). The phases have
+# their own time-outs (BENCHAPP_PREPARE_TIMEOUT_S, --time plus BENCHAPP_RUN_SLACK_S) and cancelling is polled, so
+# nothing needs Celery's time limits or a pool process to kill, which only prefork has. The server's worker keeps
+# prefork: its regression checks run numpy and scipy, which are Python-bound.
+BENCHAPP_WORKER_POOL = os.environ.get("BENCHAPP_WORKER_POOL") or (
+    "threads" if BENCHAPP_WORKER_ROLE == "client" else "prefork")
+if BENCHAPP_WORKER_POOL not in ("prefork", "threads", "solo"):
+    raise ValueError(f"BENCHAPP_WORKER_POOL must be prefork, threads or solo, not {BENCHAPP_WORKER_POOL!r}")
+CELERY_WORKER_POOL = BENCHAPP_WORKER_POOL
 BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
 # Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
 # reconcile task waits for a free pool slot, and during long jobs every slot may be busy.

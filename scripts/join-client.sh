@@ -52,7 +52,7 @@ usage: scripts/join-client.sh [--env-file FILE] [--hostname NAME] [--labels LIST
   --hostname NAME   this client host's name (BENCHAPP_HOSTNAME; default: the machine's)
   --labels LIST     labels it announces (BENCHAPP_HOST_LABELS, comma-separated)
   --queue NAME      the server's shared queue (BENCHAPP_QUEUE, default benchapp)
-  --concurrency N   worker processes (default 2: one coordinates while one measures)
+  --concurrency N   tasks at once, threads of the one worker process (default 2: one coordinates while one measures)
   --foreground      run the worker here (as user benchapp) instead of installing a systemd unit
   --dry-run         check, print the plan, change nothing
 EOF

@@ -110,4 +110,4 @@ def test_docker_compose_gives_no_public_secret_and_shares_the_generated_ones():
     for value in (*local_secrets.PUBLIC_SECRET_KEYS, *local_secrets.PUBLIC_FIELD_KEYS):
         assert value not in compose
     assert "SECRET_KEY: ${SECRET_KEY:-}" in compose and "BENCHAPP_FIELD_KEY: ${BENCHAPP_FIELD_KEY:-}" in compose
-    assert compose.count("- secrets:/app/var") == 3  # web makes them, worker and beat read them
+    assert compose.count("- secrets:/app/var") == 4  # the service `secrets` makes them; web, worker and beat read them
