@@ -61,7 +61,11 @@ TABLES, TABLE_SIZE = 1, 10_000
 BASELINE_RUNS = 5
 THRESHOLD_PCT = 5.0
 SLOWDOWNS = (15.0, 30.0)
-CONNECTION = Connection(driver="mysql", host="127.0.0.1", port=3306, database=DATABASE, user="root")
+WINDOW, PINNED = "last-5", "pinned"
+
+
+def _connection() -> Connection:
+    return Connection(driver="mysql", host="127.0.0.1", port=3306, database=DATABASE, user="root")
 
 Cell = tuple[str, int]
 
@@ -75,7 +79,7 @@ def sysbench(test: str, command: str, *, threads: int = 1, time_s: int | None = 
     options: dict[str, object] = {"rand-type": "uniform"}
     if rate is not None:
         options["rate"] = max(1, round(rate))
-    argv = build_argv(sysbench="sysbench", test=test, command=command, connection=CONNECTION, tables=TABLES,
+    argv = build_argv(sysbench="sysbench", test=test, command=command, connection=_connection(), tables=TABLES,
                       table_size=TABLE_SIZE, options=options, threads=threads, time_s=time_s, percentile=95)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120 + (time_s or 0))
     if done.returncode != 0:
@@ -110,6 +114,38 @@ def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0) -> 
                                                              threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct)}
 
 
+def judge_detail(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0) -> list[dict[str, Any]]:
+    """judge's changes with what raised each: the effect, the p-value before and after the correction, the test."""
+    base_values = [_values(r) for r in baseline_runs]
+    now = _values(current)
+    baseline = {cell: {metric: [b[cell][metric] for b in base_values] for metric in (QPS, LATENCY)} for cell in now}
+    return [{"cell": c.cell, "metric": c.metric, "worse": c.worse, "change_pct": c.change_pct, "p": c.p_value,
+             "p_adjusted": c.p_adjusted, "method": c.method}
+            for c in cells_judge(baseline=baseline, current=now, threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct)]
+
+
+def alarms_print(alarms: list[dict[str, Any]]) -> None:
+    """Every A/A alarm, and where they gather: baseline kind, metric, direction, cell, and how many per run (a
+    run whose every cell moved together points at the machine, not at a cell)."""
+    if not alarms:
+        return
+    print("  A/A alarms (run, baseline, cell, metric, Δ%, p, p adjusted):")
+    for a in alarms:
+        p = "–" if a["p"] is None else f"{a['p']:.2g}"
+        adjusted = "–" if a["p_adjusted"] is None else f"{a['p_adjusted']:.2g}"
+        print(f"    run {a['run']:3d}  {a['baseline']:6s}  {a['cell'][0]}@{a['cell'][1]:<2d}  {a['metric']:14s} "
+              f"{a['change_pct']:+6.1f}%  p {p:7s} adj {adjusted:7s} {'worse' if a['worse'] else 'better'}")
+    for label, key in (("baseline", lambda a: a["baseline"]), ("metric", lambda a: a["metric"]),
+                       ("direction", lambda a: "worse" if a["worse"] else "better"),
+                       ("cell", lambda a: f"{a['cell'][0]}@{a['cell'][1]}"),
+                       ("alarms in the same run", lambda a: sum(1 for b in alarms if (b["run"], b["baseline"]) == (
+                           a["run"], a["baseline"])))):
+        counts: dict[Any, int] = {}
+        for a in alarms:
+            counts[key(a)] = counts.get(key(a), 0) + 1
+        print(f"    by {label}: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=str)))
+
+
 def noise(runs: list[dict]) -> RunNoise:
     """The runs' noise, measured as monitoring.campaign_noise measures a campaign's (statistics.run_noise)."""
     return run_noise([{cell: [j["qps"] for j in jobs] for cell, jobs in run.items()} for run in runs])
@@ -128,9 +164,16 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     sysbench(TESTS[0], "prepare")
     history: list[dict[str, Any]] = []  # {"kind": "A"} or {"kind": "B", "slowdown": 15.0, "rates": ...}
     started = time.monotonic()
+    loads: list[float] = []  # the machine's 1-minute load average after each run: how quiet it was
+
+    def checkpoint() -> None:
+        # Written after every run, so that an interrupted collection still leaves its measurements to re-score.
+        loads.append(os.getloadavg()[0])
+        save(args.save, _collected(args, history, started, loads, finished=False))
     try:
         for _ in range(min(BASELINE_RUNS, args.runs)):
             history.append({"kind": "A", "run": campaign_run(cells, args.reps, args.time)})
+            checkpoint()
         a_left, b_left = args.runs - BASELINE_RUNS, args.ab_runs
         b_every = max(1, a_left // max(1, b_left)) if b_left else 0
         step = 0
@@ -138,6 +181,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             if a_left > 0:
                 history.append({"kind": "A", "run": campaign_run(cells, args.reps, args.time)})
                 a_left -= 1
+                checkpoint()
             step += 1
             if b_left > 0 and (a_left == 0 or step % b_every == 0):
                 slowdown = SLOWDOWNS[(args.ab_runs - b_left) % len(SLOWDOWNS)]
@@ -147,12 +191,25 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 history.append({"kind": "B", "slowdown": slowdown,
                                 "run": campaign_run(cells, args.reps, args.time, rates)})
                 b_left -= 1
+                checkpoint()
             done = len(history)
             print(f"  {done} runs in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     finally:
         mysql(f"DROP DATABASE IF EXISTS {DATABASE}")
-    return {"reps": args.reps, "time_s": args.time, "elapsed_s": time.monotonic() - started,
+    return _collected(args, history, started, loads, finished=True)
+
+
+def _collected(args: argparse.Namespace, history: list[dict[str, Any]], started: float, loads: list[float], *,
+               finished: bool) -> dict[str, Any]:
+    return {"reps": args.reps, "time_s": args.time, "elapsed_s": time.monotonic() - started, "finished": finished,
+            "started_utc": args.started_utc, "commit": args.commit, "load_averages": loads,
             "history": [{**h, "run": {f"{c[0]}:{c[1]}": jobs for c, jobs in h["run"].items()}} for h in history]}
+
+
+def save(path: str, data: dict[str, Any]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path + ".tmp").write_text(json.dumps(data))
+    os.replace(path + ".tmp", path)
 
 
 def report(data: dict[str, Any]) -> None:
@@ -175,25 +232,29 @@ def report(data: dict[str, Any]) -> None:
         print(f"  CV of a run's mean between runs (median over cells): {cv_between:.1f}%"
               f"  [per cell {min(between):.1f}–{max(between):.1f}%]")
 
-    # A/A against the last 5 runs, and against the single run before (a pinned baseline).
-    window_alarms = window_cells = pinned_alarms = pinned_cells = 0
+    # A/A against the last 5 runs, and against the single run before (a pinned baseline); every alarm kept with
+    # what raised it, so that the extra ones can be traced to cells, metrics and baseline kinds.
     a_positions = [i for i, h in enumerate(history) if h["kind"] == "A"]
+    trials = {WINDOW: 0, PINNED: 0}
+    alarms: list[dict[str, Any]] = []
     for n, i in enumerate(a_positions):
         earlier = [history[j]["run"] for j in a_positions[:n]]
         if len(earlier) >= BASELINE_RUNS:
-            flagged = {c for c, _, _ in judge(earlier[-BASELINE_RUNS:], history[i]["run"])}
-            window_alarms += len(flagged)
-            window_cells += len(cells)
+            alarms += [{"run": i, "baseline": WINDOW, **change}
+                       for change in judge_detail(earlier[-BASELINE_RUNS:], history[i]["run"])]
+            trials[WINDOW] += len(cells)
         if len(earlier) >= 3 and reps >= 2:
             # As run_evaluate does against a pinned run: the run-to-run noise measured on the history so far.
-            flagged = {c for c, _, _ in judge(earlier[-1:], history[i]["run"],
-                                              run_cv_pct=noise(earlier[-20:]).between_only_pct or 0.0)}
-            pinned_alarms += len(flagged)
-            pinned_cells += len(cells)
-    print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: {wilson(window_alarms, window_cells)}"
-          f"  (goal ≤ 1%)")
-    if pinned_cells:
-        print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(pinned_alarms, pinned_cells)}")
+            alarms += [{"run": i, "baseline": PINNED, **change}
+                       for change in judge_detail(earlier[-1:], history[i]["run"],
+                                                  run_cv_pct=noise(earlier[-20:]).between_only_pct or 0.0)]
+            trials[PINNED] += len(cells)
+    flagged = {kind: len({(a["run"], a["cell"]) for a in alarms if a["baseline"] == kind}) for kind in trials}
+    print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: "
+          f"{wilson(flagged[WINDOW], trials[WINDOW])}  (goal ≤ 1%, the upper end included)")
+    if trials[PINNED]:
+        print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(flagged[PINNED], trials[PINNED])}")
+    alarms_print(alarms)
 
     # A/B: each slowed run against the 5 unchanged runs before it.
     for slowdown in SLOWDOWNS:
@@ -263,20 +324,26 @@ def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 2
 
 
 def main() -> None:
+    global DATABASE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=45, help="unchanged (A) runs, the first 5 only as baseline")
     parser.add_argument("--ab-runs", type=int, default=20, help="slowed (B) runs, alternately 15%% and 30%%")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--database", default=DATABASE,
+                        help="the MariaDB database it creates and drops (two collections side by side need two)")
     parser.add_argument("--time", type=int, default=1, help="seconds per job")
     parser.add_argument("--save", default=str(ROOT / "var" / "bench" / "regression_quality.json"))
     parser.add_argument("--load", help="report on a saved collection instead of running jobs")
     args = parser.parse_args()
+    DATABASE = args.database
     if args.load:
         data = json.loads(Path(args.load).read_text())
     else:
+        args.started_utc = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        args.commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                     cwd=ROOT).stdout.strip()
         data = collect(args)
-        Path(args.save).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.save).write_text(json.dumps(data))
+        save(args.save, data)
         print(f"saved to {os.path.relpath(args.save)}", file=sys.stderr)
     report(data)
 
