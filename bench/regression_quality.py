@@ -42,8 +42,10 @@ from scipy import stats as sstats  # noqa: E402
 
 from campaigns.changepoints import change_points  # noqa: E402
 from campaigns.statistics import (  # noqa: E402
+    HISTORY_RUNS,
     LATENCY,
     QPS,
+    REGRESSION_ALPHA,
     RunNoise,
     cells_judge,
     geometric_mean,
@@ -105,23 +107,27 @@ def _values(run: dict[Cell, list[dict[str, float]]]) -> dict[Cell, dict[str, lis
     return {cell: {QPS: [j["qps"] for j in jobs], LATENCY: [j["p95_ms"] for j in jobs]} for cell, jobs in run.items()}
 
 
-def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0) -> set[tuple[Cell, str, bool]]:
+def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
+          spread_runs: list[dict] | None = None) -> set[tuple[Cell, str, bool]]:
     """The (cell, metric, worse) changes cells_judge reports for `current` against `baseline_runs`."""
+    return {(c["cell"], c["metric"], c["worse"]) for c in judge_detail(baseline_runs, current, run_cv_pct, spread_runs)}
+
+
+def judge_detail(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
+                 spread_runs: list[dict] | None = None) -> list[dict[str, Any]]:
+    """cells_judge's changes with what raised each: the effect, the p-value before and after the correction, the
+    test. spread_runs: the unchanged runs before `current` (up to HISTORY_RUNS) whose means measure the run-to-run
+    spread, as run_evaluate reads the campaign's last runs."""
     base_values = [_values(r) for r in baseline_runs]
     now = _values(current)
     baseline = {cell: {metric: [b[cell][metric] for b in base_values] for metric in (QPS, LATENCY)} for cell in now}
-    return {(c.cell, c.metric, c.worse) for c in cells_judge(baseline=baseline, current=now,
-                                                             threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct)}
-
-
-def judge_detail(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0) -> list[dict[str, Any]]:
-    """judge's changes with what raised each: the effect, the p-value before and after the correction, the test."""
-    base_values = [_values(r) for r in baseline_runs]
-    now = _values(current)
-    baseline = {cell: {metric: [b[cell][metric] for b in base_values] for metric in (QPS, LATENCY)} for cell in now}
+    spread_values = [_values(r) for r in spread_runs or []]
+    history = {cell: {metric: [m for s in spread_values if (m := geometric_mean(s[cell][metric])) is not None]
+                      for metric in (QPS, LATENCY)} for cell in now}
     return [{"cell": c.cell, "metric": c.metric, "worse": c.worse, "change_pct": c.change_pct, "p": c.p_value,
              "p_adjusted": c.p_adjusted, "method": c.method}
-            for c in cells_judge(baseline=baseline, current=now, threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct)]
+            for c in cells_judge(baseline=baseline, current=now, threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct,
+                                 history=history)]
 
 
 def alarms_print(alarms: list[dict[str, Any]]) -> None:
@@ -212,7 +218,8 @@ def save(path: str, data: dict[str, Any]) -> None:
     os.replace(path + ".tmp", path)
 
 
-def report(data: dict[str, Any]) -> None:
+def report(data: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Prints the collection's figures; returns its counts (alarms or catches, trials) for pooling."""
     history = [{**h, "run": {(k.split(":")[0], int(k.split(":")[1])): v for k, v in h["run"].items()}}
                for h in data["history"]]
     a_runs = [h["run"] for h in history if h["kind"] == "A"]
@@ -220,7 +227,13 @@ def report(data: dict[str, Any]) -> None:
     reps = data["reps"]
     print(f"regression quality: {len(a_runs)} unchanged runs and {len(history) - len(a_runs)} slowed runs of "
           f"{len(cells)} cells × {reps} repetitions of {data['time_s']} s on the local MariaDB "
-          f"({data['elapsed_s'] / 60:.1f} min); threshold {THRESHOLD_PCT:g}%, baseline the last {BASELINE_RUNS} runs")
+          f"({data['elapsed_s'] / 60:.1f} min); threshold {THRESHOLD_PCT:g}%, baseline the last {BASELINE_RUNS} runs, "
+          f"their spread measured on the last {HISTORY_RUNS}, Benjamini–Hochberg at {REGRESSION_ALPHA:g}")
+    if data.get("load_averages"):
+        loads = data["load_averages"]
+        print(f"  started {data.get('started_utc')}, commit {data.get('commit')}, "
+              f"{'' if data.get('finished', True) else 'UNFINISHED, '}1-min load average after each run: "
+              f"median {statistics.median(loads):.1f}, max {max(loads):.1f} (on {os.cpu_count()} cores)")
 
     # Noise: one repetition within its run, and one run's geometric mean between runs.
     measured = noise(a_runs)
@@ -241,13 +254,15 @@ def report(data: dict[str, Any]) -> None:
         earlier = [history[j]["run"] for j in a_positions[:n]]
         if len(earlier) >= BASELINE_RUNS:
             alarms += [{"run": i, "baseline": WINDOW, **change}
-                       for change in judge_detail(earlier[-BASELINE_RUNS:], history[i]["run"])]
+                       for change in judge_detail(earlier[-BASELINE_RUNS:], history[i]["run"],
+                                                 spread_runs=earlier[-HISTORY_RUNS:])]
             trials[WINDOW] += len(cells)
         if len(earlier) >= 3 and reps >= 2:
             # As run_evaluate does against a pinned run: the run-to-run noise measured on the history so far.
             alarms += [{"run": i, "baseline": PINNED, **change}
                        for change in judge_detail(earlier[-1:], history[i]["run"],
-                                                  run_cv_pct=noise(earlier[-20:]).between_only_pct or 0.0)]
+                                                  run_cv_pct=noise(earlier[-20:]).between_only_pct or 0.0,
+                                                  spread_runs=earlier[-HISTORY_RUNS:])]
             trials[PINNED] += len(cells)
     flagged = {kind: len({(a["run"], a["cell"]) for a in alarms if a["baseline"] == kind}) for kind in trials}
     print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: "
@@ -255,6 +270,7 @@ def report(data: dict[str, Any]) -> None:
     if trials[PINNED]:
         print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(flagged[PINNED], trials[PINNED])}")
     alarms_print(alarms)
+    counts = {WINDOW: (flagged[WINDOW], trials[WINDOW]), PINNED: (flagged[PINNED], trials[PINNED])}
 
     # A/B: each slowed run against the 5 unchanged runs before it.
     for slowdown in SLOWDOWNS:
@@ -263,8 +279,9 @@ def report(data: dict[str, Any]) -> None:
         for i, h in enumerate(history):
             if h["kind"] != "B" or h["slowdown"] != slowdown:
                 continue
-            baseline = [history[j]["run"] for j in a_positions if j < i][-BASELINE_RUNS:]
-            found = judge(baseline, h["run"])
+            before = [history[j]["run"] for j in a_positions if j < i]
+            baseline = before[-BASELINE_RUNS:]
+            found = judge(baseline, h["run"], spread_runs=before[-HISTORY_RUNS:])
             caught += sum(1 for cell in cells if (cell, QPS, True) in found)
             total += len(cells)
             for cell in cells:
@@ -272,6 +289,7 @@ def report(data: dict[str, Any]) -> None:
                 now = geometric_mean([j["qps"] for j in h["run"][cell]])
                 if base and now:
                     deltas.append((now / base - 1) * 100)
+        counts[f"{slowdown:g}%"] = (caught, total)
         if total:
             print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(caught, total)}"
                   f"  (measured Δ median {statistics.median(deltas):+.1f}%)")
@@ -287,6 +305,7 @@ def report(data: dict[str, Any]) -> None:
                       "longer jobs, or a quieter machine)")
             print(f"  to catch a {slowdown:.0f}% slowdown 9 times in 10 at this noise: {advice} (used {reps})")
         histories(cv_within, pure_between, reps)
+    return counts
 
 
 def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 200, runs: int = 40, step_at: int = 25,
@@ -306,8 +325,9 @@ def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 2
             nights = set()
             for i in range(BASELINE_RUNS, runs):
                 baseline = {"c": {QPS: values[i - BASELINE_RUNS:i], LATENCY: [[] for _ in range(BASELINE_RUNS)]}}
+                spread = [geometric_mean(v) or 0.0 for v in values[max(0, i - HISTORY_RUNS):i]]
                 if cells_judge(baseline=baseline, current={"c": {QPS: values[i], LATENCY: []}},
-                               threshold_pct=THRESHOLD_PCT):
+                               threshold_pct=THRESHOLD_PCT, history={"c": {QPS: spread, LATENCY: []}}):
                     nights.add(i)
             points = [p.index for p in change_points([geometric_mean(v) or 0.0 for v in values], seed=k)]
             if stepped:
@@ -333,18 +353,31 @@ def main() -> None:
                         help="the MariaDB database it creates and drops (two collections side by side need two)")
     parser.add_argument("--time", type=int, default=1, help="seconds per job")
     parser.add_argument("--save", default=str(ROOT / "var" / "bench" / "regression_quality.json"))
-    parser.add_argument("--load", help="report on a saved collection instead of running jobs")
+    parser.add_argument("--load", nargs="+", metavar="FILE",
+                        help="report on saved collections instead of running jobs (several: each, then pooled)")
     args = parser.parse_args()
     DATABASE = args.database
     if args.load:
-        data = json.loads(Path(args.load).read_text())
-    else:
-        args.started_utc = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        args.commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                     cwd=ROOT).stdout.strip()
-        data = collect(args)
-        save(args.save, data)
-        print(f"saved to {os.path.relpath(args.save)}", file=sys.stderr)
+        pooled: dict[str, list[int]] = {}
+        for path in args.load:
+            print(f"{path}:")
+            for key, (hits, n) in report(json.loads(Path(path).read_text())).items():
+                pooled.setdefault(key, [0, 0])
+                pooled[key][0] += hits
+                pooled[key][1] += n
+        if len(args.load) > 1:
+            print(f"pooled over {len(args.load)} collections (independent runs: their trials add up):")
+            print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: {wilson(*pooled[WINDOW])}")
+            print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(*pooled[PINNED])}")
+            for slowdown in SLOWDOWNS:
+                print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(*pooled[f'{slowdown:g}%'])}")
+        return
+    args.started_utc = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    args.commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                 cwd=ROOT).stdout.strip()
+    data = collect(args)
+    save(args.save, data)
+    print(f"saved to {os.path.relpath(args.save)}", file=sys.stderr)
     report(data)
 
 
