@@ -1,14 +1,16 @@
 """Do benchapp's regression checks hold on this machine? False alarms on unchanged runs, and slowdowns caught.
 
 Runs real sysbench jobs on the local MariaDB (root, no password; a database of its own, benchapp_rq, dropped at
-the end) and judges them with the very function the nightly check uses (campaigns.statistics.cells_judge, called
-by campaigns.monitoring.run_evaluate), at the campaign defaults (5% threshold, baseline = the last 5 runs):
+the end; --database names another, for two collections side by side) and judges them with the very function the nightly check uses (campaigns.statistics.cells_judge, called
+by campaigns.monitoring.run_evaluate), at the campaign defaults (5% threshold, baseline = the last 5 runs, their
+spread measured on the last 20):
 
     cells     oltp_point_select and oltp_read_only × 1, 2, 4, 8 threads: 8 cells, each a job of --time seconds
               (default 1: short jobs, so that a few hundred cells fit in half an hour), --reps repetitions
     A/A       --runs runs of the same campaign one after another; each run from the 6th on is judged against the 5
               before it, cell by cell (QPS and p95 latency): any change reported is a false alarm. Also judged
-              against the single run before it, as a pinned baseline run is (repetitions as the unit).
+              against the single run before it, as a pinned baseline run is. Either way the unchanged runs before
+              it (up to 20) are the history whose spread the test reads, as run_evaluate reads the campaign's.
     A/B       between those runs, --ab-runs runs slowed down by a known amount: sysbench's --rate set to 85% or
               70% of the cell's geometric-mean throughput in the baseline it is judged against, so the slowdown
               is 15% or 30% by construction (the bench prints the slowdown it measured too). Caught: a QPS
@@ -20,8 +22,15 @@ the repetitions that the measured noise calls for (campaigns.statistics.repetiti
 form recommends). The goal: false alarms on at most 1% of cells, and a 15% slowdown caught 9 times in 10 where
 the noise allows it with the repetitions used.
 
-Usage: .venv/bin/python bench/regression_quality.py [--runs 45] [--ab-runs 20] [--reps 3] [--time 1]
-                                                    [--save var/bench/regression_quality.json] [--load FILE]
+How many trials the goal needs: the upper end of a Wilson 95% interval is under 1% with 0 alarms in 381 trials,
+1 in 563, 2 in 726, 3 in 878, 4 in 1025, 5 in 1166. The default 55 runs give 400 (0 alarms allowed); collections
+pool (--load a.json b.json c.json: independent runs, their trials add up), so three give 1200 (5 allowed).
+Every A/A alarm is printed with its cell, metric, baseline kind, Δ% and p-values, and the raw measurements are
+saved after every run (--save), so that a rule can be re-scored offline on the same measurements (--load).
+
+Usage: .venv/bin/python bench/regression_quality.py [--runs 55] [--ab-runs 20] [--reps 3] [--time 1]
+                                                    [--database benchapp_rq]
+                                                    [--save var/bench/regression_quality.json] [--load FILE...]
 """
 from __future__ import annotations
 
@@ -346,7 +355,9 @@ def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 2
 def main() -> None:
     global DATABASE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=45, help="unchanged (A) runs, the first 5 only as baseline")
+    # 55: 50 judged runs × 8 cells = 400 trials, the fewest whose 95% interval (Wilson) can end under 1% (0 alarms:
+    # 3.84 / (n + 3.84) ≤ 1% needs n ≥ 381); 45 runs (320 trials) could not show the goal even without an alarm.
+    parser.add_argument("--runs", type=int, default=55, help="unchanged (A) runs, the first 5 only as baseline")
     parser.add_argument("--ab-runs", type=int, default=20, help="slowed (B) runs, alternately 15%% and 30%%")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--database", default=DATABASE,
