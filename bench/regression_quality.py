@@ -170,7 +170,8 @@ def wilson(hits: int, n: int) -> str:
     if n == 0:
         return "n/a"
     ci = sstats.binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return f"{hits}/{n} = {hits / n:.1%} (95% CI {ci.low:.1%}–{ci.high:.1%})"
+    digits = 2 if ci.high < 0.1 else 1  # 0.95% is not 1.0%: the goal's edge needs the second digit
+    return f"{hits}/{n} = {hits / n:.{digits}%} (95% CI {ci.low:.{digits}%}–{ci.high:.{digits}%})"
 
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
