@@ -404,7 +404,8 @@ class CellChange:
 
 def predict_run(baseline: list[float], current: float, *, spread: list[float] | None = None,
                 min_abs_change: float = 0.0) -> Difference:
-    """Is a run's mean `current` outside the 95 % prediction interval of its baseline runs' means?
+    """Is a run's mean `current` outside what its baseline runs' means predict? The prediction interval's p-value
+    (significant below 0.05 here; cells_judge decides at REGRESSION_ALPHA after adjusting a run's p-values together).
 
     baseline: one value per baseline run (the last N, or the single pinned run); spread: the run means whose
     variation measures how much one run differs from the next (the campaign's recent history, the baseline's runs
