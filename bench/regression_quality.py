@@ -1,14 +1,16 @@
 """Do benchapp's regression checks hold on this machine? False alarms on unchanged runs, and slowdowns caught.
 
 Runs real sysbench jobs on the local MariaDB (root, no password; a database of its own, benchapp_rq, dropped at
-the end) and judges them with the very function the nightly check uses (campaigns.statistics.cells_judge, called
-by campaigns.monitoring.run_evaluate), at the campaign defaults (5% threshold, baseline = the last 5 runs):
+the end; --database names another, for two collections side by side) and judges them with the very function the nightly check uses (campaigns.statistics.cells_judge, called
+by campaigns.monitoring.run_evaluate), at the campaign defaults (5% threshold, baseline = the last 5 runs, their
+spread measured on the last 20):
 
     cells     oltp_point_select and oltp_read_only × 1, 2, 4, 8 threads: 8 cells, each a job of --time seconds
               (default 1: short jobs, so that a few hundred cells fit in half an hour), --reps repetitions
     A/A       --runs runs of the same campaign one after another; each run from the 6th on is judged against the 5
               before it, cell by cell (QPS and p95 latency): any change reported is a false alarm. Also judged
-              against the single run before it, as a pinned baseline run is (repetitions as the unit).
+              against the single run before it, as a pinned baseline run is. Either way the unchanged runs before
+              it (up to 20) are the history whose spread the test reads, as run_evaluate reads the campaign's.
     A/B       between those runs, --ab-runs runs slowed down by a known amount: sysbench's --rate set to 85% or
               70% of the cell's geometric-mean throughput in the baseline it is judged against, so the slowdown
               is 15% or 30% by construction (the bench prints the slowdown it measured too). Caught: a QPS
@@ -20,8 +22,15 @@ the repetitions that the measured noise calls for (campaigns.statistics.repetiti
 form recommends). The goal: false alarms on at most 1% of cells, and a 15% slowdown caught 9 times in 10 where
 the noise allows it with the repetitions used.
 
-Usage: .venv/bin/python bench/regression_quality.py [--runs 45] [--ab-runs 20] [--reps 3] [--time 1]
-                                                    [--save var/bench/regression_quality.json] [--load FILE]
+How many trials the goal needs: the upper end of a Wilson 95% interval is under 1% with 0 alarms in 381 trials,
+1 in 563, 2 in 726, 3 in 878, 4 in 1025, 5 in 1166. The default 55 runs give 400 (0 alarms allowed); collections
+pool (--load a.json b.json c.json: independent runs, their trials add up), so three give 1200 (5 allowed).
+Every A/A alarm is printed with its cell, metric, baseline kind, Δ% and p-values, and the raw measurements are
+saved after every run (--save), so that a rule can be re-scored offline on the same measurements (--load).
+
+Usage: .venv/bin/python bench/regression_quality.py [--runs 55] [--ab-runs 20] [--reps 3] [--time 1]
+                                                    [--database benchapp_rq]
+                                                    [--save var/bench/regression_quality.json] [--load FILE...]
 """
 from __future__ import annotations
 
@@ -42,8 +51,10 @@ from scipy import stats as sstats  # noqa: E402
 
 from campaigns.changepoints import change_points  # noqa: E402
 from campaigns.statistics import (  # noqa: E402
+    HISTORY_RUNS,
     LATENCY,
     QPS,
+    REGRESSION_ALPHA,
     RunNoise,
     cells_judge,
     geometric_mean,
@@ -61,7 +72,11 @@ TABLES, TABLE_SIZE = 1, 10_000
 BASELINE_RUNS = 5
 THRESHOLD_PCT = 5.0
 SLOWDOWNS = (15.0, 30.0)
-CONNECTION = Connection(driver="mysql", host="127.0.0.1", port=3306, database=DATABASE, user="root")
+WINDOW, PINNED = "last-5", "pinned"
+
+
+def _connection() -> Connection:
+    return Connection(driver="mysql", host="127.0.0.1", port=3306, database=DATABASE, user="root")
 
 Cell = tuple[str, int]
 
@@ -75,7 +90,7 @@ def sysbench(test: str, command: str, *, threads: int = 1, time_s: int | None = 
     options: dict[str, object] = {"rand-type": "uniform"}
     if rate is not None:
         options["rate"] = max(1, round(rate))
-    argv = build_argv(sysbench="sysbench", test=test, command=command, connection=CONNECTION, tables=TABLES,
+    argv = build_argv(sysbench="sysbench", test=test, command=command, connection=_connection(), tables=TABLES,
                       table_size=TABLE_SIZE, options=options, threads=threads, time_s=time_s, percentile=95)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120 + (time_s or 0))
     if done.returncode != 0:
@@ -101,13 +116,49 @@ def _values(run: dict[Cell, list[dict[str, float]]]) -> dict[Cell, dict[str, lis
     return {cell: {QPS: [j["qps"] for j in jobs], LATENCY: [j["p95_ms"] for j in jobs]} for cell, jobs in run.items()}
 
 
-def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0) -> set[tuple[Cell, str, bool]]:
+def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
+          spread_runs: list[dict] | None = None) -> set[tuple[Cell, str, bool]]:
     """The (cell, metric, worse) changes cells_judge reports for `current` against `baseline_runs`."""
+    return {(c["cell"], c["metric"], c["worse"]) for c in judge_detail(baseline_runs, current, run_cv_pct, spread_runs)}
+
+
+def judge_detail(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
+                 spread_runs: list[dict] | None = None) -> list[dict[str, Any]]:
+    """cells_judge's changes with what raised each: the effect, the p-value before and after the correction, the
+    test. spread_runs: the unchanged runs before `current` (up to HISTORY_RUNS) whose means measure the run-to-run
+    spread, as run_evaluate reads the campaign's last runs."""
     base_values = [_values(r) for r in baseline_runs]
     now = _values(current)
     baseline = {cell: {metric: [b[cell][metric] for b in base_values] for metric in (QPS, LATENCY)} for cell in now}
-    return {(c.cell, c.metric, c.worse) for c in cells_judge(baseline=baseline, current=now,
-                                                             threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct)}
+    spread_values = [_values(r) for r in spread_runs or []]
+    history = {cell: {metric: [m for s in spread_values if (m := geometric_mean(s[cell][metric])) is not None]
+                      for metric in (QPS, LATENCY)} for cell in now}
+    return [{"cell": c.cell, "metric": c.metric, "worse": c.worse, "change_pct": c.change_pct, "p": c.p_value,
+             "p_adjusted": c.p_adjusted, "method": c.method}
+            for c in cells_judge(baseline=baseline, current=now, threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct,
+                                 history=history)]
+
+
+def alarms_print(alarms: list[dict[str, Any]]) -> None:
+    """Every A/A alarm, and where they gather: baseline kind, metric, direction, cell, and how many per run (a
+    run whose every cell moved together points at the machine, not at a cell)."""
+    if not alarms:
+        return
+    print("  A/A alarms (run, baseline, cell, metric, Δ%, p, p adjusted):")
+    for a in alarms:
+        p = "–" if a["p"] is None else f"{a['p']:.2g}"
+        adjusted = "–" if a["p_adjusted"] is None else f"{a['p_adjusted']:.2g}"
+        print(f"    run {a['run']:3d}  {a['baseline']:6s}  {a['cell'][0]}@{a['cell'][1]:<2d}  {a['metric']:14s} "
+              f"{a['change_pct']:+6.1f}%  p {p:7s} adj {adjusted:7s} {'worse' if a['worse'] else 'better'}")
+    for label, key in (("baseline", lambda a: a["baseline"]), ("metric", lambda a: a["metric"]),
+                       ("direction", lambda a: "worse" if a["worse"] else "better"),
+                       ("cell", lambda a: f"{a['cell'][0]}@{a['cell'][1]}"),
+                       ("alarms in the same run", lambda a: sum(1 for b in alarms if (b["run"], b["baseline"]) == (
+                           a["run"], a["baseline"])))):
+        counts: dict[Any, int] = {}
+        for a in alarms:
+            counts[key(a)] = counts.get(key(a), 0) + 1
+        print(f"    by {label}: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=str)))
 
 
 def noise(runs: list[dict]) -> RunNoise:
@@ -119,7 +170,8 @@ def wilson(hits: int, n: int) -> str:
     if n == 0:
         return "n/a"
     ci = sstats.binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return f"{hits}/{n} = {hits / n:.1%} (95% CI {ci.low:.1%}–{ci.high:.1%})"
+    digits = 2 if ci.high < 0.1 else 1  # 0.95% is not 1.0%: the goal's edge needs the second digit
+    return f"{hits}/{n} = {hits / n:.{digits}%} (95% CI {ci.low:.{digits}%}–{ci.high:.{digits}%})"
 
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
@@ -128,9 +180,16 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     sysbench(TESTS[0], "prepare")
     history: list[dict[str, Any]] = []  # {"kind": "A"} or {"kind": "B", "slowdown": 15.0, "rates": ...}
     started = time.monotonic()
+    loads: list[float] = []  # the machine's 1-minute load average after each run: how quiet it was
+
+    def checkpoint() -> None:
+        # Written after every run, so that an interrupted collection still leaves its measurements to re-score.
+        loads.append(os.getloadavg()[0])
+        save(args.save, _collected(args, history, started, loads, finished=False))
     try:
         for _ in range(min(BASELINE_RUNS, args.runs)):
             history.append({"kind": "A", "run": campaign_run(cells, args.reps, args.time)})
+            checkpoint()
         a_left, b_left = args.runs - BASELINE_RUNS, args.ab_runs
         b_every = max(1, a_left // max(1, b_left)) if b_left else 0
         step = 0
@@ -138,6 +197,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             if a_left > 0:
                 history.append({"kind": "A", "run": campaign_run(cells, args.reps, args.time)})
                 a_left -= 1
+                checkpoint()
             step += 1
             if b_left > 0 and (a_left == 0 or step % b_every == 0):
                 slowdown = SLOWDOWNS[(args.ab_runs - b_left) % len(SLOWDOWNS)]
@@ -147,15 +207,29 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 history.append({"kind": "B", "slowdown": slowdown,
                                 "run": campaign_run(cells, args.reps, args.time, rates)})
                 b_left -= 1
+                checkpoint()
             done = len(history)
             print(f"  {done} runs in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     finally:
         mysql(f"DROP DATABASE IF EXISTS {DATABASE}")
-    return {"reps": args.reps, "time_s": args.time, "elapsed_s": time.monotonic() - started,
+    return _collected(args, history, started, loads, finished=True)
+
+
+def _collected(args: argparse.Namespace, history: list[dict[str, Any]], started: float, loads: list[float], *,
+               finished: bool) -> dict[str, Any]:
+    return {"reps": args.reps, "time_s": args.time, "elapsed_s": time.monotonic() - started, "finished": finished,
+            "started_utc": args.started_utc, "commit": args.commit, "load_averages": loads,
             "history": [{**h, "run": {f"{c[0]}:{c[1]}": jobs for c, jobs in h["run"].items()}} for h in history]}
 
 
-def report(data: dict[str, Any]) -> None:
+def save(path: str, data: dict[str, Any]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path + ".tmp").write_text(json.dumps(data))
+    os.replace(path + ".tmp", path)
+
+
+def report(data: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Prints the collection's figures; returns its counts (alarms or catches, trials) for pooling."""
     history = [{**h, "run": {(k.split(":")[0], int(k.split(":")[1])): v for k, v in h["run"].items()}}
                for h in data["history"]]
     a_runs = [h["run"] for h in history if h["kind"] == "A"]
@@ -163,7 +237,13 @@ def report(data: dict[str, Any]) -> None:
     reps = data["reps"]
     print(f"regression quality: {len(a_runs)} unchanged runs and {len(history) - len(a_runs)} slowed runs of "
           f"{len(cells)} cells × {reps} repetitions of {data['time_s']} s on the local MariaDB "
-          f"({data['elapsed_s'] / 60:.1f} min); threshold {THRESHOLD_PCT:g}%, baseline the last {BASELINE_RUNS} runs")
+          f"({data['elapsed_s'] / 60:.1f} min); threshold {THRESHOLD_PCT:g}%, baseline the last {BASELINE_RUNS} runs, "
+          f"their spread measured on the last {HISTORY_RUNS}, Benjamini–Hochberg at {REGRESSION_ALPHA:g}")
+    if data.get("load_averages"):
+        loads = data["load_averages"]
+        print(f"  started {data.get('started_utc')}, commit {data.get('commit')}, "
+              f"{'' if data.get('finished', True) else 'UNFINISHED, '}1-min load average after each run: "
+              f"median {statistics.median(loads):.1f}, max {max(loads):.1f} (on {os.cpu_count()} cores)")
 
     # Noise: one repetition within its run, and one run's geometric mean between runs.
     measured = noise(a_runs)
@@ -175,25 +255,32 @@ def report(data: dict[str, Any]) -> None:
         print(f"  CV of a run's mean between runs (median over cells): {cv_between:.1f}%"
               f"  [per cell {min(between):.1f}–{max(between):.1f}%]")
 
-    # A/A against the last 5 runs, and against the single run before (a pinned baseline).
-    window_alarms = window_cells = pinned_alarms = pinned_cells = 0
+    # A/A against the last 5 runs, and against the single run before (a pinned baseline); every alarm kept with
+    # what raised it, so that the extra ones can be traced to cells, metrics and baseline kinds.
     a_positions = [i for i, h in enumerate(history) if h["kind"] == "A"]
+    trials = {WINDOW: 0, PINNED: 0}
+    alarms: list[dict[str, Any]] = []
     for n, i in enumerate(a_positions):
         earlier = [history[j]["run"] for j in a_positions[:n]]
         if len(earlier) >= BASELINE_RUNS:
-            flagged = {c for c, _, _ in judge(earlier[-BASELINE_RUNS:], history[i]["run"])}
-            window_alarms += len(flagged)
-            window_cells += len(cells)
+            alarms += [{"run": i, "baseline": WINDOW, **change}
+                       for change in judge_detail(earlier[-BASELINE_RUNS:], history[i]["run"],
+                                                 spread_runs=earlier[-HISTORY_RUNS:])]
+            trials[WINDOW] += len(cells)
         if len(earlier) >= 3 and reps >= 2:
             # As run_evaluate does against a pinned run: the run-to-run noise measured on the history so far.
-            flagged = {c for c, _, _ in judge(earlier[-1:], history[i]["run"],
-                                              run_cv_pct=noise(earlier[-20:]).between_only_pct or 0.0)}
-            pinned_alarms += len(flagged)
-            pinned_cells += len(cells)
-    print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: {wilson(window_alarms, window_cells)}"
-          f"  (goal ≤ 1%)")
-    if pinned_cells:
-        print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(pinned_alarms, pinned_cells)}")
+            alarms += [{"run": i, "baseline": PINNED, **change}
+                       for change in judge_detail(earlier[-1:], history[i]["run"],
+                                                  run_cv_pct=noise(earlier[-20:]).between_only_pct or 0.0,
+                                                  spread_runs=earlier[-HISTORY_RUNS:])]
+            trials[PINNED] += len(cells)
+    flagged = {kind: len({(a["run"], a["cell"]) for a in alarms if a["baseline"] == kind}) for kind in trials}
+    print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: "
+          f"{wilson(flagged[WINDOW], trials[WINDOW])}  (goal ≤ 1%, the upper end included)")
+    if trials[PINNED]:
+        print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(flagged[PINNED], trials[PINNED])}")
+    alarms_print(alarms)
+    counts = {WINDOW: (flagged[WINDOW], trials[WINDOW]), PINNED: (flagged[PINNED], trials[PINNED])}
 
     # A/B: each slowed run against the 5 unchanged runs before it.
     for slowdown in SLOWDOWNS:
@@ -202,8 +289,9 @@ def report(data: dict[str, Any]) -> None:
         for i, h in enumerate(history):
             if h["kind"] != "B" or h["slowdown"] != slowdown:
                 continue
-            baseline = [history[j]["run"] for j in a_positions if j < i][-BASELINE_RUNS:]
-            found = judge(baseline, h["run"])
+            before = [history[j]["run"] for j in a_positions if j < i]
+            baseline = before[-BASELINE_RUNS:]
+            found = judge(baseline, h["run"], spread_runs=before[-HISTORY_RUNS:])
             caught += sum(1 for cell in cells if (cell, QPS, True) in found)
             total += len(cells)
             for cell in cells:
@@ -211,6 +299,7 @@ def report(data: dict[str, Any]) -> None:
                 now = geometric_mean([j["qps"] for j in h["run"][cell]])
                 if base and now:
                     deltas.append((now / base - 1) * 100)
+        counts[f"{slowdown:g}%"] = (caught, total)
         if total:
             print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(caught, total)}"
                   f"  (measured Δ median {statistics.median(deltas):+.1f}%)")
@@ -226,6 +315,7 @@ def report(data: dict[str, Any]) -> None:
                       "longer jobs, or a quieter machine)")
             print(f"  to catch a {slowdown:.0f}% slowdown 9 times in 10 at this noise: {advice} (used {reps})")
         histories(cv_within, pure_between, reps)
+    return counts
 
 
 def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 200, runs: int = 40, step_at: int = 25,
@@ -245,8 +335,9 @@ def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 2
             nights = set()
             for i in range(BASELINE_RUNS, runs):
                 baseline = {"c": {QPS: values[i - BASELINE_RUNS:i], LATENCY: [[] for _ in range(BASELINE_RUNS)]}}
+                spread = [geometric_mean(v) or 0.0 for v in values[max(0, i - HISTORY_RUNS):i]]
                 if cells_judge(baseline=baseline, current={"c": {QPS: values[i], LATENCY: []}},
-                               threshold_pct=THRESHOLD_PCT):
+                               threshold_pct=THRESHOLD_PCT, history={"c": {QPS: spread, LATENCY: []}}):
                     nights.add(i)
             points = [p.index for p in change_points([geometric_mean(v) or 0.0 for v in values], seed=k)]
             if stepped:
@@ -263,21 +354,42 @@ def histories(cv_within: float, cv_between: float, reps: int, *, series: int = 2
 
 
 def main() -> None:
+    global DATABASE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=45, help="unchanged (A) runs, the first 5 only as baseline")
+    # 55: 50 judged runs × 8 cells = 400 trials, the fewest whose 95% interval (Wilson) can end under 1% (0 alarms:
+    # 3.84 / (n + 3.84) ≤ 1% needs n ≥ 381); 45 runs (320 trials) could not show the goal even without an alarm.
+    parser.add_argument("--runs", type=int, default=55, help="unchanged (A) runs, the first 5 only as baseline")
     parser.add_argument("--ab-runs", type=int, default=20, help="slowed (B) runs, alternately 15%% and 30%%")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--database", default=DATABASE,
+                        help="the MariaDB database it creates and drops (two collections side by side need two)")
     parser.add_argument("--time", type=int, default=1, help="seconds per job")
     parser.add_argument("--save", default=str(ROOT / "var" / "bench" / "regression_quality.json"))
-    parser.add_argument("--load", help="report on a saved collection instead of running jobs")
+    parser.add_argument("--load", nargs="+", metavar="FILE",
+                        help="report on saved collections instead of running jobs (several: each, then pooled)")
     args = parser.parse_args()
+    DATABASE = args.database
     if args.load:
-        data = json.loads(Path(args.load).read_text())
-    else:
-        data = collect(args)
-        Path(args.save).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.save).write_text(json.dumps(data))
-        print(f"saved to {os.path.relpath(args.save)}", file=sys.stderr)
+        pooled: dict[str, list[int]] = {}
+        for path in args.load:
+            print(f"{path}:")
+            for key, (hits, n) in report(json.loads(Path(path).read_text())).items():
+                pooled.setdefault(key, [0, 0])
+                pooled[key][0] += hits
+                pooled[key][1] += n
+        if len(args.load) > 1:
+            print(f"pooled over {len(args.load)} collections (independent runs: their trials add up):")
+            print(f"  A/A false alarms per cell, baseline = the last {BASELINE_RUNS} runs: {wilson(*pooled[WINDOW])}")
+            print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(*pooled[PINNED])}")
+            for slowdown in SLOWDOWNS:
+                print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(*pooled[f'{slowdown:g}%'])}")
+        return
+    args.started_utc = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    args.commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                 cwd=ROOT).stdout.strip()
+    data = collect(args)
+    save(args.save, data)
+    print(f"saved to {os.path.relpath(args.save)}", file=sys.stderr)
     report(data)
 
 

@@ -21,7 +21,16 @@ from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, IntervalSample, Job, Run
 from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring, cron_expand
 from campaigns.services import StateConflict, annotation_create, campaign_launch, campaign_update
-from campaigns.statistics import LATENCY, QPS, cell_stats, cells_judge, geometric_mean, repetitions_needed, run_noise
+from campaigns.statistics import (
+    HISTORY_RUNS,
+    LATENCY,
+    QPS,
+    cell_stats,
+    cells_judge,
+    geometric_mean,
+    repetitions_needed,
+    run_noise,
+)
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
 log = logging.getLogger(__name__)
@@ -139,6 +148,12 @@ def baseline_runs(*, campaign: Campaign, before: Run) -> tuple[list[int], str]:
     return ids, label
 
 
+def history_runs(*, campaign: Campaign, before: Run, limit: int = HISTORY_RUNS) -> list[int]:
+    """The campaign's last `limit` succeeded runs before `before` (the runs campaign_noise measures noise on)."""
+    return list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED, created_at__lt=before.created_at)
+                .exclude(pk=before.pk).order_by("-created_at", "-id").values_list("pk", flat=True)[:limit])
+
+
 def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
     target_id, scenario_id, threads = cell
     return list(
@@ -166,11 +181,18 @@ def run_evaluate(*, run: Run) -> list[Regression]:
     ids, label = baseline_runs(campaign=campaign, before=run)
     if not ids:
         return []
-    values = _cell_values([run.pk, *ids])
+    # How much a run's mean varies from night to night is measured on the campaign's recent runs (the baseline's
+    # among them), not on the few baseline runs alone: their spread widens or narrows the prediction interval.
+    earlier = history_runs(campaign=campaign, before=run)
+    values = _cell_values(list(dict.fromkeys([run.pk, *ids, *earlier])))
     keys = {QPS: "qps", LATENCY: "lat"}
     current = {cell: {metric: v[key] for metric, key in keys.items()} for cell, v in values.get(run.pk, {}).items()}
     baseline = {cell: {metric: [values[r][cell][key] for r in ids if r in values and cell in values[r]]
                        for metric, key in keys.items()} for cell in current}
+    spread_ids = list(dict.fromkeys([*earlier, *ids]))
+    history = {cell: {metric: [m for r in spread_ids if r in values and cell in values[r]
+                               and (m := geometric_mean(values[r][cell][key])) is not None]
+                      for metric, key in keys.items()} for cell in current}
 
     def per_second(cell: Cell) -> tuple[list[float], list[float]]:
         return _per_second_qps(ids, cell), _per_second_qps([run.pk], cell)
@@ -179,7 +201,7 @@ def run_evaluate(*, run: Run) -> list[Regression]:
     run_cv = (campaign_noise(campaign=campaign, before=run)["between_only_pct"] or 0.0) if len(ids) == 1 else 0.0
     found: list[Regression] = []
     for change in cells_judge(baseline=baseline, current=current, threshold_pct=campaign.regression_threshold_pct,
-                              run_cv_pct=run_cv, per_second=per_second):
+                              run_cv_pct=run_cv, per_second=per_second, history=history):
         regression, _ = Regression.objects.update_or_create(
             run=run, target_id=change.cell[0], scenario_id=change.cell[1], threads=change.cell[2],
             metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,

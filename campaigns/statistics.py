@@ -375,6 +375,17 @@ QPS = "qps"
 LATENCY = "latency_pct_ms"
 
 
+# The nightly check's family-wise error rate per run. Benjamini–Hochberg at 0.05 over a run's 16 tests (8 cells × QPS
+# and latency) let about one unchanged run in twenty alarm, 0.5–0.8 % of its cells, where the goal is 1 % with the upper
+# end of its 95 % interval; at 0.02 it is 0.1–0.3 %. The spread measured on the campaign's history (HISTORY_RUNS)
+# narrows the prediction interval enough that 30 % slowdowns are still caught (docs/statistics.md).
+REGRESSION_ALPHA = 0.02
+# How many earlier runs measure how much a run's mean varies from night to night (as campaign_noise reads them).
+HISTORY_RUNS = 20
+# A pinned comparison uses the history's spread once it holds this many runs of the cell (else the repetitions').
+HISTORY_MIN_RUNS = 3
+
+
 @dataclass(frozen=True, slots=True)
 class CellChange:
     """One cell and metric of a run that moved beyond the threshold, significantly after the correction for
@@ -391,22 +402,63 @@ class CellChange:
     method: str
 
 
+def predict_run(baseline: list[float], current: float, *, spread: list[float] | None = None,
+                min_abs_change: float = 0.0) -> Difference:
+    """Is a run's mean `current` outside what its baseline runs' means predict? The prediction interval's p-value
+    (significant below 0.05 here; cells_judge decides at REGRESSION_ALPHA after adjusting a run's p-values together).
+
+    baseline: one value per baseline run (the last N, or the single pinned run); spread: the run means whose
+    variation measures how much one run differs from the next (the campaign's recent history, the baseline's runs
+    among them); without it, the baseline's own. On log values: t = (log current − mean of log baseline) /
+    (sd of log spread · √(1 + 1/N)), with len(spread) − 1 degrees of freedom. A spread of 20 runs instead of 5
+    shrinks the t quantile (2.09 instead of 2.78 at 95 %) and no longer lets five similar nights make a
+    prediction interval narrower than the nights really are.
+    """
+    base, spread_values = _finite(baseline), _finite(spread if spread is not None else baseline)
+    if not base or not math.isfinite(current):
+        return Difference(None, None, None, "no data")
+    base_mean = geometric_mean(base)
+    assert base_mean is not None
+    change = (current - base_mean) / base_mean * 100 if base_mean else None
+    if abs(current - base_mean) <= min_abs_change:
+        return Difference(change, False, None, "below the measurement's resolution")
+    logs = min(base) > 0 and min(spread_values) > 0 and current > 0
+    scale = "log " if logs else ""
+    lb = [math.log(v) for v in base] if logs else base
+    ls = [math.log(v) for v in spread_values] if logs else spread_values
+    now = math.log(current) if logs else current
+    method = (f"prediction interval on {scale}values of {len(base)} run(s), spread of {len(ls)} runs"
+              if spread is not None else f"prediction-interval on {scale}values")
+    if len(ls) < 2:
+        return Difference(change, None, None, "untested")
+    sd = pystats.stdev(ls)
+    if sd == 0:
+        return Difference(change, now != pystats.fmean(lb), None, f"{method} (no variance)")
+    t_stat = abs(now - pystats.fmean(lb)) / (sd * math.sqrt(1 + 1 / len(lb)))
+    p = float(2 * sstats.t.sf(t_stat, len(ls) - 1))
+    return Difference(change, p < ALPHA, p, method)
+
+
 def cells_judge(*, baseline: dict[Any, dict[str, list[list[float]]]], current: dict[Any, dict[str, list[float]]],
                 threshold_pct: float, run_cv_pct: float = 0.0,
-                per_second: Callable[[Any], tuple[list[float], list[float]]] | None = None) -> list[CellChange]:
+                per_second: Callable[[Any], tuple[list[float], list[float]]] | None = None,
+                history: dict[Any, dict[str, list[float]]] | None = None,
+                alpha: float = REGRESSION_ALPHA) -> list[CellChange]:
     """The cells of a run whose QPS or latency changed against their baseline.
 
     baseline: per cell and metric, the repetitions of each baseline run; current: per cell and metric, the run's
-    repetitions. The unit of the test follows what can vary between runs:
-    - against one (pinned) run, each repetition is a value: Welch's t-test on the repetitions of the two runs,
-      its variance widened by the run-to-run noise run_cv_pct the campaign's history shows (compare());
-    - against several runs, each run is a value (the geometric mean of its repetitions), and the run's own mean
-      is tested against their prediction interval: what differs from night to night (a re-prepared dataset, the
-      machine's other load) then counts as noise, as it is;
-    - with a single value on either side of a pinned comparison, per_second(cell) gives the two sides' per-second
-      QPS, tested by their batch means.
+    repetitions; history: per cell and metric, one value per recent run of the campaign (the geometric mean of its
+    repetitions; up to HISTORY_RUNS runs before this one, the baseline's among them). A run is the unit of the
+    test, as what differs from night to night (a re-prepared dataset, the machine's other load) is noise:
+    - against several runs, the run's mean is tested against their prediction interval (predict_run), its width
+      measured on the history when it holds more runs than the baseline;
+    - against one (pinned) run, the same, once the history holds HISTORY_MIN_RUNS runs of the cell; before that,
+      each repetition is a value: Welch's t-test on the repetitions of the two runs, its variance widened by the
+      run-to-run noise run_cv_pct (compare()), and with a single value on either side per_second(cell) gives the
+      two sides' per-second QPS, tested by their batch means.
     Every p-value of the run is then adjusted together (Benjamini–Hochberg); a change counts when its adjusted p
-    is below 0.05, it exceeds threshold_pct, and for latency it exceeds the histogram's resolution.
+    is below `alpha` (REGRESSION_ALPHA: one false alarm in about fifty unchanged runs), it exceeds threshold_pct,
+    and for latency it exceeds the histogram's resolution.
     """
     tests: list[tuple[Any, str, Difference, list[float], list[float]]] = []
     for cell, metrics in current.items():
@@ -415,30 +467,36 @@ def cells_judge(*, baseline: dict[Any, dict[str, list[list[float]]]], current: d
             now = _finite(metrics.get(metric, []))
             if not runs or not now:
                 continue
-            if len(runs) == 1:
-                base, cur = _finite(runs[0]), now
-            else:
-                base = [m for r in runs if (m := geometric_mean(r)) is not None]
-                cur = [m] if (m := geometric_mean(now)) is not None else []
+            means = [m for r in runs if (m := geometric_mean(r)) is not None]
+            now_mean = geometric_mean(now)
+            assert now_mean is not None
+            base_mean = geometric_mean(means)
+            resolution = latency_resolution_ms(base_mean) if metric == LATENCY and base_mean is not None else 0.0
+            spread = _finite((history or {}).get(cell, {}).get(metric, []))
+            if len(runs) >= 2 or len(spread) >= HISTORY_MIN_RUNS:
+                use_history = len(spread) > len(means)
+                diff = predict_run(means, now_mean, spread=spread if use_history else None,
+                                   min_abs_change=resolution)
+                tests.append((cell, metric, diff, means, [now_mean]))
+                continue
+            base, cur = _finite(runs[0]), now
             fallback: dict[str, list[float]] = {}
-            if metric == QPS and per_second is not None and len(runs) == 1 and (len(base) < 2 or len(cur) < 2):
+            if metric == QPS and per_second is not None and (len(base) < 2 or len(cur) < 2):
                 fallback_baseline, fallback_current = per_second(cell)
                 fallback = {"fallback_baseline": fallback_baseline, "fallback_current": fallback_current}
-            base_mean = geometric_mean(base)
-            resolution = latency_resolution_ms(base_mean) if metric == LATENCY and base_mean is not None else 0.0
-            pinned_noise = run_cv_pct if len(runs) == 1 else 0.0
-            tests.append((cell, metric, compare(base, cur, min_abs_change=resolution, run_cv_pct=pinned_noise,
+            tests.append((cell, metric, compare(base, cur, min_abs_change=resolution, run_cv_pct=run_cv_pct,
                                                 **fallback), base, cur))
     adjusted = adjust_many([diff.p_value for _, _, diff, _, _ in tests])
     found = []
     for (cell, metric, diff, base, cur), p_adjusted in zip(tests, adjusted, strict=True):
-        significant = diff.significant if p_adjusted is None else p_adjusted < ALPHA
+        significant = diff.significant if p_adjusted is None else p_adjusted < alpha
         if diff.change_pct is None or not significant or abs(diff.change_pct) <= threshold_pct:
             continue
         base_value, cur_value = geometric_mean(base), geometric_mean(cur)
         assert base_value is not None and cur_value is not None
         worse = diff.change_pct < 0 if metric == QPS else diff.change_pct > 0
-        method = diff.method if p_adjusted is None else f"{diff.method}, Benjamini–Hochberg over {len(tests)} tests"
+        method = (diff.method if p_adjusted is None else
+                  f"{diff.method}, Benjamini–Hochberg over {len(tests)} tests at {alpha:g}")
         found.append(CellChange(cell, metric, worse, base_value, cur_value, diff.change_pct, diff.p_value,
                                 p_adjusted, method))
     return found

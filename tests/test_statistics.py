@@ -12,12 +12,14 @@ from scipy import stats as sstats
 from campaigns.statistics import (
     LATENCY,
     QPS,
+    REGRESSION_ALPHA,
     adjust_many,
     batch_means_p,
     cells_judge,
     compare,
     geometric_mean,
     latency_resolution_ms,
+    predict_run,
     repetitions_needed,
 )
 
@@ -134,3 +136,83 @@ def test_against_one_pinned_run_the_run_to_run_noise_of_the_history_widens_the_r
     current = {"c": {QPS: now, LATENCY: [2.0] * 3}}
     assert cells_judge(baseline=baseline, current=current, threshold_pct=5.0)
     assert cells_judge(baseline=baseline, current=current, threshold_pct=5.0, run_cv_pct=10.0) == []
+
+
+# ---------------------------------------------------------------- the nightly rule: a run against its history (#28.9)
+
+
+def _runs(rng: np.random.Generator, level: float, between: float, count: int) -> list[list[float]]:
+    """`count` runs of 3 repetitions: each run's level varies by `between` (log sd), each repetition by 3% more."""
+    return [list(level * math.exp(rng.normal(0, between)) * rng.lognormal(0, 0.03, 3)) for _ in range(count)]
+
+
+def test_five_similar_nights_no_longer_make_an_ordinary_night_an_alarm():
+    # The last five nights happened to agree within 1%, but this campaign's nights spread by 8%.
+    last5 = [[10_000.0] * 3, [10_100.0] * 3, [9_900.0] * 3, [10_050.0] * 3, [9_950.0] * 3]
+    spread = [10_000.0 * f for f in (1.08, 0.93, 1.1, 0.9, 1.02, 0.95, 1.07, 0.92, 1.0, 1.05, 0.97, 1.12, 0.89,
+                                     1.04, 0.96)] + [geometric_mean(r) or 0.0 for r in last5]
+    baseline, current = _cell(last5, [9_150.0, 9_200.0, 9_100.0])  # −8.5%: an ordinary night here
+    # The five alone call it a regression (the source of the extra alarms: a prediction interval as narrow as
+    # five nights that happened to agree) ...
+    (alone,) = cells_judge(baseline={"c": baseline}, current={"c": current}, threshold_pct=5.0)
+    assert alone.worse and alone.metric == QPS
+    # ... the campaign's last 20 nights say it is within their spread.
+    history = {"c": {QPS: spread, LATENCY: [2.0] * len(spread)}}
+    assert cells_judge(baseline={"c": baseline}, current={"c": current}, threshold_pct=5.0, history=history) == []
+    # A 30% drop stands out of the same history, with the test named.
+    _, slowed = _cell(last5, [7_000.0, 7_050.0, 6_950.0])
+    (change,) = cells_judge(baseline={"c": baseline}, current={"c": slowed}, threshold_pct=5.0, history=history)
+    assert change.worse and change.change_pct == pytest.approx(-30.0, abs=0.5)
+    assert "spread of 20 runs" in change.method and f"at {REGRESSION_ALPHA:g}" in change.method
+
+
+def test_a_pinned_run_is_judged_by_the_history_spread_once_there_is_one():
+    pinned, ordinary, slowed = [1000.0, 1005.0, 995.0], [920.0, 925.0, 915.0], [700.0, 705.0, 695.0]
+    history = {"c": {QPS: [1000.0, 1100.0, 900.0, 1050.0, 950.0, 1080.0, 920.0], LATENCY: [2.0] * 7}}
+    baseline = {"c": {QPS: [pinned], LATENCY: [[2.0] * 3]}}
+
+    def judged(now: list[float]) -> list:
+        return cells_judge(baseline=baseline, current={"c": {QPS: now, LATENCY: [2.0] * 3}}, threshold_pct=5.0,
+                           history=history)
+
+    assert judged(ordinary) == []  # 8% below a single run, where runs spread by 7%: no alarm
+    (change,) = judged(slowed)
+    assert change.worse and "prediction interval" in change.method and "1 run(s)" in change.method
+    # Without a history (under HISTORY_MIN_RUNS runs), the repetitions are the unit as before: tight repetitions
+    # 8% apart are "different".
+    assert cells_judge(baseline=baseline, current={"c": {QPS: ordinary, LATENCY: [2.0] * 3}}, threshold_pct=5.0)
+
+
+def test_predict_run_is_the_prediction_interval_with_the_spread_s_degrees_of_freedom():
+    base, spread = [100.0, 104.0, 96.0, 102.0, 98.0], [100.0, 110.0, 90.0, 105.0, 95.0, 108.0, 92.0, 101.0]
+    diff = predict_run(base, 85.0, spread=spread)
+    logs = [math.log(v) for v in spread]
+    t_stat = abs(math.log(85.0) - statistics.fmean(math.log(v) for v in base)) / (
+        statistics.stdev(logs) * math.sqrt(1 + 1 / 5))
+    assert diff.p_value == pytest.approx(2 * sstats.t.sf(t_stat, len(spread) - 1))
+    assert diff.change_pct == pytest.approx((85.0 / (geometric_mean(base) or 1) - 1) * 100)
+    # Without a spread, it is the classic interval of the baseline's own runs (compare's).
+    assert predict_run(base, 85.0).p_value == pytest.approx(compare(base, [85.0]).p_value)
+
+
+def test_on_unchanged_runs_at_the_quiet_machine_s_noise_under_one_percent_alarm_and_30_percent_drops_are_caught():
+    # The noise bench/regression_quality.py measured on a quiet machine: runs' means spread by 4.5–13% per cell.
+    rng = np.random.default_rng(28)
+    betweens = [0.022, 0.045, 0.056, 0.068, 0.068, 0.079, 0.102, 0.124]
+    runs = {cell: _runs(rng, 10_000.0, b, 160) for cell, b in enumerate(betweens)}
+    alarms = trials = caught = slowed_trials = 0
+    for night in range(25, 160, 1):
+        history = {c: {QPS: [geometric_mean(r) or 0.0 for r in runs[c][night - 20:night]], LATENCY: []}
+                   for c in runs}
+        baseline = {c: {QPS: runs[c][night - 5:night], LATENCY: []} for c in runs}
+        current = {c: {QPS: runs[c][night], LATENCY: []} for c in runs}
+        alarms += len({c.cell for c in cells_judge(baseline=baseline, current=current, threshold_pct=5.0,
+                                                   history=history)})
+        trials += len(runs)
+        if night % 5 == 0:  # the same night slowed by 30% in every cell
+            slowed = {c: {QPS: [v * 0.7 for v in runs[c][night]], LATENCY: []} for c in runs}
+            found = cells_judge(baseline=baseline, current=slowed, threshold_pct=5.0, history=history)
+            caught += len({c.cell for c in found if c.worse})
+            slowed_trials += len(runs)
+    assert alarms / trials <= 0.005, (alarms, trials)
+    assert caught / slowed_trials >= 0.9, (caught, slowed_trials)
