@@ -132,18 +132,18 @@ def test_the_webhook_receives_the_regressions_as_slack_compatible_json(settings,
 def test_a_night_within_the_campaign_s_spread_is_not_flagged_and_a_30_percent_drop_is_sent_to_the_webhook(
         settings, eager_tasks):
     settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True
-    receiver = _Receiver()
+    receiver = WebhookReceiver()
     try:
         target, scenario = TargetFactory(), ScenarioFactory()
         campaign = CampaignFactory(targets=[target], scenarios=[scenario], webhook_url=receiver.url)
         # Fifteen nights spread by about 8%, then five that happened to agree within 1%.
-        _history(campaign, target, scenario, [10000 * f for f in (1.08, 0.93, 1.1, 0.9, 1.02, 0.95, 1.07, 0.92, 1.0,
+        history(campaign, target, scenario, [10000 * f for f in (1.08, 0.93, 1.1, 0.9, 1.02, 0.95, 1.07, 0.92, 1.0,
                                                                    1.05, 0.97, 1.12, 0.89, 1.04, 0.96)])
-        _history(campaign, target, scenario, [10000, 10100, 9900, 10050, 9950])
-        (ordinary,) = _history(campaign, target, scenario, [9150])  # −8.5%: the five alone would call it a regression
+        history(campaign, target, scenario, [10000, 10100, 9900, 10050, 9950])
+        (ordinary,) = history(campaign, target, scenario, [9150])  # −8.5%: the five alone would call it a regression
         tasks.run_finished_task.delay(ordinary.pk)
         assert not Regression.objects.exists() and receiver.bodies == []
-        (slowed,) = _history(campaign, target, scenario, [7000])
+        (slowed,) = history(campaign, target, scenario, [7000])
         tasks.run_finished_task.delay(slowed.pk)
         regression = Regression.objects.get()
         assert regression.run_id == slowed.pk and regression.kind == Regression.Kind.REGRESSION
