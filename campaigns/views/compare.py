@@ -21,6 +21,7 @@ from campaigns.comparison import (
     to_csv,
     to_markdown,
 )
+from campaigns.comparison.published import published_links, table_keys
 from campaigns.forms import ComparisonForm
 from campaigns.models import Campaign, InstanceSpec, Product, PublishedResult, Run, Scenario, Target
 from campaigns.views.base import role_required
@@ -124,6 +125,10 @@ def compare(request: HttpRequest) -> HttpResponse:
         "significance_note": SIGNIFICANCE_NOTE,
         "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
                           if selection is not None and selection.measured() else ""),
+        # Measured tables of seed scenarios, compared without the published figures: the way to set them beside.
+        "published_links": (published_links(table_keys(layout["tables"]), selection.query_string())
+                            if layout is not None and selection is not None and not selection.published
+                            and not selection.published_product else []),
     })
 
 
