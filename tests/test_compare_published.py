@@ -184,10 +184,11 @@ def test_a_measured_seed_001_result_sits_beside_the_published_tencentdb_2_core_1
     assert label in notes
     assert 'TencentDB for MySQL <span class="badge published">published</span>' in table
     assert "on 2-core 16 GB MEM" in table and "MariaDB 10.11 ÷ published" in table
-    assert "20,000" in table and "5,000 ÷" in table  # measured 20,000 QPS on 4 cores
+    assert "20,000" in table and "(5,000 ÷" in table  # measured 20,000 QPS on 4 cores, in the ratio's title
     assert f"{published_96:,.0f}" in table and f"{published_96 / 2:,.0f} per core" in table
-    assert f"{(20000 / 4) / (published_96 / 2):.2f}× <span class=\"muted small\">per core" in table
-    assert "at 96 threads, the nearest to 64" in table  # the 64-thread row names the concurrency it stands beside
+    assert f"{(20000 / 4) / (published_96 / 2):.2f}×<br><span class=\"muted small\">per core · n = 1" in table
+    # The 64-thread row names the concurrency it stands beside.
+    assert "at 96 threads</span>" in table and "the document&#x27;s nearest to 64" in table
     assert f"{(18000 / 4) / (published_96 / 2):.2f}×" in table
     low, high = (18000 / 4) / (published_96 / 2), (20000 / 4) / (published_96 / 2)
     assert (f"MariaDB 10.11 reaches {math.sqrt(low * high):.2f}× the published TencentDB for MySQL&#x27;s QPS "
@@ -206,11 +207,13 @@ def test_a_measured_seed_001_result_sits_beside_the_published_tencentdb_2_core_1
     assert by_threads[64]["published_concurrency"] == "96"
 
     markdown = _text(client.get(f"/compare/comparison.md?{query}"))
-    assert "#### Beside the published TencentDB for MySQL (seed 001: full cache × write)" in markdown
+    # Markdown: the same one table, the published columns after the measured ones, then where they come from.
+    assert "| QPS TencentDB for MySQL (published) | MariaDB 10.11 ÷ published |" in markdown
+    assert (f"| 20,000 | {published_96:,.0f} ({published_96 / 2:,.0f} per core) | "
+            f"{5000 / (published_96 / 2):.2f}× per core, n = 1 |") in markdown
+    assert f"| {published_96:,.0f} ({published_96 / 2:,.0f} per core, at 96 threads) |" in markdown
+    assert "Beside the published TencentDB for MySQL (seed 001: full cache × write):" in markdown
     assert f"- {label}" in markdown
-    assert (f"| 4-core 23 GB (local) | 96 | 2-core 16 GB MEM | 96 | 20,000 | 5,000 | {published_96:,.0f} | "
-            f"{published_96 / 2:,.0f} | {5000 / (published_96 / 2):.2f}× per core |") in markdown
-    assert "| 64 | 2-core 16 GB MEM | 96 (nearest to 64) |" in markdown
 
     report = _text(client.get(f"/compare/report/?{query}"))
     assert label in report and "Published figures set beside a measured table" in report
@@ -245,7 +248,7 @@ def test_cores_unknown_gives_raw_figures_only_and_says_why(role_client, seeds):
     assert ("measured on 2-core 4 GB (local) · published on 4 GB MEM, 200 GB storage — different hardware, raw "
             "figures only: the document gives no core count for 4 GB MEM, 200 GB storage") in notes
     assert "per core" not in table
-    assert f"{5000 / published:.2f}× <span class=\"muted small\">raw</span>" in table
+    assert f"{5000 / published:.2f}×<br><span class=\"muted small\">raw · n = 1</span>" in table
     rows = list(csv.DictReader(io.StringIO(_text(client.get(f"/compare/comparison.csv?{query}")))))
     assert rows[0]["ratio_basis"] == "raw" and rows[0]["qps_per_core"] == "" and rows[0]["published_qps_per_core"] == ""
 

@@ -104,9 +104,9 @@ def test_a_seed_004_campaign_beside_its_document_is_one_table_with_both_products
         assert row.count('class="num published-figure"') == 2
         assert row.count('class="num ratio') == 2
         # Three repetitions: every ratio has its 95% interval and n.
-        assert row.count('data-testid="ratio-ci"') == 2 and "95% CI, n = 3" in row
+        assert row.count('data-testid="ratio-ci"') == 2 and row.count(" · n = 3</span>") == 2
     # The published figure stands at the nearest concurrency the document has, and says so.
-    assert "at 50 threads, the nearest to 3" in rows[0][1]
+    assert "at 50 threads</span>" in rows[0][1] and "the document&#x27;s nearest to 3" in rows[0][1]
     # The invalid cells keep their mark, and their ratios say where they come from.
     assert "verdict-invalid" in rows[-1][1] and rows[-1][1].count("from an invalid cell") == 2
     assert "from an invalid cell" not in rows[0][1]

@@ -133,45 +133,47 @@ def _untrusted(cell: dict[str, Any] | None) -> bool:
 
 
 def _published_cell(entry: dict[str, Any] | None, beside: dict[str, Any]) -> str:
-    """The published figure beside a measured row: its QPS (and per core), at which concurrency and on which
-    spec when the header cannot say it for the whole table."""
+    """The published figure beside a measured row: its QPS (and per core), the concurrency it was printed at where
+    that is not the row's, and its spec where the header cannot name one for the whole table."""
     if entry is None or not is_number(entry["published_qps"]):
         return '<td class="num" data-metric="published">—</td>'
     lines = []
     if entry["per_core"]:
         lines.append(f'{fmt_number(entry["published_per_core"])} per core')
     if entry["nearest"]:
-        lines.append(f'at {entry["published_threads"]:,} threads, the nearest to {entry["threads"]:,}')
+        lines.append(f'at {entry["published_threads"]:,} threads')
     if not beside["spec_label"]:
         lines.append(escape(entry["published_spec"]))
     correction = (f' <span class="badge published" title="{escape(entry["correction"])}">corrected</span>'
                   if entry["correction"] else "")
     small = "".join(f'<br><span class="muted small">{line}</span>' for line in lines)
+    title = entry["hardware"] + (f'; printed at {entry["published_threads"]:,} threads, the document\'s nearest to '
+                                 f'{entry["threads"]:,}' if entry["nearest"] else "")
     return (f'<td class="num published-figure" data-metric="published" data-value="{entry["published_qps"]!r}" '
-            f'data-published-threads="{entry["published_threads"]}" title="{escape(entry["hardware"])}">'
+            f'data-published-threads="{entry["published_threads"]}" title="{escape(title)}">'
             f'{fmt_number(entry["published_qps"])}{correction}{small}</td>')
 
 
 def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
-    """A measured product's ratio to the published figure (per core or raw), with its 95% interval where the
+    """A measured product's ratio to the published figure (per core or raw) with n, its 95% interval where the
     measured cell has repetitions, and a word where the measured cell is not to be trusted."""
-    cell = entry["by_column"].get(index) if entry is not None else None
+    cell = entry["by_column"].get(str(index)) if entry is not None else None
     if entry is None or cell is None or cell["ratio"] is None:
         return '<td class="num" data-metric="published" data-ratio="">—</td>'
-    basis = entry["basis"]
-    if entry["per_core"] and is_number(cell["per_core"]):
-        basis += (f'<br><span class="muted small">{fmt_number(cell["per_core"])} ÷ '
-                  f'{fmt_number(entry["published_per_core"])}</span>')
     ci = cell["ratio_ci95"]
+    title = f'measured ÷ published, {entry["basis"]}'
+    if entry["per_core"] and is_number(cell["per_core"]):
+        title += f' ({fmt_number(cell["per_core"])} ÷ {fmt_number(entry["published_per_core"])} QPS per core)'
+    title += (f'; 95% interval {fmt_ratio(ci[0])} … {fmt_ratio(ci[1])} from the measured cell\'s {cell["n"]} runs'
+              if ci else f'; {cell["n"]} run{"s" if cell["n"] != 1 else ""}, no interval') + f'; {entry["hardware"]}'
     interval = (f'<br><span class="ci" data-testid="ratio-ci">{fmt_ratio(ci[0])} … {fmt_ratio(ci[1])}</span>'
-                f'<br><span class="muted small">95% CI, n = {cell["n"]}</span>' if ci else
-                f'<br><span class="muted small">n = {cell["n"]}, no interval</span>')
+                if ci else "")
     article = "an" if cell["verdict"] == "invalid" else "a"
     doubt = (f'<br><span class="small why">from {article} {cell["verdict"]} cell</span>' if cell["verdict"] else "")
     css = " untrusted" if cell["verdict"] else ""
     return (f'<td class="num ratio{css}" data-metric="published" data-ratio="{cell["ratio"]!r}" '
-            f'title="{escape(entry["hardware"])}">{fmt_ratio(cell["ratio"])} '
-            f'<span class="muted small">{basis}</span>{interval}{doubt}</td>')
+            f'title="{escape(title)}">{fmt_ratio(cell["ratio"])}<br>'
+            f'<span class="muted small">{escape(entry["basis"])} · n = {cell["n"]}</span>{interval}{doubt}</td>')
 
 
 def beside_cells_html(row: dict[str, Any], besides: Sequence[dict[str, Any]]) -> str:

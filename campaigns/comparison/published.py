@@ -220,14 +220,15 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
                                        published_label=shape.label, published_cores=cores)
         notes[hardware.note] = None
         published_per_core = _per_core(figure.qps, cores) if hardware.per_core else None
-        by_column: dict[int, dict[str, Any]] = {}
+        # Keyed by the column's index as text: the layout is cached as JSON, whose keys are strings.
+        by_column: dict[str, dict[str, Any]] = {}
         for i in columns:
             cell = row["cells"][i]
             qps = cell["qps"]["value"] if cell is not None else None
             per_core = _per_core(qps, measured_cores) if hardware.per_core else None
             ratio = _ratio(per_core, published_per_core) if hardware.per_core else _ratio(qps, figure.qps)
             ratio = None if ratio is None else round(ratio, 4)
-            by_column[i] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),
+            by_column[str(i)] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),
                             "ratio": ratio, "ratio_ci95": _ratio_interval(ratio, cell),
                             "n": cell["qps"]["n"] if cell is not None else 0,
                             "verdict": cell.get("verdict") if cell is not None
@@ -237,7 +238,7 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
             "published_threads": threads, "nearest": threads != row["threads"],
             "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
             "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
-            "correction": figure.correction, "cells": [by_column[i] for i in columns], "by_column": by_column,
+            "correction": figure.correction, "cells": [by_column[str(i)] for i in columns], "by_column": by_column,
         }
         row.setdefault("besides", []).append(entry)
         if row.get("beside") is None:

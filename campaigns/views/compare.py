@@ -99,8 +99,9 @@ def report_headers(layout: dict[str, Any]) -> None:
 
 def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
     """The other columns a user may make the baseline, each with the page's query that does it (kept in the URL)."""
-    # Published figures are set beside the measured columns, after them: only measured columns can lead.
-    if layout is None or selection is None or selection.published or len(layout["products"]) < 2:
+    # Published figures are set beside the measured columns, after them: only measured columns can lead (a
+    # document's tables that no measured table took in add published columns to every table).
+    if layout is None or selection is None or layout["has_published"] or len(layout["products"]) < 2:
         return []
     out = []
     for column in layout["products"][1:]:

@@ -97,11 +97,13 @@
 
   // Threads on a log scale, each point at its own count (a published 1,000-thread figure at 1,000, not in the
   // slot after 512), with a tick at every count the table has.
-  function threadsAxis(data) {
+  function threadsAxis(lines) {
+    const threads = [...new Set(lines.flatMap(function (line) { return line.data.map(function (p) { return p.x; }); }))]
+      .sort(function (a, b) { return a - b; });
     return {
       type: "logarithmic", title: { display: true, text: "threads (log scale)" },
       afterBuildTicks: function (axis) {
-        axis.ticks = data.threads.filter(function (t) { return t >= axis.min && t <= axis.max; })
+        axis.ticks = threads.filter(function (t) { return t >= axis.min && t <= axis.max; })
           .map(function (t) { return { value: t }; });
       },
       ticks: { autoSkip: true, maxRotation: 0, callback: function (value) { return Number(value).toLocaleString("en-US"); } },
@@ -112,8 +114,9 @@
     const doubtful = lines.some(function (line) { return line.data.some(function (p) { return p.verdict; }); });
     // Chart.js does not wrap a legend title: each note is a line of its own. Error bars are named only where a
     // measured line has them.
+    // The caption under the charts says the rest (which line is measured, which published).
     const legend = [];
-    if (data.error_bars) legend.push("measured: geometric mean of the runs; error bars: " + data.error_bars);
+    if (data.error_bars) legend.push("error bars: " + data.error_bars);
     if (doubtful) legend.push("✕ suspect or invalid: hover for why, click for the findings");
     // Measured lines take the palette in order; a published line the colour after them.
     let measured = 0;
@@ -133,12 +136,13 @@
         interaction: { mode: "nearest", intersect: false },
         onClick: openFindings,
         plugins: {
-          legend: { position: "bottom", title: { display: legend.length > 0, text: legend } },
+          legend: { position: "bottom",
+                    title: { display: legend.length > 0, text: legend.length === 1 ? legend[0] : legend } },
           tooltip: { callbacks: { label: function (item) { return pointLabel(item, unit, data.baseline); } } },
         },
         scales: {
-          x: threadsAxis(data),
-          y: logY ? { type: "logarithmic", title: { display: true, text: yTitle + " (log scale)" } }
+          x: threadsAxis(lines),
+          y: logY ? { type: "logarithmic", title: { display: true, text: yTitle + " (log)" } }
             : { beginAtZero: true, title: { display: true, text: yTitle } },
         },
       },
