@@ -40,7 +40,7 @@ def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, 
     row = page.locator("#instances-h + .table-scroll tr", has_text=campaign.name)
     row.get_by_role("link", name="the document's own tables").click(timeout=90_000)
     page.wait_for_url(f"**/compare/?campaign={campaign.pk}&published=004", timeout=90_000)
-    wait_js(page, CHARTS_DRAWN)
+    wait_js(page, CHARTS_DRAWN, timeout_ms=120_000)
     assert page.locator("table.comparison").count() == 3
     table = page.locator("table.comparison").first
     assert table.locator("thead th.group.published").count() == 2
@@ -90,7 +90,7 @@ def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, 
     page.goto(f"/compare/report/?campaign={campaign.pk}&published=004")
     page.emulate_media(media="print")
     page.set_viewport_size({"width": 794, "height": 1123})  # A4 at 96 dpi
-    wait_js(page, CHARTS_DRAWN)
+    wait_js(page, CHARTS_DRAWN, timeout_ms=120_000)  # nine charts, one block per idle moment on a busy machine
     qps = page.locator("table.comparison").first
     assert qps.locator("td.published-figure").count() == 10
     widths = page.evaluate("[...document.querySelectorAll('table.comparison')].map(t => "
@@ -109,7 +109,7 @@ def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, 
     phone.set_default_navigation_timeout(90_000)
     log_in(phone, "seeds-viewer", PASSWORD)
     phone.goto(f"/compare/?campaign={campaign.pk}&published=004")
-    wait_js(phone, CHARTS_DRAWN)
+    wait_js(phone, CHARTS_DRAWN, timeout_ms=120_000)
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
     card = phone.locator("table.comparison").first.locator("tbody tr").first
     card.scroll_into_view_if_needed()

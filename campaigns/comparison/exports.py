@@ -84,8 +84,10 @@ def table_header(table: dict[str, Any], names: Sequence[str]) -> list[str]:
         header += [f"TPS {n}" for n in names]
     if table["has_avg"]:
         header += [f"Avg ms {n}" for n in names]
+        header += [f"Avg ms {n} (published)" for n in table.get("published_avg_names") or []]
     if table["has_pct"]:
         header += [f"{table['pct_label']} ms {n}" for n in names]
+        header += [f"{table['pct_label']} ms {n} (published)" for n in table.get("published_pct_names") or []]
     return header
 
 
@@ -119,10 +121,15 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
         line += _beside_line(table, row)
         if table["has_tps"]:
             line += [metric(c, "tps") for c in cells]
+        entries = row.get("besides") or []
         if table["has_avg"]:
             line += [metric(c, "latency_avg_ms", fmt_ms) for c in cells]
+            line += [fmt_ms(entries[k]["published_latency_avg_ms"]) if k < len(entries) and entries[k] else "—"
+                     for k in table.get("published_avg") or []]
         if table["has_pct"]:
             line += [metric(c, "latency_pct_ms", fmt_ms) for c in cells]
+            line += [fmt_ms(entries[k]["published_latency_pct_ms"]) if k < len(entries) and entries[k] else "—"
+                     for k in table.get("published_pct") or []]
         lines.append(line)
     return lines
 

@@ -121,8 +121,10 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
             parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
         if table["has_avg"] and "latency" in groups:
             parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
+            parts += _published_latency_cells(row, table.get("published_avg") or [], "latency_avg_ms")
         if table["has_pct"] and "latency" in groups:
             parts += [_value_cell(c, "latency_pct_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
+            parts += _published_latency_cells(row, table.get("published_pct") or [], "latency_pct_ms")
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
@@ -174,6 +176,23 @@ def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
     return (f'<td class="num ratio{css}" data-metric="published" data-ratio="{cell["ratio"]!r}" '
             f'title="{escape(title)}">{fmt_ratio(cell["ratio"])}<br>'
             f'<span class="muted small">{escape(entry["basis"])} · n = {cell["n"]}</span>{interval}{doubt}</td>')
+
+
+def _published_latency_cells(row: dict[str, Any], positions: Sequence[int], metric: str) -> list[str]:
+    """The published latency beside a measured row's, for the published products the table shows it for."""
+    entries = row.get("besides") or []
+    out = []
+    for k in positions:
+        entry = entries[k] if k < len(entries) else None
+        value = entry[f"published_{metric}"] if entry is not None else None
+        if not is_number(value):
+            out.append(f'<td class="num" data-metric="{metric}">—</td>')
+            continue
+        at = (f'<br><span class="muted small">at {entry["published_threads"]:,} threads</span>'
+              if entry is not None and entry["nearest"] else "")
+        out.append(f'<td class="num published-latency" data-metric="{metric}" data-value="{value!r}">'
+                   f'{fmt_ms(value)}{at}</td>')
+    return out
 
 
 def beside_cells_html(row: dict[str, Any], besides: Sequence[dict[str, Any]]) -> str:

@@ -192,6 +192,22 @@ def _besides(table: dict[str, Any], names: Sequence[str], specs: dict[int, Insta
     return out
 
 
+def _published_latency(table: dict[str, Any]) -> None:
+    """Which published products go beside the table's latency columns, as the documents print them (average, and
+    the percentile where it is the one the table shows): their positions in table["besides"] and names."""
+    for metric, key in (("latency_avg_ms", "published_avg"), ("latency_pct_ms", "published_pct")):
+        chosen = []
+        for k, beside in enumerate(table["besides"]):
+            figures = [r for r in beside["rows"] if r[f"published_{metric}"] is not None]
+            same = metric == "latency_avg_ms" or all(r["published_latency_pct"] == table["pct"] for r in figures)
+            has = table["has_avg"] if metric == "latency_avg_ms" else table["has_pct"]
+            if figures and same and has:
+                chosen.append(k)
+        table[key] = chosen
+        table[f"{key}_names"] = [table["besides"][k]["product"] for k in chosen]
+        table[f"{key}_n"] = len(chosen)
+
+
 def table_title(dataset: str, scenario: str) -> str:
     """A published table's heading: "<dataset> × <scenario>" as the document labels them, shortened where the
     seed names repeat each other ("seed 001 · full cache" and "seed 001 · full cache · write" → the scenario's
@@ -297,6 +313,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         # The first published product beside the table, or the note saying why none is (the exports' column).
         table["beside"] = table["besides"][0] if table["besides"] else None
         table["besides"] = [b for b in table["besides"] if b["rows"]]
+        _published_latency(table)
         table["charts"] = _chart_series(table, names)
         table["body_html"] = table_body_html(table, products)
         tables.append(table)
@@ -315,7 +332,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
 
 
 # Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
-LAYOUT_FORMAT = 5
+LAYOUT_FORMAT = 6
 
 
 def comparison_layout_cached(selection: Selection) -> dict[str, Any]:

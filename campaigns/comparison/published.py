@@ -239,6 +239,8 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
             "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
             "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
             "correction": figure.correction, "cells": [by_column[str(i)] for i in columns], "by_column": by_column,
+            "published_latency_avg_ms": figure.latency_avg_ms, "published_latency_pct_ms": figure.latency_pct_ms,
+            "published_latency_pct": figure.latency_pct,
         }
         row.setdefault("besides", []).append(entry)
         if row.get("beside") is None:

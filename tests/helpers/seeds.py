@@ -16,7 +16,7 @@ def measured_instance(template: Campaign, target: Any, *, repetitions: int = 2,
                        invalid_threads: int | None = None) -> tuple[Campaign, Run]:
     """A campaign made from `template` through the service the /seeds/ page calls (plain DDL, thread ceiling 64,
     reduced scale), with a succeeded run whose every planned job has a result: `repetitions` runs per cell
-    (QPS 1,000 × √threads + 10 × the repetition), the cells at `invalid_threads` judged invalid."""
+    (QPS 1,000 × √threads + 10 × the repetition; the latency percentile the scenario's), the cells at `invalid_threads` judged invalid."""
     campaign = template_instantiate(template=template, targets=[target], scale_factor=0.001, run_time_s=4,
                                     warmup_s=1, max_threads=64, plain_ddl=True, table_rows_min=10_000,
                                     table_rows_max=1_000_000)
@@ -33,7 +33,7 @@ def measured_instance(template: Campaign, target: Any, *, repetitions: int = 2,
                                  verdict=Job.Verdict.INVALID if invalid else Job.Verdict.VALID)
         qps = 1000.0 * p.threads ** 0.5 + 10 * p.repetition
         JobResult.objects.create(job=job, qps=qps, tps=qps / 20, latency_avg_ms=p.threads / qps * 1000,
-                                 latency_pct=95.0, latency_pct_ms=2 * p.threads / qps * 1000)
+                                 latency_pct=p.scenario.percentile, latency_pct_ms=2 * p.threads / qps * 1000)
     return campaign, run
 
 
