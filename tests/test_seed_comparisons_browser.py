@@ -23,6 +23,9 @@ CHARTS_DRAWN = ("document.querySelectorAll('.charts canvas').length > 0 && "
 CHART = "Chart.getChart(document.querySelector('canvas[data-chart=qps_lines]'))"
 
 
+# Loading the six templates and the published figures, then four page sizes and a PDF: more than the default 300 s
+# on a machine whose two cores other test runs share.
+@pytest.mark.timeout(900)
 def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, live_server):  # noqa: F811
     browser, page, problems = browser_page
     template_load_all()
