@@ -335,6 +335,16 @@ def change_to_tell(runs: int, log_sd: float, *, power: float = 0.8) -> float | N
     return math.expm1(z * log_sd * math.sqrt(2 / (runs - 1))) * 100
 
 
+def geometric_mean_interval(*, n: int, log_mean: float, log_sd: float | None,
+                            confidence: float = 0.95) -> tuple[float, float] | None:
+    """The confidence interval of a geometric mean from its runs' number, mean and sample standard deviation of
+    the log values (Student's t on the logs, back-transformed); None for fewer than 2 runs."""
+    if n < 2 or log_sd is None:
+        return None
+    half = float(sstats.t.ppf(1 - (1 - confidence) / 2, n - 1)) * log_sd / math.sqrt(n)
+    return math.exp(log_mean - half), math.exp(log_mean + half)
+
+
 def ratio_interval(*, n_base: int, log_mean_base: float, log_sd_base: float | None, n_other: int,
                    log_mean_other: float, log_sd_other: float | None, confidence: float = 0.95) -> RatioInterval:
     """The change of `other` against `base` from each side's number of runs, mean and sample standard deviation of

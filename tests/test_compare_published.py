@@ -151,17 +151,22 @@ def test_a_measured_seed_001_result_sits_beside_the_published_tencentdb_2_core_1
     query = f"products={mariadb.pk}&published_product={tencentdb.pk}&published_spec={two_core.pk}"
     html = _text(client.get(f"/compare/?{query}"))
 
-    beside = html.split('data-testid="beside-published"', 1)[1].split("</table>", 1)[0]
-    assert "Beside the published TencentDB for MySQL" in beside and "seed 001: full cache × write" in beside
+    # One table: the measured QPS, the published figure (and per core) and the ratio per core, row by row.
+    assert html.count('<table class="comparison') == 1
+    table = html.split('<table class="comparison', 1)[1].split("</table>", 1)[0]
+    notes = html.split('data-testid="beside-published"', 1)[1].split("</div>", 1)[0]
+    assert "Beside the published TencentDB for MySQL" in notes and "seed 001: full cache × write" in notes
     label = ("measured on 4-core 23 GB (local) · published on 2-core 16 GB MEM — different hardware, per-core "
              "figures compared")
-    assert label in beside
-    # Both figures, both per core (QPS / cores), and the ratio per core.
-    assert "20,000" in beside and "5,000" in beside  # measured 20,000 QPS on 4 cores
-    assert f"{published_96:,.0f}" in beside and f"{published_96 / 2:,.0f}" in beside
-    assert f"{(20000 / 4) / (published_96 / 2):.2f}× <span class=\"muted small\">per core</span>" in beside
-    assert "nearest to 64" in beside  # the 64-thread row names the concurrency it stands beside
-    assert f"{(18000 / 4) / (published_96 / 2):.2f}×" in beside
+    assert label in notes
+    assert 'TencentDB for MySQL <span class="badge published">published</span>' in table
+    assert "on 2-core 16 GB MEM" in table and "MariaDB 10.11 ÷ published" in table
+    assert "20,000" in table and "(5,000 ÷" in table  # measured 20,000 QPS on 4 cores, in the ratio's title
+    assert f"{published_96:,.0f}" in table and f"{published_96 / 2:,.0f} per core" in table
+    assert f"{(20000 / 4) / (published_96 / 2):.2f}×<br><span class=\"muted small\">per core · n = 1" in table
+    # The 64-thread row names the concurrency it stands beside.
+    assert "at 96 threads</span>" in table and "the document&#x27;s nearest to 64" in table
+    assert f"{(18000 / 4) / (published_96 / 2):.2f}×" in table
     low, high = (18000 / 4) / (published_96 / 2), (20000 / 4) / (published_96 / 2)
     assert (f"MariaDB 10.11 reaches {math.sqrt(low * high):.2f}× the published TencentDB for MySQL&#x27;s QPS "
             f"(per core) on average, from {low:.2f}× at 64 threads to {high:.2f}× at 96, on different hardware."
@@ -179,14 +184,19 @@ def test_a_measured_seed_001_result_sits_beside_the_published_tencentdb_2_core_1
     assert by_threads[64]["published_concurrency"] == "96"
 
     markdown = _text(client.get(f"/compare/comparison.md?{query}"))
-    assert "#### Beside the published TencentDB for MySQL (seed 001: full cache × write)" in markdown
+    # Markdown: the same one table, the published columns after the measured ones, then where they come from.
+    assert "| QPS TencentDB for MySQL (published) | MariaDB 10.11 ÷ published |" in markdown
+    assert (f"| 20,000 | {published_96:,.0f} ({published_96 / 2:,.0f} per core) | "
+            f"{5000 / (published_96 / 2):.2f}× per core, n = 1 |") in markdown
+    assert f"| {published_96:,.0f} ({published_96 / 2:,.0f} per core, at 96 threads) |" in markdown
+    assert "Beside the published TencentDB for MySQL (seed 001: full cache × write):" in markdown
     assert f"- {label}" in markdown
-    assert (f"| 4-core 23 GB (local) | 96 | 2-core 16 GB MEM | 96 | 20,000 | 5,000 | {published_96:,.0f} | "
-            f"{published_96 / 2:,.0f} | {5000 / (published_96 / 2):.2f}× per core |") in markdown
-    assert "| 64 | 2-core 16 GB MEM | 96 (nearest to 64) |" in markdown
 
     report = _text(client.get(f"/compare/report/?{query}"))
     assert label in report and "Published figures set beside a measured table" in report
+    # The report's QPS table carries the published columns too (no separate table after it).
+    qps_part = report.split('id="table-', 1)[1].split("</table>", 1)[0]
+    assert "MariaDB 10.11 ÷ published" in qps_part and f"{published_96:,.0f}" in qps_part
 
 
 def test_without_a_published_spec_the_nearest_one_stands_beside_each_measured_spec(role_client, seeds):
@@ -210,11 +220,12 @@ def test_cores_unknown_gives_raw_figures_only_and_says_why(role_client, seeds):
     client = role_client("viewer")
     query = f"products={mariadb.pk}&published_product={mariadb_published.pk}&published_spec={four_gb.pk}"
     html = _text(client.get(f"/compare/?{query}"))
-    beside = html.split('data-testid="beside-published"', 1)[1].split("</table>", 1)[0]
+    notes = html.split('data-testid="beside-published"', 1)[1].split("</div>", 1)[0]
+    table = html.split('<table class="comparison', 1)[1].split("</table>", 1)[0]
     assert ("measured on 2-core 4 GB (local) · published on 4 GB MEM, 200 GB storage — different hardware, raw "
-            "figures only: the document gives no core count for 4 GB MEM, 200 GB storage") in beside
-    assert "QPS per core" not in beside
-    assert f"{5000 / published:.2f}× <span class=\"muted small\">raw</span>" in beside
+            "figures only: the document gives no core count for 4 GB MEM, 200 GB storage") in notes
+    assert "per core" not in table
+    assert f"{5000 / published:.2f}×<br><span class=\"muted small\">raw · n = 1</span>" in table
     rows = list(csv.DictReader(io.StringIO(_text(client.get(f"/compare/comparison.csv?{query}")))))
     assert rows[0]["ratio_basis"] == "raw" and rows[0]["qps_per_core"] == "" and rows[0]["published_qps_per_core"] == ""
 

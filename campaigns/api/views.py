@@ -693,7 +693,8 @@ class ComparisonViewSet(viewsets.ViewSet):
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
         description="For each (dataset × scenario), a table of rows (spec, threads, table size, tables) with, per "
                     "product (or product and run), the value of QPS, TPS, average and percentile latency over "
-                    "repetitions (`value`: their geometric mean) with median, n, mean, stdev, CV, min and max, Δ% "
+                    "repetitions (`value`: their geometric mean) with median, n, mean, stdev, CV, min and max (and, for "
+                    "QPS, `qps_ci95`: the 95% interval of the geometric mean, [low, high], from 2 runs), Δ% "
                     "against the first column (ratio of values − 1) with its 95% confidence interval "
                     "(`delta_ci95_pct`, [low, high], from 2 runs a side), and the worst validity verdict of its "
                     "jobs. Each non-baseline cell's `significance` says whether its QPS Δ% is larger than the runs' "

@@ -32,7 +32,7 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
 
 def _beside_csv(table: dict[str, Any], row: dict[str, Any], index: int) -> list[Any]:
     beside = row.get("beside")
-    entry = beside["by_column"].get(index) if beside else None
+    entry = beside["by_column"].get(str(index)) if beside else None
     if beside is None or entry is None:
         return [None] * 9
     return [table["beside"]["product"], beside["published_spec"], beside["published_threads"], beside["published_qps"],
@@ -77,12 +77,17 @@ def table_header(table: dict[str, Any], names: Sequence[str]) -> list[str]:
     header = ["Specification", "Concurrency", "Table size", "Tables"]
     header += [f"QPS {n}" for n in names]
     header += [f"Δ% {n}" for n in names[1:]]
+    for beside in table.get("besides") or []:
+        header.append(f"QPS {beside['product']} (published)")
+        header += [f"{n} ÷ published" for n in beside["columns"]]
     if table["has_tps"]:
         header += [f"TPS {n}" for n in names]
     if table["has_avg"]:
         header += [f"Avg ms {n}" for n in names]
+        header += [f"Avg ms {n} (published)" for n in table.get("published_avg_names") or []]
     if table["has_pct"]:
         header += [f"{table['pct_label']} ms {n}" for n in names]
+        header += [f"{table['pct_label']} ms {n} (published)" for n in table.get("published_pct_names") or []]
     return header
 
 
@@ -113,55 +118,72 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
                  else f"{fmt_delta(d)} ({mark['interval']}), {mark['text']}" if mark.get("interval")
                  else f"{fmt_delta(d)}, {mark['text']}"
                  for d, mark in zip(row["deltas"], row["marks"], strict=True)]
+        line += _beside_line(table, row)
         if table["has_tps"]:
             line += [metric(c, "tps") for c in cells]
+        entries = row.get("besides") or []
         if table["has_avg"]:
             line += [metric(c, "latency_avg_ms", fmt_ms) for c in cells]
+            line += [fmt_ms(entries[k]["published_latency_avg_ms"]) if k < len(entries) and entries[k] else "—"
+                     for k in table.get("published_avg") or []]
         if table["has_pct"]:
             line += [metric(c, "latency_pct_ms", fmt_ms) for c in cells]
+            line += [fmt_ms(entries[k]["published_latency_pct_ms"]) if k < len(entries) and entries[k] else "—"
+                     for k in table.get("published_pct") or []]
         lines.append(line)
     return lines
 
 
-def beside_header(beside: dict[str, Any]) -> list[str]:
-    per_core = beside.get("has_per_core", False)
-    header = ["Specification", "Concurrency", "Published spec", "Published concurrency"]
-    for name in [*beside["columns"], f"{beside['product']} (published)"]:
-        header.append(f"QPS {name}")
-        if per_core:
-            header.append(f"QPS per core {name}")
-    header += [f"Ratio {name} / published" for name in beside["columns"]]
-    return header
+def _beside_line(table: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """The published columns of one measured row, as the page's one table has them: each published product's
+    figure (per core, and the concurrency it was printed at when not the row's), then each measured product's
+    ratio to it with n and its 95% interval."""
+    line = []
+    entries = row.get("besides") or []
+    for k, beside in enumerate(table.get("besides") or []):
+        entry = entries[k] if k < len(entries) else None
+        if entry is None:
+            line += ["—"] * (1 + len(beside["column_index"]))
+            continue
+        notes = []
+        if entry["per_core"]:
+            notes.append(f"{fmt_number(entry['published_per_core'])} per core")
+        if entry["nearest"]:
+            notes.append(f"at {entry['published_threads']:,} threads")
+        if not beside["spec_label"]:
+            notes.append(entry["published_spec"])
+        line.append(fmt_number(entry["published_qps"]) + (f" ({', '.join(notes)})" if notes else ""))
+        for index in beside["column_index"]:
+            cell = entry["by_column"].get(str(index))
+            if cell is None or cell["ratio"] is None:
+                line.append("—")
+                continue
+            ci = cell["ratio_ci95"]
+            text = f"{fmt_ratio(cell['ratio'])} {entry['basis']}"
+            text += f" ({fmt_ratio(ci[0])} … {fmt_ratio(ci[1])}), n = {cell['n']}" if ci else f", n = {cell['n']}"
+            if cell["verdict"]:
+                text += f", from {'an' if cell['verdict'] == 'invalid' else 'a'} {cell['verdict']} cell"
+            line.append(text)
+    return line
 
 
 def _markdown_row(values: Sequence[Any]) -> str:
     return "| " + " | ".join(markdown_cell(v) for v in values) + " |"
 
 
-def beside_markdown(beside: dict[str, Any]) -> list[str]:
-    """A measured table's published counterpart: the hardware labels, then the figures side by side."""
-    out = [f"#### Beside the published {markdown_text(beside['product'])} ({markdown_text(beside['key'] or 'no match')})",
-           ""]
-    if not beside["rows"]:
-        return [*out, markdown_text(beside["note"]), ""]
-    out += [f"- {markdown_text(note)}" for note in beside["notes"]] + [""]
-    if beside["summary"]:
-        out += [f"**Beside the published figures.** {markdown_text(beside['summary'])}", ""]
-    header = beside_header(beside)
-    out.append(_markdown_row(header))
-    out.append("|" + "|".join(["---", "---:", "---"] + ["---:"] * (len(header) - 3)) + "|")
-    per_core = beside.get("has_per_core", False)
-    for row in beside["rows"]:
-        threads = f"{row['published_threads']:,}" + (f" (nearest to {row['threads']:,})" if row["nearest"] else "")
-        line = [row["spec"] or "—", f"{row['threads']:,}", row["published_spec"], threads]
-        for qps, core in [*((c["qps"], c["per_core"]) for c in row["cells"]),
-                          (row["published_qps"], row["published_per_core"])]:
-            line.append(fmt_number(qps))
-            if per_core:
-                line.append(fmt_number(core))
-        line += [f"{fmt_ratio(c['ratio'])} {row['basis']}" if c["ratio"] is not None else "—" for c in row["cells"]]
-        out.append(_markdown_row(line))
-    return [*out, ""]
+def beside_markdown(table: dict[str, Any]) -> list[str]:
+    """Under a measured table with published columns: which published table they come from, the hardware on each
+    side and the summary of the ratios; or why the chosen published product has nothing for this table."""
+    out: list[str] = []
+    for beside in table.get("besides") or []:
+        out += [f"Beside the published {markdown_text(beside['product'])} ({markdown_text(beside['key'])}):", ""]
+        out += [f"- {markdown_text(note)}" for note in beside["notes"]] + [""]
+        if beside["summary"]:
+            out += [f"**Beside the published figures.** {markdown_text(beside['summary'])}", ""]
+    beside = table.get("beside")
+    if not table.get("besides") and beside and beside["note"]:
+        out += [markdown_text(beside["note"]), ""]
+    return out
 
 
 def trust_text(layout: dict[str, Any]) -> str:
@@ -221,8 +243,7 @@ def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | 
         for line in table_lines(table, layout["names"]):
             out.append(_markdown_row(line))
         out += ["", f"**Conclusion.** {markdown_text(table['conclusion'])}", ""]
-        if table.get("beside"):
-            out += beside_markdown(table["beside"])
+        out += beside_markdown(table)
     if report:
         out += ["## Conclusions", ""] + [f"- {markdown_text(t['scenario']['name'])}: {markdown_text(t['conclusion'])}"
                                          for t in layout["tables"]]

@@ -117,12 +117,16 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
                              f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}">'
                              f'{fmt_delta(d)}{interval}<br>'
                              f'<span class="muted small">{escape(mark["text"])}</span>{doubt}</td>')
+            if table.get("besides"):
+                parts.append(beside_cells_html(row, table["besides"]))
         if table["has_tps"] and "tps" in groups:
             parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
         if table["has_avg"] and "latency" in groups:
             parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
+            parts += _published_latency_cells(row, table.get("published_avg") or [], "latency_avg_ms")
         if table["has_pct"] and "latency" in groups:
             parts += [_value_cell(c, "latency_pct_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
+            parts += _published_latency_cells(row, table.get("published_pct") or [], "latency_pct_ms")
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
@@ -132,36 +136,77 @@ def _untrusted(cell: dict[str, Any] | None) -> bool:
     return cell is not None and cell.get("verdict") in ("suspect", "invalid")
 
 
-def _beside_qps(value: float | None, per_core: float | None, shown: bool, extra: str = "") -> str:
-    text = (f'<td class="num" data-value="{value!r}">{fmt_number(value)}{extra}</td>' if is_number(value)
-            else f'<td class="num">—{extra}</td>')
-    if shown:
-        text += f'<td class="num">{fmt_number(per_core)}</td>'
-    return text
+def _published_cell(entry: dict[str, Any] | None, beside: dict[str, Any]) -> str:
+    """The published figure beside a measured row: its QPS (and per core), the concurrency it was printed at where
+    that is not the row's, and its spec where the header cannot name one for the whole table."""
+    if entry is None or not is_number(entry["published_qps"]):
+        return '<td class="num" data-metric="published">—</td>'
+    lines = []
+    if entry["per_core"]:
+        lines.append(f'{fmt_number(entry["published_per_core"])} per core')
+    if entry["nearest"]:
+        lines.append(f'at {entry["published_threads"]:,} threads')
+    if not beside["spec_label"]:
+        lines.append(escape(entry["published_spec"]))
+    correction = (f' <span class="badge published" title="{escape(entry["correction"])}">corrected</span>'
+                  if entry["correction"] else "")
+    small = "".join(f'<br><span class="muted small">{line}</span>' for line in lines)
+    title = entry["hardware"] + (f'; printed at {entry["published_threads"]:,} threads, the document\'s nearest to '
+                                 f'{entry["threads"]:,}' if entry["nearest"] else "")
+    return (f'<td class="num published-figure" data-metric="published" data-value="{entry["published_qps"]!r}" '
+            f'data-published-threads="{entry["published_threads"]}" title="{escape(title)}">'
+            f'{fmt_number(entry["published_qps"])}{correction}{small}</td>')
 
 
-def beside_body_html(beside: dict[str, Any]) -> SafeString:
-    """The rows of a published product set beside a measured table (columns as _compare_table.html heads them)."""
+def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
+    """A measured product's ratio to the published figure (per core or raw) with n, its 95% interval where the
+    measured cell has repetitions, and a word where the measured cell is not to be trusted."""
+    cell = entry["by_column"].get(str(index)) if entry is not None else None
+    if entry is None or cell is None or cell["ratio"] is None:
+        return '<td class="num" data-metric="published" data-ratio="">—</td>'
+    ci = cell["ratio_ci95"]
+    title = f'measured ÷ published, {entry["basis"]}'
+    if entry["per_core"] and is_number(cell["per_core"]):
+        title += f' ({fmt_number(cell["per_core"])} ÷ {fmt_number(entry["published_per_core"])} QPS per core)'
+    title += (f'; 95% interval {fmt_ratio(ci[0])} … {fmt_ratio(ci[1])} from the measured cell\'s {cell["n"]} runs'
+              if ci else f'; {cell["n"]} run{"s" if cell["n"] != 1 else ""}, no interval') + f'; {entry["hardware"]}'
+    interval = (f'<br><span class="ci" data-testid="ratio-ci">{fmt_ratio(ci[0])} … {fmt_ratio(ci[1])}</span>'
+                if ci else "")
+    article = "an" if cell["verdict"] == "invalid" else "a"
+    doubt = (f'<br><span class="small why">from {article} {cell["verdict"]} cell</span>' if cell["verdict"] else "")
+    css = " untrusted" if cell["verdict"] else ""
+    return (f'<td class="num ratio{css}" data-metric="published" data-ratio="{cell["ratio"]!r}" '
+            f'title="{escape(title)}">{fmt_ratio(cell["ratio"])}<br>'
+            f'<span class="muted small">{escape(entry["basis"])} · n = {cell["n"]}</span>{interval}{doubt}</td>')
+
+
+def _published_latency_cells(row: dict[str, Any], positions: Sequence[int], metric: str) -> list[str]:
+    """The published latency beside a measured row's, for the published products the table shows it for."""
+    entries = row.get("besides") or []
     out = []
-    per_core = beside.get("has_per_core", False)
-    for row in beside["rows"]:
-        threads = f'{row["published_threads"]:,}'
-        if row["nearest"]:
-            threads += f'<br><span class="muted small">nearest to {row["threads"]:,}</span>'
-        correction = (f' <span class="badge published" title="{escape(row["correction"])}">corrected</span>'
-                      if row["correction"] else "")
-        parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}">',
-                 f'<th scope="row">{escape(row["spec"] or "—")}</th><td class="num">{row["threads"]:,}</td>',
-                 f'<td>{escape(row["published_spec"])}</td><td class="num">{threads}</td>']
-        parts += [_beside_qps(c["qps"], c["per_core"], per_core) for c in row["cells"]]
-        parts.append(_beside_qps(row["published_qps"], row["published_per_core"], per_core, correction))
-        for cell in row["cells"]:
-            basis = "" if cell["ratio"] is None else f' <span class="muted small">{row["basis"]}</span>'
-            parts.append(f'<td class="num" data-metric="ratio" title="{escape(row["hardware"])}">'
-                         f'{fmt_ratio(cell["ratio"])}{basis}</td>')
-        parts.append("</tr>")
-        out.append("".join(parts))
-    return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
+    for k in positions:
+        entry = entries[k] if k < len(entries) else None
+        value = entry[f"published_{metric}"] if entry is not None else None
+        if not is_number(value):
+            out.append(f'<td class="num" data-metric="{metric}">—</td>')
+            continue
+        at = (f'<br><span class="muted small">at {entry["published_threads"]:,} threads</span>'
+              if entry is not None and entry["nearest"] else "")
+        out.append(f'<td class="num published-latency" data-metric="{metric}" data-value="{value!r}">'
+                   f'{fmt_ms(value)}{at}</td>')
+    return out
+
+
+def beside_cells_html(row: dict[str, Any], besides: Sequence[dict[str, Any]]) -> str:
+    """The published columns of one measured row: per published product its figure, then each measured
+    product's ratio to it (columns as _compare_table.html heads them)."""
+    parts = []
+    entries = row.get("besides") or []
+    for k, beside in enumerate(besides):
+        entry = entries[k] if k < len(entries) else None
+        parts.append(_published_cell(entry, beside))
+        parts += [_ratio_cell(entry, index) for index in beside["column_index"]]
+    return "".join(parts)
 
 
 def table_parts(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

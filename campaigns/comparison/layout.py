@@ -13,13 +13,20 @@ from django.db import connection
 from campaigns.cache import cached_value, query_key, results_version
 from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
 from campaigns.comparison.formatting import pct_label, rows_shape
-from campaigns.comparison.html import beside_body_html, price_body_html, table_body_html
-from campaigns.comparison.published import _merge_published, beside_rows, beside_table, published_groups
+from campaigns.comparison.html import price_body_html, table_body_html
+from campaigns.comparison.published import (
+    _merge_published,
+    beside_rows,
+    beside_table,
+    by_product,
+    published_groups,
+)
 from campaigns.comparison.query import comparison_build
 from campaigns.comparison.selection import Selection
 from campaigns.comparison.significance import _row_marks
 from campaigns.comparison.trust import untrusted_cells
 from campaigns.models import InstanceSpec, JobResult
+from campaigns.seeds.matching import published_key
 
 
 def _has(rows: list[dict[str, Any]], metric: str) -> bool:
@@ -31,8 +38,10 @@ def _point(row: dict[str, Any], index: int, metric: str) -> dict[str, Any]:
     the Δ% mark's verdict as the table shows it."""
     cell = row["cells"][index]
     stats = cell[metric]
-    low = stats["min"] if stats["min"] is not None else stats["value"]
-    high = stats["max"] if stats["max"] is not None else stats["value"]
+    # An error bar only where there are repetitions: one run (or one printed figure) has no spread to draw.
+    repeated = stats["n"] > 1 and not cell.get("published")
+    low = stats["min"] if repeated and stats["min"] is not None else None
+    high = stats["max"] if repeated and stats["max"] is not None else None
     mark = row["marks"][index - 1] if metric == "qps" and index > 0 and row.get("marks") else None
     trust = cell.get("trust") or {}
     return {"x": row["threads"], "y": stats["value"], "yMin": low, "yMax": high, "n": stats["n"],
@@ -45,7 +54,8 @@ def _point(row: dict[str, Any], index: int, metric: str) -> dict[str, Any]:
 
 def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
     specs = table["spec_order"]
-    lines_qps, lines_latency = [], []
+    lines_qps: list[dict[str, Any]] = []
+    lines_latency: list[dict[str, Any]] = []
     latency_metric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
     if len(specs) <= MAX_LINE_SPECS:
         for index, name in enumerate(names):
@@ -71,13 +81,70 @@ def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]
                 values.append(max(medians) if medians else None)
             if any(v is not None for v in values):
                 bars["datasets"].append({"label": name, "data": values})
-    threads = sorted({r["threads"] for r in table["rows"]})
+    published_qps, published_latency = _published_lines(table, latency_metric)
+    threads = sorted({r["threads"] for r in table["rows"]} | {p["x"] for line in published_qps for p in line["data"]})
+    repeated = any(p["yMin"] is not None for line in lines_qps + lines_latency for p in line["data"])
+    log_y = _far_apart(lines_qps, published_qps)
     return {
-        "qps_lines": lines_qps, "latency_lines": lines_latency, "spec_bars": bars,
+        "qps_lines": lines_qps + published_qps, "latency_lines": lines_latency + published_latency,
+        "spec_bars": bars,
         "latency_label": f"{table['pct_label']} latency (ms)" if table["has_pct"] else "average latency (ms)",
         "threads": threads, "baseline": names[0] if names else "",
-        "error_bars": "min–max of the repetitions",
+        "error_bars": "min–max of the repetitions" if repeated else "", "log_y": log_y,
+        "caption": _chart_caption(table, repeated=repeated, published=bool(published_qps), log_y=log_y),
     }
+
+
+def _published_lines(table: dict[str, Any], latency_metric: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The published products beside a measured table, one line per product and published spec, at the document's
+    own thread counts: QPS, and the latency the table shows where the document prints the same one."""
+    qps_lines, latency_lines = [], []
+    for beside in table.get("besides") or []:
+        for curve in beside["curves"]:
+            label = f"{beside['product']} (published{', ' + curve['spec'] if len(beside['curves']) > 1 else ''})"
+            base = {"label": label, "published": True, "spec": curve["spec"]}
+            qps = [{"x": p["x"], "y": p["qps"], "yMin": None, "yMax": None, "n": 1, "correction": p["correction"]}
+                   for p in curve["points"] if p["qps"] is not None]
+            same_pct = latency_metric == "latency_avg_ms" or all(
+                p["latency_pct"] == table["pct"] for p in curve["points"] if p["latency_pct_ms"] is not None)
+            latency = [{"x": p["x"], "y": p[latency_metric], "yMin": None, "yMax": None, "n": 1,
+                        "correction": p["correction"]}
+                       for p in curve["points"] if p[latency_metric] is not None] if same_pct else []
+            if qps:
+                qps_lines.append({**base, "data": qps})
+            if latency:
+                latency_lines.append({**base, "data": latency})
+    return qps_lines, latency_lines
+
+
+# Published figures this many times the measured ones (or a tenth of them) put the QPS chart on a log scale, so
+# that a quick run on a small machine is not a flat line at the bottom of a cloud instance's curve.
+LOG_SCALE_RATIO = 10.0
+
+
+def _far_apart(measured: list[dict[str, Any]], published: list[dict[str, Any]]) -> bool:
+    highs = [max(p["y"] for p in line["data"]) for line in measured if line["data"]]
+    others = [max(p["y"] for p in line["data"]) for line in published if line["data"]]
+    if not highs or not others or min(highs) <= 0:
+        return False
+    return max(others) / min(highs) >= LOG_SCALE_RATIO or min(others) / max(highs) <= 1 / LOG_SCALE_RATIO
+
+
+def _chart_caption(table: dict[str, Any], *, repeated: bool, published: bool, log_y: bool) -> str:
+    """What the lines are, under the chart: measured (and its error bars, where it has repetitions) and published."""
+    if table["published"]:
+        return ("The document's printed figures at their own thread counts (threads on a log scale); one figure "
+                "each, so no error bars.")
+    parts = ["Solid lines: measured, the geometric mean of the runs" + (
+        "; error bars: min–max of the repetitions, where a cell has 2 or more" if repeated else
+        "; one run per cell, so no error bars") + "."]
+    if published:
+        products = ", ".join(b["product"] for b in table["besides"])
+        parts.append(f"Dashed lines, triangles: published ({products}), the document's figures at its own thread "
+                     "counts on its own hardware; one printed figure each, no error bars.")
+    parts.append("Threads on a log scale" + (", QPS too (the published figures are ten times the measured ones "
+                                            "or more)." if log_y else "."))
+    return " ".join(parts)
 
 
 def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec]) -> list[dict[str, Any]]:
@@ -98,6 +165,47 @@ def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, In
                      "price": spec.price_per_hour if spec else None, "currency": spec.currency if spec else "",
                      "cells": cells})
     return rows
+
+
+def _besides(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec],
+             published: Sequence[Any], selection: Selection) -> list[dict[str, Any]]:
+    """The published products set beside one measured table: the chosen one (with a note where it has no
+    figures for the table), else each product of the chosen documents that has figures for it."""
+    rows = table["rows"]
+    if selection.published_product:
+        chosen = by_product(published) or [("The published product", [])]
+        product_sets = chosen[:1]
+    else:
+        product_sets = by_product(published)
+    out: list[dict[str, Any]] = []
+    for name, figures in product_sets:
+        beside = beside_table(table, names, specs, figures, product_name=name,
+                              spec_chosen=bool(selection.published_spec))
+        for row in rows:
+            if len(row["besides"]) <= len(out):
+                row["besides"].append(None)
+        if beside["rows"] or selection.published_product:
+            out.append(beside)
+        else:
+            for row in rows:
+                row["besides"].pop()
+    return out
+
+
+def _published_latency(table: dict[str, Any]) -> None:
+    """Which published products go beside the table's latency columns, as the documents print them (average, and
+    the percentile where it is the one the table shows): their positions in table["besides"] and names."""
+    for metric, key in (("latency_avg_ms", "published_avg"), ("latency_pct_ms", "published_pct")):
+        chosen = []
+        for k, beside in enumerate(table["besides"]):
+            figures = [r for r in beside["rows"] if r[f"published_{metric}"] is not None]
+            same = metric == "latency_avg_ms" or all(r["published_latency_pct"] == table["pct"] for r in figures)
+            has = table["has_avg"] if metric == "latency_avg_ms" else table["has_pct"]
+            if figures and same and has:
+                chosen.append(k)
+        table[key] = chosen
+        table[f"{key}_names"] = [table["besides"][k]["product"] for k in chosen]
+        table[f"{key}_n"] = len(chosen)
 
 
 def table_title(dataset: str, scenario: str) -> str:
@@ -131,8 +239,21 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
     else:
         data = {"products": [], "groups": [], "job_count": 0}
     measured_groups = len(data["groups"])
+    published_beside = beside_rows(selection) if measured_groups else []
+    # Measured tables of a seed's scenarios and the chosen documents' tables they reproduce are one table: the
+    # document's products go beside the measured ones, and only the document's other tables follow, named.
+    left_out: list[str] = []
     if selection.published:
-        _merge_published(data, *published_groups(selection.published, selection.specs))
+        products, groups = published_groups(selection.published, selection.specs)
+        keys = [k for k in (published_key(g["scenario"]["name"]) for g in data["groups"]) if k is not None]
+        matched = [any(k.matches(document=g["key"][0], dataset_label=g["key"][1], scenario_label=g["key"][2])
+                       for k in keys) for g in groups]
+        if not selection.published_product and any(matched):
+            left_out = [table_title(g["dataset"]["name"], g["scenario"]["name"])
+                        for g, hit in zip(groups, matched, strict=True) if not hit]
+        else:
+            published_beside = published_beside if selection.published_product else []
+            _merge_published(data, products, groups)
     products = data["products"]
     names = [p["name"] for p in products]
     # Which cells hold imported results: one query over the same jobs, keyed like the rows.
@@ -146,7 +267,6 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
     trust = untrusted_cells(selection) if any(untrusted_n.values()) else {"reasons": [], "cells": {}}
     spec_ids = {r["spec_id"] for g in data["groups"] for r in g["rows"] if r["spec_id"] is not None}
     specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
-    published_beside = beside_rows(selection) if measured_groups else []
     for group in data["groups"]:
         for row in group["rows"]:
             for cell in row["cells"]:
@@ -163,6 +283,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
             ]
             row["marks"] = _row_marks(row)
             row["beside"] = None
+            row["besides"] = []
     tested = sum(1 for g in data["groups"] for r in g["rows"] for m in r["marks"]
                  if m is not None and m["p_value"] is not None)
     tables = []
@@ -181,7 +302,6 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         }
         table["many_specs"] = len(table["spec_order"]) > 1
         table["conclusion"] = conclusion(table, names, include_untrusted=selection.untrusted)
-        table["charts"] = _chart_series(table, names)
         table["price_rows"] = _price_rows(table, names, specs)
         table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
         table["price_html"] = price_body_html(table)
@@ -189,18 +309,19 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         table["shape"] = rows_shape(rows)
         table["title"] = (table_title(group["dataset"]["name"], group["scenario"]["name"]) if table["published"]
                           else measured_title(group["scenario"]["name"], table["shape"]))
+        table["besides"] = _besides(table, names, specs, published_beside, selection) if not table["published"] else []
+        # The first published product beside the table, or the note saying why none is (the exports' column).
+        table["beside"] = table["besides"][0] if table["besides"] else None
+        table["besides"] = [b for b in table["besides"] if b["rows"]]
+        _published_latency(table)
+        table["charts"] = _chart_series(table, names)
         table["body_html"] = table_body_html(table, products)
-        table["beside"] = None
-        if selection.published_product and not table["published"]:
-            table["beside"] = beside_table(
-                table, names, specs, published_beside, spec_chosen=bool(selection.published_spec),
-                product_name=published_beside[0].product.name if published_beside else "The published product")
-            table["beside"]["body_html"] = beside_body_html(table["beside"])
         tables.append(table)
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,
             "job_count": data["job_count"], "cells_left_out": data.get("cells_left_out", 0), "selection": selection, "has_imported": bool(imported),
             "has_published": any(t["published"] for t in tables),
-            "has_beside": any(t["beside"] and t["beside"]["rows"] for t in tables),
+            "has_beside": any(t["besides"] for t in tables),
+            "published_left_out": left_out,
             "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"]),
             "trust": {"invalid": untrusted_n["invalid"], "suspect": untrusted_n["suspect"],
                       "untrusted": untrusted_n["invalid"] + untrusted_n["suspect"], "jobs": data["job_count"],
@@ -211,7 +332,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
 
 
 # Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
-LAYOUT_FORMAT = 4
+LAYOUT_FORMAT = 6
 
 
 def comparison_layout_cached(selection: Selection) -> dict[str, Any]:

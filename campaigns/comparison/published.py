@@ -21,6 +21,7 @@ from campaigns.seeds.matching import (
     published_cores,
     published_key,
 )
+from campaigns.seeds.templates import TEMPLATES
 
 
 def _stat(value: float | None) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple
                 "dataset": {"id": f"p{r['document']}", "name": r["dataset_label"] or r["table_ref"]},
                 "scenario": {"id": len(groups), "name": r["scenario_label"],
                              "test": f"published in seed {r['document']}: {r['table_ref']}"},
-                "rows": [], "published": True,
+                "rows": [], "published": True, "key": (r["document"], r["dataset_label"], r["scenario_label"]),
             }
         row_key = (*key, r["spec_id"], r["threads"], r["table_size"], r["tables"])
         row = table_rows.get(row_key)
@@ -102,17 +103,29 @@ def _merge_published(data: dict[str, Any], products: list[dict[str, Any]], group
     data["groups"] = data["groups"] + groups
 
 
-# ---------------------------------------------------------------- a published product beside the measured tables
+# ---------------------------------------------------------------- published products beside the measured tables
 
 
 def beside_rows(selection: Selection) -> list[PublishedResult]:
-    """The chosen published product's figures (on the chosen spec, if any): one query, none when not asked."""
-    if not selection.published_product:
+    """The published figures to set beside measured tables (one query; none when not asked): the chosen
+    published product's (on the chosen spec, if any), else every product's of the chosen seed documents."""
+    if selection.published_product:
+        rows = PublishedResult.objects.filter(product_id=selection.published_product[0])
+        if selection.published_spec:
+            rows = rows.filter(spec_id=selection.published_spec[0])
+    elif selection.published:
+        rows = PublishedResult.objects.filter(document__in=selection.published)
+    else:
         return []
-    rows = PublishedResult.objects.filter(product_id=selection.published_product[0]).select_related("product", "spec")
-    if selection.published_spec:
-        rows = rows.filter(spec_id=selection.published_spec[0])
-    return list(rows.order_by("document", "id"))
+    return list(rows.select_related("product", "spec").order_by("document", "id"))
+
+
+def by_product(published: Sequence[PublishedResult]) -> list[tuple[str, list[PublishedResult]]]:
+    """The figures per published product, in the order the documents print them (their rows' order)."""
+    out: dict[int, tuple[str, list[PublishedResult]]] = {}
+    for r in published:
+        out.setdefault(r.product_id, (r.product.name, []))[1].append(r)
+    return list(out.values())
 
 
 def _spec_shape(spec: InstanceSpec | None) -> SpecShape | None:
@@ -129,18 +142,42 @@ def _ratio(value: float | None, reference: float | None) -> float | None:
     return value / reference if is_number(value) and is_number(reference) and reference else None
 
 
+def _ratio_interval(ratio: float | None, cell: dict[str, Any] | None) -> list[float] | None:
+    """The ratio's 95% interval from the measured cell's interval of its geometric mean (the published figure is
+    one printed number, without spread); None for a single run."""
+    interval = cell.get("qps_ci95") if cell is not None else None
+    value = cell["qps"]["value"] if cell is not None else None
+    if ratio is None or not interval or not is_number(value) or not value or cell is None or cell["qps"]["n"] < 2:
+        return None
+    return [round(ratio * interval[0] / value, 4), round(ratio * interval[1] / value, 4)]
+
+
+def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> dict[str, Any]:
+    """A published spec's figures at their own thread counts, for the charts."""
+    points = []
+    for threads in sorted(figures):
+        r = figures[threads]
+        points.append({"x": threads, "qps": r.qps, "latency_avg_ms": r.latency_avg_ms,
+                       "latency_pct_ms": r.latency_pct_ms, "latency_pct": r.latency_pct,
+                       "correction": r.correction})
+    return {"spec": shape.label, "points": points}
+
+
 def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec],
                  published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> dict[str, Any]:
     """A measured table's rows set beside the matching published table of one published product.
 
     Per row: the published figure on the spec nearest the measured one (or the chosen spec) at the same
     concurrency, else the nearest the document has; per core where both core counts are known; and the ratio of
-    each measured product to it. `note` says why nothing is shown where nothing matches.
+    each measured product to it, with its 95% interval where the measured cell has repetitions. `curves` are the
+    published specs' figures at their own concurrency, for the charts. `note` says why nothing is shown where
+    nothing matches.
     """
     scenario = table["scenario"]["name"]
     key: PublishedKey | None = published_key(scenario)
     beside: dict[str, Any] = {"product": product_name, "key": key.describe() if key else "", "rows": [],
-                              "notes": [], "columns": [], "note": ""}
+                              "notes": [], "columns": [], "column_index": [], "note": "", "curves": [],
+                              "spec_label": "", "summary": "", "has_per_core": False, "has_nearest": False}
     if key is None:
         beside["note"] = (f"{scenario} is not a scenario of a seed template, so no published table matches it; "
                           f"{product_name}'s figures are not shown here.")
@@ -157,17 +194,23 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
         figures[r.spec_id].setdefault(r.threads, r)
         shapes.setdefault(r.spec_id, SpecShape(r.spec_id, r.spec.label, r.spec.cpu_cores, r.spec.memory_gb))
     beside["table_ref"] = matching[0].table_ref
+    beside["document"] = matching[0].document
+    beside["match"] = (matching[0].document, matching[0].table_ref, matching[0].dataset_label,
+                       matching[0].scenario_label)
     # The measured products of this table; published columns merged in by `published=` are not measured.
     columns = [i for i in range(len(names)) if any(
         row["cells"][i] is not None and not row["cells"][i].get("published") for row in table["rows"])]
     beside["columns"] = [names[i] for i in columns]
+    beside["column_index"] = columns
     notes: dict[str, None] = {}
+    used: dict[int, SpecShape] = {}
     for row in table["rows"]:
         if not any(row["cells"][i] is not None for i in columns):
             continue
         measured_spec = specs.get(row["spec_id"]) if row["spec_id"] is not None else None
         shape = nearest_spec(_spec_shape(measured_spec), list(shapes.values()))
         assert shape is not None  # `matching` is not empty
+        used[shape.id] = shape
         threads = nearest_threads(row["threads"], figures[shape.id])
         assert threads is not None  # every published shape has figures
         figure = figures[shape.id][threads]
@@ -177,23 +220,34 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
                                        published_label=shape.label, published_cores=cores)
         notes[hardware.note] = None
         published_per_core = _per_core(figure.qps, cores) if hardware.per_core else None
-        by_column: dict[int, dict[str, Any]] = {}
+        # Keyed by the column's index as text: the layout is cached as JSON, whose keys are strings.
+        by_column: dict[str, dict[str, Any]] = {}
         for i in columns:
             cell = row["cells"][i]
             qps = cell["qps"]["value"] if cell is not None else None
             per_core = _per_core(qps, measured_cores) if hardware.per_core else None
             ratio = _ratio(per_core, published_per_core) if hardware.per_core else _ratio(qps, figure.qps)
-            by_column[i] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),
-                            "ratio": None if ratio is None else round(ratio, 4)}
+            ratio = None if ratio is None else round(ratio, 4)
+            by_column[str(i)] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),
+                            "ratio": ratio, "ratio_ci95": _ratio_interval(ratio, cell),
+                            "n": cell["qps"]["n"] if cell is not None else 0,
+                            "verdict": cell.get("verdict") if cell is not None
+                            and cell.get("verdict") in ("suspect", "invalid") else None}
         entry = {
             "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
             "published_threads": threads, "nearest": threads != row["threads"],
             "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
             "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
-            "correction": figure.correction, "cells": [by_column[i] for i in columns], "by_column": by_column,
+            "correction": figure.correction, "cells": [by_column[str(i)] for i in columns], "by_column": by_column,
+            "published_latency_avg_ms": figure.latency_avg_ms, "published_latency_pct_ms": figure.latency_pct_ms,
+            "published_latency_pct": figure.latency_pct,
         }
-        row["beside"] = entry
+        row.setdefault("besides", []).append(entry)
+        if row.get("beside") is None:
+            row["beside"] = entry
         beside["rows"].append(entry)
+    beside["curves"] = [_curve(shape, figures[shape.id]) for shape in used.values()]
+    beside["spec_label"] = next(iter(used.values())).label if len(used) == 1 else ""
     beside["notes"] = list(notes)
     beside["has_per_core"] = any(r["per_core"] for r in beside["rows"])
     beside["has_nearest"] = any(r["nearest"] for r in beside["rows"])
@@ -218,3 +272,54 @@ def _beside_summary(beside: dict[str, Any]) -> str:
                      f"{fmt_ratio(high[0])} at {high[1]['threads']:,}")
         clauses.append(text)
     return ("; ".join(clauses) + ", on different hardware.") if clauses else ""
+
+
+# ---------------------------------------------------------------- links to the published comparison
+
+
+def template_keys(template_key: str) -> list[PublishedKey]:
+    """The published tables a template's scenarios (and so a campaign made from it, which keeps its key)
+    reproduce; [] for a campaign of no template."""
+    template = next((t for t in TEMPLATES if t.key == template_key), None) if template_key else None
+    if template is None:
+        return []
+    return [k for k in (published_key(s.name) for s in template.scenarios) if k is not None]
+
+
+def table_keys(tables: Sequence[dict[str, Any]]) -> list[PublishedKey]:
+    """The published tables the measured tables of a comparison reproduce."""
+    return [k for k in (published_key(t["scenario"]["name"]) for t in tables if not t.get("published"))
+            if k is not None]
+
+
+PublishedTableRow = tuple[str, str, str, int, str]
+
+
+def published_tables() -> list[PublishedTableRow]:
+    """Every published row's (document, dataset label, scenario label, product id, product name), in the
+    documents' order: what the links below match keys against (one query)."""
+    return list(PublishedResult.objects.order_by("document", "id").values_list(
+        "document", "dataset_label", "scenario_label", "product_id", "product__name"))
+
+
+def published_links(keys: Sequence[PublishedKey], query: str,
+                    rows: Sequence[PublishedTableRow] | None = None) -> list[dict[str, Any]]:
+    """Per seed document of `keys`: a link setting each of its products that has figures for those tables beside
+    the measured tables of `query` (a comparison page's query), and one setting all of them, the document's own
+    table shape. `rows` (published_tables()) when the caller has them already."""
+    if not keys:
+        return []
+    products: dict[str, dict[int, str]] = defaultdict(dict)
+    for document, dataset_label, scenario_label, product_id, name in (
+            published_tables() if rows is None else rows):
+        if any(k.matches(document=document, dataset_label=dataset_label, scenario_label=scenario_label)
+               for k in keys):
+            products[document].setdefault(product_id, name)
+    out = []
+    for document in dict.fromkeys(k.document for k in keys):
+        if not products.get(document):
+            continue
+        out.append({"document": document, "all": f"{query}&published={document}",
+                    "products": [{"name": name, "query": f"{query}&published_product={pid}"}
+                                 for pid, name in products[document].items()]})
+    return out

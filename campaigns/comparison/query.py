@@ -30,7 +30,7 @@ from django.db.models.functions import Ln
 
 from campaigns.comparison.formatting import delta_sentence, delta_short
 from campaigns.models import Job, JobResult, Run, Target
-from campaigns.statistics import ALPHA, adjust_many, ratio_interval
+from campaigns.statistics import ALPHA, adjust_many, geometric_mean_interval, ratio_interval
 
 METRICS = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
 STATS = ("median", "n", "mean", "stdev", "cv_pct")
@@ -291,6 +291,7 @@ def comparison_build(
         for row in group["rows"]:
             for entry in row["cells"]:
                 if entry is not None:
+                    entry["qps_ci95"] = _value_interval(entry["_logs"]["qps"])
                     del entry["_logs"]
     _adjust([c["significance"] for g in ordered_groups for r in g["rows"] for c in r["cells"]
              if c is not None and c.get("significance")])
@@ -345,6 +346,15 @@ def _interval(entry: dict[str, Any], base: dict[str, Any] | None) -> None:
         else:
             mark["verdict"], mark["p_value"] = "pending", qps.p_value
     entry["significance"] = mark
+
+
+def _value_interval(logs: tuple[Any, ...]) -> list[float | None] | None:
+    """A cell's 95% interval of its geometric mean, [low, high], from 2 runs (all positive) up; else None."""
+    positive, n, log_mean, log_sd = logs
+    if not n or positive != n or log_mean is None:
+        return None
+    interval = geometric_mean_interval(n=n, log_mean=log_mean, log_sd=log_sd)
+    return None if interval is None else [_round(interval[0]), _round(interval[1])]
 
 
 def _metric_interval(other: tuple[Any, ...], base: tuple[Any, ...]) -> Any:

@@ -69,14 +69,23 @@ def _scenario_keys(templates: Iterable[TemplateDef]) -> dict[str, PublishedKey]:
 
 SCENARIO_KEYS: dict[str, PublishedKey] = _scenario_keys(TEMPLATES)
 
+# An instance made with plain DDL (seed 002 on a server without the DDM middleware, as the /seeds/ page and the
+# quick run make it) runs a copy of the template's scenario under this suffix (services._scenario_plain_ddl):
+# the same workload on the same table, so the same published table.
+PLAIN_DDL_SUFFIX = f"{_SEPARATOR}plain DDL"
+
 
 def published_key(scenario_name: str) -> PublishedKey | None:
-    """The published table that a seed template's scenario reproduces; None for a scenario of no template.
+    """The published table that a seed template's scenario (or its plain-DDL copy) reproduces; None for a
+    scenario of no template.
 
     A key is returned even where the document publishes no figures (seed 003 has charts only): the published
     rows decide whether anything matches.
     """
-    return SCENARIO_KEYS.get(scenario_name)
+    key = SCENARIO_KEYS.get(scenario_name)
+    if key is None and scenario_name.endswith(PLAIN_DDL_SUFFIX):
+        key = SCENARIO_KEYS.get(scenario_name.removesuffix(PLAIN_DDL_SUFFIX))
+    return key
 
 
 def nearest_threads(threads: int, published: Iterable[int]) -> int | None:

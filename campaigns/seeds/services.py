@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from campaigns.models import Campaign, Dataset, Scenario, Target
+from campaigns.seeds.matching import PLAIN_DDL_SUFFIX
 from campaigns.seeds.specs import spec_get_or_create
 from campaigns.seeds.templates import PAIR_SEPARATOR, TEMPLATES, ScenarioDef, TemplateDef
 from campaigns.services import (
@@ -144,7 +145,7 @@ def _scenario_plain_ddl(scenario: Scenario) -> Scenario:
     plain = _plain_ddl(scenario.table_ddl)
     if plain == scenario.table_ddl:
         return scenario
-    name = f"{scenario.name} · plain DDL"
+    name = f"{scenario.name}{PLAIN_DDL_SUFFIX}"
     fields: dict[str, Any] = {
         model_field.attname: getattr(scenario, model_field.attname) for model_field in Scenario._meta.concrete_fields
         if not model_field.primary_key and model_field.name not in ("name", "created_at")}

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from campaigns import monitoring, roles, services
+from campaigns.comparison.published import published_links, template_keys
 from campaigns.filtersets import CampaignFilterSet
 from campaigns.forms import CampaignForm, ScheduleForm, form_errors_add, mark_mine
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
@@ -93,6 +94,9 @@ def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm 
         "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
         "history_cells": cells, "history_selected": selected, "history": history,
         "history_api_url": reverse("api:regression-history"),
+        # A campaign made from a seed template: its results beside the document's published figures.
+        "published_links": ([] if campaign.is_template else
+                            published_links(template_keys(campaign.template_key), f"campaign={campaign.pk}")),
     }, status=status)
 
 

@@ -21,6 +21,7 @@ from campaigns.comparison import (
     to_csv,
     to_markdown,
 )
+from campaigns.comparison.published import published_links, table_keys
 from campaigns.forms import ComparisonForm
 from campaigns.models import Campaign, InstanceSpec, Product, PublishedResult, Run, Scenario, Target
 from campaigns.views.base import role_required
@@ -98,8 +99,9 @@ def report_headers(layout: dict[str, Any]) -> None:
 
 def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
     """The other columns a user may make the baseline, each with the page's query that does it (kept in the URL)."""
-    # Published figures are set beside the measured columns, after them: only measured columns can lead.
-    if layout is None or selection is None or selection.published or len(layout["products"]) < 2:
+    # Published figures are set beside the measured columns, after them: only measured columns can lead (a
+    # document's tables that no measured table took in add published columns to every table).
+    if layout is None or selection is None or layout["has_published"] or len(layout["products"]) < 2:
         return []
     out = []
     for column in layout["products"][1:]:
@@ -124,6 +126,10 @@ def compare(request: HttpRequest) -> HttpResponse:
         "significance_note": SIGNIFICANCE_NOTE,
         "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
                           if selection is not None and selection.measured() else ""),
+        # Measured tables of seed scenarios, compared without the published figures: the way to set them beside.
+        "published_links": (published_links(table_keys(layout["tables"]), selection.query_string())
+                            if layout is not None and selection is not None and not selection.published
+                            and not selection.published_product else []),
     })
 
 

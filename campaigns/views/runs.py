@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from campaigns import monitoring, roles, services, validity
+from campaigns.comparison.published import published_links, template_keys
 from campaigns.filtersets import RunFilterSet
 from campaigns.models import Job, JobClient, Regression, RoundTrip, Run
 from campaigns.services import run_progress as progress
@@ -149,6 +150,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "unfinished": sum(1 for j in jobs if j.status not in Job.FINISHED),
         "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
         "annotations": list(run.annotations.select_related("created_by", "edited_by").order_by("at", "pk")),
+        # A run of a campaign made from a seed template: its results beside the document's published figures.
+        "published_links": ([] if run.campaign.is_template else
+                            published_links(template_keys(run.campaign.template_key), f"runs={run.pk}")),
     })
 
 

@@ -18,7 +18,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from campaigns import roles
-from campaigns.models import Campaign, PublishedResult, Run, Target
+from campaigns.comparison.published import published_links, published_tables, template_keys
+from campaigns.models import Campaign, Run, Target
 from campaigns.seeds.quickrun import DEFAULT_TEMPLATES, QuickRunOptions, suite_launch, suite_preview
 from campaigns.seeds.services import template_instantiate
 from campaigns.seeds.templates import TEMPLATES
@@ -103,10 +104,8 @@ def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, previ
     templates = list(
         Campaign.objects.filter(is_template=True).order_by("template_key").prefetch_related("scenarios__dataset")
     )
-    published_products: dict[str, list[tuple[int, str]]] = {}
-    for document, product_id, product_name in (PublishedResult.objects.order_by("document", "product__name")
-                                               .values_list("document", "product_id", "product__name").distinct()):
-        published_products.setdefault(document, []).append((product_id, product_name))
+    published = published_tables()
+    published_documents = {row[0] for row in published}
     instances = list(
         Campaign.objects.filter(is_template=False).exclude(template_key="").order_by("-created_at")
         .prefetch_related(Prefetch("runs", queryset=Run.objects.order_by("-created_at")))[:20]
@@ -115,8 +114,9 @@ def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, previ
     for campaign in instances:
         last = campaign.runs.all()[0] if campaign.runs.all() else None
         document = DOCUMENT_BY_KEY.get(campaign.template_key, "")
-        rows.append({"campaign": campaign, "run": last, "document": document,
-                     "published_products": published_products.get(document, [])})
+        # Only the products with figures for this template's tables: seed 000's two parts share a document.
+        links = published_links(template_keys(campaign.template_key), f"campaign={campaign.pk}", published)
+        rows.append({"campaign": campaign, "run": last, "document": document, "published": links[0] if links else None})
     initial = _quick_form_initial()
     target_choices = list(ReductionForm.base_fields["targets"].choices)  # type: ignore[attr-defined]
 
@@ -125,7 +125,7 @@ def _page(request: HttpRequest, *, quick_form: QuickRunForm | None = None, previ
                 "instantiate_url": reverse("seeds-instantiate", args=[t.template_key]),
                 "datasets": sorted({s.dataset.name for s in t.scenarios.all()}),
                 "scenario_count": len(t.scenarios.all()),
-                "has_published": DOCUMENT_BY_KEY.get(t.template_key) in published_products,
+                "has_published": DOCUMENT_BY_KEY.get(t.template_key) in published_documents,
                 # One form per template, its fields prefixed with the key: ids stay unique on the page.
                 "form": (template_form if template_form is not None and template_form.prefix == t.template_key
                          else ReductionForm(prefix=t.template_key, initial=initial, target_choices=target_choices)),

@@ -1,4 +1,5 @@
-// Comparison charts: QPS vs threads (a line per product, error bars from min to max of the repetitions), best QPS per
+// Comparison charts: QPS vs threads (a line per product, error bars from min to max of the repetitions where a cell
+// has them, published figures dashed at their own thread counts, threads on a log scale), best QPS per
 // spec (grouped bars), latency vs threads; a measured cell's latency histogram on click (fetched from the API); and
 // the choice form's published spec list, narrowed to the chosen published product.
 (function () {
@@ -47,11 +48,20 @@
   const errorBars = typeof ChartErrorBars !== "undefined";
 
   // A point's tooltip lines: the value (geometric mean) with n, the spread the bar shows, and Δ% vs the baseline
-  // with the table's significance mark. Short lines, so the tooltip fits a narrow chart.
+  // with the table's significance mark; a published point says it is the document's figure. Short lines, so the
+  // tooltip fits a narrow chart.
   function pointLabel(item, unit, baseline) {
     const p = item.raw || {};
+    if (item.dataset.published) {
+      const lines = [item.dataset.label + ": " + fmt(p.y) + unit + " at " + fmt(p.x) + " threads",
+                     "one printed figure, on " + item.dataset.spec];
+      if (p.correction) lines.push("corrected: " + p.correction);
+      return lines;
+    }
     const lines = [item.dataset.label + ": " + fmt(p.y) + unit + " (n = " + p.n + ")"];
-    if (p.n > 1) lines.push("min–max " + fmt(p.yMin) + "–" + fmt(p.yMax) + ", sd " + fmt(p.sd));
+    if (p.n > 1 && p.yMin !== null && p.yMin !== undefined) {
+      lines.push("min–max " + fmt(p.yMin) + "–" + fmt(p.yMax) + ", sd " + fmt(p.sd));
+    }
     if (p.delta !== null && p.delta !== undefined) {
       lines.push(fmtDelta(p.delta) + (p.interval ? " (" + p.interval + ")" : "") + " vs " + baseline +
                  (p.significance ? ", " + p.significance : ""));
@@ -64,8 +74,13 @@
     return lines;
   }
 
-  // Untrusted points are drawn hollow and crossed (a reader sees them without hovering); the rest as usual.
+  // Untrusted points are drawn hollow and crossed (a reader sees them without hovering); published ones as
+  // triangles on a dashed line; the rest as usual.
   function pointStyles(line, colour) {
+    if (line.published) {
+      return { pointBorderColor: colour, pointStyle: "triangle", pointRadius: 5, pointBorderWidth: 1,
+               borderDash: [6, 4] };
+    }
     return {
       pointBorderColor: colour,
       pointStyle: line.data.map(function (p) { return p.verdict ? "crossRot" : "circle"; }),
@@ -80,18 +95,41 @@
     if (point && point.verdict && point.url) window.location.assign(point.url);
   }
 
-  // Thread counts are evenly spaced categories, as the white papers draw them (2, 4, … 3000).
-  function lineChart(canvas, lines, yTitle, data, unit) {
+  // Threads on a log scale, each point at its own count (a published 1,000-thread figure at 1,000, not in the
+  // slot after 512), with a tick at every count the table has.
+  function threadsAxis(lines) {
+    const threads = [...new Set(lines.flatMap(function (line) { return line.data.map(function (p) { return p.x; }); }))]
+      .sort(function (a, b) { return a - b; });
+    return {
+      type: "logarithmic", title: { display: true, text: "threads (log scale)" },
+      afterBuildTicks: function (axis) {
+        axis.ticks = threads.filter(function (t) { return t >= axis.min && t <= axis.max; })
+          .map(function (t) { return { value: t }; });
+      },
+      ticks: { autoSkip: true, maxRotation: 0, callback: function (value) { return Number(value).toLocaleString("en-US"); } },
+    };
+  }
+
+  function lineChart(canvas, lines, yTitle, data, unit, logY) {
     const doubtful = lines.some(function (line) { return line.data.some(function (p) { return p.verdict; }); });
-    // Chart.js does not wrap a legend title: the note on untrusted points is a line of its own.
-    const legend = "value: geometric mean of the runs; error bars: " + data.error_bars;
-    const legendTitle = doubtful ? [legend, "✕ suspect or invalid: hover for why, click for the findings"] : legend;
+    // Chart.js does not wrap a legend title: each note is a line of its own. Error bars are named only where a
+    // measured line has them.
+    // The caption under the charts says the rest (which line is measured, which published).
+    const legend = [];
+    if (data.error_bars) legend.push("error bars: " + data.error_bars);
+    if (doubtful) legend.push("✕ suspect or invalid: hover for why, click for the findings");
+    // Measured lines take the palette in order; a published line the colour after them.
+    let measured = 0;
+    const measuredCount = lines.filter(function (line) { return !line.published; }).length;
+    let published = 0;
     return new Chart(canvas, {
       type: errorBars ? "lineWithErrorBars" : "line",
-      data: { labels: data.threads, datasets: lines.map(function (line, i) {
-        return Object.assign({ label: line.label, data: line.data, borderColor: color(i), backgroundColor: color(i),
-                 errorBarColor: color(i), errorBarWhiskerColor: color(i), errorBarWhiskerSize: 8,
-                 borderWidth: 2, tension: 0 }, pointStyles(line, color(i)));
+      data: { datasets: lines.map(function (line) {
+        const colour = line.published ? color(measuredCount + published++) : color(measured++);
+        return Object.assign({ label: line.label, data: line.data, borderColor: colour, backgroundColor: colour,
+                 errorBarColor: colour, errorBarWhiskerColor: colour, errorBarWhiskerSize: 8,
+                 borderWidth: 2, tension: 0, published: !!line.published, spec: line.spec || "" },
+                 pointStyles(line, colour));
       }) },
       options: {
         responsive: true, maintainAspectRatio: false, animation: forPrint ? false : undefined,
@@ -99,12 +137,13 @@
         onClick: openFindings,
         plugins: {
           legend: { position: "bottom",
-                    title: { display: errorBars || doubtful, text: legendTitle } },
+                    title: { display: legend.length > 0, text: legend.length === 1 ? legend[0] : legend } },
           tooltip: { callbacks: { label: function (item) { return pointLabel(item, unit, data.baseline); } } },
         },
         scales: {
-          x: { type: "category", title: { display: true, text: "threads" } },
-          y: { beginAtZero: true, title: { display: true, text: yTitle } },
+          x: threadsAxis(lines),
+          y: logY ? { type: "logarithmic", title: { display: true, text: yTitle + " (log)" } }
+            : { beginAtZero: true, title: { display: true, text: yTitle } },
         },
       },
     });
@@ -204,8 +243,8 @@
     if (!data) return;
     for (const canvas of block.querySelectorAll("canvas[data-chart]")) {
       const kind = canvas.dataset.chart;
-      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, "QPS", data, " QPS");
-      else if (kind === "latency_lines") lineChart(canvas, data.latency_lines, data.latency_label, data, " ms");
+      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, "QPS", data, " QPS", data.log_y);
+      else if (kind === "latency_lines") lineChart(canvas, data.latency_lines, data.latency_label, data, " ms", false);
       else if (kind === "spec_bars" && data.spec_bars) barChart(canvas, data.spec_bars);
     }
   }
