@@ -122,7 +122,7 @@ class NetnsClient:
         env.update({MARKER: f"{stack.marker}-{self.name}", "PYTHONUNBUFFERED": "1"})
         argv = ["ip", "netns", "exec", self.netns, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
                 self.name, "bash", "scripts/join-client.sh", "--no-install", "--foreground", "--env-file",
-                str(env_file), "--config-dir", str(state / "etc"), "--state-dir", str(state), "--hostname",
+                str(env_file), "--config-dir", str(state / "etc"), "--hostname",
                 self.name, "--concurrency", "2"]
         log = open(stack.dir / f"client-{self.name}.log", "ab")  # noqa: SIM115 (closed with the stack)
         stack.files.append(log)

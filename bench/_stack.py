@@ -252,9 +252,19 @@ class Stack:
 
     def _mariadb(self) -> None:
         data = self.dir / "mariadb"
-        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root",
-                        "--auth-root-authentication-method=normal", "--skip-test-db"],
-                       check=True, capture_output=True, env=_server_env())
+        for tries_left in (1, 0):
+            # Two stacks set up at the same moment on a loaded machine: one bootstrap failed once (exit 1). It
+            # starts over in an empty directory once; a second failure is shown with the tool's own words.
+            done = subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root",
+                                   "--auth-root-authentication-method=normal", "--skip-test-db"],
+                                  check=False, capture_output=True, text=True, env=_server_env())
+            if done.returncode == 0:
+                break
+            if not tries_left:
+                raise RuntimeError(f"mariadb-install-db failed ({done.returncode}): "
+                                   f"{(done.stdout + done.stderr).strip()[-2000:]}")
+            shutil.rmtree(data, ignore_errors=True)
+            time.sleep(2)
         port = free_port()
         self.mariadb = Server("mariadb", [
             "mariadbd", "--no-defaults", f"--datadir={data}", f"--port={port}", "--bind-address=127.0.0.1",

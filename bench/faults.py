@@ -14,7 +14,10 @@ The table: fault, run status, jobs succeeded of N, attempts (sum of Job.attempt 
 that count vs expected (N jobs × (time − 1): sysbench prints no report for the last whole second; "+k" are seconds of
 earlier attempts, kept apart), recovery (fault → first second stored by a measurement started after it; for a cancel,
 cancel → run finished), and what the user saw (run warnings from the API, job errors, wait reasons, run error, API
-answers that were not 2xx). A row passes when the run succeeded with every job and no counted second is missing.
+answers that were not 2xx). A row passes when the run succeeded with every job and the attempts that count stored
+at least N × (time − 1) seconds (a job's own gaps are listed in the notes, not judged);
+the cancel's row when the run ended cancelled within CANCEL_BOUND_S of the cancel with every second stored before it
+kept (its seconds column: rows of the run after it / rows when it was sent).
 
 Usage: .venv/bin/python bench/faults.py [--only target_restart,redis_restart] [--jobs 12] [--time 12] [--at 5]
        [--bound 600] [--repeat 1] [--keep] [--list]
@@ -41,6 +44,7 @@ from _stack import ROLES, TARGET_DB, TARGET_USER, ApiError, Stack, wait_until
 
 FINISHED = ("succeeded", "partially_succeeded", "failed", "cancelled")
 TABLES, TABLE_SIZE = 1, 10_000
+CANCEL_BOUND_S = 60  # a cancel sent while the worker is dead ends the run within this (a restarted worker's work)
 RESCUE_AFTER_S = 60  # an operator notices that benchapp is down and restarts it by hand
 # The next job is coordinated while the current one measures: that wait is how every run goes, not a fault's sign.
 NORMAL_WAIT = re.compile(r"starts when job #\d+ has finished measuring")
@@ -172,6 +176,7 @@ class Ctx:
     opts: argparse.Namespace
     notes: list[str] = field(default_factory=list)
     cancelled_at: float | None = None
+    stored_at_cancel: int | None = None  # per-second rows of the run when the cancel was sent
     netns: NetnsClient | None = None
 
 
@@ -268,8 +273,15 @@ def stall(ctx: Ctx) -> None:
     ctx.notes.append("sysbench SIGSTOPped 5 s")
 
 
+def run_rows(watch: Watch, run_id: int) -> int:
+    """The run's per-second rows, of every attempt."""
+    return int(watch.sql("SELECT count(*) FROM campaigns_intervalsample s JOIN campaigns_job j ON j.id = s.job_id "
+                         "WHERE j.run_id = %s", (run_id,))[0][0])
+
+
 def cancel_worker_dead(ctx: Ctx) -> None:
     _kill_role(ctx, "worker")
+    ctx.stored_at_cancel = run_rows(ctx.watch, ctx.run_id)  # the worker, and the sysbench it read, are gone: nothing more comes
     try:
         ctx.stack.api.post(f"/api/v1/runs/{ctx.run_id}/cancel/")
     except (OSError, ApiError) as exc:
@@ -324,6 +336,8 @@ class Fault:
     before_launch: bool = False  # inject before the launch instead of once a job has --at s stored
     netns: bool = False  # the jobs' client runs on a client host in a network namespace of its own
     skip: str = ""
+    # What the user asked for: a run that goes on to succeed, or (a cancel) one that ends cancelled.
+    expect: str = "succeeded"
 
 
 FAULTS = [
@@ -337,7 +351,7 @@ FAULTS = [
     Fault("pg_restart", "PostgreSQL restart -m fast", pg_restart),
     Fault("sysbench_kill", "sysbench SIGKILL", sysbench_kill),
     Fault("beat_kill", "beat SIGKILL for 66 s", beat_kill),
-    Fault("cancel_worker_dead", "cancel while the worker is dead", cancel_worker_dead),
+    Fault("cancel_worker_dead", "cancel while the worker is dead", cancel_worker_dead, expect="cancelled"),
     Fault("target_lock", "FTWRL 100 s in a write test", target_lock, scenario="rw"),
     Fault("stall", "stall: sysbench SIGSTOP 5 s", stall),
     Fault("tables_dropped", "prepared tables dropped between runs", tables_dropped, before_launch=True),
@@ -420,7 +434,14 @@ class Row:
     notes: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
+    expect: str = "succeeded"
+
     def passed(self) -> bool:
+        """A run that must succeed: every job succeeded, no counted second missing. A cancel: the run cancelled
+        within CANCEL_BOUND_S of it, every second stored before it kept (expected: the rows at the cancel)."""
+        if self.expect == "cancelled":
+            return (self.status == "cancelled" and self.recovery_s is not None and self.recovery_s <= CANCEL_BOUND_S
+                    and self.stored >= self.expected)
         return self.status == "succeeded" and self.succeeded == self.jobs and self.stored >= self.expected
 
 
@@ -592,8 +613,11 @@ def row_collect(watch: Watch, fault: Fault, opts: argparse.Namespace, ctx: Ctx, 
     notes += [f"job {j['id']} ({j['status']}): seconds stored past its --time {j['time_s']}: t = {j['late']}"
               for j in jobs if j["late"]]
     status = watch.status + (" (timed out)" if timed_out else "")
+    if fault.expect == "cancelled" and ctx.stored_at_cancel is not None:
+        # Of a cancelled run, every row stored before the cancel must stay, whichever attempt it belongs to.
+        stored, expected, earlier = run_rows(watch, ctx.run_id), ctx.stored_at_cancel, 0
     return Row(fault.name, status, succeeded, len(jobs), attempts, stored, expected, earlier, recovery,
-               " | ".join(parts) or "—", notes)
+               " | ".join(parts) or "—", notes, expect=fault.expect)
 
 
 def _jobs(watch: Watch) -> list[dict[str, Any]] | None:

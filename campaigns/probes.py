@@ -13,6 +13,7 @@ each sysbench starts (connection_verify). Every connection also refuses benchapp
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -335,6 +336,57 @@ def blocked_sessions(conn: Connection) -> str:
     state, count, seconds = row
     sessions = f"{count} session{'s' if count != 1 else ''}"
     return f"{state} ({sessions}, for {int(seconds or 0)} s)"
+
+
+# How long a write probe waits for a lock before the target counts as blocked.
+WRITE_PROBE_WAIT_S = 2
+MYSQL_LOCK_WAIT_TIMEOUT = 1205
+
+
+def writes_blocked(conn: Connection, *, table: str) -> str:
+    """What keeps writes on the job's table from going through now, in the server's own words ("Waiting for backup
+    lock (1 session, for 1 s)": a FLUSH TABLES WITH READ LOCK, a backup, a LOCK TABLE …), "" when a write that
+    changes nothing (UPDATE … WHERE id = 0: sysbench's ids start at 1) goes through within WRITE_PROBE_WAIT_S, or
+    fails for any other reason (a missing table is the dataset check's business, an unreachable server the probes').
+
+    The write runs on a thread of its own; while it waits, blocked_sessions() reads what it waits for."""
+    failure: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            if conn.driver == "mysql":
+                db = _mysql_connect(conn)
+                try:
+                    cur = db.cursor()
+                    # MDL waits (global read lock, backup lock, LOCK TABLES) and InnoDB row lock waits.
+                    cur.execute(f"SET SESSION lock_wait_timeout = {WRITE_PROBE_WAIT_S}")
+                    cur.execute(f"SET SESSION innodb_lock_wait_timeout = {WRITE_PROBE_WAIT_S}")
+                    cur.execute(f"UPDATE {table} SET k = k WHERE id = 0")
+                    db.rollback()
+                finally:
+                    db.close()
+            else:
+                with _pg_connect(conn) as pg:
+                    pg.execute(f"SET lock_timeout = '{WRITE_PROBE_WAIT_S}s'")
+                    pg.execute(f"UPDATE {table} SET k = k WHERE id = 0")
+        except (MySQLdb.Error, psycopg.Error, ProbeError) as exc:
+            failure.append(exc)
+
+    writer = threading.Thread(target=write, daemon=True, name="benchapp-write-probe")
+    writer.start()
+    writer.join(WRITE_PROBE_WAIT_S / 2)
+    waiting = blocked_sessions(conn) if writer.is_alive() else ""
+    writer.join(WRITE_PROBE_WAIT_S + CONNECT_TIMEOUT_S + _statement_timeout_s())
+    if writer.is_alive():
+        return waiting or f"a write has waited over {WRITE_PROBE_WAIT_S} s"
+    if not failure:
+        return ""
+    exc = failure[0]
+    lock_timeout = (isinstance(exc, MySQLdb.Error) and bool(exc.args) and exc.args[0] == MYSQL_LOCK_WAIT_TIMEOUT) or (
+        isinstance(exc, psycopg.errors.LockNotAvailable))
+    if not lock_timeout:
+        return ""
+    return waiting or f"a write waited {WRITE_PROBE_WAIT_S} s for a lock ({exc})"
 
 
 def cache_hit_ratio(before: dict[str, int], after: dict[str, int]) -> float | None:

@@ -45,6 +45,17 @@ def test_a_run_passes_only_when_every_job_succeeded_and_no_counted_second_is_mis
     assert not _row(status="partially_succeeded", succeeded=11).passed()
 
 
+def test_a_cancel_passes_when_the_run_ended_cancelled_soon_with_every_stored_second_kept() -> None:
+    cancel = {"fault": "cancel_worker_dead", "status": "cancelled", "succeeded": 0, "attempts": 0, "stored": 5,
+              "expected": 5, "earlier": 0, "recovery_s": 3.1, "expect": "cancelled"}
+    assert _row(**cancel).passed()
+    assert not _row(**{**cancel, "stored": 4}).passed(), "a second stored before the cancel was lost"
+    assert not _row(**{**cancel, "recovery_s": None}).passed(), "never ended"
+    assert not _row(**{**cancel, "recovery_s": faults.CANCEL_BOUND_S + 1}).passed()
+    assert not _row(**{**cancel, "status": "running (timed out)"}).passed()
+    assert not _row(status="cancelled", succeeded=0).passed(), "a run that should have succeeded"
+
+
 def test_it_asks_for_exactly_the_jobs_wanted_with_one_to_four_threads() -> None:
     assert faults.threads_and_repetitions(12) == ([1, 2, 3, 4], 3)
     assert faults.threads_and_repetitions(4) == ([1, 2, 3, 4], 1)

@@ -144,6 +144,35 @@ def test_stopping_the_supervised_worker_mid_job_lets_the_job_finish_and_hands_th
                        "succeeded, the next one ran after the worker was started again")
 
 
+def test_a_worker_killed_mid_job_and_brought_back_measures_the_job_again_and_says_the_worker_restarted(
+        supervisor, test_db_name, fault_db):
+    """SIGKILL of the supervised worker while it measures: supervisord starts it again, and the new worker beats at
+    once. The lost attempt must not read "worker process lost … the host's worker still beats" (as if only a pool
+    process had gone): the worker restarted, and the job is measured again."""
+    sup = supervisor
+    hostname = sup.env["BENCHAPP_HOSTNAME"]
+    data = DatasetFactory(name="restart-kill", tables=1, table_size=1000)
+    campaign = CampaignFactory(targets=[TargetFactory(database=fault_db)], threads=[1],
+                               scenarios=[ScenarioFactory(name="restart-kill", time_s=8, dataset=data)])
+    run = launch_through(_Broker(sup.env), campaign.pk, test_db_name)  # type: ignore[arg-type]
+    (job,) = run.jobs.all()
+    wait_measuring(job, samples=3)
+    old = sup.pid("worker")
+    os.kill(old, signal.SIGKILL)
+    wait_for(lambda: (p := sup.running("worker")) and p != old, timeout_s=60,
+             what="supervisord to start the worker again")
+    wait_status(job, Job.FINISHED, timeout_s=240)
+    assert (job.status, job.attempt) == (Job.Status.SUCCEEDED, 2), f"{job.status} {job.error}"
+    (lost,) = job.earlier_attempts
+    assert lost["cause"].startswith(f"worker restarted on {hostname} while measuring: the job's process went with "
+                                    "the old worker (killed or stopped); the new one started at "), lost
+    assert lost["t_s"] >= 3
+    assert job.attempt_history()[0]["text"].startswith(f"attempt 1 lost at t = {lost['t_s']:.0f} s: worker restarted")
+    assert job.samples.filter(attempt=1).count() >= 3, "the lost attempt's seconds stay, apart"
+    assert job.samples.filter(attempt=2).exists()
+    wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
+
+
 class _Broker:
     """What launch_through needs of a broker: the environment that points a process at it."""
 

@@ -245,10 +245,12 @@ def _client_run(job: Job, client: JobClient) -> None:
             cause = explain_failure(output, outcome.exit_code, phase="run")
         lost = "" if outcome.start_error or outcome.timed_out else _lost_cause(job, output, outcome.exit_code, cause)
         if not lost and (outcome.timed_out or forced_shutdown(output)):
-            # A hung target: named from what its sessions wait for (the server's own words).
+            # A hung target: named from what its sessions wait for (the server's own words). Blocked by someone
+            # else's lock (a backup's FLUSH TABLES WITH READ LOCK, a LOCK TABLE), the measurement is lost, not
+            # the job's fault: it is measured again once writes go through (coordinator's write probe).
             blocked = blocked_sessions(conn) or next(filter(None, stall), "")
             if blocked:
-                cause = f"{_blocked_what(job)} blocked on the target: {blocked}; {cause}"
+                lost = f"{blocked_what(job)} blocked on the target: {blocked}; {cause}"
         transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=lost or cause,
                                  attempt=client.attempt, **fields)
         raise JobLost(lost) if lost else JobFailure(cause)
@@ -290,7 +292,8 @@ def _lost_cause(job: Job, output: str, exit_code: int | None, cause: str) -> str
     return ""
 
 
-def _blocked_what(job: Job) -> str:
+def blocked_what(job: Job) -> str:
+    """What a lock on the target holds up for the job's test: "writes" (a write test) or "queries"."""
     test = job.scenario.test
     return "writes" if any(word in test for word in ("write", "insert", "update", "delete")) else "queries"
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.attempts import job_wait_for_target
-from campaigns.execution.client import jobclient_execute
+from campaigns.execution.client import blocked_what, jobclient_execute
 from campaigns.execution.datasets import dataset_ensure
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
 from campaigns.execution.hosts import clients_sweep_lost
@@ -38,7 +38,7 @@ from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.execution.variants import variant_apply
 from campaigns.models import ClientHost, Job, JobClient, Scenario, Target
 from campaigns.models.core import hosts_allowed
-from campaigns.probes import ProbeError, server_info
+from campaigns.probes import ProbeError, server_info, writes_blocked
 from campaigns.sysbench.command import Connection, format_command, redact_text
 from campaigns.sysbench.runner import sysbench_version
 
@@ -262,6 +262,12 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
         server_info(conn, tables=tables)  # fails fast, with a plain cause, on a dead target
     except ProbeError as exc:
         raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
+    if blocked_what(job) == "writes" and tables:
+        # A write test on a target whose writes are held up (a backup's global read lock) would only hang: it
+        # waits for the target like an unreachable one, and goes on by itself once writes go through.
+        blocked = writes_blocked(conn, table=tables[0])
+        if blocked:
+            raise TargetUnreachable(f"writes blocked on the target: {blocked}")
     previous = _previous_wait(job)
     if previous is None:
         job_close(job, status=Job.Status.CANCELLED)

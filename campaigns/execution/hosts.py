@@ -186,22 +186,36 @@ def client_doing(client: JobClient) -> str:
 
 def worker_lost_cause(host_name: str, *, stale_s: float, doing: str = "while measuring",
                       last_beat: datetime | None = None) -> str:
-    """Which process went away, in words: the task's own worker process (a pool child killed, WorkerLostError)
-    while its host's worker still beats, or the whole worker or host (no heartbeat from either).
+    """Which process went away, in words: the whole worker, brought back since (a supervisor restarted it: the
+    host's worker joined again after the task fell silent), the task's own worker process (a pool child killed,
+    WorkerLostError) while its host's worker still beats, or the whole worker or host (no heartbeat from either).
 
     With the task's own last heartbeat (`last_beat`), "still beats" means the host beat on for at least half the
     stale time after the task fell silent: a worker killed whole stops both within a beat or two of each other,
-    however late the task's last beats were written on a loaded machine."""
+    however late the task's last beats were written on a loaded machine. A restarted worker beats too, but its
+    start (ClientHost.started_at, written when a worker joins) is later than the task's last beat."""
     if not host_name:
         return f"worker lost {doing}: no heartbeat for {stale_s:.0f} s"
-    beat = ClientHost.objects.filter(hostname=host_name).values_list("last_heartbeat", flat=True).first()
+    host = ClientHost.objects.filter(hostname=host_name).values_list("last_heartbeat", "started_at").first()
+    now = timezone.now()
+    silent_since = last_beat if last_beat is not None else now - timedelta(seconds=stale_s)
+    if host is not None and host[1] > silent_since:
+        return (f"worker restarted on {host_name} {doing}: the job's process went with the old worker (killed or "
+                f"stopped); the new one started at {_clock(host[1], now)}")
     since = (last_beat + timedelta(seconds=stale_s / 2) if last_beat is not None
-             else timezone.now() - timedelta(seconds=stale_s))
-    if beat is not None and beat >= since:
+             else now - timedelta(seconds=stale_s))
+    if host is not None and host[0] >= since:
         return (f"worker process lost on {host_name} {doing}: no heartbeat from its task for {stale_s:.0f} s while "
                 "the host's worker still beats (its pool process was killed or hung)")
     return (f"client host {host_name} lost {doing}: no heartbeat from its worker for {stale_s:.0f} s "
             "(the worker was killed or stopped, or the host is down or cut off)")
+
+
+def _clock(moment: datetime, now: datetime) -> str:
+    """A moment as the pages show it: the time of day when it is today, else the date too."""
+    local = timezone.localtime(moment)
+    return local.strftime("%H:%M:%S") if local.date() == timezone.localtime(now).date() else local.strftime(
+        "%Y-%m-%d %H:%M:%S")
 
 
 def stale_clients(*, heartbeat_before: datetime) -> Any:

@@ -774,7 +774,8 @@ class Job(models.Model):
         if self.unreachable_since is None:
             return f"waiting: {self.wait_reason}" if self.wait_reason else "waiting"
         since = timezone.localtime(self.unreachable_since).strftime("%H:%M:%S")
-        text = f"waiting: target {self.target.name} unreachable since {since} ({self.wait_reason})"
+        state = "blocked" if " blocked on the target" in self.wait_reason else "unreachable"
+        text = f"waiting: target {self.target.name} {state} since {since} ({self.wait_reason})"
         if self.next_try_at is not None:
             left_s = (self.next_try_at - timezone.now()).total_seconds()
             if left_s >= 1:
