@@ -1,8 +1,9 @@
 // The comparison's choice form ("Change what is compared", issue #28 item 4): each list of several choices
 // (targets, products, campaigns, runs, scenarios, specs, published figures) becomes searchable chips through Tom
 // Select (npm, built by build.mjs): type to find a choice, Enter adds it, Backspace takes the last chip off, a chip's
-// × removes it. The chosen column every Δ% is against reads "Baseline: X". Without JavaScript (or without Tom
-// Select) each stays the plain <select multiple> the server wrote, and the form submits the same parameters.
+// × removes it. (The "Baseline" list stays a plain select: one choice, labelled, beside the chips.) Without JavaScript
+// (or without Tom Select) each stays the plain <select multiple> the server wrote, and the form submits the same
+// parameters.
 (function () {
   "use strict";
   if (typeof TomSelect === "undefined") return;
@@ -26,16 +27,6 @@
     // box it does, as in any other field.
     chips.control_input.addEventListener("keydown", function (event) {
       if (event.key === "Enter" && chips.control_input.value.trim() !== "") event.preventDefault();
-    });
-  }
-  const baseline = form.querySelector("select[data-chips=baseline]");
-  if (baseline) {
-    // eslint-disable-next-line no-new
-    new TomSelect(baseline, {
-      maxOptions: null,
-      render: {
-        item: function (data, escape) { return "<div>Baseline: " + escape(data.text) + "</div>"; },
-      },
     });
   }
 })();
