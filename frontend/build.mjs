@@ -7,6 +7,8 @@
 //   chart.umd.js, chart.umd.min.js and their .map files (the maps are copied so browser tools get no 404)
 //   chartjs-chart-error-bars.umd.js and .umd.min.js (+ maps): the plugin's UMD build, which registers its
 //   lineWithErrorBars chart type on the global Chart when loaded after chart.umd.min.js (the comparison page)
+//   tom-select.complete.min.js and tom-select.min.css (+ maps): Tom Select's ready-made build (its plugins
+//   included), which turns a <select multiple> into searchable chips (the comparison's "Change what is compared")
 //   every frontend/src/*.js and frontend/src/*.css, under the same name
 //   manifest.json: the Chart.js version and, per file, its size and sha256
 
@@ -35,6 +37,11 @@ if (!existsSync(join(errorBarsDir, "package.json"))) {
   fail(`${relative(repoDir, errorBarsDir)} is missing: run \`npm ci\` in frontend/ first (scripts/setup.sh does).`);
 }
 const errorBarsVersion = JSON.parse(readFileSync(join(errorBarsDir, "package.json"), "utf8")).version;
+const tomSelectDir = join(frontendDir, "node_modules", "tom-select");
+if (!existsSync(join(tomSelectDir, "package.json"))) {
+  fail(`${relative(repoDir, tomSelectDir)} is missing: run \`npm ci\` in frontend/ first (scripts/setup.sh does).`);
+}
+const tomSelectVersion = JSON.parse(readFileSync(join(tomSelectDir, "package.json"), "utf8")).version;
 
 // The UMD build is required; the minified build and the maps are copied when this Chart.js release has them.
 const required = ["chart.umd.js"];
@@ -57,6 +64,15 @@ for (const suffix of ["umd.js", "umd.min.js", "umd.js.map", "umd.min.js.map"]) {
     fail(`${relative(repoDir, path)} is missing: is chartjs-chart-error-bars 4.x installed?`);
   }
   sources.push([path, `chartjs-chart-error-bars.${suffix}`]);
+}
+for (const name of ["js/tom-select.complete.min.js", "js/tom-select.complete.min.js.map", "css/tom-select.min.css",
+  "css/tom-select.min.css.map"]) {
+  const path = join(tomSelectDir, "dist", name);
+  if (!existsSync(path)) {
+    if (name.endsWith(".map")) continue;
+    fail(`${relative(repoDir, path)} is missing: is tom-select 2.x installed?`);
+  }
+  sources.push([path, name.split("/")[1]]);
 }
 if (existsSync(srcDir)) {
   for (const name of readdirSync(srcDir).sort()) {
@@ -81,6 +97,7 @@ for (const [path, name] of sources) {
   files[name] = { bytes: data.length, sha256: createHash("sha256").update(data).digest("hex") };
 }
 
-const manifest = { chartjs_version: chartVersion, chartjs_chart_error_bars_version: errorBarsVersion, files };
+const manifest = { chartjs_version: chartVersion, chartjs_chart_error_bars_version: errorBarsVersion,
+  tom_select_version: tomSelectVersion, files };
 writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-console.log(`frontend: ${Object.keys(files).length} files (chart.js ${chartVersion}, chartjs-chart-error-bars ${errorBarsVersion}) -> ${relative(repoDir, outDir)}/`);
+console.log(`frontend: ${Object.keys(files).length} files (chart.js ${chartVersion}, chartjs-chart-error-bars ${errorBarsVersion}, tom-select ${tomSelectVersion}) -> ${relative(repoDir, outDir)}/`);

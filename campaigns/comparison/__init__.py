@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from campaigns.comparison.exports import table_header, to_csv, to_markdown
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, is_number
-from campaigns.comparison.html import table_parts
+from campaigns.comparison.html import column_choices, table_parts
 from campaigns.comparison.layout import comparison_layout, comparison_layout_cached
 from campaigns.comparison.report import report_sections
 from campaigns.comparison.selection import Selection
@@ -18,6 +18,7 @@ from campaigns.comparison.significance import SIGNIFICANCE_NOTE
 __all__ = [
     "SIGNIFICANCE_NOTE",
     "Selection",
+    "column_choices",
     "comparison_layout",
     "comparison_layout_cached",
     "fmt_delta",

@@ -51,7 +51,8 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
     extra = ""
     if stats["n"] > 1 and not cell.get("published"):
         attrs += (f' data-n="{stats["n"]}" title="{escape(spread_title(stats, fmt))}"')
-        extra += (f'<sup class="muted">n={stats["n"]}</sup><br>'
+        # n beside the value, the spread on a line of its own (app.css): the column chooser hides each on its own.
+        extra += (f'<sup class="muted n">n={stats["n"]}</sup>'
                   f'<span class="muted small spread">{escape(spread_text(stats, fmt))}</span>')
     if metric == "qps":
         if cell.get("imported"):
@@ -97,7 +98,8 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
                 f' data-table-size="{row["table_size"] or ""}" data-tables="{row["tables"] or ""}"')
         parts = [f'<tr data-spec="{escape(row["spec"] or "")}" data-threads="{row["threads"]}"{keys}>',
                  f'<th scope="row">{spec}</th><td class="num">{row["threads"]:,}</td>'
-                 f'<td class="num">{size}</td><td class="num">{row["tables"] or "—"}</td>']
+                 f'<td class="num" data-metric="table_size">{size}</td>'
+                 f'<td class="num" data-metric="tables">{row["tables"] or "—"}</td>']
         cells = row["cells"]
         if "qps" in groups:
             parts += [_value_cell(c, "qps", fmt_number, pid) for c, pid in zip(cells, ids, strict=True)]
@@ -111,12 +113,12 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
                 if mark is None or d is None:
                     parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}{doubt}</td>')
                     continue
-                interval = (f'<br><span class="ci" data-testid="ci">{escape(mark["interval"])}</span>'
+                interval = (f'<span class="ci" data-testid="ci">{escape(mark["interval"])}</span>'
                             if mark.get("interval") else "")
                 parts.append(f'<td class="num delta{css}" data-metric="delta" '
                              f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}">'
-                             f'{fmt_delta(d)}{interval}<br>'
-                             f'<span class="muted small">{escape(mark["text"])}</span>{doubt}</td>')
+                             f'{fmt_delta(d)}{interval}'
+                             f'<span class="muted small verdict-text">{escape(mark["text"])}</span>{doubt}</td>')
             if table.get("besides"):
                 parts.append(beside_cells_html(row, table["besides"]))
         if table["has_tps"] and "tps" in groups:
@@ -238,3 +240,27 @@ def price_body_html(table: dict[str, Any]) -> SafeString:
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped or a number
+
+
+def column_choices(layout: dict[str, Any]) -> list[dict[str, str]]:
+    """What the column chooser above a comparison's tables may show or hide (tables.js, remembered in the browser):
+    the key columns after the first two, each metric's column group the tables have, and the details inside the
+    cells. Each choice's key is the data-metric its cells carry (the details: the class of their spans)."""
+    tables = [t for t in layout.get("tables", []) if not t.get("published")] or layout.get("tables", [])
+    if not tables:
+        return []
+    several = len(layout.get("names", [])) > 1
+    pct = sorted({t["pct_label"] for t in tables if t["has_pct"]})
+    choices = [("table_size", "Table size", "column"), ("tables", "Tables", "column"), ("qps", "QPS", "column")]
+    if several:
+        choices.append(("delta", "Δ% QPS", "column"))
+    if any(t["has_tps"] for t in tables):
+        choices.append(("tps", "TPS", "column"))
+    if any(t["has_avg"] for t in tables):
+        choices.append(("latency_avg_ms", "Avg latency", "column"))
+    if pct:
+        choices.append(("latency_pct_ms", f"{' / '.join(pct)} latency", "column"))
+    choices += [("n", "n", "detail"), ("spread", "min–max, sd, CV", "detail")]
+    if several:
+        choices.append(("ci", "Δ% interval", "detail"))
+    return [{"key": key, "label": label, "kind": kind} for key, label, kind in choices]

@@ -13,6 +13,7 @@ from campaigns import roles
 from campaigns.comparison import (
     SIGNIFICANCE_NOTE,
     Selection,
+    column_choices,
     comparison_layout,
     comparison_layout_cached,
     report_sections,
@@ -110,6 +111,20 @@ def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> li
     return out
 
 
+def _baseline_choices(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
+    """Every measured column as a choice of the form's "Baseline" list (the chosen one, else the first, selected),
+    so that the choice form says which column every Δ% is against and can change it (kept in the URL)."""
+    if layout is None or selection is None or selection.published or len(layout["products"]) < 2:
+        return []
+    chosen = selection.baseline[0] if selection.baseline else None
+    out = []
+    for index, column in enumerate(layout["products"]):
+        value = column.get("run_id") or column["id"]
+        out.append({"value": value, "name": column["name"],
+                    "selected": value == chosen if chosen is not None else index == 0})
+    return out
+
+
 @role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
     form, selection = _selection(request)
@@ -123,7 +138,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         # The banner's switch: the same selection with "include untrusted cells" flipped.
         "switch_fields": replace(selection, untrusted=not selection.untrusted).query_pairs() if selection else [],
         "hidden_fields": ComparisonForm.HIDDEN, "baselines": _baselines(layout, selection),
-        "significance_note": SIGNIFICANCE_NOTE,
+        "baseline_choices": _baseline_choices(layout, selection),
+        "significance_note": SIGNIFICANCE_NOTE, "columns": column_choices(layout) if layout else [],
         "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
                           if selection is not None and selection.measured() else ""),
         # Measured tables of seed scenarios, compared without the published figures: the way to set them beside.
@@ -174,5 +190,5 @@ def compare_report(request: HttpRequest) -> HttpResponse:
     return render(request, "campaigns/compare_report.html", {
         "layout": layout, "report": report_sections(layout), "title": _title(layout),
         "charts": {t["id"]: t["charts"] for t in layout["tables"]}, "query": selection.query_string(),
-        "generated_at": timezone.now(), "significance_note": SIGNIFICANCE_NOTE,
+        "generated_at": timezone.now(), "significance_note": SIGNIFICANCE_NOTE, "columns": column_choices(layout),
     })

@@ -8,6 +8,10 @@ function makeSearchable(fieldset) {
   const choices = [...fieldset.querySelectorAll("input[type=checkbox]")]
     .map((box) => ({ box, row: box.closest("div") || box.closest("label"), text: (box.closest("label")?.textContent || "").toLowerCase() }))
     .filter((c) => c.row);
+  // What is ticked comes first (as the page comes back from "See the plan" or an error), so a long list never hides
+  // the choice in its middle; the rest keep their order.
+  const ticked = choices.filter((c) => c.box.checked);
+  for (const c of ticked.reverse()) c.row.parentElement.prepend(c.row);
   const mineAware = choices.some((c) => c.box.dataset.mine === "true") && choices.some((c) => c.box.dataset.mine === "false");
   if (choices.length < MIN_CHOICES && !mineAware) return;
   const legend = fieldset.querySelector("legend")?.textContent.replace("*", "").trim() || "choices";
@@ -46,10 +50,18 @@ function makeSearchable(fieldset) {
       c.row.hidden = !match;
       if (match) shown += 1;
     }
-    count.textContent = words.length || onlyMine ? `${shown} of ${choices.length} shown` : `${choices.length} choices`;
+    summary = words.length || onlyMine ? `${shown} of ${choices.length} shown` : `${choices.length} choices`;
+    counted();
+  }
+  let summary = "";
+  // How many are ticked, beside how many are shown: a tick far down a long list is still counted in sight.
+  function counted() {
+    const checked = choices.filter((c) => c.box.checked).length;
+    count.textContent = summary + (checked ? ` · ${checked} ticked` : "");
   }
   input.addEventListener("input", apply);
   mineOnly?.addEventListener("change", apply);
+  fieldset.addEventListener("change", counted);
   // Enter in the filter box must not submit the whole form.
   input.addEventListener("keydown", (event) => { if (event.key === "Enter") event.preventDefault(); });
   apply();

@@ -1,5 +1,6 @@
 // Tables that fit (class "fit": a comparison's tables, a run's jobs), on every page that has them: the column switch
-// (QPS / TPS / latency, one metric's columns at a time in the tables marked data-switch, remembered in this browser),
+// (a run's jobs: QPS / TPS / latency, one metric's columns at a time in the tables marked data-switch, remembered in
+// this browser), the column chooser (a comparison's and its report's: any columns and cell details, remembered),
 // the cells' labels that a phone's card shows, and the second sticky column (the first sticks by CSS alone). The
 // phone's cards and the printed page's columns are app.css's.
 (function () {
@@ -25,6 +26,56 @@
     metricSwitch.addEventListener("change", function (event) {
       showColumns(event.target.value);
       try { localStorage.setItem(storeKey, event.target.value); } catch (e) { /* not remembered, still shown */ }
+    });
+  }
+
+  // The column chooser (a comparison and its report, issue #28): any of the key, metric and detail columns hidden
+  // or shown, in every measured comparison table of the page, remembered in this browser. Its choices are the
+  // data-metric values of the cells (and, for the details inside them, the class of their spans); app.css hides
+  // what a table's data-hide names. A report's table of one metric group that has none of its columns left is
+  // hidden whole. Print shows everything.
+  const chooser = document.getElementById("column-chooser");
+  const hiddenKey = "benchapp.compare.hidden";
+  const KEY_COLUMNS = new Set(["table_size", "tables"]);
+  function chooserHidden() {
+    return [...chooser.querySelectorAll("input[name=column-show]")].filter(function (i) { return !i.checked; })
+      .map(function (i) { return i.value; });
+  }
+  function applyColumns(hidden) {
+    const set = new Set(hidden);
+    for (const table of document.querySelectorAll("table.comparison.fit:not(.beside)")) {
+      if (hidden.length) table.dataset.hide = hidden.join(" "); else delete table.dataset.hide;
+      // A table left with no metric column at all (a report's TPS table when TPS is hidden) goes whole.
+      const metrics = [...table.querySelectorAll("thead th[data-metric]")]
+        .map(function (th) { return th.dataset.metric; }).filter(function (m) { return !KEY_COLUMNS.has(m); });
+      const box = table.closest(".table-scroll") || table;
+      box.classList.toggle("columns-none", metrics.length > 0 && metrics.every(function (m) { return set.has(m); }));
+    }
+    const count = chooser.querySelector("[data-columns-count]");
+    if (count) count.textContent = hidden.length ? hidden.length + " hidden" : "";
+  }
+  if (chooser) {
+    let saved = [];
+    try { saved = JSON.parse(localStorage.getItem(hiddenKey) || "[]"); } catch (e) { saved = []; }
+    if (!Array.isArray(saved)) saved = [];
+    for (const input of chooser.querySelectorAll("input[name=column-show]")) input.checked = !saved.includes(input.value);
+    applyColumns(chooserHidden());
+    chooser.hidden = false;
+    function chosen() {
+      const hidden = chooserHidden();
+      applyColumns(hidden);
+      // Remembered with the hidden choices of other pages' tables (a choice this page has not) kept as they were.
+      const here = new Set([...chooser.querySelectorAll("input[name=column-show]")].map(function (i) { return i.value; }));
+      const keep = saved.filter(function (v) { return !here.has(v); });
+      saved = keep.concat(hidden);
+      try { localStorage.setItem(hiddenKey, JSON.stringify(saved)); } catch (e) { /* not remembered, still shown */ }
+      stickSecond(document);
+    }
+    chooser.addEventListener("change", chosen);
+    const all = chooser.querySelector("[data-columns-all]");
+    if (all) all.addEventListener("click", function () {
+      for (const input of chooser.querySelectorAll("input[name=column-show]")) input.checked = true;
+      chosen();
     });
   }
 
