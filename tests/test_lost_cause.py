@@ -24,6 +24,9 @@ from campaigns.models import ClientHost
     # Nothing of the host beats any more.
     (3600, 45, "client host h1 lost while measuring: no heartbeat from its worker for 30 s (the worker was killed "
                "or stopped, or the host is down or cut off)"),
+    # A row that says the worker joined lately but whose heartbeat stopped too: not brought back, lost.
+    (10, 45, "client host h1 lost while measuring: no heartbeat from its worker for 30 s (the worker was killed "
+             "or stopped, or the host is down or cut off)"),
 ])
 def test_the_lost_cause_says_which_process_went_away(started_ago_s, beat_ago_s, expected):
     now = timezone.now()

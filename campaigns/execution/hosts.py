@@ -193,18 +193,22 @@ def worker_lost_cause(host_name: str, *, stale_s: float, doing: str = "while mea
     With the task's own last heartbeat (`last_beat`), "still beats" means the host beat on for at least half the
     stale time after the task fell silent: a worker killed whole stops both within a beat or two of each other,
     however late the task's last beats were written on a loaded machine. A restarted worker beats too, but its
-    start (ClientHost.started_at, written when a worker joins) is later than the task's last beat."""
+    start (ClientHost.started_at, written when a worker joins) is later than the task's last beat, and it beats now."""
     if not host_name:
         return f"worker lost {doing}: no heartbeat for {stale_s:.0f} s"
     host = ClientHost.objects.filter(hostname=host_name).values_list("last_heartbeat", "started_at").first()
     now = timezone.now()
     silent_since = last_beat if last_beat is not None else now - timedelta(seconds=stale_s)
-    if host is not None and host[1] > silent_since:
-        return (f"worker restarted on {host_name} {doing}: the job's process went with the old worker (killed or "
-                f"stopped); the new one started at {_clock(host[1], now)}")
     since = (last_beat + timedelta(seconds=stale_s / 2) if last_beat is not None
              else now - timedelta(seconds=stale_s))
-    if host is not None and host[0] >= since:
+    beat_at, joined_at = host if host is not None else (None, None)
+    beats = beat_at is not None and beat_at >= since
+    # Restarted: the host's worker beats now and joined after the task fell silent (a host that stopped beating
+    # was not brought back, whenever its row says it joined).
+    if beats and joined_at is not None and joined_at > silent_since:
+        return (f"worker restarted on {host_name} {doing}: the job's process went with the old worker (killed or "
+                f"stopped); the new one started at {_clock(joined_at, now)}")
+    if beats:
         return (f"worker process lost on {host_name} {doing}: no heartbeat from its task for {stale_s:.0f} s while "
                 "the host's worker still beats (its pool process was killed or hung)")
     return (f"client host {host_name} lost {doing}: no heartbeat from its worker for {stale_s:.0f} s "
