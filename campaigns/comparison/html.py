@@ -70,7 +70,7 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
             extra = f" {badge}" + extra
             reasons = (cell.get("trust") or {}).get("reasons")
             if reasons:
-                extra += f'<br><span class="small why">{escape("; ".join(reasons))}</span>'
+                extra += f'<span class="small why">{escape("; ".join(reasons))}</span>'
         if not cell.get("published"):  # a published figure has no job to judge
             attrs += f' data-verdict="{escape(verdict or "")}"'
     if cell.get("verdict") in ("suspect", "invalid") and not cell.get("published"):
@@ -109,7 +109,7 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
                 doubt = ""
                 if d is not None and (_untrusted(base) or _untrusted(cell)):
                     css += " untrusted"
-                    doubt = '<br><span class="small why">from untrusted cells</span>'
+                    doubt = '<span class="small why">from untrusted cells</span>'
                 if mark is None or d is None:
                     parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}{doubt}</td>')
                     continue
@@ -172,10 +172,10 @@ def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
         title += f' ({fmt_number(cell["per_core"])} ÷ {fmt_number(entry["published_per_core"])} QPS per core)'
     title += (f'; 95% interval {fmt_ratio(ci[0])} … {fmt_ratio(ci[1])} from the measured cell\'s {cell["n"]} runs'
               if ci else f'; {cell["n"]} run{"s" if cell["n"] != 1 else ""}, no interval') + f'; {entry["hardware"]}'
-    interval = (f'<br><span class="ci" data-testid="ratio-ci">{fmt_ratio(ci[0])} … {fmt_ratio(ci[1])}</span>'
+    interval = (f'<span class="ci" data-testid="ratio-ci">{fmt_ratio(ci[0])} … {fmt_ratio(ci[1])}</span>'
                 if ci else "")
     article = "an" if cell["verdict"] == "invalid" else "a"
-    doubt = (f'<br><span class="small why">from {article} {cell["verdict"]} cell</span>' if cell["verdict"] else "")
+    doubt = (f'<span class="small why">from {article} {cell["verdict"]} cell</span>' if cell["verdict"] else "")
     css = " untrusted" if cell["verdict"] else ""
     return (f'<td class="num ratio{css}" data-metric="published" data-ratio="{cell["ratio"]!r}" '
             f'title="{escape(title)}">{fmt_ratio(cell["ratio"])}<br>'
