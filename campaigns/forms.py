@@ -778,7 +778,7 @@ QUICK_MAX_TIME_S = 3600
 
 def quick_test_choices() -> list[tuple[str, str]]:
     """sysbench 1.0's database tests, from the catalogue, with their one-line descriptions."""
-    return [(name, name) for name, spec in TESTS.items() if not spec.legacy]
+    return [(name, name) for name, spec in TESTS.items() if not spec.legacy and not spec.host]
 
 
 class QuickTargetForm(forms.Form):
