@@ -130,23 +130,8 @@ def build_argv(
     merged: dict[str, object] = dict(options)
     merged.update(dataset_options(test, tables=tables, table_size=table_size))
     merged["threads"] = threads
-    if command == "run":
-        if time_s is not None:
-            merged["time"] = time_s
-        if report_interval_s:
-            merged["report-interval"] = report_interval_s
-        if percentile is not None:
-            # sysbench takes whole percentiles only (Scenario.clean refuses fractions).
-            merged["percentile"] = int(percentile)
-        if histogram:
-            merged["histogram"] = True
-        if forced_shutdown_s is not None:
-            merged["forced-shutdown"] = forced_shutdown_s
-    else:
-        # Options that only shape the measured phase would clutter prepare/cleanup output.
-        for key in ("report-interval", "histogram", "percentile", "time", "events",
-                    "rate", "report-checkpoints", "forced-shutdown"):
-            merged.pop(key, None)
+    phase_options_apply(merged, command, time_s=time_s, report_interval_s=report_interval_s,
+                        percentile=percentile, histogram=histogram, forced_shutdown_s=forced_shutdown_s)
     argv = [
         sysbench,
         test_script_argument(test, str(LUA_DIR)),
@@ -156,6 +141,33 @@ def build_argv(
     ]
     argv_check_connection(argv, connection)
     return argv
+
+
+# Options that only shape the measured phase: they would clutter prepare/cleanup output.
+RUN_ONLY_OPTIONS = ("report-interval", "histogram", "percentile", "time", "events", "rate", "report-checkpoints",
+                    "forced-shutdown")
+
+
+def phase_options_apply(merged: dict[str, object], command: str, *, time_s: int | None,
+                        report_interval_s: int | None, percentile: float | None, histogram: bool,
+                        forced_shutdown_s: int | None) -> None:
+    """Adds the measured phase's options to `merged` for `run`, and takes every run-only option out of it for
+    prepare and cleanup (a database test's and a host test's commands alike)."""
+    if command != "run":
+        for key in RUN_ONLY_OPTIONS:
+            merged.pop(key, None)
+        return
+    if time_s is not None:
+        merged["time"] = time_s
+    if report_interval_s:
+        merged["report-interval"] = report_interval_s
+    if percentile is not None:
+        # sysbench takes whole percentiles only (Scenario.clean refuses fractions).
+        merged["percentile"] = int(percentile)
+    if histogram:
+        merged["histogram"] = True
+    if forced_shutdown_s is not None:
+        merged["forced-shutdown"] = forced_shutdown_s
 
 
 def options_refuse_connection(options: Mapping[str, object]) -> None:

@@ -8,12 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from campaigns.sysbench.catalogue import TESTS, options_to_argv
-from campaigns.sysbench.command import options_refuse_connection
+from campaigns.sysbench.command import options_refuse_connection, phase_options_apply
 from campaigns.sysbench.hosttests import FILEIO_FILE_OPTIONS
-
-# Options that only shape the measured phase: fileio's prepare and cleanup take none of them.
-_RUN_ONLY = ("report-interval", "histogram", "percentile", "time", "events", "rate", "report-checkpoints",
-             "forced-shutdown")
 
 
 def build_host_argv(
@@ -39,17 +35,8 @@ def build_host_argv(
     merged: dict[str, object] = dict(options)
     if command == "run":
         merged["threads"] = threads
-        if time_s is not None:
-            merged["time"] = time_s
-        if report_interval_s:
-            merged["report-interval"] = report_interval_s
-        if percentile is not None:
-            merged["percentile"] = int(percentile)
-        if histogram:
-            merged["histogram"] = True
-        if forced_shutdown_s is not None:
-            merged["forced-shutdown"] = forced_shutdown_s
-    else:
+    else:  # fileio's prepare and cleanup name the same files as its run, and take nothing else
         merged = {name: value for name, value in merged.items() if name in FILEIO_FILE_OPTIONS}
-    return [sysbench, test, *options_to_argv({k: v for k, v in merged.items() if k not in _RUN_ONLY or
-                                              command == "run"}), command]
+    phase_options_apply(merged, command, time_s=time_s, report_interval_s=report_interval_s,
+                        percentile=percentile, histogram=histogram, forced_shutdown_s=forced_shutdown_s)
+    return [sysbench, test, *options_to_argv(merged), command]
