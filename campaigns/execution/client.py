@@ -226,23 +226,13 @@ def _client_run(job: Job, client: JobClient) -> None:
     samplers.stop()  # their last rows (job.server_window) are written before the job is closed
     output = redact_text(outcome.output, [conn.password])
     summary = parsed.to_dict()["summary"] or {}
-    fields: dict[str, Any] = {
-        "raw_output": output, "exit_code": outcome.exit_code, "wall_time_s": outcome.wall_time_s,
-        "exited_at": exited_at, "finished_at": timezone.now(), "summary": summary,
-        # Only a histogram of the whole run (not of the time after the last --report-checkpoints checkpoint).
-        "histogram": [list(b) for b in parsed.histogram] if parsed.histogram and parsed.histogram_whole_run else None,
-    }
+    fields = run_close_fields(outcome, output, parsed, summary, exited_at)
     if outcome.cancelled:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=client.attempt,
                                  **fields)
         return
     if not outcome.succeeded() or not parsed.complete:
-        if outcome.start_error:
-            cause = outcome.start_error
-        elif outcome.timed_out:
-            cause = f"sysbench run exceeded its time-out of {run_timeout_s(job):.0f} s and was stopped"
-        else:
-            cause = explain_failure(output, outcome.exit_code, phase="run")
+        cause = run_failure_cause(job, outcome, output)
         lost = "" if outcome.start_error or outcome.timed_out else _lost_cause(job, output, outcome.exit_code, cause)
         if not lost and (outcome.timed_out or forced_shutdown(output)):
             # A hung target: named from what its sessions wait for (the server's own words). Blocked by someone
@@ -256,6 +246,27 @@ def _client_run(job: Job, client: JobClient) -> None:
         raise JobLost(lost) if lost else JobFailure(cause)
     transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, attempt=client.attempt,
                              **fields)
+
+
+def run_close_fields(outcome: ProcessOutcome, output: str, parsed: parser.ParsedOutput, summary: dict[str, Any],
+                     exited_at: datetime) -> dict[str, Any]:
+    """What a client's row keeps of its sysbench run when it is closed (a database test's or a host test's)."""
+    return {
+        "raw_output": output, "exit_code": outcome.exit_code, "wall_time_s": outcome.wall_time_s,
+        "exited_at": exited_at, "finished_at": timezone.now(), "summary": summary,
+        # Only a histogram of the whole run (not of the time after the last --report-checkpoints checkpoint).
+        "histogram": [list(b) for b in parsed.histogram] if parsed.histogram and parsed.histogram_whole_run else None,
+    }
+
+
+def run_failure_cause(job: Job, outcome: ProcessOutcome, output: str) -> str:
+    """Why a sysbench run that did not complete failed: it did not start, it overran its time-out, or its own
+    words (explain_failure)."""
+    if outcome.start_error:
+        return outcome.start_error
+    if outcome.timed_out:
+        return f"sysbench run exceeded its time-out of {run_timeout_s(job):.0f} s and was stopped"
+    return explain_failure(output, outcome.exit_code, phase="run")
 
 
 def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Connection) -> None:

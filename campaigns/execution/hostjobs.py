@@ -19,10 +19,17 @@ from django.conf import settings
 from django.utils import timezone
 
 from campaigns.execution import transitions
-from campaigns.execution.client import _barrier_wait, _client_heartbeat, _client_process, _Stopped
+from campaigns.execution.client import (
+    _barrier_wait,
+    _client_heartbeat,
+    _client_process,
+    _Stopped,
+    run_close_fields,
+    run_failure_cause,
+)
 from campaigns.execution.coordinator import _previous_wait, _target_busy
 from campaigns.execution.metrics import Samplers
-from campaigns.execution.phases import JobFailure, cancel_check, forced_shutdown_s, job_heartbeat, run_timeout_s
+from campaigns.execution.phases import JobFailure, cancel_check, forced_shutdown_s, job_heartbeat
 from campaigns.execution.results import job_close
 from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.models import ClientHost, Job, JobClient
@@ -200,22 +207,13 @@ def _hostclient_measure(job: Job, client: JobClient, test: str) -> None:
         figures = host_figures(test, outcome.output, events=parsed.summary.events,
                                duration_s=parsed.summary.duration_s)
         summary.update(summary_fields(test, figures))
-    fields: dict[str, Any] = {
-        "raw_output": outcome.output, "exit_code": outcome.exit_code, "wall_time_s": outcome.wall_time_s,
-        "exited_at": exited_at, "finished_at": timezone.now(), "summary": summary,
-        "histogram": [list(b) for b in parsed.histogram] if parsed.histogram and parsed.histogram_whole_run else None,
-    }
+    fields = run_close_fields(outcome, outcome.output, parsed, summary, exited_at)
     if outcome.cancelled:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=client.attempt,
                                  **fields)
         return
     if not outcome.succeeded() or not parsed.complete:
-        if outcome.start_error:
-            cause = outcome.start_error
-        elif outcome.timed_out:
-            cause = f"sysbench run exceeded its time-out of {run_timeout_s(job):.0f} s and was stopped"
-        else:
-            cause = explain_failure(outcome.output, outcome.exit_code, phase="run")
+        cause = run_failure_cause(job, outcome, outcome.output)
         transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause,
                                  attempt=client.attempt, **fields)
         raise JobFailure(cause)
