@@ -1,0 +1,26 @@
+"""What follows a run's end: notes, evaluation, change points, e-mails; the webhook is the caller's to enqueue."""
+from __future__ import annotations
+
+from django.utils import timezone
+
+from campaigns.models import Run
+from campaigns.monitoring.evaluation import annotations_auto, run_change_points, run_evaluate
+from campaigns.monitoring.notifications import regressions_notify
+
+
+def run_finished(*, run_id: int) -> list[int]:
+    """After a run ends: find regressions against the baseline and send e-mails; returns the regressions the
+    webhook should hear about (the caller enqueues that)."""
+    run = Run.objects.select_related("campaign").filter(pk=run_id).first()
+    if run is None:
+        return []
+    if run.status not in (Run.Status.SUCCEEDED, Run.Status.PARTIALLY_SUCCEEDED, Run.Status.FAILED):
+        Run.objects.filter(pk=run.pk, evaluated_at__isnull=True).update(evaluated_at=timezone.now())
+        return []
+    annotations_auto(run=run)
+    run_evaluate(run=run)
+    if run.trigger == Run.Trigger.SCHEDULED:
+        run_change_points(run=run)
+    webhook_ids = regressions_notify(run=run)
+    Run.objects.filter(pk=run.pk).update(evaluated_at=timezone.now())
+    return webhook_ids
