@@ -26,11 +26,11 @@ from campaigns.views.base import Catalogue, CatalogueDelete, CatalogueEdit, Cata
 View = Callable[..., HttpResponse]
 
 
-def catalogue_urls(cat: Catalogue, *, list_view: View | None = None, edit_view: View | None = None
-                   ) -> list[URLPattern]:
-    """list, new, <pk>/edit, <pk>/delete for one catalogue, with the generic views unless given others."""
+def catalogue_urls(cat: Catalogue, *, edit_view: View | None = None) -> list[URLPattern]:
+    """list, new, <pk>/edit, <pk>/delete for one catalogue, with the generic views (the edit page unless given
+    another)."""
     key = cat.key
-    lister = list_view or CatalogueList.as_view(catalogue=cat)
+    lister = CatalogueList.as_view(catalogue=cat)
     editor = edit_view or CatalogueEdit.as_view(catalogue=cat)
     return [
         path(f"{key}/", lister, name=f"{key}-list"),
@@ -52,13 +52,13 @@ urlpatterns = [
     *catalogue_urls(catalogue.TARGETS),
     path("targets/<int:pk>/", catalogue.target_detail, name="targets-detail"),
     path("targets/<int:pk>/check/", catalogue.target_check, name="targets-check"),
-    *catalogue_urls(scenarios.SCENARIOS, list_view=scenarios.scenario_list, edit_view=scenarios.scenario_edit),
+    *catalogue_urls(scenarios.SCENARIOS, edit_view=scenarios.scenario_edit),
     path("scenarios/<int:pk>/", scenarios.scenario_detail, name="scenarios-detail"),
     path("workloads/", workloads.workload_list, name="workload-list"),
     path("workloads/new/", workloads.workload_new, name="workload-new"),
     path("workloads/<int:pk>/", workloads.workload_detail, name="workload-detail"),
     path("workloads/<int:pk>/versions/new/", workloads.workload_new, name="workload-version-new"),
-    *catalogue_urls(campaigns.CAMPAIGNS, list_view=campaigns.campaign_list, edit_view=campaigns.campaign_edit),
+    *catalogue_urls(campaigns.CAMPAIGNS, edit_view=campaigns.campaign_edit),
     path("campaigns/<int:pk>/", campaigns.campaign_detail, name="campaigns-detail"),
     path("campaigns/<int:pk>/launch/", campaigns.campaign_launch, name="campaigns-launch"),
     path("campaigns/<int:pk>/unpin-baseline/", campaigns.campaign_unpin_baseline, name="campaign-unpin-baseline"),

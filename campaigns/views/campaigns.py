@@ -18,7 +18,7 @@ from campaigns.forms import CampaignForm, ScheduleForm, form_errors_add, mark_mi
 from campaigns.models import Campaign, Run, Scenario, ScheduleFiring, Target
 from campaigns.statistics import smallest_change_caught
 from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
-from campaigns.views.base import Catalogue, Column, paginate, role_required
+from campaigns.views.base import Catalogue, Column, role_required
 
 PLAN_ROWS_SHOWN = 300
 
@@ -37,19 +37,6 @@ CAMPAIGNS = Catalogue(
         run_count=Count("runs", distinct=True), last_run_at=Max("runs__created_at"),
     ).order_by("-created_at"),
 )
-
-
-@role_required(roles.VIEWER)
-def campaign_list(request: HttpRequest) -> HttpResponse:
-    base = CAMPAIGNS.get_queryset()
-    filterset = CampaignFilterSet(request.GET, queryset=base, request=request)
-    queryset = filterset.qs if filterset.is_valid() else base.none()
-    page = paginate(request, queryset)
-    rows = CAMPAIGNS.rows(page.object_list)
-    return render(request, "campaigns/catalogue_list.html", {
-        "catalogue": CAMPAIGNS, "page": page, "rows": rows, "filterset": filterset,
-        "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
-    })
 
 
 @role_required(roles.VIEWER)

@@ -33,7 +33,7 @@ from campaigns.sysbench.cmdline import (
 )
 from campaigns.sysbench.presets import PRESETS, Preset
 from campaigns.sysbench.threads import ThreadListError, format_thread_list, parse_thread_list
-from campaigns.views.base import Catalogue, Column, paginate, role_required
+from campaigns.views.base import Catalogue, Column, role_required
 
 SCENARIOS = Catalogue(
     key="scenarios", singular="scenario", plural="scenarios", model=Scenario, form_class=ScenarioForm,
@@ -48,18 +48,6 @@ SCENARIOS = Catalogue(
 
 # Fields of the page that are not the scenario's: the buttons and the paste box.
 _NOT_INITIAL = {"csrfmiddlewaretoken", "action", "command"}
-
-
-@role_required(roles.VIEWER)
-def scenario_list(request: HttpRequest) -> HttpResponse:
-    filterset = ScenarioFilterSet(request.GET, queryset=SCENARIOS.get_queryset(), request=request)
-    queryset = filterset.qs if filterset.is_valid() else SCENARIOS.get_queryset().none()
-    page = paginate(request, queryset)
-    rows = SCENARIOS.rows(page.object_list)
-    return render(request, "campaigns/catalogue_list.html", {
-        "catalogue": SCENARIOS, "page": page, "rows": rows, "filterset": filterset,
-        "can_edit": roles.can_edit(request.user), "can_admin": roles.can_admin(request.user),
-    })
 
 
 @role_required(roles.VIEWER)
