@@ -54,6 +54,11 @@ urlpatterns = [
     path("targets/<int:pk>/check/", catalogue.target_check, name="targets-check"),
     *catalogue_urls(scenarios.SCENARIOS, edit_view=scenarios.scenario_edit),
     path("scenarios/<int:pk>/", scenarios.scenario_detail, name="scenarios-detail"),
+    # The scenario page's buttons other than "Save", for a new scenario and for one being edited.
+    *(path(f"scenarios/{where}{button}/", view, name=f"scenarios-{button}")
+      for where in ("new/", "<int:pk>/edit/")
+      for button, view in (("parse", scenarios.scenario_parse), ("preset", scenarios.scenario_preset),
+                           ("switch", scenarios.scenario_switch))),
     path("workloads/", workloads.workload_list, name="workload-list"),
     path("workloads/new/", workloads.workload_new, name="workload-new"),
     path("workloads/<int:pk>/", workloads.workload_detail, name="workload-detail"),

@@ -39,7 +39,7 @@ def test_the_api_and_the_page_map_a_pasted_command_the_same_way(command):
     page = Client()
     page.force_login(operator)
     # The form held other values before: the pasted command decides, as it does for the API.
-    text = page.post("/scenarios/new/", {"action": "parse", "command": command, "time_s": "999",
+    text = page.post("/scenarios/new/parse/", {"command": command, "time_s": "999",
                                          "percentile": "50", "report_interval_s": "7"}).content.decode()
     fields = _page_fields(text)
     assert f'<option value="{proposed["test"]}" selected>' in text

@@ -18,11 +18,11 @@ PASTED = ("sysbench oltp_read_only --db-driver=mysql --mysql-host=10.0.0.5 --mys
 
 def test_a_pasted_command_saved_as_a_scenario_runs_from_its_page_at_the_pasted_threads(role_client):
     client = role_client("operator")
-    parsed = client.post("/scenarios/new/", {"action": "parse", "command": PASTED}).content.decode()
+    parsed = client.post("/scenarios/new/parse/", {"command": PASTED}).content.decode()
     assert '<input type="hidden" name="pasted_threads" value="8">' in parsed
     assert "once saved, “Run it on…” starts a campaign of this scenario at these threads" in parsed
     # Save: the form's fields as the paste filled them, and the hidden thread list the page carries.
-    fields = {"action": "save", "name": "pasted read only", "test": "oltp_read_only", "dataset": "",
+    fields = {"name": "pasted read only", "test": "oltp_read_only", "dataset": "",
               "new_dataset_name": "pasted 4 x 10k", "new_dataset_tables": "4", "new_dataset_table_size": "10000",
               "time_s": "60", "warmup_s": "0", "report_interval_s": "1", "percentile": "95", "prepare_mode": "auto",
               "cleanup": "keep", "prepare_threads": "2", "pasted_threads": "8"}

@@ -212,7 +212,7 @@ def test_a_scenario_form_shows_only_the_tests_options_with_defaults_and_limits(r
 
 def test_pasting_a_seed_003_command_fills_the_form_and_lists_what_was_dropped(role_client):
     client = role_client("operator")
-    response = client.post("/scenarios/new/", {"action": "parse", "command": SEED_003_WRITE_ONLY,
+    response = client.post("/scenarios/new/parse/", {"command": SEED_003_WRITE_ONLY,
                                                "name": "my typed name", "time_s": "60"})
     html = _text(response)
     assert response.status_code == 200
@@ -228,13 +228,13 @@ def test_pasting_a_seed_003_command_fills_the_form_and_lists_what_was_dropped(ro
 
 
 def test_a_pasted_command_that_is_not_sysbench_is_an_error_on_the_paste_field(role_client):
-    html = _text(role_client("operator").post("/scenarios/new/", {"action": "parse", "command": "ls -la /tmp"}))
+    html = _text(role_client("operator").post("/scenarios/new/parse/", {"command": "ls -la /tmp"}))
     assert 'id="id_command_error1"' in html
 
 
 def test_a_pasted_command_with_a_misspelt_test_says_which_test_was_meant(role_client):
-    response = role_client("operator").post("/scenarios/new/", {
-        "action": "parse", "command": "sysbench oltp_read_wirte --tables=1 run", "name": "typed"})
+    response = role_client("operator").post("/scenarios/new/parse/", {
+        "command": "sysbench oltp_read_wirte --tables=1 run", "name": "typed"})
     html = _text(response)
     assert response.status_code == 200
     error = html.split('id="id_command_error1"', 1)[1].split("</", 1)[0]
@@ -247,7 +247,7 @@ def test_a_scenario_is_saved_from_a_preset_with_a_new_dataset(role_client):
     html = _text(client.get("/scenarios/new/?preset=s003-read-only"))
     assert '<option value="oltp_read_only" selected>' in html and "skip-trx" in html
     response = client.post("/scenarios/new/", {
-        "action": "save", "name": "s003 ro", "test": "oltp_read_only", "dataset": "", "new_dataset_name": "tiny ro",
+        "name": "s003 ro", "test": "oltp_read_only", "dataset": "", "new_dataset_name": "tiny ro",
         "new_dataset_tables": "2", "new_dataset_table_size": "100", "time_s": "3", "warmup_s": "0",
         "report_interval_s": "1", "percentile": "95", "prepare_mode": "auto", "cleanup": "keep",
         "prepare_threads": "2", "preset": "s003-read-only", "opt__skip_trx": "on", "opt__range_size": "",
@@ -262,7 +262,7 @@ def test_a_scenario_is_saved_from_a_preset_with_a_new_dataset(role_client):
 def test_a_bad_option_value_is_shown_on_its_field_and_nothing_is_lost(role_client):
     dataset = DatasetFactory()
     response = role_client("operator").post("/scenarios/new/", {
-        "action": "save", "name": "bad", "test": "oltp_read_write", "dataset": dataset.pk, "time_s": "10",
+        "name": "bad", "test": "oltp_read_write", "dataset": dataset.pk, "time_s": "10",
         "warmup_s": "0", "report_interval_s": "1", "percentile": "95", "prepare_mode": "auto", "cleanup": "keep",
         "prepare_threads": "2", "opt__range_size": "0", "opt__mysql_storage_engine": "in$nodb",
     })
@@ -273,16 +273,41 @@ def test_a_bad_option_value_is_shown_on_its_field_and_nothing_is_lost(role_clien
 
 
 def test_switching_the_test_keeps_what_was_typed(role_client):
-    html = _text(role_client("operator").post("/scenarios/new/", {
-        "action": "switch", "name": "keep me", "test": "oltp_point_select", "time_s": "42"}))
+    html = _text(role_client("operator").post("/scenarios/new/switch/", {
+        "name": "keep me", "test": "oltp_point_select", "time_s": "42"}))
     assert 'value="keep me"' in html and 'name="time_s" value="42"' in html
     assert 'name="opt__range_size"' in html
+
+
+def test_loading_a_preset_fills_the_form_and_keeps_a_typed_name(role_client):
+    html = _text(role_client("operator").post("/scenarios/new/preset/", {
+        "name": "typed", "test": "oltp_read_write", "preset": "s003-read-only", "time_s": "42"}))
+    assert '<option value="oltp_read_only" selected>' in html and 'value="typed"' in html
+    report = html.split('id="parse-report"')[1].split("</section>")[0]
+    assert "Preset “" in report and "loaded" in report
+
+
+def test_each_button_of_the_scenario_page_posts_to_its_own_url_and_a_get_there_goes_back_to_the_page(role_client):
+    client = role_client("operator")
+    scenario = ScenarioFactory()
+    for base in ("/scenarios/new/", f"/scenarios/{scenario.pk}/edit/"):
+        html = _text(client.get(base))
+        assert f'<form method="post" action="{base}" id="scenario-form"' in html
+        for button, element in (("parse", "parse-command"), ("preset", "load-preset"), ("switch", "switch-test")):
+            assert re.search(rf'formaction="{base}{button}/"[^>]*id="{element}"', html), (base, button)
+            answer = client.get(f"{base}{button}/")
+            assert answer.status_code == 302 and answer["Location"] == base
+    # Switching the test of a scenario being edited shows that test's options, on the scenario's page.
+    html = _text(client.post(f"/scenarios/{scenario.pk}/edit/switch/", {"name": scenario.name,
+                                                                        "test": "oltp_point_select"}))
+    assert f"Edit scenario “{scenario.name}”" in html and '<option value="oltp_point_select" selected>' in html
+    assert client.post("/scenarios/999999/edit/switch/", {"test": "oltp_point_select"}).status_code == 404
 
 
 def test_an_unknown_test_is_a_field_error(role_client):
     dataset = DatasetFactory()
     response = role_client("operator").post("/scenarios/new/", {
-        "action": "save", "name": "x", "test": "no_such_test", "dataset": dataset.pk, "time_s": "10",
+        "name": "x", "test": "no_such_test", "dataset": dataset.pk, "time_s": "10",
         "warmup_s": "0", "report_interval_s": "1", "percentile": "95", "prepare_mode": "auto", "cleanup": "keep",
         "prepare_threads": "2"})
     assert response.status_code == 200 and 'id="id_test_error1"' in _text(response)

@@ -46,8 +46,10 @@ SCENARIOS = Catalogue(
 )
 
 
-# Fields of the page that are not the scenario's: the buttons and the paste box.
-_NOT_INITIAL = {"csrfmiddlewaretoken", "action", "command"}
+# Fields of the page that are not the scenario's: the paste box.
+_NOT_INITIAL = {"csrfmiddlewaretoken", "command"}
+# The page's buttons, each posting the form to its own view: "Save" to the page itself, the others to the views below.
+BUTTONS = ("parse", "preset", "switch")
 
 
 @role_required(roles.VIEWER)
@@ -136,13 +138,16 @@ def _apply_preset(initial: dict[str, Any], preset: Preset) -> list[str]:
     return notes
 
 
+def _scenario(pk: int | None) -> Scenario | None:
+    return get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk) if pk else None
+
+
 @role_required(roles.OPERATOR)
 def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
-    """Create or edit a scenario. Besides saving, the page posts back to itself to switch the test,
-    load a preset or read a pasted command; each re-renders the form with what was typed kept."""
-    scenario = get_object_or_404(Scenario.objects.select_related("dataset"), pk=pk) if pk else None
+    """Create or edit a scenario: the page, and its "Save". The page's other buttons post what was typed to views
+    of their own (scenario_parse, scenario_preset, scenario_switch), which re-render the form with it kept."""
+    scenario = _scenario(pk)
     paste = CommandPasteForm()
-    parse_report: dict[str, Any] | None = None
     if request.method != "POST":
         initial: dict[str, Any] = {}
         preset = PRESETS.get(request.GET.get("preset", ""))
@@ -150,37 +155,10 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
         if (request.GET.get("test") in TESTS or version_for_label(request.GET.get("test"))) and not preset:
             initial["test"] = request.GET["test"]
         form = ScenarioForm(instance=scenario, initial=initial)
+        parse_report = None
         if notes and preset is not None:
             parse_report = {"title": f"Preset “{preset.label}” loaded", "warnings": [], "notes": notes}
         return _render(request, form, paste, scenario, parse_report)
-
-    action = request.POST.get("action", "save")
-    initial = _posted_initial(request)
-    if action == "parse":
-        paste = CommandPasteForm(request.POST)
-        if paste.is_valid():
-            try:
-                # A command cut off before its test name (seed 001 prints them so) still fills the
-                # form: the test chosen in the form is assumed, with a warning.
-                current_test = initial.get("test") if initial.get("test") in TESTS else None
-                parsed = parse_command(paste.cleaned_data["command"], default_test=current_test)
-            except CommandError as exc:
-                paste.add_error("command", str(exc))
-            else:
-                # Connection options are dropped whole (a target holds them): their placeholders and
-                # password warnings are summed up in the notes instead of asking to fill them in.
-                proposal = _apply_parsed(initial, parsed)
-                parse_report = {"title": f"Read a {parsed.test} command", "warnings": proposal.warnings,
-                                "notes": proposal.notes, "placeholders": proposal.placeholders}
-        return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, parse_report)
-    if action == "preset":
-        preset = PRESETS.get(request.POST.get("preset", ""))
-        if preset is not None:
-            notes = _apply_preset(initial, preset)
-            parse_report = {"title": f"Preset “{preset.label}” loaded", "warnings": [], "notes": notes}
-        return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, parse_report)
-    if action == "switch":
-        return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, None)
 
     form = ScenarioForm(request.POST, instance=scenario)
     if form.is_valid():
@@ -194,6 +172,59 @@ def scenario_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
             query = f"?{urlencode({'threads': threads})}" if threads else ""
             return HttpResponseRedirect(reverse("scenarios-detail", args=[saved.pk]) + query)
     return _render(request, form, paste, scenario, None)
+
+
+@role_required(roles.OPERATOR)
+def scenario_parse(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """"Fill the form from the command": the pasted command read into the form, with what it dropped or changed."""
+    if request.method != "POST":
+        return HttpResponseRedirect(_urls(pk)["save"])
+    scenario = _scenario(pk)
+    initial = _posted_initial(request)
+    paste = CommandPasteForm(request.POST)
+    parse_report: dict[str, Any] | None = None
+    if paste.is_valid():
+        try:
+            # A command cut off before its test name (seed 001 prints them so) still fills the
+            # form: the test chosen in the form is assumed, with a warning.
+            current_test = initial.get("test") if initial.get("test") in TESTS else None
+            parsed = parse_command(paste.cleaned_data["command"], default_test=current_test)
+        except CommandError as exc:
+            paste.add_error("command", str(exc))
+        else:
+            # Connection options are dropped whole (a target holds them): their placeholders and
+            # password warnings are summed up in the notes instead of asking to fill them in.
+            proposal = _apply_parsed(initial, parsed)
+            parse_report = {"title": f"Read a {parsed.test} command", "warnings": proposal.warnings,
+                            "notes": proposal.notes, "placeholders": proposal.placeholders}
+    return _render(request, ScenarioForm(instance=scenario, initial=initial), paste, scenario, parse_report)
+
+
+@role_required(roles.OPERATOR)
+def scenario_preset(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """"Load the preset": the chosen seed preset's test, options and dataset in the form."""
+    if request.method != "POST":
+        return HttpResponseRedirect(_urls(pk)["save"])
+    scenario = _scenario(pk)
+    initial = _posted_initial(request)
+    parse_report: dict[str, Any] | None = None
+    preset = PRESETS.get(request.POST.get("preset", ""))
+    if preset is not None:
+        notes = _apply_preset(initial, preset)
+        parse_report = {"title": f"Preset “{preset.label}” loaded", "warnings": [], "notes": notes}
+    return _render(request, ScenarioForm(instance=scenario, initial=initial), CommandPasteForm(), scenario,
+                   parse_report)
+
+
+@role_required(roles.OPERATOR)
+def scenario_switch(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """"Show this test's options" (clicked by the page's script when the test changes): the form of the chosen
+    test, with what was typed kept."""
+    if request.method != "POST":
+        return HttpResponseRedirect(_urls(pk)["save"])
+    scenario = _scenario(pk)
+    return _render(request, ScenarioForm(instance=scenario, initial=_posted_initial(request)), CommandPasteForm(),
+                   scenario, None)
 
 
 def _threads_param(text: str) -> str:
@@ -211,5 +242,12 @@ def _render(request: HttpRequest, form: ScenarioForm, paste: CommandPasteForm, s
     return render(request, "campaigns/scenario_form.html", {
         "form": form, "paste": paste, "scenario": scenario, "parse_report": parse_report,
         "pasted_threads": _threads_param(str(form.initial.get("pasted_threads") or "")),
-        "test": form.test_spec, "catalogue": SCENARIOS,
+        "test": form.test_spec, "catalogue": SCENARIOS, "urls": _urls(scenario.pk if scenario else None),
     })
+
+
+def _urls(pk: int | None) -> dict[str, str]:
+    """Where the page's form and each of its buttons post: the new scenario's or this scenario's."""
+    args = [pk] if pk else []
+    return {"save": reverse("scenarios-edit" if pk else "scenarios-new", args=args),
+            **{button: reverse(f"scenarios-{button}", args=args) for button in BUTTONS}}
