@@ -64,10 +64,9 @@ def test_the_page_and_quick_compare_spend_the_same_budget_and_say_so():
     assert "connection refused" in first
     again = page.post(f"/targets/{target.pk}/check/").content.decode()
     assert "too many connection checks" in again
-    quick = page.post("/quick/", {"action": "add_target", "new_name": "scan", "new_host": "127.0.0.1",
-                                  "new_port": str(_closed_port()), "new_driver": "mysql", "new_database": "sbtest",
-                                  "new_user": "root", "new_product_name": "Scan", "new_product_engine": "mysql",
-                                  "tables": "4", "table_size": "10000", "threads": "1", "time_s": "10",
-                                  "repetitions": "1"}).content.decode()
+    quick = page.post("/quick/add-target/", {
+        "new_name": "scan", "new_host": "127.0.0.1", "new_port": str(_closed_port()), "new_driver": "mysql",
+        "new_database": "sbtest", "new_user": "root", "new_product_name": "Scan", "new_product_engine": "mysql",
+        "tables": "4", "table_size": "10000", "threads": "1", "time_s": "10", "repetitions": "1"}).content.decode()
     assert "too many connection checks" in quick and not Target.objects.filter(name="scan").exists()
     assert client_for(user).post(f"/api/v1/targets/{target.pk}/check/").status_code == 429

@@ -22,11 +22,13 @@ def _text(response) -> str:
     return response.content.decode()
 
 
-def _post(client, **fields):
+def _post(client, action, **fields):
+    """The quick compare form posted by one of its buttons: add_target, plan or launch."""
     data = {"tables": "4", "table_size": "10000", "threads": "1, 4", "time_s": "10", "repetitions": "1",
             "new_driver": "mysql", "new_database": "sbtest"}
     data.update(fields)
-    return client.post("/quick/", data)
+    return client.post({"add_target": "/quick/add-target/", "plan": "/quick/plan/", "launch": "/quick/launch/"}[action],
+                       data)
 
 
 def test_the_plan_shows_jobs_and_time_and_keeps_nothing(role_client):
@@ -99,9 +101,9 @@ def test_a_scenario_of_the_same_name_but_another_shape_is_not_reused(role_client
 ])
 def test_bad_input_is_a_field_error_with_what_was_typed_kept(role_client, fields, field, message):
     maria = TargetFactory(name="qc-maria")
-    data = {"action": "launch", "targets": [maria.pk], "tests": ["oltp_read_write"], "name": "typed name"}
+    data = {"targets": [maria.pk], "tests": ["oltp_read_write"], "name": "typed name"}
     data.update(fields)
-    response = _post(role_client("operator"), **data)
+    response = _post(role_client("operator"), "launch", **data)
     html = _text(response)
     assert response.status_code == 200
     error = html.split(f'id="id_{field}_error1"', 1)[1].split("</p>", 1)[0]
@@ -112,9 +114,22 @@ def test_bad_input_is_a_field_error_with_what_was_typed_kept(role_client, fields
 
 def test_viewers_get_403_and_no_link_operators_see_the_link_on_every_page(role_client):
     assert role_client("viewer").get("/quick/").status_code == 403
-    assert role_client("viewer").post("/quick/", {"action": "launch"}).status_code == 403
+    assert role_client("viewer").post("/quick/launch/").status_code == 403
     assert 'href="/quick/"' not in _text(role_client("viewer").get("/runs/"))
     assert 'href="/quick/"' in _text(role_client("operator").get("/runs/"))
+
+
+def test_each_button_posts_to_its_own_url_and_opening_one_goes_back_to_the_page(role_client):
+    client = role_client("operator")
+    html = _text(client.get("/quick/"))
+    assert '<form method="post" action="/quick/plan/" novalidate id="quick-form">' in html  # no button: the plan
+    assert '<button type="submit" formaction="/quick/add-target/" id="add-target-button">' in html
+    assert '<button type="submit" id="see-plan" formaction="/quick/plan/#quick-plan">' in html
+    assert '<button type="submit" formaction="/quick/launch/" class="primary" id="quick-launch">' in html
+    for url in ("/quick/add-target/", "/quick/plan/", "/quick/launch/"):
+        answer = client.get(url)
+        assert answer.status_code == 302 and answer["Location"] == "/quick/", url
+    assert client.post("/quick/", {"targets": [TargetFactory().pk]}).status_code == 405
 
 
 def test_an_inline_target_with_missing_fields_is_refused_at_its_fields(role_client):

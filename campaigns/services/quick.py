@@ -19,7 +19,7 @@ from campaigns.probes import ProbeError
 from campaigns.services.campaigns import campaign_create
 from campaigns.services.datasets import dataset_create
 from campaigns.services.launch import campaign_launch
-from campaigns.services.plans import campaign_plan
+from campaigns.services.plans import JOB_OVERHEAD_S, campaign_plan
 from campaigns.services.scenarios import scenario_create
 from campaigns.services.targets import target_check, target_create
 
@@ -189,14 +189,38 @@ def quick_campaign_create(*, matrix: QuickMatrix, user: Any = None) -> Campaign:
             raise _prefixed(exc, "", {"run_time_s": "time_s"}) from None
 
 
-def quick_compare_plan(*, matrix: QuickMatrix) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class QuickPlan:
+    """What a quick comparison's launch would do, shown before anything is kept: campaign_plan's jobs (in order,
+    with their commands and estimates), how many, how long and how much data in all, and the matrix's shape the
+    page sums it up with (targets × tests × thread counts × repetitions, each job's measured seconds plus about
+    overhead_s of its own)."""
+
+    jobs: list[dict[str, Any]]
+    job_count: int
+    estimated_duration_s: float
+    estimated_duration: str
+    estimated_dataset_bytes: int
+    targets: int
+    tests: int
+    threads: int
+    repetitions: int
+    time_s: int
+    overhead_s: float
+
+
+def quick_compare_plan(*, matrix: QuickMatrix) -> QuickPlan:
     """The plan a launch would follow (campaign_plan's), made on rows that are rolled back: nothing is kept."""
     with transaction.atomic():
         campaign = quick_campaign_create(matrix=matrix)
         plan = campaign_plan(campaign=campaign)
         transaction.set_rollback(True)
-    plan["campaign_id"] = None
-    return plan
+    return QuickPlan(
+        jobs=plan["jobs"], job_count=plan["job_count"], estimated_duration_s=plan["estimated_duration_s"],
+        estimated_duration=plan["estimated_duration"], estimated_dataset_bytes=plan["estimated_dataset_bytes"],
+        targets=len(matrix.targets), tests=len(matrix.tests), threads=len(matrix.threads),
+        repetitions=matrix.repetitions, time_s=matrix.time_s, overhead_s=JOB_OVERHEAD_S,
+    )
 
 
 def quick_compare_launch(*, matrix: QuickMatrix, user: Any = None) -> Run:
