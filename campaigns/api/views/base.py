@@ -102,10 +102,13 @@ class ReadOnlyViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
 
 
 def targets_prefetch(path: str) -> Prefetch:
+    """Targets with their product and spec, for the jobs' and results' querysets: few and shared by many rows,
+    so prefetched (one small query) rather than joined."""
     return Prefetch(path, queryset=Target.objects.select_related("product", "spec"))
 
 
 def scenarios_prefetch(path: str) -> Prefetch:
+    """Scenarios with their dataset, prefetched as targets are (targets_prefetch)."""
     return Prefetch(path, queryset=Scenario.objects.select_related("dataset"))
 
 
@@ -117,6 +120,7 @@ def serialized_columns(serializer: type[serializers.ModelSerializer]) -> list[st
 
 
 def format_parameter(description: str) -> OpenApiParameter:
+    """The `?format=` parameter of an answer that can also be CSV, for its schema."""
     return OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], description=description)
 
 
