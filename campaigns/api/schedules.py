@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from campaigns import monitoring, roles, services
 from campaigns.api.fields import ModelCleanMixin, StrictInputMixin
-from campaigns.api.views import ModelViewSet, ReadOnlyViewSet
+from campaigns.api.views.base import ModelViewSet, ReadOnlyViewSet
 from campaigns.filtersets import IdListFilter
 from campaigns.models import Annotation, Campaign, CampaignSchedule, Regression, Run, Scenario, ScheduleFiring, Target
 from campaigns.sysbench.catalogue import MAX_THREADS

@@ -17,10 +17,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from campaigns.api import serializers as s
 from campaigns.api.fields import StrictInputMixin
 from campaigns.api.permissions import RolePermission
-from campaigns.api.views import run_queryset
+from campaigns.api.serializers.campaigns import CampaignSerializer
+from campaigns.api.serializers.runs import RunSerializer
+from campaigns.api.views.runs import run_queryset
 from campaigns.models import Campaign, Run, Target
 from campaigns.seeds.quickrun import DEFAULT_TEMPLATES, QuickRunOptions, suite_launch, suite_preview
 from campaigns.seeds.services import template_instantiate
@@ -114,7 +115,7 @@ class TemplateViewSet(viewsets.GenericViewSet):
     def retrieve(self, request: Request, key: str | None = None) -> Response:
         return Response(self.get_serializer(self.get_object()).data)
 
-    @extend_schema(request=InstantiateSerializer, responses={201: s.CampaignSerializer})
+    @extend_schema(request=InstantiateSerializer, responses={201: CampaignSerializer})
     @action(detail=True, methods=["post"])
     def instantiate(self, request: Request, key: str | None = None) -> Response:
         template = self.get_object()
@@ -135,13 +136,13 @@ class TemplateViewSet(viewsets.GenericViewSet):
         except ValueError as exc:
             raise serializers.ValidationError({"targets": [str(exc)]}) from None
         campaign = Campaign.objects.prefetch_related("targets", "scenarios").get(pk=campaign.pk)
-        return Response(s.CampaignSerializer(campaign, context=self.get_serializer_context()).data,
+        return Response(CampaignSerializer(campaign, context=self.get_serializer_context()).data,
                         status=status.HTTP_201_CREATED)
 
     @extend_schema(
         request=QuickRunSerializer,
         responses={
-            202: inline_serializer("QuickRunLaunched", {"runs": s.RunSerializer(many=True)}),
+            202: inline_serializer("QuickRunLaunched", {"runs": RunSerializer(many=True)}),
             200: OpenApiResponse(description="With preview: per template, its targets, jobs and estimated seconds."),
         },
     )
@@ -163,5 +164,5 @@ class TemplateViewSet(viewsets.GenericViewSet):
         except DjangoValidationError as exc:
             raise _as_drf(exc) from None
         listed = run_queryset().filter(pk__in=[r.pk for r in runs]).order_by("pk")
-        return Response({"runs": s.RunSerializer(listed, many=True, context=self.get_serializer_context()).data},
+        return Response({"runs": RunSerializer(listed, many=True, context=self.get_serializer_context()).data},
                         status=status.HTTP_202_ACCEPTED)

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from campaigns import roles, sharing
 from campaigns.api.exceptions import django_validation_detail
 from campaigns.api.fields import NoInputSerializer, StrictInputMixin
-from campaigns.api.views import BaseViewSet
+from campaigns.api.views.base import BaseViewSet
 from campaigns.comparison import Selection
 from campaigns.models import Campaign, InstanceSpec, Product, Run, Scenario, ShareLink, Target
 

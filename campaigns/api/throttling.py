@@ -25,7 +25,7 @@ from rest_framework import exceptions, status, throttling
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
-from campaigns.api.serializers import TokenRequestSerializer
+from campaigns.api.serializers.tokens import TokenRequestSerializer
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "throttle"

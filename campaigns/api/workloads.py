@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from campaigns.api.fields import StrictInputMixin
-from campaigns.api.views import BaseViewSet, CachedListMixin, ReadOnlyViewSet
+from campaigns.api.views.base import BaseViewSet, CachedListMixin, ReadOnlyViewSet
 from campaigns.models import Workload, WorkloadVersion
 from campaigns.services.workloads import workload_files_from_uploads, workload_save
 

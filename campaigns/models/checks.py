@@ -236,7 +236,7 @@ def attempts_problem(value: Any) -> str | None:
     return None
 
 
-# The API's bounds on fields the models leave open (api/serializers.py extra_kwargs), for every way in: a bundle,
+# The API's bounds on fields the models leave open (api/serializers/ extra_kwargs), for every way in: a bundle,
 # the admin and the services check them in Model.clean() too. model name -> field -> (least, most).
 LIMITS: dict[str, dict[str, tuple[float | None, float | None]]] = {
     "Campaign": {"clients_min": (1, 1000), "clients_per_threads": (1, MAX_THREADS),
