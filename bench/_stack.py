@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from _django import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.waiting import wait_for
+
 VENV = ROOT / ".venv" / "bin"
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 MARKER = "FAULTS_STACK"
@@ -46,17 +48,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def wait_until(predicate: Callable[[], Any], *, timeout_s: float, what: str, interval_s: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(interval_s)
 
 
 def _port_open(port: int) -> bool:
@@ -81,7 +72,7 @@ class Server:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          start_new_session=True, user=self.user, env=_server_env())
-        wait_until(lambda: _port_open(self.port) or self.proc is None or self.proc.poll() is not None,
+        wait_for(lambda: _port_open(self.port) or self.proc is None or self.proc.poll() is not None,
                    timeout_s=timeout_s, what=f"{self.name} on port {self.port}")
         if self.proc.poll() is not None:
             raise RuntimeError(f"{self.name} exited ({self.proc.returncode}): {self.log.read_text()[-2000:]}")
@@ -229,7 +220,7 @@ class Stack:
                                         "synchronous_commit=off"],
                          port, self.dir / "pg.log", user="postgres", stop_signal=signal.SIGINT)  # SIGINT: -m fast
         self.pg.start()
-        wait_until(self.pg_ready, timeout_s=60, what="PostgreSQL to accept connections")
+        wait_for(self.pg_ready, timeout_s=60, what="PostgreSQL to accept connections")
         subprocess.run([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "benchapp"],
                        check=True, capture_output=True)
 
@@ -332,11 +323,11 @@ class Stack:
         self.app = app_launch(self)
         if not self.api.token:  # a restart keeps the token (the token endpoint allows 10 an hour per user)
             self.api = Api(f"http://127.0.0.1:{self.web_port}")
-        wait_until(lambda: all(self.roles().values()) and _port_open(self.web_port), timeout_s=180,
+        wait_for(lambda: all(self.roles().values()) and _port_open(self.web_port), timeout_s=180,
                    what="web, worker and beat", interval_s=0.5)
         if not self.api.token:
-            self.api.token = wait_until(self._token, timeout_s=180, what="an API token", interval_s=2)
-        wait_until(self.worker_ready, timeout_s=120, what="the worker to announce its host", interval_s=1)
+            self.api.token = wait_for(self._token, timeout_s=180, what="an API token", interval_s=2)
+        wait_for(self.worker_ready, timeout_s=120, what="the worker to announce its host", interval_s=1)
 
     def _token(self) -> str | None:
         # The first requests of fresh gunicorn workers are slow on a loaded machine: asked again until answered.

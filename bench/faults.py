@@ -40,7 +40,7 @@ from typing import Any
 
 import psutil
 from _netns import NetnsClient
-from _stack import ROLES, TARGET_DB, TARGET_USER, ApiError, Stack, wait_until
+from _stack import ROLES, TARGET_DB, TARGET_USER, ApiError, Stack, wait_for
 
 FINISHED = ("succeeded", "partially_succeeded", "failed", "cancelled")
 TABLES, TABLE_SIZE = 1, 10_000
@@ -189,9 +189,9 @@ def _down_then_up(ctx: Ctx, server_name: str, down_s: float) -> None:
         time.sleep(max(0.0, down_s - (stopped - started)))
     server.start()
     if server_name == "pg":
-        wait_until(ctx.stack.pg_ready, timeout_s=60, what="PostgreSQL")
+        wait_for(ctx.stack.pg_ready, timeout_s=60, what="PostgreSQL")
     elif server_name == "mariadb":
-        wait_until(ctx.stack.mariadb_ready, timeout_s=60, what="MariaDB")
+        wait_for(ctx.stack.mariadb_ready, timeout_s=60, what="MariaDB")
     ctx.notes.append(f"{server.name} down {time.monotonic() - started:.1f} s")
 
 
@@ -209,7 +209,7 @@ def redis_restart(ctx: Ctx) -> None:
     assert ctx.stack.redis is not None
     started = time.monotonic()
     ctx.stack.redis_cli("shutdown", "nosave")
-    wait_until(lambda: not ctx.stack.redis.alive(), timeout_s=30, what="redis to stop")  # type: ignore[union-attr]
+    wait_for(lambda: not ctx.stack.redis.alive(), timeout_s=30, what="redis to stop")  # type: ignore[union-attr]
     time.sleep(max(0.0, 3.5 - (time.monotonic() - started)))
     ctx.stack.redis.start()
     ctx.notes.append(f"redis down {time.monotonic() - started:.1f} s")
@@ -251,7 +251,7 @@ def pg_restart(ctx: Ctx) -> None:
 
 
 def _measuring_sysbench(ctx: Ctx) -> list[psutil.Process]:
-    return wait_until(ctx.stack.sysbench, timeout_s=30, what="the job's sysbench")  # type: ignore[no-any-return]
+    return wait_for(ctx.stack.sysbench, timeout_s=30, what="the job's sysbench")  # type: ignore[no-any-return]
 
 
 def sysbench_kill(ctx: Ctx) -> None:
@@ -382,7 +382,7 @@ def stack_repair(stack: Stack) -> list[str]:
             server.start()
             done.append(f"{server.name} started again")
         if ready is not None:
-            wait_until(ready, timeout_s=60, what=server.name)
+            wait_for(ready, timeout_s=60, what=server.name)
     roles = stack.roles()
     if stack.app is None or stack.app.poll() is not None or not all(roles.values()):
         stack.app_stop()
@@ -397,7 +397,7 @@ def stack_repair(stack: Stack) -> list[str]:
                 stack.api.retrying("POST", f"/api/v1/runs/{run}/cancel/")
             done.append(f"run {run} still active: cancelled")
         with contextlib.suppress(TimeoutError):
-            wait_until(lambda: not watch.sql("SELECT 1 FROM campaigns_run WHERE status IN ('pending', 'running')"),
+            wait_for(lambda: not watch.sql("SELECT 1 FROM campaigns_run WHERE status IN ('pending', 'running')"),
                        timeout_s=120, what="the cancelled runs to end", interval_s=1)
     finally:
         watch.stop()
@@ -511,7 +511,7 @@ def campaign_run(stack: Stack, setup: Setup, *, name: str, scenarios: list[str],
 def run_wait(stack: Stack, run_id: int, *, timeout_s: float) -> str:
     watch = Watch(stack, run_id)
     try:
-        wait_until(lambda: (watch._poll_sql(), watch.status in FINISHED)[1], timeout_s=timeout_s,
+        wait_for(lambda: (watch._poll_sql(), watch.status in FINISHED)[1], timeout_s=timeout_s,
                    what=f"run {run_id}", interval_s=1)
     finally:
         watch.stop()
@@ -543,7 +543,7 @@ def fault_run(stack: Stack, setup: Setup, fault: Fault, opts: argparse.Namespace
     active: set[tuple[int, int]] = set()
     try:
         if not fault.before_launch:
-            wait_until(lambda: watch.longest_t() >= opts.at or watch.status in FINISHED, timeout_s=600,
+            wait_for(lambda: watch.longest_t() >= opts.at or watch.status in FINISHED, timeout_s=600,
                        what=f"a job with {opts.at} s stored", interval_s=0.2)
             active = set(watch.first_seen)
             t0 = time.monotonic()
@@ -567,7 +567,7 @@ def fault_run(stack: Stack, setup: Setup, fault: Fault, opts: argparse.Namespace
             with contextlib.suppress(OSError, ApiError):
                 stack.api.post(f"/api/v1/runs/{ctx.run_id}/cancel/")
             with contextlib.suppress(TimeoutError):
-                wait_until(lambda: watch.status in FINISHED, timeout_s=120, what="the cancel")
+                wait_for(lambda: watch.status in FINISHED, timeout_s=120, what="the cancel")
             timed_out = True
         else:
             timed_out = False
@@ -584,7 +584,7 @@ def fault_run(stack: Stack, setup: Setup, fault: Fault, opts: argparse.Namespace
 
 def row_collect(watch: Watch, fault: Fault, opts: argparse.Namespace, ctx: Ctx, *, t0: float | None,
                 active: set[tuple[int, int]], timed_out: bool) -> Row:
-    jobs = wait_until(lambda: _jobs(watch), timeout_s=60, what="the run's jobs")
+    jobs = wait_for(lambda: _jobs(watch), timeout_s=60, what="the run's jobs")
     succeeded = sum(1 for j in jobs if j["status"] == "succeeded")
     attempts = sum(j["attempt"] - 1 for j in jobs)
     stored = sum(j["counted"] for j in jobs)

@@ -12,15 +12,10 @@ Usage: .venv/bin/python bench/job_gap.py [--runs 3] [--jobs 8] [--time 2] [--dri
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import uuid
 
-from _django import ROOT, setup
+from _local import local_target, local_worker, queue_setup
 from _timing import RunTiming, run_timing
 
 
@@ -32,39 +27,16 @@ def main() -> None:
     args.add_argument("--driver", choices=("mysql", "pgsql"), default="mysql",
                       help="the local MariaDB (default) or the local PostgreSQL")
     opts = args.parse_args()
-    queue = f"job-gap-{uuid.uuid4().hex[:6]}"
-    os.environ["BENCHAPP_QUEUE"] = queue
-    host = f"gap-{socket.gethostname()}"
-    setup()
-    from django.utils import timezone
-
+    queue, host = queue_setup("job-gap")
     from campaigns import services
-    from campaigns.models import Campaign, ClientHost, Dataset, InstanceSpec, Product, Run, Scenario, Target
+    from campaigns.models import Campaign, Dataset, Run, Scenario
 
-    db = "bench_job_gap"
-    if opts.driver == "mysql":
-        subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {db}"], check=True)
-        engine, port, user = "mariadb", 3306, "root"
-    else:
-        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db], stderr=subprocess.DEVNULL)
-        engine, port, user = "postgresql", 5432, "postgres"
-    product, _ = Product.objects.get_or_create(name=f"{engine} (job gap bench)", defaults={"engine": engine})
-    spec, _ = InstanceSpec.objects.get_or_create(label="job gap bench host", defaults={"cpu_cores": 2, "memory_gb": 8})
-    target, _ = Target.objects.update_or_create(
-        name=f"job-gap-{engine}", defaults={"product": product, "spec": spec, "driver": opts.driver,
-                                            "host": "127.0.0.1", "port": port, "database": db, "user": user})
+    target = local_target("job gap", driver=opts.driver)
     dataset, _ = Dataset.objects.get_or_create(name="job gap 1x10000", defaults={"tables": 1, "table_size": 10000})
     scenario, _ = Scenario.objects.update_or_create(
         name="job gap point select", defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": opts.time,
                                                "warmup_s": 0, "report_interval_s": 1,
                                                "cleanup": Scenario.Cleanup.KEEP})
-
-    env = {**os.environ, "BENCHAPP_QUEUE": queue, "BENCHAPP_HOSTNAME": host, "PYTHONUNBUFFERED": "1"}
-    log = open(f"/tmp/{queue}.log", "w")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "WARNING", "--concurrency", "2",
-         "-Q", queue, "-n", f"{host}@%h", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
 
     def launch(name: str, repetitions: int) -> Run:
         campaign, _ = Campaign.objects.update_or_create(
@@ -80,13 +52,7 @@ def main() -> None:
             run.refresh_from_db()
         return run
 
-    try:
-        deadline = time.monotonic() + 60
-        while not ClientHost.objects.filter(hostname=host, last_heartbeat__gte=timezone.now()
-                                            - timezone.timedelta(seconds=10)).exists():
-            if time.monotonic() > deadline:
-                raise SystemExit("the worker did not come online within 60 s")
-            time.sleep(0.2)
+    with local_worker(queue=queue, hostname=host, concurrency=2, log=f"/tmp/{queue}.log"):
         first = launch(f"job gap bench {queue} prepare", 1)  # prepares the dataset (or finds it ready)
         print(f"dataset: run #{first.pk} {first.status}")
         total = RunTiming()
@@ -103,9 +69,6 @@ def main() -> None:
         print("\n".join(total.lines()))
         if gaps:
             print(f"\nmedian gap {statistics.median(gaps):.3f} s, min {gaps[0]:.3f} s (goal: median under 0.25 s)")
-    finally:
-        os.killpg(worker.pid, 15)
-        worker.wait(timeout=30)
 
 
 if __name__ == "__main__":

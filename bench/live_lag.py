@@ -12,15 +12,10 @@ Usage: .venv/bin/python bench/live_lag.py [--rounds 3] [--time 10]
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import uuid
 
-from _django import ROOT, setup
+from _local import local_target, local_worker, queue_setup
 
 
 def main() -> None:
@@ -28,24 +23,14 @@ def main() -> None:
     args.add_argument("--rounds", type=int, default=3)
     args.add_argument("--time", type=int, default=10)
     opts = args.parse_args()
-    queue = f"live-lag-{uuid.uuid4().hex[:6]}"
-    os.environ["BENCHAPP_QUEUE"] = queue
-    host = f"lag-{socket.gethostname()}"
-    setup()
+    queue, host = queue_setup("live-lag")
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from django.utils import timezone
 
     from campaigns import services
-    from campaigns.models import Campaign, ClientHost, Dataset, InstanceSpec, JobClient, Product, Scenario, Target
+    from campaigns.models import Campaign, Dataset, JobClient, Scenario
 
-    db = "bench_live_lag"
-    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {db}"], check=True)
-    product, _ = Product.objects.get_or_create(name="MariaDB (live lag bench)", defaults={"engine": "mariadb"})
-    spec, _ = InstanceSpec.objects.get_or_create(label="live lag bench host", defaults={"cpu_cores": 2, "memory_gb": 8})
-    target, _ = Target.objects.update_or_create(
-        name="live-lag-mariadb", defaults={"product": product, "spec": spec, "driver": "mysql", "host": "127.0.0.1",
-                                           "port": 3306, "database": db, "user": "root"})
+    target = local_target("live lag")
     dataset, _ = Dataset.objects.get_or_create(name="live lag 1x10000", defaults={"tables": 1, "table_size": 10000})
     scenario, _ = Scenario.objects.update_or_create(
         name="live lag point select", defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": opts.time,
@@ -54,18 +39,7 @@ def main() -> None:
     client = Client()
     client.force_login(user)
 
-    env = {**os.environ, "BENCHAPP_QUEUE": queue, "BENCHAPP_HOSTNAME": host, "PYTHONUNBUFFERED": "1"}
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "WARNING", "--concurrency", "1",
-         "-Q", queue, "-n", f"{host}@%h", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not ClientHost.objects.filter(hostname=host, last_heartbeat__gte=timezone.now()
-                                            - timezone.timedelta(seconds=10)).exists():
-            if time.monotonic() > deadline:
-                raise SystemExit("the worker did not come online within 60 s")
-            time.sleep(0.2)
+    with local_worker(queue=queue, hostname=host, concurrency=1):
         for round_no in range(opts.rounds + 1):  # round 0 prepares the dataset and is not reported
             campaign, _ = Campaign.objects.get_or_create(name=f"live lag bench {queue} {round_no}",
                                                          defaults={"threads": [2]})
@@ -103,9 +77,6 @@ def main() -> None:
             print(f"round {round_no}: first point {first:.2f} s after launch (warm-up 1 s; goal 2.5 s); lag per "
                   f"second: median {statistics.median(lags):.3f} s, p95 {lags[int(0.95 * (len(lags) - 1))]:.3f} s, "
                   f"max {lags[-1]:.3f} s over {len(lags)} seconds")
-    finally:
-        os.killpg(worker.pid, 15)
-        worker.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -23,37 +23,27 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from _django import ROOT, setup
+from _local import mariadb_database, mariadb_database_drop
+from _stack import free_port
+
+from tests.helpers.waiting import wait_for
+
+if TYPE_CHECKING:
+    from campaigns.models import Target
+
 DB = "benchapp_memory_bench"
 TARGET_DB = "memory_bench"
 PASSWORD = "memory-bench-pw-1"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for(predicate: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval_s)
-    raise SystemExit(f"memory.py: timed out waiting for {what}")
 
 
 def pss_kb(pid: int) -> int:
@@ -118,9 +108,12 @@ class Group:
         self.proc = subprocess.Popen(argv, cwd=self.cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
 
+    def pids(self) -> list[int]:
+        """The group's processes but the bash scripts that started them, in pid order."""
+        return sorted(p for p in tree(self.proc.pid) if cmdline(p) and not cmdline(p).startswith(("bash ", "/bin/bash")))
+
     def processes(self) -> list[tuple[int, str, int]]:
-        pids = [p for p in tree(self.proc.pid) if cmdline(p) and not cmdline(p).startswith(("bash ", "/bin/bash"))]
-        return [(pid, describe(pid) + numerics(pid), pss_kb(pid)) for pid in sorted(pids)]
+        return [(pid, describe(pid) + numerics(pid), pss_kb(pid)) for pid in self.pids()]
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -180,6 +173,56 @@ def run(cmd: list[str], env: dict[str, str]) -> None:
     subprocess.run(cmd, cwd=Group.cwd, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
+# What bench/memory.py and bench/memory_client.py both do around their drive: databases of their own, the
+# processes' environment, the bench's own Django on the same database, and a target on the bench's MariaDB database.
+
+
+def secrets_read() -> tuple[Path, dict[str, str]]:
+    """var/secrets.env (or BENCHAPP_SECRETS_FILE) and its values: the machine's Redis asks for the password written
+    there by scripts/setup.sh, the one the settings would use."""
+    from benchapp import local_secrets
+
+    secrets_file = Path(os.environ.get("BENCHAPP_SECRETS_FILE", ROOT / "var" / "secrets.env"))
+    return secrets_file, local_secrets.local_secrets(secrets_file, write=False)
+
+
+def redis_url(secrets: dict[str, str], db: int) -> str:
+    password = secrets.get("BENCHAPP_REDIS_PASSWORD", "")
+    return f"redis://:{password}@127.0.0.1:6379/{db}" if password else f"redis://127.0.0.1:6379/{db}"
+
+
+def databases_create(env: dict[str, str], db: str, target_db: str, *, manage: Iterable[list[str]]) -> None:
+    """A fresh PostgreSQL database `db` for benchapp and a fresh MariaDB database `target_db` for its target, then
+    each `manage.py` command of `manage` on them (migrate, load_demo ...), as `make run` would."""
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", db], check=True)
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", db], check=True)
+    mariadb_database(target_db, fresh=True)
+    for command in manage:
+        run([str(ROOT / ".venv" / "bin" / "python"), "manage.py", *command], env)
+
+
+def databases_drop(db: str, target_db: str) -> None:
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", db], check=False)
+    mariadb_database_drop(target_db, check=False)
+
+
+def django_setup(env: dict[str, str], names: Iterable[str]) -> None:
+    """The bench's own Django, on the processes' database (the settings `names` taken from `env`), only to make the
+    objects a user would make."""
+    os.environ.update({name: env[name] for name in names})
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchapp.settings"
+    setup()
+
+
+def bench_target(name: str, database: str) -> Target:
+    """A target on the bench's own MariaDB database, otherwise as load_demo's demo-mariadb."""
+    from campaigns.models import Target
+
+    demo = Target.objects.get(name="demo-mariadb")
+    return Target.objects.create(name=name, product=demo.product, spec=demo.spec, driver=demo.driver,
+                                 host=demo.host, port=demo.port, database=database, user=demo.user)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="campaign runs to drive (the last one by its schedule)")
@@ -191,29 +234,17 @@ def main() -> None:
 
     port = free_port()
     queue = f"memory-{os.getpid()}"
-    # The machine's Redis asks for the password of var/secrets.env (scripts/setup.sh): the one settings would use.
-    sys.path.insert(0, str(ROOT))
-    from benchapp import local_secrets
-
-    secrets_file = Path(os.environ.get("BENCHAPP_SECRETS_FILE", ROOT / "var" / "secrets.env"))
-    password = local_secrets.local_secrets(secrets_file, write=False).get("BENCHAPP_REDIS_PASSWORD", "")
-    redis_base = f"redis://:{password}@127.0.0.1:6379" if password else "redis://127.0.0.1:6379"
+    secrets_file, secrets = secrets_read()
     env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}",
-           "REDIS_URL": f"{redis_base}/12", "BENCHAPP_CACHE_URL": f"{redis_base}/13",
+           "REDIS_URL": redis_url(secrets, 12), "BENCHAPP_CACHE_URL": redis_url(secrets, 13),
            "BENCHAPP_QUEUE": queue, "BENCHAPP_HOSTNAME": "memory-server", "BENCHAPP_PORT": str(port),
            "BENCHAPP_ADMIN_PASSWORD": PASSWORD, "PYTHONUNBUFFERED": "1",
            "BENCHAPP_SECRETS_FILE": str(secrets_file),
            "PROMETHEUS_MULTIPROC_DIR": str(ROOT / "var" / "prometheus" / f"memory-{port}")}
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB], check=True)
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB], check=True)
-    subprocess.run(["mysql", "-h127.0.0.1", "-uroot", "-e",
-                    f"DROP DATABASE IF EXISTS {TARGET_DB}; CREATE DATABASE {TARGET_DB}"], check=True)
-    py = str(ROOT / ".venv" / "bin" / "python")
     print("memory.py: migrate, collectstatic, load_demo (as `make run` does) ...", flush=True)
-    run([py, "manage.py", "migrate", "--noinput"], env)
-    run([py, "manage.py", "collectstatic", "--noinput"], env)
-    run([py, "manage.py", "load_demo"], env)
+    databases_create(env, DB, TARGET_DB, manage=(["migrate", "--noinput"], ["collectstatic", "--noinput"],
+                                                 ["load_demo"]))
 
     logs = ROOT / "var" / "memory-bench"
     logs.mkdir(parents=True, exist_ok=True)
@@ -231,9 +262,7 @@ def main() -> None:
         for group in groups:
             group.stop()
         if not args.keep:
-            subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB], check=False)
-            subprocess.run(["mysql", "-h127.0.0.1", "-uroot", "-e", f"DROP DATABASE IF EXISTS {TARGET_DB}"],
-                           check=False)
+            databases_drop(DB, TARGET_DB)
 
 
 def drive(groups: list[Group], env: dict[str, str], port: int, args: argparse.Namespace) -> None:
@@ -249,29 +278,22 @@ def drive(groups: list[Group], env: dict[str, str], port: int, args: argparse.Na
     for group in groups:
         if group.proc.poll() is not None:
             raise SystemExit(f"{group.name} died:\n{group.log_path.read_text()[-2000:]}")
-    wait_for(ready, 120, "the web process")
+    wait_for(ready, timeout_s=120, what="the web process")
     for group in groups[1:2] + groups[3:]:
-        wait_for(lambda group=group: "ready." in group.log_path.read_text(errors="replace"), 120, group.name)
+        wait_for(lambda group=group: "ready." in group.log_path.read_text(errors="replace"), timeout_s=120,
+                 what=group.name)
     time.sleep(3)
     before = report("PSS after start-up (MB)", groups)
 
-    # The bench's own Django, on the same database, only to make the objects a user would make.
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "REDIS_URL", "BENCHAPP_CACHE_URL", "BENCHAPP_QUEUE")})
-    sys.path.insert(0, str(ROOT))
-    os.environ["DJANGO_SETTINGS_MODULE"] = "benchapp.settings"
-    import django
-
-    django.setup()
+    django_setup(env, ("DATABASE_URL", "REDIS_URL", "BENCHAPP_CACHE_URL", "BENCHAPP_QUEUE"))
     from django.contrib.auth import get_user_model
 
     from campaigns import services
-    from campaigns.models import Campaign, CampaignSchedule, Dataset, Job, Run, Scenario, Target
+    from campaigns.models import Campaign, CampaignSchedule, Dataset, Job, Run, Scenario
 
     admin = get_user_model().objects.get(username="admin")
     client = Http(base, services.token_issue(user=admin))
-    demo = Target.objects.get(name="demo-mariadb")
-    target = Target.objects.create(name="memory-mariadb", product=demo.product, spec=demo.spec, driver=demo.driver,
-                                   host=demo.host, port=demo.port, database=TARGET_DB, user=demo.user)
+    target = bench_target("memory-mariadb", TARGET_DB)
     dataset = Dataset.objects.create(name="memory-tiny", tables=1, table_size=2000)
     scenario = Scenario.objects.create(name="memory point select", test="oltp_point_select", dataset=dataset,
                                        time_s=3)
@@ -292,13 +314,14 @@ def drive(groups: list[Group], env: dict[str, str], port: int, args: argparse.Na
 
             app.send_task("campaigns.tasks.schedule_fire_task", args=(schedule["id"],),
                           queue=f"{env['BENCHAPP_QUEUE']}.server")
-            wait_for(lambda: Run.objects.filter(campaign=campaign).count() > len(run_ids), 60, "the nightly run")
+            wait_for(lambda: Run.objects.filter(campaign=campaign).count() > len(run_ids), timeout_s=60,
+                     what="the nightly run")
             run_id = Run.objects.filter(campaign=campaign).order_by("-pk").first().pk  # type: ignore[union-attr]
         else:
             run_id = client.call("POST", f"/api/v1/campaigns/{campaign.pk}/launch/", {})["id"]
-        wait_for(lambda run_id=run_id: finished(run_id), 300, f"run {run_id}")
-        wait_for(lambda run_id=run_id: Run.objects.get(pk=run_id).evaluated_at is not None, 120,
-                 f"run {run_id}'s regression check")
+        wait_for(lambda run_id=run_id: finished(run_id), timeout_s=300, what=f"run {run_id}")
+        wait_for(lambda run_id=run_id: Run.objects.get(pk=run_id).evaluated_at is not None, timeout_s=120,
+                 what=f"run {run_id}'s regression check")
         run_ids.append(run_id)
     print(f"\n{len(run_ids)} runs ({', '.join(Run.objects.get(pk=r).status for r in run_ids)}) and their regression "
           f"checks in {time.monotonic() - started:.0f} s", flush=True)

@@ -18,14 +18,27 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from memory import Group, cmdline, numerics, pss_kb, tree, wait_for
+from _django import ROOT
+from memory import (
+    Group,
+    bench_target,
+    cmdline,
+    databases_create,
+    databases_drop,
+    django_setup,
+    numerics,
+    pss_kb,
+    redis_url,
+    secrets_read,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.joining import join_client_command
+from tests.helpers.waiting import wait_for
+
 DB = "benchapp_memory_client"
 TARGET_DB = "memory_client"
 HOSTNAME = "memory-client"
@@ -38,8 +51,7 @@ def modules_loaded(pid: int) -> str:
 
 
 def report(title: str, group: Group) -> float:
-    pids = [p for p in tree(group.proc.pid) if cmdline(p) and not cmdline(p).startswith(("bash ", "/bin/bash"))]
-    rows = [(pid, pss_kb(pid)) for pid in sorted(pids)]
+    rows = [(pid, pss_kb(pid)) for pid in group.pids()]
     total = sum(kb for _, kb in rows) / 1024
     print(f"\n{title}")
     for pid, kb in rows:
@@ -55,50 +67,32 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="leave the bench's databases behind")
     args = parser.parse_args()
 
-    sys.path.insert(0, str(ROOT))
-    from benchapp import local_secrets
-
-    secrets_file = Path(os.environ.get("BENCHAPP_SECRETS_FILE", ROOT / "var" / "secrets.env"))
-    secrets = local_secrets.local_secrets(secrets_file, write=False)
-    password = secrets.get("BENCHAPP_REDIS_PASSWORD", "")
-    redis_url = f"redis://:{password}@127.0.0.1:6379/11" if password else "redis://127.0.0.1:6379/11"
+    secrets_file, secrets = secrets_read()
     database_url = f"postgres://postgres@127.0.0.1:5432/{DB}"
     queue = f"memory-client-{os.getpid()}"
-    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url, "BENCHAPP_QUEUE": queue,
+    env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url(secrets, 11), "BENCHAPP_QUEUE": queue,
            "BENCHAPP_SECRETS_FILE": str(secrets_file), "BENCHAPP_HOSTNAME": "memory-client-server"}
     env.pop("DJANGO_SETTINGS_MODULE", None)
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB], check=True)
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB], check=True)
-    subprocess.run(["mysql", "-h127.0.0.1", "-uroot", "-e",
-                    f"DROP DATABASE IF EXISTS {TARGET_DB}; CREATE DATABASE {TARGET_DB}"], check=True)
-    py = str(ROOT / ".venv" / "bin" / "python")
     print("memory_client.py: migrate, load_demo ...", flush=True)
-    for command in (["migrate", "--noinput"], ["load_demo"]):
-        subprocess.run([py, "manage.py", *command], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    databases_create(env, DB, TARGET_DB, manage=(["migrate", "--noinput"], ["load_demo"]))
 
     state = Path(tempfile.mkdtemp(prefix="memory-client-"))
     state.chmod(0o755)
-    env_file = state / "client.env"
-    env_file.touch(mode=0o600)
-    env_file.write_text(f"DATABASE_URL={database_url}\nREDIS_URL={redis_url}\n"
-                        f"BENCHAPP_FIELD_KEY={secrets['BENCHAPP_FIELD_KEY']}\nBENCHAPP_QUEUE={queue}\n")
+    join = join_client_command(state, hostname=HOSTNAME, database_url=database_url, redis_url=env["REDIS_URL"],
+                               field_key=secrets["BENCHAPP_FIELD_KEY"], queue=queue)
     # Only what a client host's shell would have: the settings come from the env file, as on a real client host.
     client_env = {name: os.environ[name] for name in ("PATH", "LANG", "TERM") if name in os.environ}
     client_env["PYTHONUNBUFFERED"] = "1"
     logs = ROOT / "var" / "memory-bench"
     logs.mkdir(parents=True, exist_ok=True)
-    group = Group("client", ["bash", "scripts/join-client.sh", "--no-install", "--foreground", "--env-file",
-                             str(env_file), "--config-dir", str(state / "etc"), "--hostname", HOSTNAME],
-                  client_env, logs / "client-only.log")
+    group = Group("client", join, client_env, logs / "client-only.log")
     try:
         drive(group, env, args)
     finally:
         group.stop()
         subprocess.run(["rm", "-rf", str(state)], check=False)
         if not args.keep:
-            subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", DB], check=False)
-            subprocess.run(["mysql", "-h127.0.0.1", "-uroot", "-e", f"DROP DATABASE IF EXISTS {TARGET_DB}"],
-                           check=False)
+            databases_drop(DB, TARGET_DB)
 
 
 def drive(group: Group, env: dict[str, str], args: argparse.Namespace) -> None:
@@ -107,30 +101,23 @@ def drive(group: Group, env: dict[str, str], args: argparse.Namespace) -> None:
             raise SystemExit(f"the client worker died:\n{group.log_path.read_text()[-3000:]}")
         return "ready." in group.log_path.read_text(errors="replace")
 
-    wait_for(ready, 120, "the client worker")
+    wait_for(ready, timeout_s=120, what="the client worker")
     time.sleep(3)
     before = report("PSS after start-up (MB)", group)
 
     # The bench's own Django, on the same database, only to make the objects a user would make and launch the run.
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "REDIS_URL", "BENCHAPP_QUEUE", "BENCHAPP_SECRETS_FILE",
-                                           "BENCHAPP_HOSTNAME")})
-    os.environ["DJANGO_SETTINGS_MODULE"] = "benchapp.settings"
-    import django
-
-    django.setup()
+    django_setup(env, ("DATABASE_URL", "REDIS_URL", "BENCHAPP_QUEUE", "BENCHAPP_SECRETS_FILE", "BENCHAPP_HOSTNAME"))
     from django.contrib.auth import get_user_model
 
     from campaigns import services
-    from campaigns.models import Campaign, ClientHost, Dataset, Job, Run, Scenario, Target
+    from campaigns.models import Campaign, ClientHost, Dataset, Job, Run, Scenario
 
-    host = wait_for(lambda: ClientHost.objects.filter(hostname=HOSTNAME).first(), 30, "the client host's row")
+    host = wait_for(lambda: ClientHost.objects.filter(hostname=HOSTNAME).first(), timeout_s=30,
+                    what="the client host's row")
     print(f"\nclient host {host.hostname}: role {host.role}, {host.cores} cores")
     user = get_user_model().objects.filter(is_superuser=True).first() or get_user_model().objects.create_superuser(
         "memory-admin", password=None)
-    demo = Target.objects.get(name="demo-mariadb")
-    target = Target.objects.create(name="memory-client-mariadb", product=demo.product, spec=demo.spec,
-                                   driver=demo.driver, host=demo.host, port=demo.port, database=TARGET_DB,
-                                   user=demo.user)
+    target = bench_target("memory-client-mariadb", TARGET_DB)
     dataset = Dataset.objects.create(name="memory-client-tiny", tables=2, table_size=20000)
     scenario = Scenario.objects.create(name="memory-client read-write", test="oltp_read_write", dataset=dataset,
                                        time_s=args.time_s)
@@ -140,7 +127,8 @@ def drive(group: Group, env: dict[str, str], args: argparse.Namespace) -> None:
     campaign.scenarios.set([scenario])
     started = time.monotonic()
     run = services.campaign_launch(campaign=campaign, user=user)
-    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), 120 + 3 * args.time_s * len(threads), "the run")
+    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=120 + 3 * args.time_s * len(threads),
+             what="the run")
     run.refresh_from_db()
     jobs = list(Job.objects.filter(run=run).order_by("pk"))
     samples = sum(job.samples.count() for job in jobs)

@@ -14,17 +14,13 @@ Usage: .venv/bin/python bench/overhead.py [--rounds 5] [--time 20] [--threads 4]
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import socket
 import statistics
 import subprocess
-import sys
 import time
-import uuid
 
 import psutil
-from _django import ROOT, setup
+from _local import local_target, local_worker, queue_setup
 
 # Two-sided 95 % Student t quantiles by degrees of freedom (n - 1), for the confidence interval of a mean.
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
@@ -37,37 +33,21 @@ def main() -> None:
     args.add_argument("--threads", type=int, default=4)
     args.add_argument("--samplers", action="store_true", help="keep the metric samplers on")
     opts = args.parse_args()
-    queue = f"overhead-{uuid.uuid4().hex[:6]}"
-    os.environ["BENCHAPP_QUEUE"] = queue
-    host = f"overhead-{socket.gethostname()}"
-    setup()
+    queue, host = queue_setup("overhead")
     from django.conf import settings
     from django.db import connection
-    from django.utils import timezone
 
     from campaigns import services
     from campaigns.execution.metrics import processes_cpu_s
-    from campaigns.models import Campaign, ClientHost, Dataset, InstanceSpec, Job, JobClient, Product, Scenario, Target
+    from campaigns.models import Campaign, Dataset, Job, JobClient, Scenario
 
-    db = "bench_overhead"
-    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {db}"], check=True)
-    product, _ = Product.objects.get_or_create(name="MariaDB (overhead bench)", defaults={"engine": "mariadb"})
-    spec, _ = InstanceSpec.objects.get_or_create(label="overhead bench host", defaults={"cpu_cores": 2, "memory_gb": 8})
-    target, _ = Target.objects.update_or_create(
-        name="overhead-bench-mariadb", defaults={"product": product, "spec": spec, "driver": "mysql",
-                                                 "host": "127.0.0.1", "port": 3306, "database": db, "user": "root"})
+    target = local_target("overhead")
     dataset, _ = Dataset.objects.get_or_create(name="overhead 4x10000", defaults={"tables": 4, "table_size": 10000})
     scenario, _ = Scenario.objects.update_or_create(
         name="overhead point select",
         defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": opts.time, "warmup_s": 0,
                   "percentile": 95.0, "cleanup": Scenario.Cleanup.KEEP, "prepare_mode": Scenario.PrepareMode.AUTO})
 
-    env = {**os.environ, "BENCHAPP_QUEUE": queue, "BENCHAPP_HOSTNAME": host, "PYTHONUNBUFFERED": "1",
-           "BENCHAPP_METRICS_SAMPLING": "true" if opts.samplers else "false"}
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "benchapp", "worker", "--loglevel", "WARNING", "--concurrency", "1",
-         "-Q", queue, "-n", f"{host}@%h", "--without-gossip", "--without-mingle"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     redis = [p for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("redis-server")]
     database = settings.DATABASES["default"]["NAME"]
 
@@ -113,13 +93,8 @@ def main() -> None:
         out = subprocess.run(bare_argv, capture_output=True, text=True, check=True).stdout
         return float(re.search(r"queries:\s+\d+\s+\(([\d.]+) per sec", out).group(1))
 
-    try:
-        deadline = time.monotonic() + 60
-        while not ClientHost.objects.filter(hostname=host, last_heartbeat__gte=timezone.now()
-                                            - timezone.timedelta(seconds=10)).exists():
-            if time.monotonic() > deadline:
-                raise SystemExit("the worker did not come online within 60 s")
-            time.sleep(0.2)
+    sampling = {"BENCHAPP_METRICS_SAMPLING": "true" if opts.samplers else "false"}
+    with local_worker(queue=queue, hostname=host, concurrency=1, extra_env=sampling) as worker:
         via_job(0)  # prepares the dataset once; not counted
         ratios, cpus = [], []
         for i in range(opts.rounds):
@@ -129,9 +104,6 @@ def main() -> None:
             cpus.append(cpu)
             print(f"round {i + 1}: bare {bare_qps:,.0f} QPS, through benchapp {job_qps:,.0f} QPS "
                   f"(ratio {ratios[-1]:.3f}); application CPU {cpu:.2f} % of one core", flush=True)
-    finally:
-        os.killpg(worker.pid, 15)
-        worker.wait(timeout=30)
     what = "with" if opts.samplers else "without"
     print(f"application CPU per running client ({what} the metric samplers): median {statistics.median(cpus):.2f} %"
           f" of one core, min {min(cpus):.2f}, max {max(cpus):.2f} (goal < 1 %)")

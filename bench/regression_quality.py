@@ -47,6 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
+from _local import mariadb_connection, mariadb_database, mariadb_database_drop  # noqa: E402
 from scipy import stats as sstats  # noqa: E402
 
 from campaigns.changepoints import change_points  # noqa: E402
@@ -61,7 +62,7 @@ from campaigns.statistics import (  # noqa: E402
     repetitions_needed,
     run_noise,
 )
-from campaigns.sysbench.command import Connection, build_argv  # noqa: E402
+from campaigns.sysbench.command import build_argv  # noqa: E402
 from campaigns.sysbench.parser import parse_output  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,14 +76,7 @@ SLOWDOWNS = (15.0, 30.0)
 WINDOW, PINNED = "last-5", "pinned"
 
 
-def _connection() -> Connection:
-    return Connection(driver="mysql", host="127.0.0.1", port=3306, database=DATABASE, user="root")
-
 Cell = tuple[str, int]
-
-
-def mysql(sql: str) -> None:
-    subprocess.run(["mysql", "-h", "127.0.0.1", "-u", "root", "-e", sql], check=True, timeout=60)
 
 
 def sysbench(test: str, command: str, *, threads: int = 1, time_s: int | None = None,
@@ -90,7 +84,7 @@ def sysbench(test: str, command: str, *, threads: int = 1, time_s: int | None = 
     options: dict[str, object] = {"rand-type": "uniform"}
     if rate is not None:
         options["rate"] = max(1, round(rate))
-    argv = build_argv(sysbench="sysbench", test=test, command=command, connection=_connection(), tables=TABLES,
+    argv = build_argv(sysbench="sysbench", test=test, command=command, connection=mariadb_connection(DATABASE), tables=TABLES,
                       table_size=TABLE_SIZE, options=options, threads=threads, time_s=time_s, percentile=95)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120 + (time_s or 0))
     if done.returncode != 0:
@@ -176,7 +170,7 @@ def wilson(hits: int, n: int) -> str:
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     cells = [(test, threads) for test in TESTS for threads in THREADS]
-    mysql(f"DROP DATABASE IF EXISTS {DATABASE}; CREATE DATABASE {DATABASE}")
+    mariadb_database(DATABASE, fresh=True)
     sysbench(TESTS[0], "prepare")
     history: list[dict[str, Any]] = []  # {"kind": "A"} or {"kind": "B", "slowdown": 15.0, "rates": ...}
     started = time.monotonic()
@@ -211,7 +205,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             done = len(history)
             print(f"  {done} runs in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     finally:
-        mysql(f"DROP DATABASE IF EXISTS {DATABASE}")
+        mariadb_database_drop(DATABASE)
     return _collected(args, history, started, loads, finished=True)
 
 

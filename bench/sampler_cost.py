@@ -15,6 +15,7 @@ import subprocess
 import time
 
 from _django import setup
+from _local import local_target, mariadb_connection
 
 
 def main() -> None:
@@ -26,31 +27,13 @@ def main() -> None:
     from django.utils import timezone
 
     from campaigns.execution.metrics import HostSampler, ServerSampler, target_is_local
-    from campaigns.models import (
-        Campaign,
-        Dataset,
-        HostSample,
-        InstanceSpec,
-        Job,
-        Product,
-        Run,
-        Scenario,
-        ServerSample,
-        Target,
-    )
-    from campaigns.sysbench.command import Connection
+    from campaigns.models import Campaign, Dataset, HostSample, Job, Run, Scenario, ServerSample
 
-    db = "bench_sampler"
-    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {db}"], check=True)
-    base = ["sysbench", "oltp_point_select", "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-user=root",
-            f"--mysql-db={db}", "--tables=1", "--table-size=10000"]
+    target = local_target("sampler")
+    conn = mariadb_connection(target.database)
+    base = ["sysbench", "oltp_point_select", *conn.argv(), "--tables=1", "--table-size=10000"]
     subprocess.run([*base, "cleanup"], capture_output=True, check=False)
     subprocess.run([*base, "prepare"], capture_output=True, check=True)
-    product, _ = Product.objects.get_or_create(name="MariaDB (sampler bench)", defaults={"engine": "mariadb"})
-    spec, _ = InstanceSpec.objects.get_or_create(label="sampler bench host", defaults={"cpu_cores": 2, "memory_gb": 8})
-    target, _ = Target.objects.update_or_create(
-        name="sampler-bench-mariadb", defaults={"product": product, "spec": spec, "driver": "mysql",
-                                                "host": "127.0.0.1", "port": 3306, "database": db, "user": "root"})
     dataset, _ = Dataset.objects.get_or_create(name="sampler 1x10000", defaults={"tables": 1, "table_size": 10000})
     scenario, _ = Scenario.objects.update_or_create(
         name="sampler point select", defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": opts.time})
@@ -63,7 +46,6 @@ def main() -> None:
     load = subprocess.Popen([*base, f"--threads={opts.threads}", f"--time={opts.time}", "run"],
                             stdout=subprocess.DEVNULL)
     started = time.monotonic()
-    conn = Connection(driver="mysql", host="127.0.0.1", port=3306, user="root", password="", database=db)
     host = HostSampler(job_id=job.pk, client_index=0, pid=load.pid, started_at=started,
                        server_port=3306 if target_is_local("127.0.0.1") else None)
     server = ServerSampler(job_id=job.pk, conn=conn, started_at=started)

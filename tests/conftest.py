@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.waiting import wait_for
+
 ROOT = Path(__file__).resolve().parent.parent
 # Set by tests/pytest_env.py before the settings were imported.
 TEST_REDIS_URL = os.environ["REDIS_URL"]
@@ -30,17 +32,6 @@ LOG_DIR = OUTPUT_DIR / os.environ.get("PYTEST_XDIST_WORKER", "")
 
 MYSQL_DB = os.environ["BENCHAPP_TEST_TARGET_DB"]
 PGSQL_DB = os.environ["BENCHAPP_TEST_TARGET_DB"]
-
-
-def wait_for(predicate: Callable[[], Any], *, timeout_s: float, interval_s: float = 0.2, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        time.sleep(interval_s)
 
 
 def record_measurement(line: str) -> None:

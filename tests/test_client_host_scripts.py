@@ -330,9 +330,8 @@ def test_a_client_host_joins_a_server_made_ready_by_serve_clients_and_runs_a_job
         host = netns_lab.add_host(f"{netns_lab.prefix}-c1", start=False)
         label = f"{netns_lab.prefix}-joined"
         client_secrets = tmp_path / "client-secrets.env"
-        prefix = ["ip", "netns", "exec", host.netns, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
-                  host.name, "env", "-u", "BENCHAPP_CACHE_URL", "-u", "BENCHAPP_CACHE_PREFIX", "-u",
-                  "BENCHAPP_FIELD_KEY", f"BENCHAPP_SECRETS_FILE={client_secrets}"]
+        prefix = [*host.exec_prefix(host.name), "env", "-u", "BENCHAPP_CACHE_URL", "-u", "BENCHAPP_CACHE_PREFIX",
+                  "-u", "BENCHAPP_FIELD_KEY", f"BENCHAPP_SECRETS_FILE={client_secrets}"]
         host.worker = WorkerProcess(host.name, "benchapp", prefix=prefix, command=[
             "bash", JOIN, "--env-file", str(client_env), "--foreground", "--hostname", host.name, "--labels", label,
             "--concurrency", "1", "--config-dir", str(tmp_path / "etc")])
