@@ -220,48 +220,44 @@ def settings_apply(conn: Connection, values: dict[str, str]) -> None:
     """Sets the settings globally (SET GLOBAL; ALTER SYSTEM and a reload). SettingRefused names a setting the
     server refused; ProbeError when the server cannot be reached."""
     _checked(list(values))
-    if not values:
-        return
-    if conn.driver == "mysql":
-        try:
-            db = mysql_connect(conn)
-            try:
-                cur = db.cursor()
-                for name, value in values.items():
-                    try:
-                        _mysql_set(cur, name, value)
-                    except MySQLdb.DatabaseError as exc:
-                        code, text = mysql_error_parts(exc)
-                        if code is not None and code < 2000:  # the server's refusal, not a lost connection
-                            raise SettingRefused(f"{name} = {value}: refused by the server ({text})") from None
-                        raise
-            finally:
-                db.close()
-        except MySQLdb.Error as exc:
-            raise mysql_probe_error(exc, conn) from None
-        return
-    _pg_alter(conn, [(name, value) for name, value in values.items()], [])
+    if values:
+        _settings_write(conn, values, [])
 
 
 def settings_restore(conn: Connection, originals: dict[str, Original]) -> None:
-    """Puts the settings back as they were before a change."""
+    """Puts the settings back as they were before a change (errors as settings_apply's)."""
     _checked(list(originals))
     if not originals:
         return
     if conn.driver == "mysql":
-        try:
-            db = mysql_connect(conn)
-            try:
-                cur = db.cursor()
-                for name, original in originals.items():
-                    _mysql_set(cur, name, original.value)
-            finally:
-                db.close()
-        except MySQLdb.Error as exc:
-            raise mysql_probe_error(exc, conn) from None
+        _settings_write(conn, {name: o.value for name, o in originals.items()}, [])
         return
-    _pg_alter(conn, [(n, o.value) for n, o in originals.items() if o.in_auto_conf],
-              [n for n, o in originals.items() if not o.in_auto_conf])
+    _settings_write(conn, {name: o.value for name, o in originals.items() if o.in_auto_conf},
+                    [name for name, o in originals.items() if not o.in_auto_conf])
+
+
+def _settings_write(conn: Connection, sets: dict[str, str], resets: list[str]) -> None:
+    """The one write of settings, for a change and for putting it back: SET GLOBAL of each of `sets` in one
+    session (MySQL, MariaDB: `resets` is empty there), or ALTER SYSTEM SET and RESET and one reload (PostgreSQL)."""
+    if conn.driver != "mysql":
+        _pg_alter(conn, list(sets.items()), resets)
+        return
+    try:
+        db = mysql_connect(conn)
+        try:
+            cur = db.cursor()
+            for name, value in sets.items():
+                try:
+                    _mysql_set(cur, name, value)
+                except MySQLdb.DatabaseError as exc:
+                    code, text = mysql_error_parts(exc)
+                    if code is not None and code < 2000:  # the server's refusal, not a lost connection
+                        raise SettingRefused(f"{name} = {value}: refused by the server ({text})") from None
+                    raise
+        finally:
+            db.close()
+    except MySQLdb.Error as exc:
+        raise mysql_probe_error(exc, conn) from None
 
 
 def _pg_alter(conn: Connection, sets: list[tuple[str, str]], resets: list[str]) -> None:
