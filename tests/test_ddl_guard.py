@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from campaigns import roles, services
-from campaigns.execution.datasets import dataset_ensure
+from campaigns.execution.coordinator import dataset_ensure
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.forms import ScenarioForm
 from campaigns.models import PreparedDataset, Scenario

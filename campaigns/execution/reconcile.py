@@ -8,14 +8,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from campaigns.execution import attempts, dispatch, transitions
-from campaigns.execution.hosts import (
-    client_doing,
-    host_mark_offline,
-    jobclient_lose,
-    own_queues,
-    stale_clients,
-    worker_lost_cause,
-)
+from campaigns.execution.hosts import client_doing, host_mark_offline, own_queues, stale_clients, worker_lost_cause
+from campaigns.execution.resend import jobclient_lose
 from campaigns.execution.results import job_finalize
 from campaigns.execution.variants import settings_changes_sweep
 from campaigns.models import ClientHost, Job, JobClient, Run
@@ -119,7 +113,7 @@ def _clients_never_started(queues: tuple[str, str], *, limit: datetime, now: dat
 
 def _jobs_unclosed(jobs: QuerySet[Job], *, limit: datetime) -> tuple[int, int]:
     """A job past its start with no client left running and no live closer: closed here. That covers a job whose
-    lost client a busy worker declared (hosts.clients_sweep_lost) and a closer that died mid-way ("finalizing"
+    lost client a busy worker declared (resend.clients_sweep_lost) and a closer that died mid-way ("finalizing"
     without heartbeat), which is started over: closing is idempotent. (How many lost, how many closed.)"""
     lost = closed = 0
     for job in jobs.filter(
