@@ -139,7 +139,7 @@ def hostjob_coordinate(job: Job, host: str) -> int | None:
         return None  # waiting: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
-    previous_wait(job)
+    previous_wait(job)  # JobStopped when the job was cancelled meanwhile
     prepare_output = ""
     if job.scenario.test == "fileio":
         started = time.monotonic()
