@@ -20,20 +20,21 @@ class DecryptionError(Exception):
 
 
 @lru_cache(maxsize=16)
-def _fernet(key: str) -> Fernet:
+def fernet(key: str) -> Fernet:
+    """The cipher of one configured key (any text: its SHA-256 is the Fernet key)."""
     digest = hashlib.sha256(("benchapp-field-key:" + key).encode()).digest()
     return Fernet(base64.urlsafe_b64encode(digest))
 
 
 def _keys() -> MultiFernet:
     names = [*settings.FIELD_ENCRYPTION_KEYS, *getattr(settings, "FIELD_DECRYPTION_ONLY_KEYS", [])]
-    return MultiFernet([_fernet(name) for name in dict.fromkeys(names)])
+    return MultiFernet([fernet(name) for name in dict.fromkeys(names)])
 
 
 def encrypt_secret(plain: str) -> str:
     if plain == "":
         return ""
-    return _fernet(settings.FIELD_ENCRYPTION_KEYS[0]).encrypt(plain.encode()).decode()
+    return fernet(settings.FIELD_ENCRYPTION_KEYS[0]).encrypt(plain.encode()).decode()
 
 
 def decrypt_secret(token: str) -> str:
@@ -61,7 +62,7 @@ def encrypted_with_first_key(token: str) -> bool:
     if token == "":
         return True
     try:
-        _fernet(settings.FIELD_ENCRYPTION_KEYS[0]).decrypt(token.encode())
+        fernet(settings.FIELD_ENCRYPTION_KEYS[0]).decrypt(token.encode())
     except InvalidToken:
         return False
     return True

@@ -126,7 +126,7 @@ def mysql_error_parts(exc: Exception) -> tuple[int | None, str]:
     return code, shown
 
 
-def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
+def mysql_probe_error(exc: Exception, conn: Connection) -> ProbeError:
     code, text = mysql_error_parts(exc)
     if code == _MYSQL_PLUGIN_NOT_ALLOWED:
         # Its message quotes freed memory (garbage, or a piece of anything the process held): never shown.
@@ -148,7 +148,7 @@ def _mysql_error(exc: Exception, conn: Connection) -> ProbeError:
     return ProbeError(redact_text(msg, [conn.password]), unreachable=code in MYSQL_UNREACHABLE)
 
 
-def _pg_error(exc: Exception, conn: Connection) -> ProbeError:
+def pg_probe_error(exc: Exception, conn: Connection) -> ProbeError:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "authentication method requirement" in str(exc):
         msg = cleartext_refused_message(conn)
@@ -185,7 +185,7 @@ def _statement_timeout_s() -> int:
     return max(1, int(settings.BENCHAPP_PROBE_TIMEOUT_S))
 
 
-def _mysql_connect(conn: Connection, *, database: bool = True) -> Any:
+def mysql_connect(conn: Connection, *, database: bool = True) -> Any:
     connection_guard(conn)
     kwargs: dict[str, Any] = {
         "host": conn.host, "port": conn.port, "user": conn.user, "password": conn.password,
@@ -209,7 +209,7 @@ def _pg_require_auth(conn: Connection) -> dict[str, Any]:
     return {}
 
 
-def _pg_connect(conn: Connection) -> psycopg.Connection[Any]:
+def pg_connect(conn: Connection) -> psycopg.Connection[Any]:
     connection_guard(conn)
     params = _pg_require_auth(conn)
     params.update(
@@ -226,18 +226,18 @@ def connection_verify(conn: Connection) -> None:
     """Connects as sysbench is about to, through the restrictions above; ProbeError when refused."""
     try:
         if conn.driver == "mysql":
-            db = _mysql_connect(conn)
+            db = mysql_connect(conn)
             try:
                 db.cursor().execute("SELECT 1")
             finally:
                 db.close()
         else:
-            with _pg_connect(conn) as pg:
+            with pg_connect(conn) as pg:
                 pg.execute("SELECT 1")
     except MySQLdb.Error as exc:
-        raise _mysql_error(exc, conn) from None
+        raise mysql_probe_error(exc, conn) from None
     except psycopg.Error as exc:
-        raise _pg_error(exc, conn) from None
+        raise pg_probe_error(exc, conn) from None
 
 
 def server_info(conn: Connection, *, tables: list[str] | None = None) -> ServerInfo:
@@ -249,7 +249,7 @@ def server_info(conn: Connection, *, tables: list[str] | None = None) -> ServerI
 
 def _mysql_info(conn: Connection, tables: list[str]) -> ServerInfo:
     try:
-        db = _mysql_connect(conn)
+        db = mysql_connect(conn)
         try:
             cur = db.cursor()
             cur.execute("SHOW GLOBAL VARIABLES")
@@ -268,7 +268,7 @@ def _mysql_info(conn: Connection, tables: list[str]) -> ServerInfo:
         finally:
             db.close()
     except MySQLdb.Error as exc:
-        raise _mysql_error(exc, conn) from None
+        raise mysql_probe_error(exc, conn) from None
     settings = {k: variables[k] for k in MYSQL_SETTINGS if k in variables}
     status = {k: int(status_raw[k]) for k in MYSQL_STATUS if status_raw.get(k, "").isdigit()}
     return ServerInfo(version=variables.get("version", ""), settings=settings, status=status,
@@ -277,7 +277,7 @@ def _mysql_info(conn: Connection, tables: list[str]) -> ServerInfo:
 
 def _pg_info(conn: Connection, tables: list[str]) -> ServerInfo:
     try:
-        with _pg_connect(conn) as db, db.cursor() as cur:
+        with pg_connect(conn) as db, db.cursor() as cur:
             cur.execute("SELECT name, setting, unit FROM pg_settings WHERE name = ANY(%s)",
                         [list(PGSQL_SETTINGS)])
             settings = {name: f"{value}{'' if not unit else ' ' + unit}" for name, value, unit in cur.fetchall()}
@@ -299,7 +299,7 @@ def _pg_info(conn: Connection, tables: list[str]) -> ServerInfo:
             cur.execute("SELECT version()")
             version = str(_one(cur)[0])
     except psycopg.Error as exc:
-        raise _pg_error(exc, conn) from None
+        raise pg_probe_error(exc, conn) from None
     status = {"blks_hit": hit, "blks_read": read, "xact_commit": commits, "tup_fetched": fetched}
     return ServerInfo(version=version, settings=settings, status=status, dataset_bytes=size)
 
@@ -311,7 +311,7 @@ def blocked_sessions(conn: Connection) -> str:
     nothing waits or the server cannot be asked."""
     try:
         if conn.driver == "mysql":
-            db = _mysql_connect(conn)
+            db = mysql_connect(conn)
             try:
                 cur = db.cursor()
                 cur.execute(
@@ -322,7 +322,7 @@ def blocked_sessions(conn: Connection) -> str:
             finally:
                 db.close()
         else:
-            with _pg_connect(conn) as pg:
+            with pg_connect(conn) as pg:
                 row = pg.execute(
                     "SELECT wait_event_type || ' ' || wait_event, count(*),"
                     " max(extract(epoch FROM now() - query_start))::int FROM pg_stat_activity"
@@ -355,7 +355,7 @@ def writes_blocked(conn: Connection, *, table: str) -> str:
     def write() -> None:
         try:
             if conn.driver == "mysql":
-                db = _mysql_connect(conn)
+                db = mysql_connect(conn)
                 try:
                     cur = db.cursor()
                     # MDL waits (global read lock, backup lock, LOCK TABLES) and InnoDB row lock waits.
@@ -366,7 +366,7 @@ def writes_blocked(conn: Connection, *, table: str) -> str:
                 finally:
                     db.close()
             else:
-                with _pg_connect(conn) as pg:
+                with pg_connect(conn) as pg:
                     pg.execute(f"SET lock_timeout = '{WRITE_PROBE_WAIT_S}s'")
                     pg.execute(f"UPDATE {table} SET k = k WHERE id = 0")
         except (MySQLdb.Error, psycopg.Error, ProbeError) as exc:
@@ -412,7 +412,7 @@ def execute_ddl(conn: Connection, statements: list[str]) -> None:
     (MySQL: multi-statements off; PostgreSQL: a prepared statement, which holds one)."""
     try:
         if conn.driver == "mysql":
-            db = _mysql_connect(conn)
+            db = mysql_connect(conn)
             try:
                 db.set_server_option(MYSQL_OPTION_MULTI_STATEMENTS_OFF)
                 cur = db.cursor()
@@ -422,13 +422,13 @@ def execute_ddl(conn: Connection, statements: list[str]) -> None:
             finally:
                 db.close()
         else:
-            with _pg_connect(conn) as db, db.cursor() as cur:
+            with pg_connect(conn) as db, db.cursor() as cur:
                 for statement in statements:
                     cur.execute(statement, prepare=True)
     except MySQLdb.Error as exc:
-        raise _mysql_error(exc, conn) from None
+        raise mysql_probe_error(exc, conn) from None
     except psycopg.Error as exc:
-        raise _pg_error(exc, conn) from None
+        raise pg_probe_error(exc, conn) from None
 
 
 def tables_max_id(conn: Connection, tables: list[str]) -> dict[str, int]:
@@ -437,7 +437,7 @@ def tables_max_id(conn: Connection, tables: list[str]) -> dict[str, int]:
     names = [t for t in tables if t.isidentifier() and t.isascii()]
     try:
         if conn.driver == "mysql":
-            db = _mysql_connect(conn)
+            db = mysql_connect(conn)
             try:
                 cur = db.cursor()
                 placeholders = ",".join(["%s"] * len(names))
@@ -450,7 +450,7 @@ def tables_max_id(conn: Connection, tables: list[str]) -> dict[str, int]:
                 return dict(zip(existing, (int(v) for v in _one(cur)), strict=True))
             finally:
                 db.close()
-        with _pg_connect(conn) as pg, pg.cursor() as cur:
+        with pg_connect(conn) as pg, pg.cursor() as cur:
             cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(%s)",
                         [names])
             existing = sorted({str(row[0]) for row in cur.fetchall()})
@@ -459,6 +459,6 @@ def tables_max_id(conn: Connection, tables: list[str]) -> dict[str, int]:
             cur.execute("SELECT " + ", ".join(f'(SELECT COALESCE(MAX(id), 0) FROM "{t}")' for t in existing))
             return dict(zip(existing, (int(v) for v in _one(cur)), strict=True))
     except MySQLdb.Error as exc:
-        raise _mysql_error(exc, conn) from None
+        raise mysql_probe_error(exc, conn) from None
     except psycopg.Error as exc:
-        raise _pg_error(exc, conn) from None
+        raise pg_probe_error(exc, conn) from None

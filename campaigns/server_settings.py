@@ -21,11 +21,11 @@ from psycopg import sql
 
 from campaigns.probes import (
     ProbeError,
-    _mysql_connect,
-    _mysql_error,
-    _pg_connect,
-    _pg_error,
+    mysql_connect,
     mysql_error_parts,
+    mysql_probe_error,
+    pg_connect,
+    pg_probe_error,
     pg_unreachable,
 )
 from campaigns.settings_variants import NUMBER, setting_matches, setting_name_problem
@@ -83,7 +83,7 @@ def settings_check(conn: Connection, settings: dict[str, str]) -> list[str]:
 def _mysql_check(conn: Connection, settings: dict[str, str]) -> list[str]:
     problems: list[str] = []
     try:
-        db = _mysql_connect(conn)
+        db = mysql_connect(conn)
         try:
             cur = db.cursor()
             for name in settings:
@@ -110,14 +110,14 @@ def _mysql_check(conn: Connection, settings: dict[str, str]) -> list[str]:
         finally:
             db.close()
     except MySQLdb.Error as exc:
-        raise _mysql_error(exc, conn) from None
+        raise mysql_probe_error(exc, conn) from None
     return problems
 
 
 def _pg_check(conn: Connection, settings: dict[str, str]) -> list[str]:
     problems: list[str] = []
     try:
-        with _pg_connect(conn) as db, db.cursor() as cur:
+        with pg_connect(conn) as db, db.cursor() as cur:
             cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
             row = cur.fetchone()
             superuser = bool(row and row[0])
@@ -154,7 +154,7 @@ def _pg_check(conn: Connection, settings: dict[str, str]) -> list[str]:
                 elif not may_reload:
                     problems.append(f"{name}: user '{conn.user}' may not run pg_reload_conf()")
     except psycopg.Error as exc:
-        raise _pg_error(exc, conn) from None
+        raise pg_probe_error(exc, conn) from None
     return problems
 
 
@@ -179,7 +179,7 @@ def settings_read(conn: Connection, names: list[str]) -> dict[str, Original]:
 
 def _mysql_read(conn: Connection, names: list[str]) -> dict[str, str]:
     try:
-        db = _mysql_connect(conn)
+        db = mysql_connect(conn)
         try:
             cur = db.cursor()
             cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(", ".join(["%s"] * len(names))),
@@ -188,7 +188,7 @@ def _mysql_read(conn: Connection, names: list[str]) -> dict[str, str]:
         finally:
             db.close()
     except MySQLdb.Error as exc:
-        raise _mysql_error(exc, conn) from None
+        raise mysql_probe_error(exc, conn) from None
     missing = [n for n in names if n not in values]
     if missing:
         raise ProbeError(f"the server has no global variable {missing[0]}")
@@ -197,12 +197,12 @@ def _mysql_read(conn: Connection, names: list[str]) -> dict[str, str]:
 
 def _pg_read(conn: Connection, names: list[str]) -> dict[str, tuple[str, str, str, str | None]]:
     try:
-        with _pg_connect(conn) as db, db.cursor() as cur:
+        with pg_connect(conn) as db, db.cursor() as cur:
             cur.execute("SELECT name, current_setting(name), setting, source, sourcefile FROM pg_settings"
                         " WHERE name = ANY(%s)", [names])
             values = {str(n): (str(cur_v), str(s), str(src), f) for n, cur_v, s, src, f in cur.fetchall()}
     except psycopg.Error as exc:
-        raise _pg_error(exc, conn) from None
+        raise pg_probe_error(exc, conn) from None
     missing = [n for n in names if n not in values]
     if missing:
         raise ProbeError(f"the server has no setting {missing[0]}")
@@ -220,53 +220,49 @@ def settings_apply(conn: Connection, values: dict[str, str]) -> None:
     """Sets the settings globally (SET GLOBAL; ALTER SYSTEM and a reload). SettingRefused names a setting the
     server refused; ProbeError when the server cannot be reached."""
     _checked(list(values))
-    if not values:
-        return
-    if conn.driver == "mysql":
-        try:
-            db = _mysql_connect(conn)
-            try:
-                cur = db.cursor()
-                for name, value in values.items():
-                    try:
-                        _mysql_set(cur, name, value)
-                    except MySQLdb.DatabaseError as exc:
-                        code, text = mysql_error_parts(exc)
-                        if code is not None and code < 2000:  # the server's refusal, not a lost connection
-                            raise SettingRefused(f"{name} = {value}: refused by the server ({text})") from None
-                        raise
-            finally:
-                db.close()
-        except MySQLdb.Error as exc:
-            raise _mysql_error(exc, conn) from None
-        return
-    _pg_alter(conn, [(name, value) for name, value in values.items()], [])
+    if values:
+        _settings_write(conn, values, [])
 
 
 def settings_restore(conn: Connection, originals: dict[str, Original]) -> None:
-    """Puts the settings back as they were before a change."""
+    """Puts the settings back as they were before a change (errors as settings_apply's)."""
     _checked(list(originals))
     if not originals:
         return
     if conn.driver == "mysql":
-        try:
-            db = _mysql_connect(conn)
-            try:
-                cur = db.cursor()
-                for name, original in originals.items():
-                    _mysql_set(cur, name, original.value)
-            finally:
-                db.close()
-        except MySQLdb.Error as exc:
-            raise _mysql_error(exc, conn) from None
+        _settings_write(conn, {name: o.value for name, o in originals.items()}, [])
         return
-    _pg_alter(conn, [(n, o.value) for n, o in originals.items() if o.in_auto_conf],
-              [n for n, o in originals.items() if not o.in_auto_conf])
+    _settings_write(conn, {name: o.value for name, o in originals.items() if o.in_auto_conf},
+                    [name for name, o in originals.items() if not o.in_auto_conf])
+
+
+def _settings_write(conn: Connection, sets: dict[str, str], resets: list[str]) -> None:
+    """The one write of settings, for a change and for putting it back: SET GLOBAL of each of `sets` in one
+    session (MySQL, MariaDB: `resets` is empty there), or ALTER SYSTEM SET and RESET and one reload (PostgreSQL)."""
+    if conn.driver != "mysql":
+        _pg_alter(conn, list(sets.items()), resets)
+        return
+    try:
+        db = mysql_connect(conn)
+        try:
+            cur = db.cursor()
+            for name, value in sets.items():
+                try:
+                    _mysql_set(cur, name, value)
+                except MySQLdb.DatabaseError as exc:
+                    code, text = mysql_error_parts(exc)
+                    if code is not None and code < 2000:  # the server's refusal, not a lost connection
+                        raise SettingRefused(f"{name} = {value}: refused by the server ({text})") from None
+                    raise
+        finally:
+            db.close()
+    except MySQLdb.Error as exc:
+        raise mysql_probe_error(exc, conn) from None
 
 
 def _pg_alter(conn: Connection, sets: list[tuple[str, str]], resets: list[str]) -> None:
     try:
-        with _pg_connect(conn) as db:
+        with pg_connect(conn) as db:
             for name, value in sets:
                 try:
                     db.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value)))
@@ -279,7 +275,7 @@ def _pg_alter(conn: Connection, sets: list[tuple[str, str]], resets: list[str]) 
                 db.execute(sql.SQL("ALTER SYSTEM RESET {}").format(sql.Identifier(name)))
             db.execute("SELECT pg_reload_conf()")
     except psycopg.Error as exc:
-        raise _pg_error(exc, conn) from None
+        raise pg_probe_error(exc, conn) from None
 
 
 def settings_read_back(conn: Connection, wanted: dict[str, str], *, timeout_s: float = READ_BACK_S) -> dict[str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 import MySQLdb
 import psycopg
 
-from campaigns.probes import ProbeError, _mysql_connect, _mysql_error, _pg_connect, _pg_error
+from campaigns.probes import ProbeError, mysql_connect, mysql_probe_error, pg_connect, pg_probe_error
 from campaigns.sysbench.command import Connection
 
 MYSQL_COUNTERS = (
@@ -53,9 +53,9 @@ class StatusReader:
         self.conn = conn
         self.driver = conn.driver
         try:
-            self._db: Any = _pg_connect(conn) if self.driver == "pgsql" else _mysql_connect(conn)
+            self._db: Any = pg_connect(conn) if self.driver == "pgsql" else mysql_connect(conn)
         except (MySQLdb.Error, psycopg.Error) as exc:
-            raise (_pg_error if self.driver == "pgsql" else _mysql_error)(exc, conn) from None
+            raise (pg_probe_error if self.driver == "pgsql" else mysql_probe_error)(exc, conn) from None
 
     def read(self) -> tuple[dict[str, int], dict[str, int]]:
         """(counters, gauges) as the server reports them now."""
@@ -72,7 +72,7 @@ class StatusReader:
                 values = {str(name): int(value) for name, value in cursor.fetchall() if str(value).isdigit()}
             return ({n: values.get(n, 0) for n in MYSQL_COUNTERS}, {n: values.get(n, 0) for n in MYSQL_GAUGES})
         except (MySQLdb.Error, psycopg.Error) as exc:
-            raise (_pg_error if self.driver == "pgsql" else _mysql_error)(exc, self.conn) from None
+            raise (pg_probe_error if self.driver == "pgsql" else mysql_probe_error)(exc, self.conn) from None
 
     def round_trips(self, count: int) -> list[float]:
         """`count` timed `SELECT 1` round trips, in milliseconds."""
@@ -91,7 +91,7 @@ class StatusReader:
                         cursor.fetchone()
                         timings.append((time.perf_counter() - started) * 1000)
         except (MySQLdb.Error, psycopg.Error) as exc:
-            raise (_pg_error if self.driver == "pgsql" else _mysql_error)(exc, self.conn) from None
+            raise (pg_probe_error if self.driver == "pgsql" else mysql_probe_error)(exc, self.conn) from None
         return timings
 
     def server_pid(self) -> int | None:

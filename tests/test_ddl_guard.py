@@ -11,12 +11,12 @@ from collections.abc import Iterator
 import pytest
 
 from campaigns import roles, services
-from campaigns.execution.datasets import dataset_ensure
+from campaigns.execution.coordinator import dataset_ensure
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.forms import ScenarioForm
 from campaigns.models import PreparedDataset, Scenario
 from campaigns.probes import ProbeError, execute_ddl
-from campaigns.seeds.services import _plain_ddl
+from campaigns.seeds.services import plain_ddl
 from campaigns.seeds.templates import TEMPLATES
 from campaigns.sysbench.command import Connection
 from campaigns.sysbench.ddl import DdlError, table_ddl_error, table_ddl_render, table_ddl_statements
@@ -130,7 +130,7 @@ def test_every_seed_ddl_still_passes_and_its_plain_copy_too(template):
         assert table_ddl_error(scenario.table_ddl) is None
         rendered = table_ddl_render(scenario.table_ddl, table="sbtest1", driver="mysql")
         assert rendered.endswith(") dbpartition by hash(id)")
-        plain = _plain_ddl(scenario.table_ddl)
+        plain = plain_ddl(scenario.table_ddl)
         assert "dbpartition" not in plain
         assert table_ddl_render(plain, table="sbtest1", driver="mysql") == rendered.removesuffix(
             " dbpartition by hash(id)")

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from benchapp import local_secrets
-from campaigns.crypto import DecryptionError, _fernet, decrypt_secret, encrypt_secret
+from campaigns.crypto import DecryptionError, decrypt_secret, encrypt_secret, fernet
 from campaigns.models import Target
 from tests.factories import TargetFactory
 
@@ -79,7 +79,7 @@ def test_rotation_re_encrypts_old_and_development_key_rows_with_the_first_key(se
     old = TargetFactory(password="secret-old")
     legacy = TargetFactory()
     Target.objects.filter(pk=legacy.pk).update(
-        password_encrypted=_fernet(local_secrets.DEVELOPMENT_FIELD_KEY).encrypt(b"secret-legacy").decode())
+        password_encrypted=fernet(local_secrets.DEVELOPMENT_FIELD_KEY).encrypt(b"secret-legacy").decode())
     settings.FIELD_ENCRYPTION_KEYS = ["new-key", "old-key"]
     assert decrypt_secret(Target.objects.get(pk=old.pk).password_encrypted) == "secret-old"  # still read
     call_command("rotate_field_key")

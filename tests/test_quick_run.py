@@ -16,7 +16,7 @@ from campaigns.comparison import Selection, comparison_layout
 from campaigns.execution import dispatch
 from campaigns.models import Campaign, Job, Run, Scenario
 from campaigns.seeds.quickrun import QuickRunOptions, suite_launch, suite_preview
-from campaigns.seeds.services import _plain_ddl, template_instantiate, template_load_all, threads_fitted
+from campaigns.seeds.services import plain_ddl, template_instantiate, template_load_all, threads_fitted
 from campaigns.seeds.templates import SEED_002
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
@@ -43,11 +43,11 @@ def test_a_thread_ceiling_keeps_the_low_end_and_runs_the_high_end_at_the_ceiling
 
 def test_the_plain_ddl_of_seed_002_drops_only_the_middleware_clause():
     ddl = SEED_002.scenarios[0].table_ddl
-    plain = _plain_ddl(ddl)
+    plain = plain_ddl(ddl)
     assert "dbpartition" in ddl and "dbpartition" not in plain.lower()
     assert plain.startswith("CREATE TABLE {table} (") and plain.endswith(")")
     assert "c varCHAR(1200)" in plain
-    assert _plain_ddl("CREATE TABLE {table} (id INT) tbpartition by hash(id) tbpartitions 4") == \
+    assert plain_ddl("CREATE TABLE {table} (id INT) tbpartition by hash(id) tbpartitions 4") == \
         "CREATE TABLE {table} (id INT)"
 
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from campaigns import execution
 from campaigns.execution import dispatch, transitions
 from campaigns.models import Job, Run
-from campaigns.probes import ProbeError, _mysql_error
+from campaigns.probes import ProbeError, mysql_probe_error
 from campaigns.sysbench.command import Connection
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 from tests.helpers.servers import OWN_QUEUE
@@ -123,5 +123,5 @@ def test_after_the_campaigns_wait_the_targets_work_fails_with_the_cause(sent, wa
 ])
 def test_mysql_errors_that_say_the_server_is_away_are_told_from_mistakes(code, unreachable):
     conn = Connection(driver="mysql", host="db", port=3306, database="sb", user="u", password="secret")
-    error = _mysql_error(Exception(code, "text"), conn)
+    error = mysql_probe_error(Exception(code, "text"), conn)
     assert isinstance(error, ProbeError) and error.unreachable is unreachable

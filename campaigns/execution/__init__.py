@@ -3,14 +3,15 @@ reconciler. It never imports campaigns.services (what a user starts), which buil
 
     transitions  the only writer of Job, JobClient and Run status and phase (the state machine)
     phases       a job's connection, sysbench commands of each phase, unmeasured phases, heartbeat, cancel
-    datasets     dataset signature, prepare once, the scenario's own table DDL, drop
+    datasets     dataset signature, the scenario's own table DDL, the loader, drop
     workloads    a workload of one's own on this host: its files from the database into the cache by hash
-    hosts        client hosts: heartbeat, facts, offline, lost clients
-    resend       a client lost before it measured: its share to another eligible host (Campaign.client_tries)
+    hosts        client hosts: heartbeat, facts, offline, which clients stopped beating
+    resend       lost clients: declared lost; lost before it measured, a client's share goes to another eligible
+                 host (Campaign.client_tries)
     attempts     an unreachable target pauses its job (Celery retry, back-off; Campaign.target_wait_s); a measurement
                  the infrastructure spoiled is measured again as a new attempt (Campaign.job_tries)
     dispatch     sending jobs and clients to their queues, moving a run on to its next job or its end
-    coordinator  claims a job, prepares it, sends its clients
+    coordinator  claims a job, prepares it (its dataset once), sends its clients
     client       one sysbench process of a job: barrier, process, samples
     client_writes  a client's samples, heartbeats and output tail, on a thread that outlasts a database restart
     dbretry      benchapp's database away and back: which errors say so, retrying with back-off

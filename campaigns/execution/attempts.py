@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from campaigns.cache import results_changed
 from campaigns.execution import dispatch, transitions
+from campaigns.execution.results import job_close
 from campaigns.models import IntervalSample, Job
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,6 @@ def job_wait_for_target(*, job: Job, cause: str) -> float | None:
     """The job (claimed, preparing) found its target unreachable: it waits, and the seconds until its next try
     are returned for the caller's Celery retry. Once the target has been away for the campaign's target_wait_s
     (0: at once), the job and the run's other pending jobs on that target fail with the cause instead (None)."""
-    from campaigns.execution.results import job_close  # results closes runs through dispatch, like this module
-
     now = timezone.now()
     limit_s = job.run.campaign.target_wait_s
     # Since when the target has been away: the first of the run's jobs that waits for it says so.

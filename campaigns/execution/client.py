@@ -21,11 +21,11 @@ from campaigns.execution import attempts, transitions
 from campaigns.execution.client_writes import DRAIN_PATIENCE_S, ClientWrites
 from campaigns.execution.dbretry import connection_wait, db_retry
 from campaigns.execution.dispatch import job_stage_next
-from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import Samplers, round_trip_measure, target_is_local
 from campaigns.execution.phases import (
     JobFailure,
     JobLost,
+    JobStopped,
     TargetUnreachable,
     client_count,
     job_connection,
@@ -34,7 +34,8 @@ from campaigns.execution.phases import (
     run_timeout_s,
     sysbench_gate,
 )
-from campaigns.execution.results import _load, client_prefix, job_finalize
+from campaigns.execution.resend import clients_sweep_lost
+from campaigns.execution.results import client_prefix, job_finalize, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.probes import ProbeError, blocked_sessions, server_info
@@ -57,13 +58,9 @@ _JOB_STOPPED = (Job.Status.CANCELLED, Job.Status.FAILED)
 log = logging.getLogger(__name__)
 
 
-class _Stopped(Exception):
-    """The job was cancelled or failed elsewhere while this client waited."""
-
-
-def _client_heartbeat(client_id: int, attempt: int) -> str:
+def client_heartbeat(client_id: int, attempt: int) -> str:
     """Marks the client alive and returns its job's status, in one statement (plus, now and then,
-    a look for lost clients: see hosts.clients_sweep_lost). A client whose share was sent to another host
+    a look for lost clients: see resend.clients_sweep_lost). A client whose share was sent to another host
     meanwhile (declared lost, yet alive) sees "cancelled" and stops."""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -80,10 +77,14 @@ def _client_heartbeat(client_id: int, attempt: int) -> str:
     return row[0]
 
 
+# bench/hosts_scale.py calls the heartbeat by its former, private name.
+_client_heartbeat = client_heartbeat
+
+
 def _barrier_beat(client: JobClient) -> str:
     """The client's heartbeat at the barrier, again on a new connection while benchapp's database restarts (as
     long as a client may stay silent before it is declared lost)."""
-    return db_retry(lambda: _client_heartbeat(client.pk, client.attempt), patience_s=settings.BENCHAPP_STALE_S,
+    return db_retry(lambda: client_heartbeat(client.pk, client.attempt), patience_s=settings.BENCHAPP_STALE_S,
                     what=f"job {client.job_id} client {client.index}'s heartbeat")
 
 
@@ -93,12 +94,12 @@ def _barrier_timeout_s() -> float:
     return BARRIER_TIMEOUT_S + max(settings.BENCHAPP_HOST_OFFLINE_S, settings.BENCHAPP_STALE_S)
 
 
-def _barrier_wait(client: JobClient, needed: int) -> datetime | None:
+def barrier_wait(client: JobClient, needed: int) -> datetime | None:
     """Blocks until every client of the job is ready; returns the common release time, or None for a lone
     client, which has no one to wait for and starts now (one statement: its heartbeat, the job's status)."""
     if needed <= 1:
         if _barrier_beat(client) in _JOB_STOPPED:
-            raise _Stopped()
+            raise JobStopped()
         return None
     deadline = time.monotonic() + _barrier_timeout_s()
     next_beat = 0.0
@@ -108,7 +109,7 @@ def _barrier_wait(client: JobClient, needed: int) -> datetime | None:
         if now >= next_beat:
             next_beat = now + 1.0
             if _barrier_beat(client) in _JOB_STOPPED:
-                raise _Stopped()
+                raise JobStopped()
             # A peer's share sent to another host starts the wait over.
             total = JobClient.objects.filter(job_id=client.job_id).aggregate(n=Sum("attempt"))["n"]
             if sends is not None and total != sends:
@@ -140,11 +141,11 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
     if not transitions.client_claim(client_id=client_id, attempt=attempt):
         return
     client = JobClient.objects.get(pk=client_id)
-    job = _load(client.job_id)
+    job = job_load(client.job_id)
     secrets = job_secrets(job)
     try:
         _client_run(job, client)
-    except _Stopped:
+    except JobStopped:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=attempt)
     except (JobLost, TargetUnreachable) as exc:
         # Not the job's fault: its target went away, or sysbench was killed by someone else. It is measured
@@ -185,7 +186,7 @@ def _client_run(job: Job, client: JobClient) -> None:
         hostclient_run(job, client)
         return
     # Never beside the host's own measurement (execution.selfmeasure).
-    host_self_measure_wait(client.host_name, beat=lambda: _client_heartbeat(client.pk, client.attempt))
+    host_self_measure_wait(client.host_name, beat=lambda: client_heartbeat(client.pk, client.attempt))
     conn = job_connection(job)
     argv = phase_argv(job=job, conn=conn, command="run", threads=client.threads)
     sysbench_gate(conn)  # before the barrier, so that the check adds nothing to the start skew
@@ -195,11 +196,11 @@ def _client_run(job: Job, client: JobClient) -> None:
         sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH), same_host=same_host,
         host_facts=host.facts() if host else {})
     while True:
-        release_at = _barrier_wait(client, client_count(job))
+        release_at = barrier_wait(client, client_count(job))
         if release_at is None:  # a lone client
             if transitions.client_start(client_id=client.pk, attempt=client.attempt):
                 break
-            raise _Stopped()
+            raise JobStopped()
         delay = release_at.timestamp() - time.time()
         if delay > 0:
             time.sleep(delay)
@@ -207,12 +208,12 @@ def _client_run(job: Job, client: JobClient) -> None:
             break
         # The barrier was reset (a lost peer's share went to another host), or this client's own share did.
         if not _still_own(client):
-            raise _Stopped()
+            raise JobStopped()
     samplers = Samplers(job_id=job.pk, client_index=client.index, conn=conn, sample_server=client.index == 0,
                         same_host=same_host, attempt=job.attempt)
     stall: list[str] = []  # what the target's sessions waited for when throughput fell to zero
     try:
-        outcome = _client_process(job, client, argv, conn, samplers, stall)
+        outcome = client_process(job, client, argv, conn, samplers, stall)
     except BaseException:
         samplers.stop()
         raise
@@ -314,10 +315,10 @@ STALL_QPS = 0.0
 STALL_LOOKS = 3
 
 
-def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
-                    samplers: Samplers, stall: list[str], *,
-                    interval_of: Callable[[str], parser.Interval | None] = parser.parse_interval_line,
-                    cwd: str | None = None) -> ProcessOutcome:
+def client_process(job: Job, client: JobClient, argv: list[str], conn: Connection,
+                   samplers: Samplers, stall: list[str], *,
+                   interval_of: Callable[[str], parser.Interval | None] = parser.parse_interval_line,
+                   cwd: str | None = None) -> ProcessOutcome:
     """Runs sysbench, storing each interval the moment it is printed, and a live output tail. The first second
     without any query after the first one records, in `stall`, what the target's sessions wait for.
 
@@ -329,7 +330,7 @@ def _client_process(job: Job, client: JobClient, argv: list[str], conn: Connecti
     secrets = [conn.password]
     writes = ClientWrites(job_id=job.pk, client_id=client.pk, client_index=client.index,
                           client_attempt=client.attempt, attempt=job.attempt,
-                          beat=lambda: _client_heartbeat(client.pk, client.attempt))
+                          beat=lambda: client_heartbeat(client.pk, client.attempt))
     stop_cause: list[str] = []
 
     def on_line(line: str) -> None:

@@ -12,19 +12,30 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.attempts import job_wait_for_target
 from campaigns.execution.client import blocked_what, jobclient_execute
-from campaigns.execution.datasets import dataset_ensure
+from campaigns.execution.datasets import (
+    dataset_mismatch,
+    dataset_table_ddl,
+    job_dataset_signature,
+    job_note,
+    loader_prepare_argv,
+    table_ddl_statements,
+    tables_create,
+)
+from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
-from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import (
     JobFailure,
+    JobStopped,
     TargetUnreachable,
+    cancel_check,
     client_count,
     job_connection,
     job_heartbeat,
@@ -32,11 +43,15 @@ from campaigns.execution.phases import (
     job_warmup,
     phase_argv,
     split_threads,
+    sysbench_phase,
 )
-from campaigns.execution.results import _load, job_close
+from campaigns.execution.prepare_progress import PrepareProgress
+from campaigns.execution.resend import clients_sweep_lost
+from campaigns.execution.results import job_close, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.execution.variants import variant_apply
-from campaigns.models import ClientHost, Job, JobClient, Scenario, Target
+from campaigns.execution.workloads import scenario_runs_command
+from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info, writes_blocked
 from campaigns.sysbench.command import Connection, format_command, redact_text
@@ -63,24 +78,26 @@ def job_execute(*, job_id: int, host: str | None = None) -> float | None:
     if not transitions.job_claim(job_id=job_id, host=host):
         log.info("job %s already claimed or finished; ignoring this message", job_id)
         return None
-    job = _load(job_id)
-    own_client: int | None = None
+    job = job_load(job_id)
     try:
-        dispatched, own_client = _job_coordinate(job, host)
+        own_client = _job_coordinate(job, host)
     except TargetUnreachable as exc:
         retry_in_s = job_wait_for_target(job=job, cause=redact_text(str(exc), job_secrets(job)))
         run_advance(run_id=job.run_id)  # the run's jobs on other targets go on meanwhile
         return retry_in_s
+    except JobStopped:
+        job_close(job, status=Job.Status.CANCELLED)
+        run_advance(run_id=job.run_id)
+        return None
     except JobFailure as exc:
         job_close(job, status=Job.Status.FAILED, error=redact_text(str(exc), job_secrets(job)))
-        dispatched = False
+        run_advance(run_id=job.run_id)
+        return None
     except Exception as exc:
         job_close(job, status=Job.Status.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
         run_advance(run_id=job.run_id)
         raise
-    if not dispatched:
-        run_advance(run_id=job.run_id)
-    elif own_client is not None:
+    if own_client is not None:
         # This host's own client runs here, in this task: no trip through the broker between the coordinator's
         # go and sysbench's start. A worker that dies meanwhile leaves a client the reconciler declares lost.
         jobclient_execute(client_id=own_client)
@@ -143,7 +160,7 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
     return online[:needed]
 
 
-def _target_busy(job: Job) -> Job | None:
+def target_busy(job: Job) -> Job | None:
     """Another run's job measuring the same database (same driver, host, port and database) that holds it.
 
     Two runs on one database would measure each other and drop each other's sbtest tables (two nightly
@@ -189,8 +206,8 @@ def measuring_before(job: Job) -> Job | None:
             .only("pk").first())
 
 
-def _previous_wait(job: Job) -> Previous | None:
-    """Waits until no earlier job of the run loads the target (see measuring_before); None if this job was
+def previous_wait(job: Job) -> Previous:
+    """Waits until no earlier job of the run loads the target (see measuring_before); JobStopped if this job was
     cancelled or failed meanwhile.
 
     Jobs of a run are sent one at a time, but the next one is sent once the current one measures
@@ -208,7 +225,7 @@ def _previous_wait(job: Job) -> Previous | None:
         if now >= next_beat:
             next_beat = now + 1.0
             if job_heartbeat(job.pk) in (Job.Status.CANCELLED, Job.Status.FAILED):
-                return None
+                raise JobStopped()
             # This slot may be its worker's only one, where the reconciler's task would otherwise wait behind
             # it: a client of the job it waits for that died is declared lost from here (which ends the wait).
             clients_sweep_lost()
@@ -220,6 +237,101 @@ def _previous_wait(job: Job) -> Previous | None:
     after = (last["server_snapshot"] or {}).get("after")
     return Previous(target_id=last["target_id"], tables=last["tables"],
                     snapshot_after=after if after and "error" not in after else None, variant=last["variant"])
+
+
+def dataset_ensure(job: Job, conn: Connection) -> str:
+    """Prepares the job's dataset on its target unless an identical one is ready.
+
+    Returns the prepare output ("" when skipped); JobStopped when the job was cancelled meanwhile.
+    A prepare with benchapp's own tables that stopped (failed, cancelled, timed out, its worker lost) is
+    resumed where it stopped when the scenario prepares only when needed (prepare mode "auto"); "always"
+    drops the tables and loads them again.
+    """
+    scenario = job.scenario
+    ddl, wide = dataset_table_ddl(scenario=scenario, table_size=job.table_size, driver=conn.driver)
+    # A refused DDL fails the job before anything changes, on the target or in our records of it.
+    ddl_statements = table_ddl_statements(ddl=ddl, tables=job.tables, driver=conn.driver) if ddl else []
+    signature = job_dataset_signature(job)
+    prepared, _ = PreparedDataset.objects.get_or_create(
+        target=job.target, signature=signature,
+        defaults={"tables": job.tables, "table_size": job.table_size},
+    )
+    if scenario.prepare_mode == Scenario.PrepareMode.AUTO and prepared.status == PreparedDataset.Status.READY:
+        mismatch = dataset_mismatch(job=job, conn=conn, prepared=prepared)
+        if not mismatch:
+            return ""
+        # Checked, not assumed: tables dropped or emptied behind benchapp's back are prepared again.
+        log.warning("job %s: %s", job.pk, mismatch)
+        job_note(job_id=job.pk, note=f"{mismatch}: the dataset was prepared again")
+        PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.DROPPED)
+        prepared.status = PreparedDataset.Status.DROPPED
+    resume = (bool(ddl) and scenario.prepare_mode == Scenario.PrepareMode.AUTO
+              and prepared.status in (PreparedDataset.Status.FAILED, PreparedDataset.Status.PREPARING)
+              and (prepared.rows_loaded or 0) > 0)
+    PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.PREPARING, prepared_by=job)
+    # Other signatures on this target use the same table names: they are gone after this.
+    PreparedDataset.objects.filter(target=job.target).exclude(pk=prepared.pk).update(
+        status=PreparedDataset.Status.DROPPED
+    )
+    is_cancelled = cancel_check(job.pk)
+    progress = PrepareProgress(job=job, conn=conn, prepared=prepared, wide=wide)
+    loading = False
+
+    def should_cancel() -> bool:
+        try:
+            clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
+            if loading:
+                progress.poll()
+        except (OperationalError, InterfaceError) as exc:
+            # benchapp's database restarting is no reason to stop a prepare: the next poll tries again.
+            if not connection_lost(exc):
+                raise
+            connection_drop()
+        return is_cancelled()
+
+    outputs = []
+    started = time.monotonic()
+    for command in ("cleanup", "prepare"):
+        if not scenario_runs_command(scenario, command):
+            outputs.append(f"-- the workload's entry script defines no {command} command: skipped")
+            continue
+        if command == "cleanup" and resume:
+            outputs.append(f"-- resuming the prepare that stopped at {prepared.rows_loaded:,} of "
+                           f"{job.tables * job.table_size:,} rows: each table goes on from its MAX(id) + 1")
+            continue
+        if command == "prepare" and ddl:
+            if not resume:
+                outputs.append(tables_create(job, conn, ddl_statements, wide=wide))
+            argv = loader_prepare_argv(job=job, conn=conn, start_id=0 if resume else 1, create_secondary=wide)
+        else:
+            argv = phase_argv(job=job, conn=conn, command=command)
+        loading = command == "prepare"
+        if loading:
+            progress.poll(force=True)
+        try:
+            transcript, cancelled = sysbench_phase(
+                argv=argv, conn=conn, phase=command, should_cancel=should_cancel,
+                timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, timeout_setting="BENCHAPP_PREPARE_TIMEOUT_S",
+            )
+        except JobFailure as exc:
+            reached = progress.poll(force=True) if loading else None
+            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            if ddl and reached and reached["rows_loaded"]:
+                raise type(exc)(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
+                                 "launched again with its tables kept, the prepare resumes from there)") from None
+            raise
+        if cancelled:
+            if loading:
+                progress.poll(force=True)
+            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            raise JobStopped()
+        outputs.append(transcript)
+    progress.poll(force=True, done=True)
+    PreparedDataset.objects.filter(pk=prepared.pk).update(
+        status=PreparedDataset.Status.READY, prepared_at=timezone.now(),
+        prepare_s=time.monotonic() - started,
+    )
+    return "\n".join(outputs)
 
 
 def _warmup(job: Job, conn: Connection) -> str:
@@ -235,23 +347,23 @@ def _warmup(job: Job, conn: Connection) -> str:
     return transcript
 
 
-def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
-    """Prepares and starts the job; False when it ended here (cancelled), True when it went on or waits; and
-    the id of the job's client on this host, which the caller runs, if any."""
+def _job_coordinate(job: Job, host: str) -> int | None:
+    """Prepares and starts the job, or leaves it waiting; returns the id of the job's client on this host, which
+    the caller runs, if any. JobStopped when the job was cancelled meanwhile (the caller closes it)."""
     if job.target.is_client_host():  # a host test: no database (campaigns.execution.hostjobs)
         from campaigns.execution.hostjobs import hostjob_coordinate
 
         return hostjob_coordinate(job, host)
     # Never beside the host's own measurement (execution.selfmeasure).
     host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
-    busy = _target_busy(job)
+    busy = target_busy(job)
     if busy is not None:
         transitions.job_wait(job_id=job.pk, reason=f"the database is busy with run #{busy.run_id} "
                                                    f"({busy.run.campaign.name}); starts when that job has finished")
-        return True, None  # waiting, not finished: the reconciler sends it again later
+        return None  # waiting, not finished: the reconciler sends it again later
     hosts = _pick_hosts(job, host)
     if hosts is None:
-        return True, None  # waiting, not finished: the reconciler sends it again later
+        return None  # waiting, not finished: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     conn = job_connection(job)
     # The argv is checked against the catalogue before anything connects: a forged scenario row naming where to
@@ -268,17 +380,11 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
         blocked = writes_blocked(conn, table=tables[0])
         if blocked:
             raise TargetUnreachable(f"writes blocked on the target: {blocked}")
-    previous = _previous_wait(job)
-    if previous is None:
-        job_close(job, status=Job.Status.CANCELLED)
-        return False, None
-    prepare_output: str | None = ""
+    previous = previous_wait(job)
+    prepare_output = ""
     if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
         started = time.monotonic()
         prepare_output = dataset_ensure(job, conn)
-        if prepare_output is None:
-            job_close(job, status=Job.Status.CANCELLED)
-            return False, None
         if prepare_output:  # "" when the dataset was ready
             Job.objects.filter(pk=job.pk).update(prepare_wall_s=time.monotonic() - started)
     # The settings variant before the warm-up, which warms the server as it will be measured.
@@ -302,8 +408,7 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
     shares = split_threads(job.threads, len(hosts))
     commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
     if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands), server_snapshot=snapshot):
-        job_close(job, status=Job.Status.CANCELLED)
-        return False, None
+        raise JobStopped()
     now = timezone.now()
     own_facts = {"sysbench_version": sysbench_version(settings.BENCHAPP_SYSBENCH),
                  "same_host": target_is_local(conn.host)}
@@ -319,4 +424,4 @@ def _job_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
     for client in clients:
         if client.pk != own:
             jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
-    return True, own
+    return own

@@ -1,5 +1,7 @@
-"""A job's dataset on its target: its signature, preparing it once, the scenario's own table DDL, and
-dropping it (after the job, after the run, or before a different dataset takes the same table names).
+"""A job's dataset on its target: its signature, the scenario's own table DDL, benchapp's loader, checking a
+ready dataset's tables, and dropping it (after the job, after the run, or before a different dataset takes the
+same table names). Preparing it once is the coordinator's step (coordinator.dataset_ensure), which keeps an eye
+on lost clients meanwhile: this module stays below the ones that move a run on (dispatch drops a run's data).
 
 A table of more rows than sysbench's `id INTEGER` holds (2,147,483,647) is created by benchapp with BIGINT
 columns (campaigns.sysbench.ddl.wide_table_ddl) and loaded by benchapp's loader (our oltp_legacy Lua, which
@@ -9,25 +11,19 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection
-from django.utils import timezone
+from django.db import connection
 
 from campaigns.crypto import DecryptionError
-from campaigns.execution.dbretry import connection_drop, connection_lost
-from campaigns.execution.hosts import clients_sweep_lost
 from campaigns.execution.phases import (
     JobFailure,
     TargetUnreachable,
-    cancel_check,
     job_heartbeat,
     phase_argv,
     sysbench_phase,
     target_connection,
 )
-from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import Job, PreparedDataset, Run, Scenario, Target
 from campaigns.models.workloads import WORKLOAD_PREFIX
@@ -82,101 +78,6 @@ def dataset_table_ddl(*, scenario: Scenario, table_size: int, driver: str) -> tu
         except DdlError as exc:
             raise JobFailure(f"a table of {table_size:,} rows cannot be created here: {exc}") from None
     return "", False
-
-
-def dataset_ensure(job: Job, conn: Connection) -> str | None:
-    """Prepares the job's dataset on its target unless an identical one is ready.
-
-    Returns the prepare output ("" when skipped), or None when the job was cancelled meanwhile.
-    A prepare with benchapp's own tables that stopped (failed, cancelled, timed out, its worker lost) is
-    resumed where it stopped when the scenario prepares only when needed (prepare mode "auto"); "always"
-    drops the tables and loads them again.
-    """
-    scenario = job.scenario
-    ddl, wide = dataset_table_ddl(scenario=scenario, table_size=job.table_size, driver=conn.driver)
-    # A refused DDL fails the job before anything changes, on the target or in our records of it.
-    ddl_statements = table_ddl_statements(ddl=ddl, tables=job.tables, driver=conn.driver) if ddl else []
-    signature = job_dataset_signature(job)
-    prepared, _ = PreparedDataset.objects.get_or_create(
-        target=job.target, signature=signature,
-        defaults={"tables": job.tables, "table_size": job.table_size},
-    )
-    if scenario.prepare_mode == Scenario.PrepareMode.AUTO and prepared.status == PreparedDataset.Status.READY:
-        mismatch = dataset_mismatch(job=job, conn=conn, prepared=prepared)
-        if not mismatch:
-            return ""
-        # Checked, not assumed: tables dropped or emptied behind benchapp's back are prepared again.
-        log.warning("job %s: %s", job.pk, mismatch)
-        job_note(job_id=job.pk, note=f"{mismatch}: the dataset was prepared again")
-        PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.DROPPED)
-        prepared.status = PreparedDataset.Status.DROPPED
-    resume = (bool(ddl) and scenario.prepare_mode == Scenario.PrepareMode.AUTO
-              and prepared.status in (PreparedDataset.Status.FAILED, PreparedDataset.Status.PREPARING)
-              and (prepared.rows_loaded or 0) > 0)
-    PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.PREPARING, prepared_by=job)
-    # Other signatures on this target use the same table names: they are gone after this.
-    PreparedDataset.objects.filter(target=job.target).exclude(pk=prepared.pk).update(
-        status=PreparedDataset.Status.DROPPED
-    )
-    is_cancelled = cancel_check(job.pk)
-    progress = PrepareProgress(job=job, conn=conn, prepared=prepared, wide=wide)
-    loading = False
-
-    def should_cancel() -> bool:
-        try:
-            clients_sweep_lost()  # a long prepare keeps an eye on other jobs' clients too
-            if loading:
-                progress.poll()
-        except (OperationalError, InterfaceError) as exc:
-            # benchapp's database restarting is no reason to stop a prepare: the next poll tries again.
-            if not connection_lost(exc):
-                raise
-            connection_drop()
-        return is_cancelled()
-
-    outputs = []
-    started = time.monotonic()
-    for command in ("cleanup", "prepare"):
-        if not scenario_runs_command(scenario, command):
-            outputs.append(f"-- the workload's entry script defines no {command} command: skipped")
-            continue
-        if command == "cleanup" and resume:
-            outputs.append(f"-- resuming the prepare that stopped at {prepared.rows_loaded:,} of "
-                           f"{job.tables * job.table_size:,} rows: each table goes on from its MAX(id) + 1")
-            continue
-        if command == "prepare" and ddl:
-            if not resume:
-                outputs.append(_tables_create(job, conn, ddl_statements, wide=wide))
-            argv = loader_prepare_argv(job=job, conn=conn, start_id=0 if resume else 1, create_secondary=wide)
-        else:
-            argv = phase_argv(job=job, conn=conn, command=command)
-        loading = command == "prepare"
-        if loading:
-            progress.poll(force=True)
-        try:
-            transcript, cancelled = sysbench_phase(
-                argv=argv, conn=conn, phase=command, should_cancel=should_cancel,
-                timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, timeout_setting="BENCHAPP_PREPARE_TIMEOUT_S",
-            )
-        except JobFailure as exc:
-            reached = progress.poll(force=True) if loading else None
-            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
-            if ddl and reached and reached["rows_loaded"]:
-                raise type(exc)(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
-                                 "launched again with its tables kept, the prepare resumes from there)") from None
-            raise
-        if cancelled:
-            if loading:
-                progress.poll(force=True)
-            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
-            return None
-        outputs.append(transcript)
-    progress.poll(force=True, done=True)
-    PreparedDataset.objects.filter(pk=prepared.pk).update(
-        status=PreparedDataset.Status.READY, prepared_at=timezone.now(),
-        prepare_s=time.monotonic() - started,
-    )
-    return "\n".join(outputs)
 
 
 # A ready dataset whose table ends below this share of its prepared rows (MAX(id)) was emptied behind benchapp's
@@ -276,7 +177,7 @@ def table_ddl_statements(*, ddl: str, tables: int, driver: str) -> list[str]:
         raise JobFailure(f"the scenario's table DDL is refused: {exc}") from None
 
 
-def _tables_create(job: Job, conn: Connection, statements: list[str], *, wide: bool = False) -> str:
+def tables_create(job: Job, conn: Connection, statements: list[str], *, wide: bool = False) -> str:
     """Creates the tables with the scenario's checked DDL (seed 002's sharded table, say) before loading rows."""
     source = ("sysbench's table with BIGINT id and k (more rows than its INTEGER id holds)" if wide
               else "the scenario's DDL")

@@ -5,7 +5,7 @@ own queue (coordinator._handed_on), which prepares fileio's files in a directory
 BENCHAPP_HOSTTEST_DIR, runs the one client in the same task, and removes the files when the client ends. Nothing
 connects to a database: no server snapshot, no server sampler, no round trips; the host's CPU is sampled as for
 any client. The job's status, barrier, heartbeats, samples and closing are the database jobs' own
-(transitions, client._barrier_wait, ClientWrites, results.job_finalize).
+(transitions, client.barrier_wait, ClientWrites, results.job_finalize).
 """
 from __future__ import annotations
 
@@ -20,17 +20,15 @@ from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.execution.client import (
-    _barrier_wait,
-    _client_heartbeat,
-    _client_process,
-    _Stopped,
+    barrier_wait,
+    client_heartbeat,
+    client_process,
     run_close_fields,
     run_failure_cause,
 )
-from campaigns.execution.coordinator import _previous_wait, _target_busy
+from campaigns.execution.coordinator import previous_wait, target_busy
 from campaigns.execution.metrics import Samplers
-from campaigns.execution.phases import JobFailure, cancel_check, forced_shutdown_s, job_heartbeat
-from campaigns.execution.results import job_close
+from campaigns.execution.phases import JobFailure, JobStopped, cancel_check, forced_shutdown_s, job_heartbeat
 from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.sysbench import parser
@@ -91,7 +89,8 @@ def job_dirs_sweep() -> int:
 
 
 def _fileio_prepare(job: Job) -> str:
-    """fileio's test files, in the job's own directory (within the size limit and the disk's free space)."""
+    """fileio's test files, in the job's own directory (within the size limit and the disk's free space); JobStopped
+    when the job was cancelled meanwhile."""
     job_dirs_sweep()
     workdir = job_dir(job.pk)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -107,7 +106,7 @@ def _fileio_prepare(job: Job) -> str:
                           timeout_s=settings.BENCHAPP_PREPARE_TIMEOUT_S, poll_s=settings.BENCHAPP_CANCEL_POLL_S)
     if outcome.cancelled:
         _fileio_cleanup(job)
-        return ""
+        raise JobStopped()
     if not outcome.succeeded():
         _fileio_cleanup(job)
         raise JobFailure(explain_failure(outcome.output, outcome.exit_code, phase="prepare"))
@@ -126,22 +125,21 @@ def _fileio_cleanup(job: Job) -> None:
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-def hostjob_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
+def hostjob_coordinate(job: Job, host: str) -> int | None:
     """The coordinator's part of a host job, on the target host itself: as coordinator._job_coordinate, without a
-    database. Returns (dispatched, the id of its one client, which the caller runs here)."""
+    database. Returns the id of its one client, which the caller runs here (None: the job waits); JobStopped when
+    the job was cancelled meanwhile."""
     if host != job.target.host:
         raise JobFailure(f"a host test of client host {job.target.host} reached {host}: it runs only there")
     argv = host_phase_argv(job=job, command="run")
-    busy = _target_busy(job)
+    busy = target_busy(job)
     if busy is not None:
         transitions.job_wait(job_id=job.pk, reason=f"client host {host} is busy with run #{busy.run_id} "
                                                    f"({busy.run.campaign.name}); starts when that job has finished")
-        return True, None  # waiting: the reconciler sends it again later
+        return None  # waiting: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
-    if _previous_wait(job) is None:
-        job_close(job, status=Job.Status.CANCELLED)
-        return False, None
+    previous_wait(job)  # JobStopped when the job was cancelled meanwhile
     prepare_output = ""
     if job.scenario.test == "fileio":
         started = time.monotonic()
@@ -151,12 +149,11 @@ def hostjob_coordinate(job: Job, host: str) -> tuple[bool, int | None]:
     if not transitions.job_start(job_id=job.pk, command_line=command, server_snapshot={"before": {"host": host}}):
         if job.scenario.test == "fileio":
             _fileio_cleanup(job)
-        job_close(job, status=Job.Status.CANCELLED)
-        return False, None
+        raise JobStopped()
     client = JobClient.objects.create(job=job, index=0, host_name=host, threads=job.threads, command_line=command,
                                       prepare_output=prepare_output, heartbeat_at=timezone.now(),
                                       sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH))
-    return True, client.pk
+    return client.pk
 
 
 def _interval(test: str, line: str, threads: int) -> parser.Interval | None:
@@ -180,19 +177,19 @@ def hostclient_run(job: Job, client: JobClient) -> None:
 
 def _hostclient_measure(job: Job, client: JobClient, test: str) -> None:
     argv = host_phase_argv(job=job, command="run", threads=client.threads)
-    host_self_measure_wait(client.host_name, beat=lambda: _client_heartbeat(client.pk, client.attempt))
+    host_self_measure_wait(client.host_name, beat=lambda: client_heartbeat(client.pk, client.attempt))
     host = ClientHost.objects.filter(hostname=client.host_name).first()
     JobClient.objects.filter(pk=client.pk, attempt=client.attempt).update(
         sysbench_version=sysbench_version(settings.BENCHAPP_SYSBENCH), same_host=False,
         host_facts=host.facts() if host else {})
-    _barrier_wait(client, 1)  # a lone client: one heartbeat, and a stop if the job was cancelled meanwhile
+    barrier_wait(client, 1)  # a lone client: one heartbeat, and a stop if the job was cancelled meanwhile
     if not transitions.client_start(client_id=client.pk, attempt=client.attempt):
-        raise _Stopped()
+        raise JobStopped()
     samplers = Samplers(job_id=job.pk, client_index=client.index, conn=NO_DATABASE, sample_server=False,
                         attempt=job.attempt)
     workdir = str(job_dir(job.pk)) if test == "fileio" else None
     try:
-        outcome = _client_process(job, client, argv, NO_DATABASE, samplers, [],
+        outcome = client_process(job, client, argv, NO_DATABASE, samplers, [],
                                   interval_of=lambda line: _interval(test, line, client.threads), cwd=workdir)
     except BaseException:
         samplers.stop()

@@ -1,9 +1,8 @@
-"""Client hosts: their heartbeat and facts, taking a silent one offline, and declaring lost the clients
-whose worker stopped beating."""
+"""Client hosts: their heartbeat and facts, taking a silent one offline, and which started clients stopped beating
+and why (stale_clients, worker_lost_cause; campaigns.execution.resend declares them lost)."""
 from __future__ import annotations
 
 import importlib.metadata
-import logging
 import os
 import platform
 import socket
@@ -16,12 +15,9 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from campaigns.execution import transitions
 from campaigns.models import ClientHost, JobClient, Run
 from campaigns.models.core import hosts_allowed
 from campaigns.sysbench.runner import sysbench_version
-
-log = logging.getLogger(__name__)
 
 
 def host_queue(hostname: str) -> str:
@@ -132,51 +128,6 @@ def _local_address(fd: int) -> str | None:
     return name[0] if isinstance(name, tuple) else None  # a Unix socket has no address
 
 
-def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str) -> bool:
-    """Declares lost a client whose last heartbeat is older than heartbeat_before.
-
-    Lost before its sysbench started measuring (pending, or ready at the barrier), while no peer has started
-    either, its share is sent to another eligible host (campaigns.execution.resend). Otherwise the client and
-    its job fail with the cause (saying why it was not sent again, when it could not be). Either way its host is
-    taken offline unless that host still beats (a live worker with a stuck task), so the next job is not handed
-    to a dead host. False when the client beat meanwhile or had already ended.
-    """
-    why = ""
-    if client.status in (JobClient.Status.PENDING, JobClient.Status.READY):
-        # Imported here: resend sends Celery messages through dispatch, which imports this module.
-        from campaigns.execution.resend import client_resend_lost
-
-        resent, why = client_resend_lost(client=client, heartbeat_before=heartbeat_before, cause=cause)
-        if resent:
-            host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
-            return True
-        if why:
-            when = "" if " before " in cause else " before it started measuring"
-            cause = f"{cause}{when}; not sent again: {why}"
-    # Lost while measuring, or at the barrier once a peer had started (why is "" then): the job's measurement is
-    # spoiled, and it is measured again while the campaign's job_tries last.
-    measuring = client.status == JobClient.Status.RUNNING or not why
-    attempt = JobClient.objects.filter(pk=client.pk).values_list("job__attempt", flat=True).first()
-    if attempt is None or not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before,
-                                                      cause=cause):
-        return False
-    host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
-    if measuring:
-        # Imported here for the same reason as resend: attempts moves the run on through dispatch.
-        from campaigns.execution import attempts
-
-        measured = attempts.job_measure_again(job_id=client.job_id, attempt=attempt, cause=cause)
-        if measured == "again":
-            return True
-        if measured == "no try left":
-            tries = JobClient.objects.filter(pk=client.pk).values_list("job__run__campaign__job_tries",
-                                                                       flat=True).first() or 1
-            cause = attempts.no_try_left(cause, attempt=attempt, tries=tries)
-    transitions.job_fail(job_id=client.job_id, cause=cause)
-    log.warning("job %s: %s", client.job_id, cause)
-    return True
-
-
 def client_doing(client: JobClient) -> str:
     """Where a client was when it was lost, for its cause."""
     if client.status == JobClient.Status.RUNNING:
@@ -233,33 +184,6 @@ def stale_clients(*, heartbeat_before: datetime) -> Any:
 def own_queues() -> tuple[str, str]:
     """The run queues this process looks after: its own, and "" for runs launched before runs had one."""
     return (settings.CELERY_TASK_DEFAULT_QUEUE, "")
-
-
-_next_sweep_at = 0.0
-
-
-def clients_sweep_lost() -> int:
-    """Declares lost every started client, of any job of this queue, whose worker stopped beating.
-
-    Busy workers call this from their polling loops, at most every BENCHAPP_STALE_S / 3. The
-    reconciler is a task and needs a free worker: while every worker is busy with a long job (as
-    every host of a multi-client job is), a dead host's job would otherwise show as running until
-    one of them is free. Closing the job (snapshot, cleanup, next job) is left to its surviving
-    clients or to the reconciler: a measuring client must not stop reading its sysbench for that.
-    """
-    global _next_sweep_at
-    now = time.monotonic()
-    if now < _next_sweep_at:
-        return 0
-    stale_s = settings.BENCHAPP_STALE_S
-    _next_sweep_at = now + stale_s / 3
-    limit = timezone.now() - timedelta(seconds=stale_s)
-    lost = 0
-    for client in stale_clients(heartbeat_before=limit):
-        cause = worker_lost_cause(client.host_name, stale_s=stale_s, doing=client_doing(client),
-                                  last_beat=client.heartbeat_at)
-        lost += jobclient_lose(client=client, heartbeat_before=limit, cause=cause)
-    return lost
 
 
 # ---------------------------------------------------------------- nobody to run a run's next job

@@ -27,6 +27,11 @@ class TargetUnreachable(JobFailure):
     job waits for it and tries again (campaigns.execution.attempts.job_wait_for_target)."""
 
 
+class JobStopped(Exception):
+    """The job was cancelled (or failed elsewhere) while this worker prepared it or waited with one of its clients:
+    it ends here, as cancelled. Not a JobFailure: nothing went wrong, and no cause is recorded."""
+
+
 class JobLost(JobFailure):
     """The infrastructure spoiled the job's measurement (its target went away mid-run, sysbench was killed by a
     signal benchapp did not send): the job is measured again as a new attempt (attempts.job_measure_again)."""

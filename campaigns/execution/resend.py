@@ -1,19 +1,26 @@
-"""A client host lost before its sysbench started measuring costs the job nothing: its share of the threads is
+"""Lost clients. A client whose worker stopped beating is declared lost (jobclient_lose), by the reconciler or by a
+busy worker's own look (clients_sweep_lost).
+
+A client host lost before its sysbench started measuring costs the job nothing: its share of the threads is
 sent to another eligible host (the campaign's choice of client hosts, none that this job has lost, none that
 already runs one of its clients), up to the campaign's client_tries sends in all, and the job's barrier starts
-over. Once any client of the job has started measuring, a lost client fails the job (hosts.jobclient_lose).
+over. Once any client of the job has started measuring, a lost client fails the job, or has it measured again
+(attempts.job_measure_again).
 
 The lost send stays in the client's earlier_attempts: host, when it was sent and lost, and why.
 """
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import time
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
-from campaigns.execution import transitions
+from campaigns.execution import attempts, transitions
 from campaigns.execution.dispatch import jobclient_dispatch
+from campaigns.execution.hosts import client_doing, host_mark_offline, stale_clients, worker_lost_cause
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.models.core import hosts_allowed
 
@@ -65,3 +72,69 @@ def _sent_at(job: Job, client: JobClient) -> str | None:
     if client.earlier_attempts:
         return str(client.earlier_attempts[-1].get("ended_at") or "") or None
     return job.started_at.isoformat() if job.started_at else None
+
+
+def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str) -> bool:
+    """Declares lost a client whose last heartbeat is older than heartbeat_before.
+
+    Lost before its sysbench started measuring (pending, or ready at the barrier), while no peer has started
+    either, its share is sent to another eligible host (client_resend_lost). Otherwise the client and
+    its job fail with the cause (saying why it was not sent again, when it could not be). Either way its host is
+    taken offline unless that host still beats (a live worker with a stuck task), so the next job is not handed
+    to a dead host. False when the client beat meanwhile or had already ended.
+    """
+    why = ""
+    if client.status in (JobClient.Status.PENDING, JobClient.Status.READY):
+        resent, why = client_resend_lost(client=client, heartbeat_before=heartbeat_before, cause=cause)
+        if resent:
+            host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+            return True
+        if why:
+            when = "" if " before " in cause else " before it started measuring"
+            cause = f"{cause}{when}; not sent again: {why}"
+    # Lost while measuring, or at the barrier once a peer had started (why is "" then): the job's measurement is
+    # spoiled, and it is measured again while the campaign's job_tries last.
+    measuring = client.status == JobClient.Status.RUNNING or not why
+    attempt = JobClient.objects.filter(pk=client.pk).values_list("job__attempt", flat=True).first()
+    if attempt is None or not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before,
+                                                      cause=cause):
+        return False
+    host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+    if measuring:
+        measured = attempts.job_measure_again(job_id=client.job_id, attempt=attempt, cause=cause)
+        if measured == "again":
+            return True
+        if measured == "no try left":
+            tries = JobClient.objects.filter(pk=client.pk).values_list("job__run__campaign__job_tries",
+                                                                       flat=True).first() or 1
+            cause = attempts.no_try_left(cause, attempt=attempt, tries=tries)
+    transitions.job_fail(job_id=client.job_id, cause=cause)
+    log.warning("job %s: %s", client.job_id, cause)
+    return True
+
+
+_next_sweep_at = 0.0
+
+
+def clients_sweep_lost() -> int:
+    """Declares lost every started client, of any job of this queue, whose worker stopped beating.
+
+    Busy workers call this from their polling loops, at most every BENCHAPP_STALE_S / 3. The
+    reconciler is a task and needs a free worker: while every worker is busy with a long job (as
+    every host of a multi-client job is), a dead host's job would otherwise show as running until
+    one of them is free. Closing the job (snapshot, cleanup, next job) is left to its surviving
+    clients or to the reconciler: a measuring client must not stop reading its sysbench for that.
+    """
+    global _next_sweep_at
+    now = time.monotonic()
+    if now < _next_sweep_at:
+        return 0
+    stale_s = settings.BENCHAPP_STALE_S
+    _next_sweep_at = now + stale_s / 3
+    limit = timezone.now() - timedelta(seconds=stale_s)
+    lost = 0
+    for client in stale_clients(heartbeat_before=limit):
+        cause = worker_lost_cause(client.host_name, stale_s=stale_s, doing=client_doing(client),
+                                  last_beat=client.heartbeat_at)
+        lost += jobclient_lose(client=client, heartbeat_before=limit, cause=cause)
+    return lost

@@ -229,7 +229,8 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
 # ---------------------------------------------------------------- closing a job
 
 
-def _load(job_id: int) -> Job:
+def job_load(job_id: int) -> Job:
+    """The job with the rows its execution reads (target, scenario, dataset, run), in one query."""
     return Job.objects.select_related("target", "target__spec", "scenario", "scenario__dataset", "run").get(pk=job_id)
 
 
@@ -255,7 +256,7 @@ def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
     # (kept up by the cleanup below) tells the reconciler this closer is alive.
     if not transitions.job_finalizing_begin(job_id=job_id, attempt=attempt):
         return False
-    job = _load(job_id)
+    job = job_load(job_id)
     clients = list(job.clients.order_by("index"))
     starts = [c.started_at for c in clients if c.started_at is not None]
     skew_ms = (max(starts) - min(starts)).total_seconds() * 1000 if len(starts) == len(clients) and starts else None

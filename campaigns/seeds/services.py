@@ -133,7 +133,7 @@ def threads_fitted(threads: Iterable[int], cap: int | None) -> list[int]:
     return sorted({max(1, round(t * factor)) for t in values})
 
 
-def _plain_ddl(ddl: str) -> str:
+def plain_ddl(ddl: str) -> str:
     """The seed 002 DDL without what only the DDM middleware understands (its partitioning clause, matched by
     the same strict pattern that lets it through the DDL check)."""
     body, clause = partition_clause_split(ddl.strip().removesuffix(";").rstrip())
@@ -142,7 +142,7 @@ def _plain_ddl(ddl: str) -> str:
 
 def _scenario_plain_ddl(scenario: Scenario) -> Scenario:
     """A copy of a custom-DDL scenario whose table DDL a plain MySQL/MariaDB server accepts (kept in step)."""
-    plain = _plain_ddl(scenario.table_ddl)
+    plain = plain_ddl(scenario.table_ddl)
     if plain == scenario.table_ddl:
         return scenario
     name = f"{scenario.name}{PLAIN_DDL_SUFFIX}"
