@@ -77,9 +77,6 @@ def client_heartbeat(client_id: int, attempt: int) -> str:
     return row[0]
 
 
-# bench/hosts_scale.py calls the heartbeat by its former, private name.
-_client_heartbeat = client_heartbeat
-
 
 def _barrier_beat(client: JobClient) -> str:
     """The client's heartbeat at the barrier, again on a new connection while benchapp's database restarts (as
