@@ -77,7 +77,6 @@ def client_heartbeat(client_id: int, attempt: int) -> str:
     return row[0]
 
 
-
 def _barrier_beat(client: JobClient) -> str:
     """The client's heartbeat at the barrier, again on a new connection while benchapp's database restarts (as
     long as a client may stay silent before it is declared lost)."""
