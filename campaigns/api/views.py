@@ -49,6 +49,7 @@ from campaigns.cache import (
 )
 from campaigns.comparison.histogram import cell_histogram
 from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
+from campaigns.comparison.rows import Comparison
 from campaigns.comparison.selection import Selection
 from campaigns.downsample import downsample
 from campaigns.execution.metrics import job_metrics
@@ -708,7 +709,7 @@ class ComparisonViewSet(viewsets.ViewSet):
         query.is_valid(raise_exception=True)
         data = query.validated_data
 
-        def build() -> dict[str, Any]:
+        def build() -> Comparison:
             return comparison_build(
                 target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
                 campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
