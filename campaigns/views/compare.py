@@ -69,7 +69,9 @@ def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
     }, published_specs
 
 
-def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
+def request_selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
+    """The comparison's form bound to the request's query, and the Selection it stands for (None when the query
+    chooses nothing or is invalid: the form says why). The share views read a comparison's query the same way."""
     data: dict[str, Any] = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields
                             if name in request.GET and name not in ComparisonForm.SWITCHES}
     for switch in ComparisonForm.SWITCHES:
@@ -127,7 +129,7 @@ def _baseline_choices(layout: dict[str, Any] | None, selection: Selection | None
 
 @role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
-    form, selection = _selection(request)
+    form, selection = request_selection(request)
     layout = comparison_layout_cached(selection) if selection is not None else None
     charts = {}
     if layout is not None:
@@ -151,7 +153,7 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 def _layout_or_error(request: HttpRequest) -> dict[str, Any] | HttpResponse:
     """The comparison's layout, or a plain-text 400 saying why there is nothing to export."""
-    form, selection = _selection(request)
+    form, selection = request_selection(request)
     if selection is None:
         errors = "; ".join(str(e) for errs in form.errors.values() for e in errs) or "choose what to compare"
         return HttpResponse(f"Nothing to export: {errors}\n", status=400, content_type="text/plain")
@@ -182,7 +184,7 @@ def compare_markdown(request: HttpRequest) -> HttpResponse:
 @role_required(roles.VIEWER)
 def compare_report(request: HttpRequest) -> HttpResponse:
     """The print-ready page: environment, method, results and conclusions, like a white paper."""
-    form, selection = _selection(request)
+    form, selection = request_selection(request)
     if selection is None:
         return render(request, "campaigns/compare.html", {"form": form, "layout": None, "title": "Compare"})
     layout = comparison_layout_cached(selection)
