@@ -9,7 +9,17 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio, is_number
-from campaigns.comparison.rows import Column, ComparisonCell, ComparisonRow, ComparisonTable, Metric, MetricStats
+from campaigns.comparison.rows import (
+    Beside,
+    BesideRow,
+    Column,
+    ComparisonCell,
+    ComparisonRow,
+    ComparisonTable,
+    LatencyMetric,
+    Metric,
+    MetricStats,
+)
 
 # A comparison can have thousands of cells; the rows are written here rather than by the template
 # engine, which would take most of the page's time budget on them.
@@ -140,7 +150,7 @@ def _untrusted(cell: ComparisonCell | None) -> bool:
     return cell is not None and cell.get("verdict") in ("suspect", "invalid")
 
 
-def _published_cell(entry: dict[str, Any] | None, beside: dict[str, Any]) -> str:
+def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
     """The published figure beside a measured row: its QPS (and per core), the concurrency it was printed at where
     that is not the row's, and its spec where the header cannot name one for the whole table."""
     if entry is None or not is_number(entry["published_qps"]):
@@ -162,7 +172,7 @@ def _published_cell(entry: dict[str, Any] | None, beside: dict[str, Any]) -> str
             f'{fmt_number(entry["published_qps"])}{correction}{small}</td>')
 
 
-def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
+def _ratio_cell(entry: BesideRow | None, index: int) -> str:
     """A measured product's ratio to the published figure (per core or raw) with n, its 95% interval where the
     measured cell has repetitions, and a word where the measured cell is not to be trusted."""
     cell = entry["by_column"].get(str(index)) if entry is not None else None
@@ -184,13 +194,14 @@ def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
             f'<span class="muted small">{escape(entry["basis"])} · n = {cell["n"]}</span>{interval}{doubt}</td>')
 
 
-def _published_latency_cells(row: ComparisonRow, positions: Sequence[int], metric: str) -> list[str]:
+def _published_latency_cells(row: ComparisonRow, positions: Sequence[int], metric: LatencyMetric) -> list[str]:
     """The published latency beside a measured row's, for the published products the table shows it for."""
     entries = row.get("besides") or []
     out = []
     for k in positions:
         entry = entries[k] if k < len(entries) else None
-        value = entry[f"published_{metric}"] if entry is not None else None
+        value = (None if entry is None else entry["published_latency_avg_ms"] if metric == "latency_avg_ms"
+                 else entry["published_latency_pct_ms"])
         if not is_number(value):
             out.append(f'<td class="num" data-metric="{metric}">—</td>')
             continue
@@ -201,7 +212,7 @@ def _published_latency_cells(row: ComparisonRow, positions: Sequence[int], metri
     return out
 
 
-def beside_cells_html(row: ComparisonRow, besides: Sequence[dict[str, Any]]) -> str:
+def beside_cells_html(row: ComparisonRow, besides: Sequence[Beside]) -> str:
     """The published columns of one measured row: per published product its figure, then each measured
     product's ratio to it (columns as _compare_table.html heads them)."""
     parts = []

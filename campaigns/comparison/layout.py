@@ -23,18 +23,20 @@ from campaigns.comparison.published import (
 )
 from campaigns.comparison.query import comparison_build
 from campaigns.comparison.rows import (
+    Beside,
     Column,
     ComparisonGroup,
     ComparisonRow,
     ComparisonTable,
+    LatencyMetric,
     Metric,
     PriceCell,
     PriceRow,
 )
 from campaigns.comparison.selection import Selection
 from campaigns.comparison.significance import row_marks
-from campaigns.comparison.trust import untrusted_cells
-from campaigns.models import InstanceSpec, JobResult
+from campaigns.comparison.trust import UntrustedCells, untrusted_cells
+from campaigns.models import InstanceSpec, JobResult, PublishedResult
 from campaigns.seeds.matching import published_key
 
 
@@ -77,7 +79,7 @@ def _chart_series(table: ComparisonTable, names: Sequence[str]) -> dict[str, Any
     specs = table["spec_order"]
     lines_qps: list[dict[str, Any]] = []
     lines_latency: list[dict[str, Any]] = []
-    latency_metric: Metric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
+    latency_metric: LatencyMetric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
     if len(specs) <= MAX_LINE_SPECS:
         for index, name in enumerate(names):
             for spec in specs:
@@ -113,7 +115,8 @@ def _chart_series(table: ComparisonTable, names: Sequence[str]) -> dict[str, Any
     }
 
 
-def _published_lines(table: ComparisonTable, latency_metric: Metric) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _published_lines(table: ComparisonTable,
+                     latency_metric: LatencyMetric) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The published products beside a measured table, one line per product and published spec, at the document's
     own thread counts: QPS, and the latency the table shows where the document prints the same one."""
     qps_lines, latency_lines = [], []
@@ -185,7 +188,7 @@ def _price_rows(table: ComparisonTable, names: Sequence[str], specs: dict[int, I
 
 
 def _besides(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
-             published: Sequence[Any], selection: Selection) -> list[dict[str, Any]]:
+             published: Sequence[PublishedResult], selection: Selection) -> list[Beside]:
     """The published products set beside one measured table: the chosen one (with a note where it has no
     figures for the table), else each product of the chosen documents that has figures for it."""
     rows = table["rows"]
@@ -194,7 +197,7 @@ def _besides(table: ComparisonTable, names: Sequence[str], specs: dict[int, Inst
         product_sets = chosen[:1]
     else:
         product_sets = by_product(published)
-    out: list[dict[str, Any]] = []
+    out: list[Beside] = []
     for name, figures in product_sets:
         beside = beside_table(table, names, specs, figures, product_name=name,
                               spec_chosen=bool(selection.published_spec))
@@ -216,7 +219,8 @@ def _published_latency(table: ComparisonTable) -> None:
     for metric in ("latency_avg_ms", "latency_pct_ms"):
         chosen = []
         for k, beside in enumerate(besides):
-            figures = [r for r in beside["rows"] if r[f"published_{metric}"] is not None]
+            figures = [r for r in beside["rows"] if (r["published_latency_avg_ms"] if metric == "latency_avg_ms"
+                                                     else r["published_latency_pct_ms"]) is not None]
             same = metric == "latency_avg_ms" or all(r["published_latency_pct"] == table["pct"] for r in figures)
             has = table["has_avg"] if metric == "latency_avg_ms" else table["has_pct"]
             if figures and same and has:
@@ -287,7 +291,8 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
     untrusted_n = {level: sum(verdicts[level] for g in groups for r in g["rows"] for c in r["cells"]
                               if c is not None and (verdicts := c.get("verdicts")))
                    for level in ("invalid", "suspect")}
-    trust = untrusted_cells(selection) if any(untrusted_n.values()) else {"reasons": [], "cells": {}}
+    trust: UntrustedCells = (untrusted_cells(selection) if any(untrusted_n.values())
+                             else {"reasons": [], "cells": {}})
     spec_ids = {r["spec_id"] for g in groups for r in g["rows"] if r["spec_id"] is not None}
     specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
     for group in groups:

@@ -12,11 +12,16 @@ from campaigns.comparison.formatting import fmt_ratio, is_number
 from campaigns.comparison.query import delta_pct
 from campaigns.comparison.rows import (
     METRICS,
+    Beside,
+    BesideCell,
+    BesideRow,
     Column,
     ComparisonCell,
     ComparisonGroup,
     ComparisonRow,
     ComparisonTable,
+    Curve,
+    CurvePoint,
     MetricStats,
     comparison_row,
 )
@@ -164,9 +169,9 @@ def _ratio_interval(ratio: float | None, cell: ComparisonCell | None) -> list[fl
     return [round(ratio * interval[0] / value, 4), round(ratio * interval[1] / value, 4)]
 
 
-def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> dict[str, Any]:
+def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> Curve:
     """A published spec's figures at their own thread counts, for the charts."""
-    points = []
+    points: list[CurvePoint] = []
     for threads in sorted(figures):
         r = figures[threads]
         points.append({"x": threads, "qps": r.qps, "latency_avg_ms": r.latency_avg_ms,
@@ -176,7 +181,7 @@ def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> dict[str, A
 
 
 def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
-                 published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> dict[str, Any]:
+                 published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> Beside:
     """A measured table's rows set beside the matching published table of one published product.
 
     Per row: the published figure on the spec nearest the measured one (or the chosen spec) at the same
@@ -187,7 +192,7 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
     """
     scenario = table["scenario"]["name"]
     key: PublishedKey | None = published_key(scenario)
-    beside: dict[str, Any] = {"product": product_name, "key": key.describe() if key else "", "rows": [],
+    beside: Beside = {"product": product_name, "key": key.describe() if key else "", "rows": [],
                               "notes": [], "columns": [], "column_index": [], "note": "", "curves": [],
                               "spec_label": "", "summary": "", "has_per_core": False, "has_nearest": False}
     if key is None:
@@ -233,7 +238,7 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
         notes[hardware.note] = None
         published_per_core = _per_core(figure.qps, cores) if hardware.per_core else None
         # Keyed by the column's index as text: the layout is cached as JSON, whose keys are strings.
-        by_column: dict[str, dict[str, Any]] = {}
+        by_column: dict[str, BesideCell] = {}
         for i in columns:
             cell = row["cells"][i]
             qps = cell["qps"]["value"] if cell is not None else None
@@ -245,7 +250,7 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
                             "n": cell["qps"]["n"] if cell is not None else 0,
                             "verdict": cell.get("verdict") if cell is not None
                             and cell.get("verdict") in ("suspect", "invalid") else None}
-        entry = {
+        entry: BesideRow = {
             "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
             "published_threads": threads, "nearest": threads != row["threads"],
             "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
@@ -267,11 +272,11 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
     return beside
 
 
-def _beside_summary(beside: dict[str, Any]) -> str:
+def _beside_summary(beside: Beside) -> str:
     """Each measured product's ratio to the published figures, on average (geometric mean) and at the extremes."""
     clauses = []
     for index, name in enumerate(beside["columns"]):
-        ratios = [(row["cells"][index]["ratio"], row) for row in beside["rows"] if row["cells"][index]["ratio"]]
+        ratios = [(ratio, row) for row in beside["rows"] if (ratio := row["cells"][index]["ratio"])]
         if not ratios:
             continue
         bases = {row["basis"] for _, row in ratios}

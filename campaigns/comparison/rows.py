@@ -16,6 +16,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 Metric = Literal["qps", "tps", "latency_avg_ms", "latency_pct_ms"]
 METRICS: tuple[Metric, ...] = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
+LatencyMetric = Literal["latency_avg_ms", "latency_pct_ms"]
 
 
 class MetricStats(TypedDict):
@@ -109,6 +110,76 @@ class Mark(TypedDict):
     n_other: NotRequired[int]
 
 
+class BesideCell(TypedDict):
+    """One measured column against the published figure beside its row (comparison.published.beside_table)."""
+
+    qps: float | None
+    per_core: float | None
+    ratio: float | None  # measured ÷ published, per core or raw (the row's basis)
+    ratio_ci95: list[float] | None
+    n: int
+    verdict: str | None  # "suspect" or "invalid" where the measured cell is not to be trusted
+
+
+class BesideRow(TypedDict):
+    """The published figure set beside one measured row: on the nearest published spec, at the nearest thread
+    count the document has, with each measured column's ratio to it (by column index, as text: JSON keys)."""
+
+    spec: str | None
+    threads: int
+    published_spec: str
+    published_threads: int
+    nearest: bool
+    published_qps: float | None
+    published_per_core: float | None
+    per_core: bool
+    basis: str  # "per core" or "raw"
+    hardware: str
+    correction: str
+    cells: list[BesideCell]
+    by_column: dict[str, BesideCell]
+    published_latency_avg_ms: float | None
+    published_latency_pct_ms: float | None
+    published_latency_pct: float | None
+
+
+class CurvePoint(TypedDict):
+    x: int
+    qps: float | None
+    latency_avg_ms: float | None
+    latency_pct_ms: float | None
+    latency_pct: float | None
+    correction: str
+
+
+class Curve(TypedDict):
+    """A published spec's figures at the document's own thread counts, for the charts."""
+
+    spec: str
+    points: list[CurvePoint]
+
+
+class Beside(TypedDict):
+    """One published product set beside a measured table (comparison.published.beside_table): its rows, or the
+    note saying why it has none; the matched document's keys where one matched."""
+
+    product: str
+    key: str
+    rows: list[BesideRow]
+    notes: list[str]
+    columns: list[str]
+    column_index: list[int]
+    note: str
+    curves: list[Curve]
+    spec_label: str
+    summary: str
+    has_per_core: bool
+    has_nearest: bool
+    table_ref: NotRequired[str]
+    document: NotRequired[str]
+    match: NotRequired[tuple[str, str, str, str]]
+
+
 class ComparisonRow(TypedDict):
     """One row of a comparison table: its keys and one cell per column (None where the column has no figure).
     deltas, marks, beside and besides are the page's (comparison.layout)."""
@@ -122,8 +193,8 @@ class ComparisonRow(TypedDict):
     cells: list[ComparisonCell | None]
     deltas: NotRequired[list[float | None]]
     marks: NotRequired[list[Mark | None]]
-    beside: NotRequired[dict[str, Any] | None]
-    besides: NotRequired[list[dict[str, Any] | None]]
+    beside: NotRequired[BesideRow | None]
+    besides: NotRequired[list[BesideRow | None]]
 
 
 class DatasetRef(TypedDict):
@@ -223,8 +294,8 @@ class ComparisonTable(TypedDict):
     id: NotRequired[str]
     shape: NotRequired[str]
     title: NotRequired[str]
-    besides: NotRequired[list[dict[str, Any]]]  # the published products set beside it (published.beside_table)
-    beside: NotRequired[dict[str, Any] | None]
+    besides: NotRequired[list[Beside]]  # the published products set beside it (published.beside_table)
+    beside: NotRequired[Beside | None]
     published_avg: NotRequired[list[int]]  # positions in besides whose average latency goes beside the measured
     published_avg_names: NotRequired[list[str]]
     published_avg_n: NotRequired[int]
