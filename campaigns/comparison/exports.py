@@ -10,7 +10,7 @@ from typing import Any
 
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio
 from campaigns.comparison.html import spread_text
-from campaigns.comparison.rows import ComparisonCell, ComparisonRow, ComparisonTable, Metric
+from campaigns.comparison.rows import ComparisonCell, ComparisonLayout, ComparisonRow, ComparisonTable, Metric
 from campaigns.comparison.significance import SIGNIFICANCE_NOTE
 from campaigns.escaping import csv_row, markdown_cell, markdown_code_block, markdown_text
 
@@ -42,9 +42,8 @@ def _beside_csv(table: ComparisonTable, row: ComparisonRow, index: int) -> list[
             entry["per_core"], beside["published_per_core"], entry["ratio"], beside["basis"], beside["hardware"]]
 
 
-def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
-    tables: list[ComparisonTable] = layout["tables"]
-    for table in tables:
+def csv_lines(layout: ComparisonLayout) -> Iterable[list[Any]]:
+    for table in layout["tables"]:
         for row in table["rows"]:
             marks = [None, *row["marks"]]
             for index, (product, cell) in enumerate(zip(layout["names"], row["cells"], strict=True)):
@@ -68,7 +67,7 @@ def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
                        "; ".join(trust["reasons"] if (trust := cell.get("trust")) else []) or None]
 
 
-def to_csv(layout: dict[str, Any]) -> str:
+def to_csv(layout: ComparisonLayout) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
@@ -191,11 +190,11 @@ def beside_markdown(table: ComparisonTable) -> list[str]:
     return out
 
 
-def trust_text(layout: dict[str, Any]) -> str:
+def trust_text(layout: ComparisonLayout) -> str:
     """The banner of a comparison with untrusted cells, as one sentence (Markdown export): "13 of 24 jobs invalid:
     the client host's CPU was saturated. The conclusions leave out the 4 cells they make untrusted." """
-    trust = layout.get("trust") or {}
-    if not trust.get("untrusted"):
+    trust = layout["trust"]
+    if not trust["untrusted"]:
         return ""
     jobs = trust["jobs"]
     counts = []
@@ -211,7 +210,7 @@ def trust_text(layout: dict[str, Any]) -> str:
     return text
 
 
-def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | None = None) -> str:
+def to_markdown(layout: ComparisonLayout, *, title: str, report: dict[str, Any] | None = None) -> str:
     names = [markdown_text(name) for name in layout["names"]]
     out = [f"# {markdown_text(title)}", ""]
     if names:
@@ -240,8 +239,7 @@ def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | 
             out += [f"**{markdown_text(method['scenario'])}** on {markdown_text(method['product'])} "
                     f"(threads: {method['threads']}):", "", *markdown_code_block(method["command"]), ""]
         out += ["## Results", ""]
-    tables: list[ComparisonTable] = layout["tables"]
-    for table in tables:
+    for table in layout["tables"]:
         out += [f"### {markdown_text(table['title'])}", ""]
         header = table_header(table, layout["names"])
         out.append(_markdown_row(header))

@@ -14,6 +14,7 @@ from campaigns.comparison.rows import (
     BesideRow,
     Column,
     ComparisonCell,
+    ComparisonLayout,
     ComparisonRow,
     ComparisonTable,
     LatencyMetric,
@@ -255,7 +256,7 @@ def price_body_html(table: ComparisonTable) -> SafeString:
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped or a number
 
 
-def column_choices(layout: dict[str, Any]) -> list[dict[str, str]]:
+def column_choices(layout: ComparisonLayout) -> list[dict[str, str]]:
     """What the column chooser above a comparison's tables may show or hide (tables.js, remembered in the browser):
     the key columns after the first two, each metric's column group the tables have, and the details inside the
     cells. Each choice's key is the data-metric its cells carry (the details: the class of their spans)."""

@@ -26,6 +26,7 @@ from campaigns.comparison.rows import (
     Beside,
     Column,
     ComparisonGroup,
+    ComparisonLayout,
     ComparisonRow,
     ComparisonTable,
     LatencyMetric,
@@ -252,7 +253,7 @@ def measured_title(scenario: str, shape: str) -> str:
     return f"{scenario} · {shape}" if shape and shape not in scenario else scenario
 
 
-def comparison_layout(selection: Selection) -> dict[str, Any]:
+def comparison_layout(selection: Selection) -> ComparisonLayout:
     """The whole comparison page's data: products, one table per dataset × scenario, conclusions, charts."""
     products: list[Column] = []
     groups: list[ComparisonGroup] = []
@@ -364,7 +365,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
 LAYOUT_FORMAT = 6
 
 
-def comparison_layout_cached(selection: Selection) -> dict[str, Any]:
+def comparison_layout_cached(selection: Selection) -> ComparisonLayout:
     """comparison_layout, kept in the cache under the results version, as the comparison API keeps its answers
     (campaigns.cache): any new result, closed or judged job, published figure or renamed product, spec, target,
     scenario or dataset changes the version, so a cached layout is always the current one. Not inside a
@@ -372,6 +373,6 @@ def comparison_layout_cached(selection: Selection) -> dict[str, Any]:
     version = None if connection.in_atomic_block else results_version()
     key = query_key("comparison-layout", LAYOUT_FORMAT, repr(selection), version) if version is not None else None
     # The selection (a dataclass, not JSON) is the key's own input: stored without it, put back on the way out.
-    stored = cast(dict[str, Any], cached_value(
+    stored = cast(ComparisonLayout, cached_value(
         key, lambda: {k: v for k, v in comparison_layout(selection).items() if k != "selection"}))
     return {**stored, "selection": selection}

@@ -12,7 +12,10 @@ correction).
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+
+if TYPE_CHECKING:  # selection.py imports query.py, which imports this module
+    from campaigns.comparison.selection import Selection
 
 Metric = Literal["qps", "tps", "latency_avg_ms", "latency_pct_ms"]
 METRICS: tuple[Metric, ...] = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
@@ -306,6 +309,38 @@ class ComparisonTable(TypedDict):
     body_html: NotRequired[str]
     header: NotRequired[list[str]]
     parts: NotRequired[list[dict[str, Any]]]
+
+
+class LayoutTrust(TypedDict):
+    """The untrusted-cells banner above the comparison: job and cell counts and the reasons (comparison.trust)."""
+
+    invalid: int
+    suspect: int
+    untrusted: int
+    jobs: int
+    cells: int
+    reasons: list[dict[str, Any]]
+    included: bool  # whether the conclusions count the untrusted cells
+
+
+class ComparisonLayout(TypedDict):
+    """The whole comparison page's data (comparison.layout.comparison_layout), read by the views, the exports and
+    the report. Cached as JSON without its selection, which the cached copy gets back on the way out."""
+
+    products: list[Column]
+    names: list[str]
+    baseline: str | None
+    tables: list[ComparisonTable]
+    job_count: int
+    cells_left_out: int
+    selection: Selection
+    has_imported: bool
+    has_published: bool
+    has_beside: bool
+    published_left_out: list[str]
+    has_marks: bool
+    trust: LayoutTrust
+    tested_deltas: int
 
 
 def comparison_row(*, spec: str | None, spec_id: int | None, threads: int, table_size: int | None,

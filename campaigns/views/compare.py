@@ -23,6 +23,7 @@ from campaigns.comparison import (
     to_markdown,
 )
 from campaigns.comparison.published import published_links, table_keys
+from campaigns.comparison.rows import ComparisonLayout
 from campaigns.forms import ComparisonForm
 from campaigns.models import Campaign, InstanceSpec, Product, PublishedResult, Run, Scenario, Target
 from campaigns.views.base import role_required
@@ -84,7 +85,7 @@ def request_selection(request: HttpRequest) -> tuple[ComparisonForm, Selection |
     return form, Selection(**{name: form.cleaned_data[name] for name in ComparisonForm.base_fields})
 
 
-def _title(layout: dict[str, Any]) -> str:
+def _title(layout: ComparisonLayout) -> str:
     names = layout["names"]
     if not names:
         return "Comparison"
@@ -93,14 +94,14 @@ def _title(layout: dict[str, Any]) -> str:
     return f"{', '.join(names[:-1])} vs {names[-1]}"
 
 
-def report_headers(layout: dict[str, Any]) -> None:
+def report_headers(layout: ComparisonLayout) -> None:
     """Each table's header and its per-metric parts, as the report prints them (also on a shared report)."""
     for table in layout["tables"]:
         table["header"] = table_header(table, layout["names"])
         table["parts"] = table_parts(table, layout["products"])
 
 
-def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
+def _baselines(layout: ComparisonLayout | None, selection: Selection | None) -> list[dict[str, Any]]:
     """The other columns a user may make the baseline, each with the page's query that does it (kept in the URL)."""
     # Published figures are set beside the measured columns, after them: only measured columns can lead (a
     # document's tables that no measured table took in add published columns to every table).
@@ -113,7 +114,7 @@ def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> li
     return out
 
 
-def _baseline_choices(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
+def _baseline_choices(layout: ComparisonLayout | None, selection: Selection | None) -> list[dict[str, Any]]:
     """Every measured column as a choice of the form's "Baseline" list (the chosen one, else the first, selected),
     so that the choice form says which column every Δ% is against and can change it (kept in the URL)."""
     if layout is None or selection is None or selection.published or len(layout["products"]) < 2:
@@ -151,7 +152,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     })
 
 
-def _layout_or_error(request: HttpRequest) -> dict[str, Any] | HttpResponse:
+def _layout_or_error(request: HttpRequest) -> ComparisonLayout | HttpResponse:
     """The comparison's layout, or a plain-text 400 saying why there is nothing to export."""
     form, selection = request_selection(request)
     if selection is None:
