@@ -44,13 +44,11 @@ from campaigns.comparison.rows import (
 from campaigns.models import Job, JobResult, Run, Target
 from campaigns.statistics import ALPHA, adjust_many, geometric_mean_interval, ratio_interval
 
-__all__ = ["METRICS"]  # defined in comparison.rows with the shapes it keys; imported from here too
-
 STATS: tuple[Literal["median", "n", "mean", "stdev", "cv_pct"], ...] = ("median", "n", "mean", "stdev", "cv_pct")
 # Added after STATS in the CSV, so readers that index its columns by position keep working.
 SPREAD_STATS: tuple[Literal["value", "min", "max"], ...] = ("value", "min", "max")
-# A cell's four sums over the logarithms of one metric's repetitions: how many are positive, how many there are,
-# the mean and the standard deviation of their logarithms (what the intervals and the significance test read).
+# What a cell's intervals and significance test read of one metric's repetitions: how many are positive, how many
+# there are, and the mean and standard deviation of their logarithms.
 Logs = tuple[Any, ...]
 
 
