@@ -1,8 +1,9 @@
 """The comparison page laid out as the seed white papers do, with conclusions written from the numbers.
 
 One module per concern, built on campaigns.comparison.query.comparison_build (the geometric mean over repetitions
-of each cell with its spread, from one grouped query): selection, formatting, significance, conclusions, published,
-layout, html, exports, report, and histogram (one cell's merged latency histogram, on demand). Every part runs a constant number of queries, whatever the number of jobs. The names
+of each cell with its spread, from one grouped query), whose shapes (cell, row, table) rows.py types once:
+selection, formatting, significance, conclusions, published, layout, html, exports, report, and histogram (one
+cell's merged latency histogram, on demand). Every part runs a constant number of queries, whatever the number of jobs. The names
 the views, template tags and tests use are re-exported here.
 """
 from __future__ import annotations

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from typing import Any
 
 from campaigns.comparison.formatting import fmt_number
+from campaigns.comparison.rows import ComparisonCell, ComparisonRow, ComparisonTable, Mark
 from campaigns.comparison.significance import verdict_clause
 
 # A QPS curve "falls" after its peak only when its last point is this much lower (a smaller dip is noise).
@@ -17,7 +17,7 @@ NOISE_PCT = 5.0
 MAX_LINE_SPECS = 4
 
 
-def _where(row: dict[str, Any], many_specs: bool, many_sizes: bool) -> str:
+def _where(row: ComparisonRow, many_specs: bool, many_sizes: bool) -> str:
     parts = []
     if many_specs and row["spec"]:
         parts.append(row["spec"])
@@ -30,18 +30,18 @@ def _where(row: dict[str, Any], many_specs: bool, many_sizes: bool) -> str:
 UNTRUSTED = ("suspect", "invalid")
 
 
-def untrusted(cell: dict[str, Any] | None) -> bool:
+def untrusted(cell: ComparisonCell | None) -> bool:
     """Whether a cell holds a job whose validity findings say not to trust it."""
     return cell is not None and cell.get("verdict") in UNTRUSTED
 
 
-def _extreme(item: tuple[dict[str, Any], float, Any], many_specs: bool, many_sizes: bool) -> str:
+def _extreme(item: tuple[ComparisonRow, float, Mark | None], many_specs: bool, many_sizes: bool) -> str:
     row, ratio, mark = item
     ci = f" (95% CI {mark['interval']})" if mark and mark.get("interval") else ""
     return f"{(ratio - 1) * 100:+.1f}%{ci} at {_where(row, many_specs, many_sizes)}"
 
 
-def _pair_clause(table: dict[str, Any], base: int, other: int, names: Sequence[str], *,
+def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[str], *,
                  include_untrusted: bool = False) -> str | None:
     """How the other product compares with the base one, in the table's direction (other against base): the
     geometric mean of the rows' QPS ratios − 1, the range of the rows' Δ% with their 95% intervals, and the rows'
@@ -100,7 +100,7 @@ def _pair_clause(table: dict[str, Any], base: int, other: int, names: Sequence[s
     return text
 
 
-def _peak_clauses(table: dict[str, Any], names: Sequence[str]) -> list[str]:
+def _peak_clauses(table: ComparisonTable, names: Sequence[str]) -> list[str]:
     """Where a product's QPS curve peaks and then falls, per spec, when there are enough points."""
     falls: list[str] = []
     rising = curves = 0
@@ -109,9 +109,9 @@ def _peak_clauses(table: dict[str, Any], names: Sequence[str]) -> list[str]:
         return []
     for index, name in enumerate(names):
         for spec in specs:
-            points = [(row["threads"], row["cells"][index]["qps"]["value"]) for row in table["rows"]
-                      if row["spec"] == spec and row["cells"][index] is not None
-                      and row["cells"][index]["qps"]["value"] is not None]
+            points = [(row["threads"], value) for row in table["rows"]
+                      if row["spec"] == spec and (cell := row["cells"][index]) is not None
+                      and (value := cell["qps"]["value"]) is not None]
             if len(points) < 3:
                 continue
             curves += 1
@@ -133,19 +133,19 @@ def _peak_clauses(table: dict[str, Any], names: Sequence[str]) -> list[str]:
     return falls
 
 
-def conclusion(table: dict[str, Any], names: Sequence[str], *, include_untrusted: bool = False) -> str:
+def conclusion(table: ComparisonTable, names: Sequence[str], *, include_untrusted: bool = False) -> str:
     """One line from the numbers: who is faster and by how much, where within noise, where curves peak; from the
     trusted cells unless include_untrusted."""
     present = [i for i in range(len(names)) if any(row["cells"][i] is not None for row in table["rows"])]
     clauses: list[str] = []
     if len(present) == 1:
         only = present[0]
-        best = max((row for row in table["rows"] if row["cells"][only] and row["cells"][only]["qps"]["value"]),
-                   key=lambda row: row["cells"][only]["qps"]["value"], default=None)
+        best = max(((row, cell) for row in table["rows"] if (cell := row["cells"][only]) and cell["qps"]["value"]),
+                   key=lambda pair: pair[1]["qps"]["value"] or 0.0, default=None)
         if best is not None:
             clauses.append(f"Only {names[only]} has results here; its best is "
-                           f"{fmt_number(best['cells'][only]['qps']['median'])} QPS at "
-                           f"{_where(best, table['many_specs'], table['many_sizes'])}")
+                           f"{fmt_number(best[1]['qps']['median'])} QPS at "
+                           f"{_where(best[0], table['many_specs'], table['many_sizes'])}")
     else:
         base = present[0] if present else 0
         for other in present[1:]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio
 from campaigns.comparison.html import spread_text
+from campaigns.comparison.rows import ComparisonCell, ComparisonLayout, ComparisonRow, ComparisonTable, Metric
 from campaigns.comparison.significance import SIGNIFICANCE_NOTE
 from campaigns.escaping import csv_row, markdown_cell, markdown_code_block, markdown_text
 
@@ -30,16 +31,18 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
                "qps_delta_sentence", "untrusted_reasons"]
 
 
-def _beside_csv(table: dict[str, Any], row: dict[str, Any], index: int) -> list[Any]:
+def _beside_csv(table: ComparisonTable, row: ComparisonRow, index: int) -> list[Any]:
     beside = row.get("beside")
     entry = beside["by_column"].get(str(index)) if beside else None
     if beside is None or entry is None:
         return [None] * 9
-    return [table["beside"]["product"], beside["published_spec"], beside["published_threads"], beside["published_qps"],
+    chosen = table.get("beside")
+    assert chosen is not None  # a row has a published figure beside it only in a table that has one
+    return [chosen["product"], beside["published_spec"], beside["published_threads"], beside["published_qps"],
             entry["per_core"], beside["published_per_core"], entry["ratio"], beside["basis"], beside["hardware"]]
 
 
-def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
+def csv_lines(layout: ComparisonLayout) -> Iterable[list[Any]]:
     for table in layout["tables"]:
         for row in table["rows"]:
             marks = [None, *row["marks"]]
@@ -61,10 +64,10 @@ def csv_lines(layout: dict[str, Any]) -> Iterable[list[Any]]:
                        *((mark.get("ci95_pct") or [None, None]) if mark else [None, None]),
                        mark.get("n_base") if mark else None, mark.get("runs_needed") if mark else None,
                        mark.get("sentence") or None if mark else None,
-                       "; ".join((cell.get("trust") or {}).get("reasons") or []) or None]
+                       "; ".join(trust["reasons"] if (trust := cell.get("trust")) else []) or None]
 
 
-def to_csv(layout: dict[str, Any]) -> str:
+def to_csv(layout: ComparisonLayout) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
@@ -73,7 +76,7 @@ def to_csv(layout: dict[str, Any]) -> str:
     return out.getvalue()
 
 
-def table_header(table: dict[str, Any], names: Sequence[str]) -> list[str]:
+def table_header(table: ComparisonTable, names: Sequence[str]) -> list[str]:
     header = ["Specification", "Concurrency", "Table size", "Tables"]
     header += [f"QPS {n}" for n in names]
     header += [f"Δ% {n}" for n in names[1:]]
@@ -91,12 +94,12 @@ def table_header(table: dict[str, Any], names: Sequence[str]) -> list[str]:
     return header
 
 
-def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
+def table_lines(table: ComparisonTable, names: Sequence[str]) -> list[list[str]]:
     lines = []
     for row in table["rows"]:
         cells = row["cells"]
 
-        def metric(cell: dict[str, Any] | None, name: str, fmt: Any = fmt_number) -> str:
+        def metric(cell: ComparisonCell | None, name: Metric, fmt: Any = fmt_number) -> str:
             if cell is None:
                 return "—"
             text = fmt(cell[name]["value"])
@@ -107,7 +110,8 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
             if name == "qps" and (cell["imported"] or cell.get("published")):
                 notes.append("published" if cell.get("published") else "imported")
             if name == "qps" and cell.get("verdict") in ("suspect", "invalid"):
-                reasons = (cell.get("trust") or {}).get("reasons")
+                trust = cell.get("trust")
+                reasons = trust["reasons"] if trust else None
                 notes.append(f"{cell['verdict']}: {', '.join(reasons)}" if reasons else cell["verdict"])
             return (f"{text} ({', '.join(notes)})" if notes else text) + spread
 
@@ -124,17 +128,17 @@ def table_lines(table: dict[str, Any], names: Sequence[str]) -> list[list[str]]:
         entries = row.get("besides") or []
         if table["has_avg"]:
             line += [metric(c, "latency_avg_ms", fmt_ms) for c in cells]
-            line += [fmt_ms(entries[k]["published_latency_avg_ms"]) if k < len(entries) and entries[k] else "—"
+            line += [fmt_ms(entry["published_latency_avg_ms"]) if k < len(entries) and (entry := entries[k]) else "—"
                      for k in table.get("published_avg") or []]
         if table["has_pct"]:
             line += [metric(c, "latency_pct_ms", fmt_ms) for c in cells]
-            line += [fmt_ms(entries[k]["published_latency_pct_ms"]) if k < len(entries) and entries[k] else "—"
+            line += [fmt_ms(entry["published_latency_pct_ms"]) if k < len(entries) and (entry := entries[k]) else "—"
                      for k in table.get("published_pct") or []]
         lines.append(line)
     return lines
 
 
-def _beside_line(table: dict[str, Any], row: dict[str, Any]) -> list[str]:
+def _beside_line(table: ComparisonTable, row: ComparisonRow) -> list[str]:
     """The published columns of one measured row, as the page's one table has them: each published product's
     figure (per core, and the concurrency it was printed at when not the row's), then each measured product's
     ratio to it with n and its 95% interval."""
@@ -171,7 +175,7 @@ def _markdown_row(values: Sequence[Any]) -> str:
     return "| " + " | ".join(markdown_cell(v) for v in values) + " |"
 
 
-def beside_markdown(table: dict[str, Any]) -> list[str]:
+def beside_markdown(table: ComparisonTable) -> list[str]:
     """Under a measured table with published columns: which published table they come from, the hardware on each
     side and the summary of the ratios; or why the chosen published product has nothing for this table."""
     out: list[str] = []
@@ -180,17 +184,17 @@ def beside_markdown(table: dict[str, Any]) -> list[str]:
         out += [f"- {markdown_text(note)}" for note in beside["notes"]] + [""]
         if beside["summary"]:
             out += [f"**Beside the published figures.** {markdown_text(beside['summary'])}", ""]
-    beside = table.get("beside")
-    if not table.get("besides") and beside and beside["note"]:
-        out += [markdown_text(beside["note"]), ""]
+    chosen = table.get("beside")
+    if not table.get("besides") and chosen and chosen["note"]:
+        out += [markdown_text(chosen["note"]), ""]
     return out
 
 
-def trust_text(layout: dict[str, Any]) -> str:
+def trust_text(layout: ComparisonLayout) -> str:
     """The banner of a comparison with untrusted cells, as one sentence (Markdown export): "13 of 24 jobs invalid:
     the client host's CPU was saturated. The conclusions leave out the 4 cells they make untrusted." """
-    trust = layout.get("trust") or {}
-    if not trust.get("untrusted"):
+    trust = layout["trust"]
+    if not trust["untrusted"]:
         return ""
     jobs = trust["jobs"]
     counts = []
@@ -206,7 +210,7 @@ def trust_text(layout: dict[str, Any]) -> str:
     return text
 
 
-def to_markdown(layout: dict[str, Any], *, title: str, report: dict[str, Any] | None = None) -> str:
+def to_markdown(layout: ComparisonLayout, *, title: str, report: dict[str, Any] | None = None) -> str:
     names = [markdown_text(name) for name in layout["names"]]
     out = [f"# {markdown_text(title)}", ""]
     if names:

@@ -57,7 +57,7 @@ def rows_shape(rows: Sequence[Mapping[str, Any]]) -> str:
 EQUAL_WITHIN_PCT = 5.0
 
 
-def interval_text(ci: Sequence[float] | None) -> str:
+def interval_text(ci: Sequence[float | None] | None) -> str:
     """A Δ%'s 95% interval as the page writes it: "-20.0% … +180.0%"; "" without one."""
     return f"{fmt_delta(ci[0])} … {fmt_delta(ci[1])}" if ci else ""
 

@@ -9,12 +9,24 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio, is_number
+from campaigns.comparison.rows import (
+    Beside,
+    BesideRow,
+    Column,
+    ComparisonCell,
+    ComparisonLayout,
+    ComparisonRow,
+    ComparisonTable,
+    LatencyMetric,
+    Metric,
+    MetricStats,
+)
 
 # A comparison can have thousands of cells; the rows are written here rather than by the template
 # engine, which would take most of the page's time budget on them.
 
 
-def spread_text(stats: dict[str, Any], fmt: Any) -> str:
+def spread_text(stats: MetricStats, fmt: Any) -> str:
     """A repeated cell's spread as the table and the Markdown export write it: "min–max · sd x"; "" for one run."""
     if stats["n"] < 2 or stats["min"] is None:
         return ""
@@ -22,15 +34,15 @@ def spread_text(stats: dict[str, Any], fmt: Any) -> str:
     return f"{fmt(stats['min'])}–{fmt(stats['max'])} · sd {fmt(stats['stdev'])}{cv}"
 
 
-def untrusted_title(cell: dict[str, Any]) -> str:
+def untrusted_title(cell: ComparisonCell) -> str:
     """Why a suspect or invalid cell is not to be trusted, for its badge's tooltip."""
-    verdict, counts, trust = cell["verdict"], cell.get("verdicts") or {}, cell.get("trust") or {}
-    reasons = "; ".join(trust.get("reasons") or ["see the job's findings"])
-    return (f"{counts.get(verdict, 0)} of {cell['n']} job{'s' if cell['n'] != 1 else ''} {verdict}: {reasons}. "
+    verdict, counts, trust = cell["verdict"], cell.get("verdicts"), cell.get("trust")
+    reasons = "; ".join((trust["reasons"] if trust else None) or ["see the job's findings"])
+    return (f"{counts.get(verdict, 0) if counts else 0} of {cell['n']} job{'s' if cell['n'] != 1 else ''} {verdict}: {reasons}. "
             "Click for the findings.")
 
 
-def spread_title(stats: dict[str, Any], fmt: Any) -> str:
+def spread_title(stats: MetricStats, fmt: Any) -> str:
     """What a repeated cell's value is, spelled out for its tooltip."""
     what = "geometric mean" if stats.get("statistic") == "geometric mean" else "mean"
     cv = "" if stats["cv_pct"] is None else f", CV {stats['cv_pct']:.1f}%"
@@ -38,7 +50,7 @@ def spread_title(stats: dict[str, Any], fmt: Any) -> str:
             f"standard deviation {fmt(stats['stdev'])}{cv}, median {fmt(stats['median'])}")
 
 
-def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: int | None) -> str:
+def _value_cell(cell: ComparisonCell | None, metric: Metric, fmt: Any, product_id: int | None) -> str:
     # An empty cell says only which column group it is in (for the column switch): nothing opens from it.
     if cell is None or cell[metric]["value"] is None:
         return f'<td class="num" data-metric="{metric}">—</td>'
@@ -64,11 +76,12 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
         verdict = cell.get("verdict")
         if verdict in ("suspect", "invalid"):
             why = escape(untrusted_title(cell))
-            url = (cell.get("trust") or {}).get("url")
+            trust = cell.get("trust")
+            url = trust["url"] if trust else None
             badge = (f'<a class="badge verdict-{verdict}" href="{escape(url)}" title="{why}">{verdict}</a>' if url
                      else f'<span class="badge verdict-{verdict}" title="{why}">{verdict}</span>')
             extra = f" {badge}" + extra
-            reasons = (cell.get("trust") or {}).get("reasons")
+            reasons = trust["reasons"] if trust else None
             if reasons:
                 extra += f'<span class="small why">{escape("; ".join(reasons))}</span>'
         if not cell.get("published"):  # a published figure has no job to judge
@@ -83,7 +96,7 @@ def _value_cell(cell: dict[str, Any] | None, metric: str, fmt: Any, product_id: 
 METRIC_GROUPS = ("qps", "tps", "latency")
 
 
-def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
+def table_body_html(table: ComparisonTable, products: Sequence[Column],
                     groups: Sequence[str] = METRIC_GROUPS) -> SafeString:
     """The rows. A phone shows each cell's column heading beside it: tables.js labels the cells from the head, as
     written here they carry only what the page's scripts and styles use."""
@@ -134,11 +147,11 @@ def table_body_html(table: dict[str, Any], products: Sequence[dict[str, Any]],
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
 
 
-def _untrusted(cell: dict[str, Any] | None) -> bool:
+def _untrusted(cell: ComparisonCell | None) -> bool:
     return cell is not None and cell.get("verdict") in ("suspect", "invalid")
 
 
-def _published_cell(entry: dict[str, Any] | None, beside: dict[str, Any]) -> str:
+def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
     """The published figure beside a measured row: its QPS (and per core), the concurrency it was printed at where
     that is not the row's, and its spec where the header cannot name one for the whole table."""
     if entry is None or not is_number(entry["published_qps"]):
@@ -160,7 +173,7 @@ def _published_cell(entry: dict[str, Any] | None, beside: dict[str, Any]) -> str
             f'{fmt_number(entry["published_qps"])}{correction}{small}</td>')
 
 
-def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
+def _ratio_cell(entry: BesideRow | None, index: int) -> str:
     """A measured product's ratio to the published figure (per core or raw) with n, its 95% interval where the
     measured cell has repetitions, and a word where the measured cell is not to be trusted."""
     cell = entry["by_column"].get(str(index)) if entry is not None else None
@@ -182,13 +195,14 @@ def _ratio_cell(entry: dict[str, Any] | None, index: int) -> str:
             f'<span class="muted small">{escape(entry["basis"])} · n = {cell["n"]}</span>{interval}{doubt}</td>')
 
 
-def _published_latency_cells(row: dict[str, Any], positions: Sequence[int], metric: str) -> list[str]:
+def _published_latency_cells(row: ComparisonRow, positions: Sequence[int], metric: LatencyMetric) -> list[str]:
     """The published latency beside a measured row's, for the published products the table shows it for."""
     entries = row.get("besides") or []
     out = []
     for k in positions:
         entry = entries[k] if k < len(entries) else None
-        value = entry[f"published_{metric}"] if entry is not None else None
+        value = (None if entry is None else entry["published_latency_avg_ms"] if metric == "latency_avg_ms"
+                 else entry["published_latency_pct_ms"])
         if not is_number(value):
             out.append(f'<td class="num" data-metric="{metric}">—</td>')
             continue
@@ -199,7 +213,7 @@ def _published_latency_cells(row: dict[str, Any], positions: Sequence[int], metr
     return out
 
 
-def beside_cells_html(row: dict[str, Any], besides: Sequence[dict[str, Any]]) -> str:
+def beside_cells_html(row: ComparisonRow, besides: Sequence[Beside]) -> str:
     """The published columns of one measured row: per published product its figure, then each measured
     product's ratio to it (columns as _compare_table.html heads them)."""
     parts = []
@@ -211,7 +225,7 @@ def beside_cells_html(row: dict[str, Any], besides: Sequence[dict[str, Any]]) ->
     return "".join(parts)
 
 
-def table_parts(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def table_parts(table: ComparisonTable, products: Sequence[Column]) -> list[dict[str, Any]]:
     """The printed report's tables of one comparison table: one per metric group it has (QPS and Δ%, TPS,
     latency), each with the row's key columns, so that no page has to cut a wide table's last columns."""
     groups = [("qps", "QPS and Δ%")]
@@ -224,7 +238,7 @@ def table_parts(table: dict[str, Any], products: Sequence[dict[str, Any]]) -> li
             for index, (group, label) in enumerate(groups)]
 
 
-def price_body_html(table: dict[str, Any]) -> SafeString:
+def price_body_html(table: ComparisonTable) -> SafeString:
     """The price-performance rows (columns as _price_table.html heads them)."""
     out = []
     for row in table["price_rows"]:
@@ -242,7 +256,7 @@ def price_body_html(table: dict[str, Any]) -> SafeString:
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped or a number
 
 
-def column_choices(layout: dict[str, Any]) -> list[dict[str, str]]:
+def column_choices(layout: ComparisonLayout) -> list[dict[str, str]]:
     """What the column chooser above a comparison's tables may show or hide (tables.js, remembered in the browser):
     the key columns after the first two, each metric's column group the tables have, and the details inside the
     cells. Each choice's key is the data-metric its cells carry (the details: the class of their spans)."""

@@ -4,7 +4,7 @@ beside it."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any, cast
 
@@ -15,69 +15,90 @@ from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
 from campaigns.comparison.formatting import pct_label, rows_shape
 from campaigns.comparison.html import price_body_html, table_body_html
 from campaigns.comparison.published import (
-    _merge_published,
     beside_rows,
     beside_table,
     by_product,
+    merge_published,
     published_groups,
 )
 from campaigns.comparison.query import comparison_build
+from campaigns.comparison.rows import (
+    Beside,
+    Column,
+    ComparisonGroup,
+    ComparisonLayout,
+    ComparisonRow,
+    ComparisonTable,
+    LatencyMetric,
+    Metric,
+    PriceCell,
+    PriceRow,
+)
 from campaigns.comparison.selection import Selection
-from campaigns.comparison.significance import _row_marks
-from campaigns.comparison.trust import untrusted_cells
-from campaigns.models import InstanceSpec, JobResult
+from campaigns.comparison.significance import row_marks
+from campaigns.comparison.trust import UntrustedCells, untrusted_cells
+from campaigns.models import InstanceSpec, JobResult, PublishedResult
 from campaigns.seeds.matching import published_key
 
 
-def _has(rows: list[dict[str, Any]], metric: str) -> bool:
+def _has(rows: list[ComparisonRow], metric: Metric) -> bool:
     return any(c is not None and c[metric]["value"] is not None for row in rows for c in row["cells"])
 
 
-def _point(row: dict[str, Any], index: int, metric: str) -> dict[str, Any]:
+def _value(row: ComparisonRow, index: int, metric: Metric) -> float | None:
+    """One column's value of a metric on a row; None where the column has no cell or the cell no value."""
+    cell = row["cells"][index]
+    return None if cell is None else cell[metric]["value"]
+
+
+def _qps_values(rows: Iterable[ComparisonRow], index: int) -> list[float]:
+    """One column's QPS values on these rows, where it has one."""
+    return [value for row in rows if (value := _value(row, index, "qps")) is not None]
+
+
+def _point(row: ComparisonRow, index: int, metric: Metric) -> dict[str, Any]:
     """One chart point: the cell's value, its min–max as the error bar, n, Δ% against the baseline and, for QPS,
     the Δ% mark's verdict as the table shows it."""
     cell = row["cells"][index]
+    assert cell is not None  # a point only where the column has a cell
     stats = cell[metric]
     # An error bar only where there are repetitions: one run (or one printed figure) has no spread to draw.
     repeated = stats["n"] > 1 and not cell.get("published")
     low = stats["min"] if repeated and stats["min"] is not None else None
     high = stats["max"] if repeated and stats["max"] is not None else None
     mark = row["marks"][index - 1] if metric == "qps" and index > 0 and row.get("marks") else None
-    trust = cell.get("trust") or {}
+    trust = cell.get("trust")
     return {"x": row["threads"], "y": stats["value"], "yMin": low, "yMax": high, "n": stats["n"],
             "sd": stats["stdev"], "delta": (cell.get("delta_pct") or {}).get(metric),
             "interval": mark["interval"] if mark else None,
             "significance": mark["text"] if mark else None,
             "verdict": cell.get("verdict") if cell.get("verdict") in ("suspect", "invalid") else None,
-            "reasons": trust.get("reasons") or None, "url": trust.get("url")}
+            "reasons": (trust["reasons"] or None) if trust else None, "url": trust["url"] if trust else None}
 
 
-def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+def _chart_series(table: ComparisonTable, names: Sequence[str]) -> dict[str, Any]:
     specs = table["spec_order"]
     lines_qps: list[dict[str, Any]] = []
     lines_latency: list[dict[str, Any]] = []
-    latency_metric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
+    latency_metric: LatencyMetric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
     if len(specs) <= MAX_LINE_SPECS:
         for index, name in enumerate(names):
             for spec in specs:
                 label = name if len(specs) == 1 else f"{name} — {spec}"
                 rows = [r for r in table["rows"] if r["spec"] == spec and r["cells"][index] is not None]
-                qps = [_point(r, index, "qps") for r in rows if r["cells"][index]["qps"]["value"] is not None]
-                lat = [_point(r, index, latency_metric) for r in rows
-                       if r["cells"][index][latency_metric]["value"] is not None]
+                qps = [_point(r, index, "qps") for r in rows if _value(r, index, "qps") is not None]
+                lat = [_point(r, index, latency_metric) for r in rows if _value(r, index, latency_metric) is not None]
                 if qps:
                     lines_qps.append({"label": label, "data": qps})
                 if lat:
                     lines_latency.append({"label": label, "data": lat})
-    bars = None
+    bars: dict[str, list[Any]] | None = None
     if len(specs) > 1:
         bars = {"labels": [s or "—" for s in specs], "datasets": []}
         for index, name in enumerate(names):
             values = []
             for spec in specs:
-                medians = [r["cells"][index]["qps"]["value"] for r in table["rows"]
-                           if r["spec"] == spec and r["cells"][index] is not None
-                           and r["cells"][index]["qps"]["value"] is not None]
+                medians = _qps_values((r for r in table["rows"] if r["spec"] == spec), index)
                 values.append(max(medians) if medians else None)
             if any(v is not None for v in values):
                 bars["datasets"].append({"label": name, "data": values})
@@ -95,7 +116,8 @@ def _chart_series(table: dict[str, Any], names: Sequence[str]) -> dict[str, Any]
     }
 
 
-def _published_lines(table: dict[str, Any], latency_metric: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _published_lines(table: ComparisonTable,
+                     latency_metric: LatencyMetric) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The published products beside a measured table, one line per product and published spec, at the document's
     own thread counts: QPS, and the latency the table shows where the document prints the same one."""
     qps_lines, latency_lines = [], []
@@ -130,7 +152,7 @@ def _far_apart(measured: list[dict[str, Any]], published: list[dict[str, Any]]) 
     return max(others) / min(highs) >= LOG_SCALE_RATIO or min(others) / max(highs) <= 1 / LOG_SCALE_RATIO
 
 
-def _chart_caption(table: dict[str, Any], *, repeated: bool, published: bool, log_y: bool) -> str:
+def _chart_caption(table: ComparisonTable, *, repeated: bool, published: bool, log_y: bool) -> str:
     """What the lines are, under the chart: measured (and its error bars, where it has repetitions) and published."""
     if table["published"]:
         return ("The document's printed figures at their own thread counts (threads on a log scale); one figure "
@@ -147,15 +169,14 @@ def _chart_caption(table: dict[str, Any], *, repeated: bool, published: bool, lo
     return " ".join(parts)
 
 
-def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec]) -> list[dict[str, Any]]:
+def _price_rows(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec]) -> list[PriceRow]:
     """Per spec: each product's best QPS, per core and per unit of price where a price is set."""
-    rows = []
+    rows: list[PriceRow] = []
     for spec_id in dict.fromkeys(r["spec_id"] for r in table["rows"]):
         spec = specs.get(spec_id) if spec_id is not None else None
-        cells = []
+        cells: list[PriceCell] = []
         for index in range(len(names)):
-            medians = [r["cells"][index]["qps"]["value"] for r in table["rows"] if r["spec_id"] == spec_id
-                       and r["cells"][index] is not None and r["cells"][index]["qps"]["value"] is not None]
+            medians = _qps_values((r for r in table["rows"] if r["spec_id"] == spec_id), index)
             best = max(medians) if medians else None
             per_core = best / spec.cpu_cores if best is not None and spec and spec.cpu_cores else None
             price = spec.price_per_hour if spec is not None else None
@@ -167,8 +188,8 @@ def _price_rows(table: dict[str, Any], names: Sequence[str], specs: dict[int, In
     return rows
 
 
-def _besides(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec],
-             published: Sequence[Any], selection: Selection) -> list[dict[str, Any]]:
+def _besides(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
+             published: Sequence[PublishedResult], selection: Selection) -> list[Beside]:
     """The published products set beside one measured table: the chosen one (with a note where it has no
     figures for the table), else each product of the chosen documents that has figures for it."""
     rows = table["rows"]
@@ -177,7 +198,7 @@ def _besides(table: dict[str, Any], names: Sequence[str], specs: dict[int, Insta
         product_sets = chosen[:1]
     else:
         product_sets = by_product(published)
-    out: list[dict[str, Any]] = []
+    out: list[Beside] = []
     for name, figures in product_sets:
         beside = beside_table(table, names, specs, figures, product_name=name,
                               spec_chosen=bool(selection.published_spec))
@@ -192,20 +213,24 @@ def _besides(table: dict[str, Any], names: Sequence[str], specs: dict[int, Insta
     return out
 
 
-def _published_latency(table: dict[str, Any]) -> None:
+def _published_latency(table: ComparisonTable) -> None:
     """Which published products go beside the table's latency columns, as the documents print them (average, and
     the percentile where it is the one the table shows): their positions in table["besides"] and names."""
-    for metric, key in (("latency_avg_ms", "published_avg"), ("latency_pct_ms", "published_pct")):
+    besides = table.get("besides") or []
+    for metric in ("latency_avg_ms", "latency_pct_ms"):
         chosen = []
-        for k, beside in enumerate(table["besides"]):
-            figures = [r for r in beside["rows"] if r[f"published_{metric}"] is not None]
+        for k, beside in enumerate(besides):
+            figures = [r for r in beside["rows"] if (r["published_latency_avg_ms"] if metric == "latency_avg_ms"
+                                                     else r["published_latency_pct_ms"]) is not None]
             same = metric == "latency_avg_ms" or all(r["published_latency_pct"] == table["pct"] for r in figures)
             has = table["has_avg"] if metric == "latency_avg_ms" else table["has_pct"]
             if figures and same and has:
                 chosen.append(k)
-        table[key] = chosen
-        table[f"{key}_names"] = [table["besides"][k]["product"] for k in chosen]
-        table[f"{key}_n"] = len(chosen)
+        names = [besides[k]["product"] for k in chosen]
+        if metric == "latency_avg_ms":
+            table["published_avg"], table["published_avg_names"], table["published_avg_n"] = chosen, names, len(chosen)
+        else:
+            table["published_pct"], table["published_pct_names"], table["published_pct_n"] = chosen, names, len(chosen)
 
 
 def table_title(dataset: str, scenario: str) -> str:
@@ -228,33 +253,35 @@ def measured_title(scenario: str, shape: str) -> str:
     return f"{scenario} · {shape}" if shape and shape not in scenario else scenario
 
 
-def comparison_layout(selection: Selection) -> dict[str, Any]:
+def comparison_layout(selection: Selection) -> ComparisonLayout:
     """The whole comparison page's data: products, one table per dataset × scenario, conclusions, charts."""
+    products: list[Column] = []
+    groups: list[ComparisonGroup] = []
+    job_count = cells_left_out = 0
     if selection.measured():
         data = comparison_build(
             target_ids=selection.targets, product_ids=selection.products, run_ids=selection.runs,
             campaign_ids=selection.campaign, scenario_ids=selection.scenarios, spec_ids=selection.specs,
             trusted_only=selection.trusted_only, baseline=selection.baseline[0] if selection.baseline else None,
         )
-    else:
-        data = {"products": [], "groups": [], "job_count": 0}
-    measured_groups = len(data["groups"])
+        products, groups = data["products"], data["groups"]
+        job_count, cells_left_out = data["job_count"], data["cells_left_out"]
+    measured_groups = len(groups)
     published_beside = beside_rows(selection) if measured_groups else []
     # Measured tables of a seed's scenarios and the chosen documents' tables they reproduce are one table: the
     # document's products go beside the measured ones, and only the document's other tables follow, named.
     left_out: list[str] = []
     if selection.published:
-        products, groups = published_groups(selection.published, selection.specs)
-        keys = [k for k in (published_key(g["scenario"]["name"]) for g in data["groups"]) if k is not None]
+        document_products, document_groups = published_groups(selection.published, selection.specs)
+        keys = [k for k in (published_key(g["scenario"]["name"]) for g in groups) if k is not None]
         matched = [any(k.matches(document=g["key"][0], dataset_label=g["key"][1], scenario_label=g["key"][2])
-                       for k in keys) for g in groups]
+                       for k in keys) for g in document_groups]
         if not selection.published_product and any(matched):
             left_out = [table_title(g["dataset"]["name"], g["scenario"]["name"])
-                        for g, hit in zip(groups, matched, strict=True) if not hit]
+                        for g, hit in zip(document_groups, matched, strict=True) if not hit]
         else:
             published_beside = published_beside if selection.published_product else []
-            _merge_published(data, products, groups)
-    products = data["products"]
+            products, groups = merge_published(products, groups, document_products, document_groups)
     names = [p["name"] for p in products]
     # Which cells hold imported results: one query over the same jobs, keyed like the rows.
     imported = set(
@@ -262,12 +289,14 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         .values_list("scenario_id", "target__spec_id", "threads", "table_size", "tables", "target__product_id")
         .distinct()
     ) if measured_groups else set()
-    untrusted_n = {level: sum(c["verdicts"][level] for g in data["groups"] for r in g["rows"] for c in r["cells"]
-                              if c is not None and c.get("verdicts")) for level in ("invalid", "suspect")}
-    trust = untrusted_cells(selection) if any(untrusted_n.values()) else {"reasons": [], "cells": {}}
-    spec_ids = {r["spec_id"] for g in data["groups"] for r in g["rows"] if r["spec_id"] is not None}
+    untrusted_n = {level: sum(verdicts[level] for g in groups for r in g["rows"] for c in r["cells"]
+                              if c is not None and (verdicts := c.get("verdicts")))
+                   for level in ("invalid", "suspect")}
+    trust: UntrustedCells = (untrusted_cells(selection) if any(untrusted_n.values())
+                             else {"reasons": [], "cells": {}})
+    spec_ids = {r["spec_id"] for g in groups for r in g["rows"] if r["spec_id"] is not None}
     specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
-    for group in data["groups"]:
+    for group in groups:
         for row in group["rows"]:
             for cell in row["cells"]:
                 if cell is not None:
@@ -277,27 +306,27 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
                     if cell.get("verdict") in ("suspect", "invalid"):
                         cell["trust"] = trust["cells"].get(key)
             row["deltas"] = [
-                (row["cells"][i]["delta_pct"]["qps"] if row["cells"][i] is not None and row["cells"][0] is not None
+                (other["delta_pct"]["qps"] if (other := row["cells"][i]) is not None and row["cells"][0] is not None
                  else None)
                 for i in range(1, len(products))
             ]
-            row["marks"] = _row_marks(row)
+            row["marks"] = row_marks(row)
             row["beside"] = None
             row["besides"] = []
-    tested = sum(1 for g in data["groups"] for r in g["rows"] for m in r["marks"]
+    tested = sum(1 for g in groups for r in g["rows"] for m in r.get("marks") or []
                  if m is not None and m["p_value"] is not None)
-    tables = []
-    for group in data["groups"]:
+    tables: list[ComparisonTable] = []
+    for group in groups:
         rows = group["rows"]
         pcts = [c["latency_pct"] for r in rows for c in r["cells"] if c is not None and c["latency_pct"] is not None]
         pct = statistics.mode(pcts) if pcts else None
-        table = {
+        table: ComparisonTable = {
             "dataset": group["dataset"], "scenario": group["scenario"], "rows": rows,
             "spec_order": list(dict.fromkeys(r["spec"] for r in rows)),
             "many_sizes": len({(r["tables"], r["table_size"]) for r in rows}) > 1,
             "has_tps": _has(rows, "tps"), "has_avg": _has(rows, "latency_avg_ms"),
             "has_pct": _has(rows, "latency_pct_ms"), "pct": pct, "pct_label": pct_label(pct),
-            "has_imported": any(c is not None and c["imported"] for r in rows for c in r["cells"]),
+            "has_imported": any(c is not None and c.get("imported") for r in rows for c in r["cells"]),
             "published": bool(group.get("published")),
         }
         table["many_specs"] = len(table["spec_order"]) > 1
@@ -318,13 +347,14 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
         table["body_html"] = table_body_html(table, products)
         tables.append(table)
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,
-            "job_count": data["job_count"], "cells_left_out": data.get("cells_left_out", 0), "selection": selection, "has_imported": bool(imported),
+            "job_count": job_count, "cells_left_out": cells_left_out, "selection": selection,
+            "has_imported": bool(imported),
             "has_published": any(t["published"] for t in tables),
             "has_beside": any(t["besides"] for t in tables),
             "published_left_out": left_out,
-            "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r["marks"]),
+            "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r.get("marks") or []),
             "trust": {"invalid": untrusted_n["invalid"], "suspect": untrusted_n["suspect"],
-                      "untrusted": untrusted_n["invalid"] + untrusted_n["suspect"], "jobs": data["job_count"],
+                      "untrusted": untrusted_n["invalid"] + untrusted_n["suspect"], "jobs": job_count,
                       "cells": sum(1 for t in tables for r in t["rows"] for c in r["cells"]
                                    if c is not None and c.get("verdict") in ("suspect", "invalid")),
                       "reasons": trust["reasons"], "included": selection.untrusted},
@@ -335,7 +365,7 @@ def comparison_layout(selection: Selection) -> dict[str, Any]:
 LAYOUT_FORMAT = 6
 
 
-def comparison_layout_cached(selection: Selection) -> dict[str, Any]:
+def comparison_layout_cached(selection: Selection) -> ComparisonLayout:
     """comparison_layout, kept in the cache under the results version, as the comparison API keeps its answers
     (campaigns.cache): any new result, closed or judged job, published figure or renamed product, spec, target,
     scenario or dataset changes the version, so a cached layout is always the current one. Not inside a
@@ -343,6 +373,6 @@ def comparison_layout_cached(selection: Selection) -> dict[str, Any]:
     version = None if connection.in_atomic_block else results_version()
     key = query_key("comparison-layout", LAYOUT_FORMAT, repr(selection), version) if version is not None else None
     # The selection (a dataclass, not JSON) is the key's own input: stored without it, put back on the way out.
-    stored = cast(dict[str, Any], cached_value(
+    stored = cast(ComparisonLayout, cached_value(
         key, lambda: {k: v for k, v in comparison_layout(selection).items() if k != "selection"}))
     return {**stored, "selection": selection}

@@ -10,6 +10,21 @@ from typing import Any
 
 from campaigns.comparison.formatting import fmt_ratio, is_number
 from campaigns.comparison.query import delta_pct
+from campaigns.comparison.rows import (
+    METRICS,
+    Beside,
+    BesideCell,
+    BesideRow,
+    Column,
+    ComparisonCell,
+    ComparisonGroup,
+    ComparisonRow,
+    ComparisonTable,
+    Curve,
+    CurvePoint,
+    MetricStats,
+    comparison_row,
+)
 from campaigns.comparison.selection import Selection
 from campaigns.models import InstanceSpec, PublishedResult
 from campaigns.seeds.matching import (
@@ -24,18 +39,17 @@ from campaigns.seeds.matching import (
 from campaigns.seeds.templates import TEMPLATES
 
 
-def _stat(value: float | None) -> dict[str, Any]:
+def _stat(value: float | None) -> MetricStats:
     return {"value": value, "statistic": "published", "median": value, "n": 0 if value is None else 1,
             "mean": value, "stdev": None, "cv_pct": None, "min": value, "max": value}
 
 
-def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple[list[dict[str, Any]],
-                                                                                   list[dict[str, Any]]]:
+def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple[list[Column], list[ComparisonGroup]]:
     """The published figures of seed documents, shaped like comparison_build's groups (one query)."""
     rows = PublishedResult.objects.filter(document__in=documents)
     if spec_ids:
         rows = rows.filter(spec_id__in=spec_ids)
-    products: dict[int, dict[str, Any]] = {}
+    products: dict[int, Column] = {}
     # Plain values, not model rows: a document has a thousand figures and building their instances was most of
     # the page's time.
     raw = list(rows.order_by("document", "id").values(
@@ -45,8 +59,9 @@ def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple
     for r in raw:
         products.setdefault(r["product_id"], {"id": r["product_id"], "name": r["product__name"]})
     column = {pid: i for i, pid in enumerate(products)}
-    groups: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    table_rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    groups: dict[tuple[str, str, str, str], ComparisonGroup] = {}
+    table_rows: dict[tuple[Any, ...], ComparisonRow] = {}
+    row_order: dict[int, tuple[Any, ...]] = {}  # by id(row): the order of rows, kept out of the JSON-ready rows
     for r in raw:
         key = (r["document"], r["table_ref"], r["dataset_label"], r["scenario_label"])
         group = groups.get(key)
@@ -60,12 +75,10 @@ def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple
         row_key = (*key, r["spec_id"], r["threads"], r["table_size"], r["tables"])
         row = table_rows.get(row_key)
         if row is None:
-            row = table_rows[row_key] = {
-                "spec": r["spec__label"], "spec_id": r["spec_id"], "threads": r["threads"],
-                "concurrency": r["threads"], "table_size": r["table_size"], "tables": r["tables"],
-                "cells": [None] * len(products),
-                "_sort": (r["spec__cpu_cores"], r["spec__memory_gb"], r["spec__label"], r["threads"]),
-            }
+            row = table_rows[row_key] = comparison_row(
+                spec=r["spec__label"], spec_id=r["spec_id"], threads=r["threads"], table_size=r["table_size"],
+                tables=r["tables"], width=len(products))
+            row_order[id(row)] = (r["spec__cpu_cores"], r["spec__memory_gb"], r["spec__label"], r["threads"])
             group["rows"].append(row)
         row["cells"][column[r["product_id"]]] = {
             "product_id": r["product_id"], "n": 1, "latency_pct": r["latency_pct"], "published": True,
@@ -73,23 +86,25 @@ def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple
             "latency_avg_ms": _stat(r["latency_avg_ms"]), "latency_pct_ms": _stat(r["latency_pct_ms"]),
         }
     for group in groups.values():
-        group["rows"].sort(key=lambda row: row.pop("_sort"))
+        group["rows"].sort(key=lambda row: row_order[id(row)])
     return list(products.values()), list(groups.values())
 
 
-def _merge_published(data: dict[str, Any], products: list[dict[str, Any]], groups: list[dict[str, Any]]) -> None:
-    """Adds published products as further columns and published tables after the measured ones."""
-    known = {p["id"]: i for i, p in enumerate(data["products"])}
+def merge_published(measured_products: list[Column], measured_groups: list[ComparisonGroup], products: list[Column],
+                    groups: list[ComparisonGroup]) -> tuple[list[Column], list[ComparisonGroup]]:
+    """The columns and tables of a comparison with published products added as further columns (each measured row
+    gets an empty cell for them) and published tables after the measured ones, Δ% against their first column."""
+    known = {p["id"]: i for i, p in enumerate(measured_products)}
     extra = [p for p in products if p["id"] not in known]
-    width = len(data["products"]) + len(extra)
-    for group in data["groups"]:
+    width = len(measured_products) + len(extra)
+    for group in measured_groups:
         for row in group["rows"]:
             row["cells"] += [None] * len(extra)
-    data["products"] = data["products"] + extra
-    order = {p["id"]: i for i, p in enumerate(data["products"])}
+    columns = measured_products + extra
+    order = {p["id"]: i for i, p in enumerate(columns)}
     for group in groups:
         for row in group["rows"]:
-            cells: list[Any] = [None] * width
+            cells: list[ComparisonCell | None] = [None] * width
             for cell in row["cells"]:
                 if cell is not None:
                     cells[order[cell["product_id"]]] = cell
@@ -99,8 +114,8 @@ def _merge_published(data: dict[str, Any], products: list[dict[str, Any]], group
                 if cell is not None:
                     cell["delta_pct"] = {m: None if cell is base or base is None
                                          else delta_pct(cell[m]["value"], base[m]["value"])
-                                         for m in ("qps", "tps", "latency_avg_ms", "latency_pct_ms")}
-    data["groups"] = data["groups"] + groups
+                                         for m in METRICS}
+    return columns, measured_groups + groups
 
 
 # ---------------------------------------------------------------- published products beside the measured tables
@@ -142,19 +157,21 @@ def _ratio(value: float | None, reference: float | None) -> float | None:
     return value / reference if is_number(value) and is_number(reference) and reference else None
 
 
-def _ratio_interval(ratio: float | None, cell: dict[str, Any] | None) -> list[float] | None:
+def _ratio_interval(ratio: float | None, cell: ComparisonCell | None) -> list[float] | None:
     """The ratio's 95% interval from the measured cell's interval of its geometric mean (the published figure is
     one printed number, without spread); None for a single run."""
     interval = cell.get("qps_ci95") if cell is not None else None
     value = cell["qps"]["value"] if cell is not None else None
     if ratio is None or not interval or not is_number(value) or not value or cell is None or cell["qps"]["n"] < 2:
         return None
+    if interval[0] is None or interval[1] is None:  # an interval too wide to write down
+        return None
     return [round(ratio * interval[0] / value, 4), round(ratio * interval[1] / value, 4)]
 
 
-def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> dict[str, Any]:
+def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> Curve:
     """A published spec's figures at their own thread counts, for the charts."""
-    points = []
+    points: list[CurvePoint] = []
     for threads in sorted(figures):
         r = figures[threads]
         points.append({"x": threads, "qps": r.qps, "latency_avg_ms": r.latency_avg_ms,
@@ -163,8 +180,8 @@ def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> dict[str, A
     return {"spec": shape.label, "points": points}
 
 
-def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, InstanceSpec],
-                 published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> dict[str, Any]:
+def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
+                 published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> Beside:
     """A measured table's rows set beside the matching published table of one published product.
 
     Per row: the published figure on the spec nearest the measured one (or the chosen spec) at the same
@@ -175,7 +192,7 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
     """
     scenario = table["scenario"]["name"]
     key: PublishedKey | None = published_key(scenario)
-    beside: dict[str, Any] = {"product": product_name, "key": key.describe() if key else "", "rows": [],
+    beside: Beside = {"product": product_name, "key": key.describe() if key else "", "rows": [],
                               "notes": [], "columns": [], "column_index": [], "note": "", "curves": [],
                               "spec_label": "", "summary": "", "has_per_core": False, "has_nearest": False}
     if key is None:
@@ -199,7 +216,7 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
                        matching[0].scenario_label)
     # The measured products of this table; published columns merged in by `published=` are not measured.
     columns = [i for i in range(len(names)) if any(
-        row["cells"][i] is not None and not row["cells"][i].get("published") for row in table["rows"])]
+        (cell := row["cells"][i]) is not None and not cell.get("published") for row in table["rows"])]
     beside["columns"] = [names[i] for i in columns]
     beside["column_index"] = columns
     notes: dict[str, None] = {}
@@ -221,7 +238,7 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
         notes[hardware.note] = None
         published_per_core = _per_core(figure.qps, cores) if hardware.per_core else None
         # Keyed by the column's index as text: the layout is cached as JSON, whose keys are strings.
-        by_column: dict[str, dict[str, Any]] = {}
+        by_column: dict[str, BesideCell] = {}
         for i in columns:
             cell = row["cells"][i]
             qps = cell["qps"]["value"] if cell is not None else None
@@ -233,7 +250,7 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
                             "n": cell["qps"]["n"] if cell is not None else 0,
                             "verdict": cell.get("verdict") if cell is not None
                             and cell.get("verdict") in ("suspect", "invalid") else None}
-        entry = {
+        entry: BesideRow = {
             "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
             "published_threads": threads, "nearest": threads != row["threads"],
             "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
@@ -255,11 +272,11 @@ def beside_table(table: dict[str, Any], names: Sequence[str], specs: dict[int, I
     return beside
 
 
-def _beside_summary(beside: dict[str, Any]) -> str:
+def _beside_summary(beside: Beside) -> str:
     """Each measured product's ratio to the published figures, on average (geometric mean) and at the extremes."""
     clauses = []
     for index, name in enumerate(beside["columns"]):
-        ratios = [(row["cells"][index]["ratio"], row) for row in beside["rows"] if row["cells"][index]["ratio"]]
+        ratios = [(ratio, row) for row in beside["rows"] if (ratio := row["cells"][index]["ratio"])]
         if not ratios:
             continue
         bases = {row["basis"] for _, row in ratios}
@@ -286,7 +303,7 @@ def template_keys(template_key: str) -> list[PublishedKey]:
     return [k for k in (published_key(s.name) for s in template.scenarios) if k is not None]
 
 
-def table_keys(tables: Sequence[dict[str, Any]]) -> list[PublishedKey]:
+def table_keys(tables: Sequence[ComparisonTable]) -> list[PublishedKey]:
     """The published tables the measured tables of a comparison reproduce."""
     return [k for k in (published_key(t["scenario"]["name"]) for t in tables if not t.get("published"))
             if k is not None]

@@ -22,20 +22,40 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from django.db import connections
 from django.db.models import Aggregate, Avg, Count, F, FloatField, Max, Min, Q, StdDev
 from django.db.models.functions import Ln
 
 from campaigns.comparison.formatting import delta_sentence, delta_short
+from campaigns.comparison.rows import (
+    METRICS,
+    Column,
+    Comparison,
+    ComparisonCell,
+    ComparisonGroup,
+    ComparisonRow,
+    Metric,
+    MetricStats,
+    Significance,
+    comparison_row,
+)
 from campaigns.models import Job, JobResult, Run, Target
 from campaigns.statistics import ALPHA, adjust_many, geometric_mean_interval, ratio_interval
 
-METRICS = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
-STATS = ("median", "n", "mean", "stdev", "cv_pct")
+STATS: tuple[Literal["median", "n", "mean", "stdev", "cv_pct"], ...] = ("median", "n", "mean", "stdev", "cv_pct")
 # Added after STATS in the CSV, so readers that index its columns by position keep working.
-SPREAD_STATS = ("value", "min", "max")
+SPREAD_STATS: tuple[Literal["value", "min", "max"], ...] = ("value", "min", "max")
+# What a cell's intervals and significance test read of one metric's repetitions: how many are positive, how many
+# there are, and the mean and standard deviation of their logarithms.
+Logs = tuple[Any, ...]
+
+
+class RunOf(TypedDict, total=False):
+    """A measured cell's run, when the comparison is by run."""
+
+    run_id: int
 
 
 class Median(Aggregate):
@@ -100,7 +120,7 @@ def _round(value: float | None, digits: int = 4) -> float | None:
     return round(value, digits)
 
 
-def _stats(cell: dict[str, Any], metric: str) -> dict[str, Any]:
+def _stats(cell: dict[str, Any], metric: Metric) -> MetricStats:
     """One metric of one cell: its value (geometric mean, or mean where a value is not positive) and spread."""
     n, mean, stdev = cell[f"{metric}_n"], cell[f"{metric}_mean"], cell[f"{metric}_stdev"]
     cv = None
@@ -133,7 +153,7 @@ def comparison_build(
     trusted_only: bool = False,
     by_run: bool | None = None,
     baseline: int | None = None,
-) -> dict[str, Any]:
+) -> Comparison:
     """Compare products over succeeded jobs selected by any combination of the given ids.
 
     Each cell carries the worst validity verdict of its jobs ("" when none was judged: jobs from before
@@ -237,8 +257,12 @@ def comparison_build(
         if first is not None:
             products = [first, *(p for p in products if p is not first)]
     column = {(p["id"], p["variant"], p.get("run_id")): i for i, p in enumerate(products)}
-    groups: dict[tuple[int, int], dict[str, Any]] = {}
-    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    groups: dict[tuple[int, int], ComparisonGroup] = {}
+    group_order: dict[tuple[int, int], tuple[Any, ...]] = {}
+    rows: dict[tuple[Any, ...], ComparisonRow] = {}
+    # The order of rows and each cell's sums of logarithms, beside them (by id) rather than in the JSON-ready dicts.
+    row_order: dict[int, tuple[Any, ...]] = {}
+    logs: dict[int, dict[Metric, Logs]] = {}
     for cell in cells:
         group_key = (cell["dataset_id"], cell["scenario_id"])
         group = groups.get(group_key)
@@ -247,54 +271,54 @@ def comparison_build(
                 "dataset": {"id": cell["dataset_id"], "name": cell["dataset_name"]},
                 "scenario": {"id": cell["scenario_id"], "name": cell["scenario_name"], "test": cell["test"]},
                 "rows": [],
-                "_sort": (cell["dataset_name"], cell["scenario_name"], cell["scenario_id"]),
             }
+            group_order[group_key] = (cell["dataset_name"], cell["scenario_name"], cell["scenario_id"])
         row_key = (*group_key, cell["spec_id"], cell["threads"], cell["table_size"], cell["tables"])
         row = rows.get(row_key)
         if row is None:
-            row = rows[row_key] = {
-                "spec": cell["spec_label"], "spec_id": cell["spec_id"], "threads": cell["threads"],
-                "concurrency": cell["threads"], "table_size": cell["table_size"], "tables": cell["tables"],
-                "cells": [None] * len(products),
-                "_sort": (cell["spec_cores"] or 0, cell["spec_memory"] or 0, cell["spec_label"] or "",
-                          cell["threads"], cell["table_size"], cell["tables"]),
-            }
+            row = rows[row_key] = comparison_row(
+                spec=cell["spec_label"], spec_id=cell["spec_id"], threads=cell["threads"],
+                table_size=cell["table_size"], tables=cell["tables"], width=len(products))
+            row_order[id(row)] = (cell["spec_cores"] or 0, cell["spec_memory"] or 0, cell["spec_label"] or "",
+                                  cell["threads"], cell["table_size"], cell["tables"])
             group["rows"].append(row)
-        entry: dict[str, Any] = {
+        run_of: RunOf = {"run_id": cell["run_id"]} if by_run else {}
+        entry: ComparisonCell = {
             "product_id": cell["product_id"], "variant": cell["variant"], "n": cell["n"], "latency_pct": cell["pct"],
-            **({"run_id": cell["run_id"]} if by_run else {}),
+            **run_of,
             "verdict": str(cell["verdict"]),
             "verdicts": {"invalid": cell["invalid_n"], "suspect": cell["suspect_n"], "valid": cell["valid_n"]},
+            "qps": _stats(cell, "qps"), "tps": _stats(cell, "tps"), "latency_avg_ms": _stats(cell, "latency_avg_ms"),
+            "latency_pct_ms": _stats(cell, "latency_pct_ms"),
         }
-        for metric in METRICS:
-            entry[metric] = _stats(cell, metric)
-        entry["_logs"] = {metric: (cell[f"{metric}_positive"], cell[f"{metric}_n"], cell[f"{metric}_log_mean"],
-                                   cell[f"{metric}_log_sd"]) for metric in METRICS}
+        logs[id(entry)] = {metric: (cell[f"{metric}_positive"], cell[f"{metric}_n"], cell[f"{metric}_log_mean"],
+                                    cell[f"{metric}_log_sd"]) for metric in METRICS}
         row["cells"][column[(cell["product_id"], cell["variant"], cell.get("run_id"))]] = entry
 
-    ordered_groups = sorted(groups.values(), key=lambda g: g.pop("_sort"))
+    ordered_groups = [groups[key] for key in sorted(groups, key=group_order.__getitem__)]
     for group in ordered_groups:
-        group["rows"].sort(key=lambda r: r["_sort"])
+        group["rows"].sort(key=lambda r: row_order[id(r)])
         for row in group["rows"]:
-            del row["_sort"]
             base = row["cells"][0]
-            for entry in row["cells"]:
-                if entry is None:
+            for each in row["cells"]:
+                if each is None:
                     continue
-                entry["delta_pct"] = {
-                    metric: None if entry is base or base is None
-                    else delta_pct(entry[metric]["value"], base[metric]["value"])
+                each["delta_pct"] = {
+                    metric: None if each is base or base is None
+                    else delta_pct(each[metric]["value"], base[metric]["value"])
                     for metric in METRICS
                 }
-                _interval(entry, None if entry is base else base)
+                if each is base or base is None:
+                    _interval(each, None, logs[id(each)], None)
+                else:
+                    _interval(each, base, logs[id(each)], logs[id(base)])
     for group in ordered_groups:
         for row in group["rows"]:
-            for entry in row["cells"]:
-                if entry is not None:
-                    entry["qps_ci95"] = _value_interval(entry["_logs"]["qps"])
-                    del entry["_logs"]
-    _adjust([c["significance"] for g in ordered_groups for r in g["rows"] for c in r["cells"]
-             if c is not None and c.get("significance")])
+            for each in row["cells"]:
+                if each is not None:
+                    each["qps_ci95"] = _value_interval(logs[id(each)]["qps"])
+    _adjust([sig for g in ordered_groups for r in g["rows"] for c in r["cells"]
+             if c is not None and (sig := c.get("significance"))])
     return {
         "filters": {"targets": target_ids, "products": product_ids, "runs": run_ids, "campaigns": campaign_ids,
                     "scenarios": scenario_ids, "specs": spec_ids, "threads": threads, "trusted_only": trusted_only,
@@ -321,22 +345,23 @@ def _merge_retries(cells: list[dict[str, Any]], roots: dict[int, int]) -> list[d
     return list(merged.values())
 
 
-def _interval(entry: dict[str, Any], base: dict[str, Any] | None) -> None:
+def _interval(entry: ComparisonCell, base: ComparisonCell | None, entry_logs: dict[Metric, Logs],
+              base_logs: dict[Metric, Logs] | None) -> None:
     """A cell's Δ% intervals against its baseline and, for QPS, its significance before the correction."""
-    if base is None:
+    if base is None or base_logs is None:
         entry["delta_ci95_pct"] = {metric: None for metric in METRICS}
         entry["significance"] = None
         return
     intervals: dict[str, Any] = {}
     for metric in METRICS:
-        interval = _metric_interval(entry["_logs"][metric], base["_logs"][metric])
+        interval = _metric_interval(entry_logs[metric], base_logs[metric])
         intervals[metric] = interval
         entry["delta_ci95_pct"] = entry.get("delta_ci95_pct") or {}
         entry["delta_ci95_pct"][metric] = (None if interval is None or interval.low_pct is None
                                            else [_round(interval.low_pct, 2), _round(interval.high_pct, 2)])
     qps = intervals["qps"]
     n_base, n_other = base["qps"]["n"], entry["qps"]["n"]
-    mark: dict[str, Any] = {"verdict": "untested", "p_value": None, "p_adjusted": None, "n_base": n_base,
+    mark: Significance = {"verdict": "untested", "p_value": None, "p_adjusted": None, "n_base": n_base,
                             "n_other": n_other, "ci95_pct": entry["delta_ci95_pct"]["qps"], "runs_needed": None,
                             "change_pct": entry["delta_pct"]["qps"]}
     if qps is not None and qps.low_pct is not None:
@@ -348,7 +373,7 @@ def _interval(entry: dict[str, Any], base: dict[str, Any] | None) -> None:
     entry["significance"] = mark
 
 
-def _value_interval(logs: tuple[Any, ...]) -> list[float | None] | None:
+def _value_interval(logs: Logs) -> list[float | None] | None:
     """A cell's 95% interval of its geometric mean, [low, high], from 2 runs (all positive) up; else None."""
     positive, n, log_mean, log_sd = logs
     if not n or positive != n or log_mean is None:
@@ -357,7 +382,7 @@ def _value_interval(logs: tuple[Any, ...]) -> list[float | None] | None:
     return None if interval is None else [_round(interval[0]), _round(interval[1])]
 
 
-def _metric_interval(other: tuple[Any, ...], base: tuple[Any, ...]) -> Any:
+def _metric_interval(other: Logs, base: Logs) -> Any:
     positive_b, n_b, mean_b, sd_b = base
     positive_o, n_o, mean_o, sd_o = other
     # Logarithms need every run positive on both sides; otherwise the Δ% has no interval.
@@ -367,7 +392,7 @@ def _metric_interval(other: tuple[Any, ...], base: tuple[Any, ...]) -> Any:
                           log_sd_other=sd_o)
 
 
-def _adjust(marks: list[dict[str, Any]]) -> None:
+def _adjust(marks: list[Significance]) -> None:
     """Benjamini–Hochberg over the comparison's tested QPS Δ%, then each mark's words."""
     pending = [m for m in marks if m["verdict"] == "pending"]
     for mark, p_adjusted in zip(pending, adjust_many([m["p_value"] for m in pending]), strict=True):
@@ -379,7 +404,7 @@ def _adjust(marks: list[dict[str, Any]]) -> None:
         mark["sentence"] = delta_sentence(mark)
 
 
-def _product_order(cells: list[dict[str, Any]], *, product_ids: list[int], target_ids: list[int]) -> list[dict[str, Any]]:
+def _product_order(cells: list[dict[str, Any]], *, product_ids: list[int], target_ids: list[int]) -> list[Column]:
     names = {c["product_id"]: c["product_name"] for c in cells}
     order: list[int] = []
     if product_ids:
@@ -394,7 +419,7 @@ def _product_order(cells: list[dict[str, Any]], *, product_ids: list[int], targe
     return [{"id": p, "name": names[p]} for p in order]
 
 
-def _variant_columns(products: list[dict[str, Any]], cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _variant_columns(products: list[Column], cells: list[dict[str, Any]]) -> list[Column]:
     """Each product's columns, one per settings variant its jobs ran under, in the campaign's order of first
     appearance (a variant's name joins the product's: "MariaDB (local) · flush=2"); a product measured without
     variants keeps its one column and its name."""
@@ -419,7 +444,7 @@ COMPARISON_CSV_COLUMNS = [
 ]
 
 
-def comparison_rows(comparison: dict[str, Any]) -> Iterable[list[Any]]:
+def comparison_rows(comparison: Comparison) -> Iterable[list[Any]]:
     """The comparison flattened for CSV: one line per (group, row, product) cell with data."""
     products = comparison["products"]
     for group in comparison["groups"]:
@@ -434,7 +459,8 @@ def comparison_rows(comparison: dict[str, Any]) -> Iterable[list[Any]]:
                 line += [entry["delta_pct"][metric] for metric in METRICS]
                 line.append(entry.get("verdict", ""))
                 line += [entry[metric][stat] for metric in METRICS for stat in SPREAD_STATS]
-                sig = entry.get("significance") or {}
-                line += [*(sig.get("ci95_pct") or [None, None]), sig.get("n_base"), sig.get("verdict"),
-                         sig.get("p_value"), sig.get("p_adjusted"), sig.get("runs_needed"), entry.get("run_id")]
+                sig = entry.get("significance")
+                line += ([*(sig["ci95_pct"] or [None, None]), sig["n_base"], sig["verdict"], sig["p_value"],
+                          sig["p_adjusted"], sig["runs_needed"]] if sig else [None] * 7)
+                line.append(entry.get("run_id"))
                 yield line

@@ -7,10 +7,11 @@ from typing import Any
 
 from django.db.models import Count, Max
 
+from campaigns.comparison.rows import ComparisonLayout
 from campaigns.models import ClientHost, JobClient
 
 
-def report_sections(layout: dict[str, Any]) -> dict[str, Any]:
+def report_sections(layout: ComparisonLayout) -> dict[str, Any]:
     """Environment (server versions and settings from the jobs' snapshots, client hosts) and method
     (one exact command per scenario and target) of the compared jobs."""
     if not layout["tables"] or not layout["selection"].measured():
@@ -30,22 +31,23 @@ def report_sections(layout: dict[str, Any]) -> dict[str, Any]:
         threads[scenario].add(count)
     method = []
     # One command per scenario and product: targets of one product differ only in where they are.
-    for row in (jobs.exclude(command_line="").order_by("scenario__name", "target__product__name", "-threads")
-                .distinct("scenario__name", "target__product__name")
-                .values("scenario__name", "scenario__test", "target__name", "target__product__name", "command_line",
-                        "imported")):
+    for command in (jobs.exclude(command_line="").order_by("scenario__name", "target__product__name", "-threads")
+                    .distinct("scenario__name", "target__product__name")
+                    .values("scenario__name", "scenario__test", "target__name", "target__product__name",
+                            "command_line", "imported")):
         method.append({
-            "scenario": row["scenario__name"], "test": row["scenario__test"], "target": row["target__name"],
-            "product": row["target__product__name"], "command": row["command_line"], "imported": row["imported"],
-            "threads": ", ".join(str(t) for t in sorted(threads[row["scenario__name"]])),
+            "scenario": command["scenario__name"], "test": command["scenario__test"],
+            "target": command["target__name"], "product": command["target__product__name"],
+            "command": command["command_line"], "imported": command["imported"],
+            "threads": ", ".join(str(t) for t in sorted(threads[command["scenario__name"]])),
         })
     host_rows = list(JobClient.objects.filter(job__in=jobs).values("host_name")
                      .annotate(jobs=Count("job_id", distinct=True), sysbench=Max("sysbench_version"))
                      .order_by("host_name"))
     known = {h.hostname: h for h in ClientHost.objects.filter(hostname__in=[r["host_name"] for r in host_rows])}
     hosts = []
-    for row in host_rows:
-        host = known.get(row["host_name"])
-        hosts.append({"hostname": row["host_name"], "jobs": row["jobs"], "sysbench": row["sysbench"],
+    for client in host_rows:
+        host = known.get(client["host_name"])
+        hosts.append({"hostname": client["host_name"], "jobs": client["jobs"], "sysbench": client["sysbench"],
                       "cores": host.cores if host else None, "memory_gb": host.memory_gb if host else None})
     return {"environment": environment, "hosts": hosts, "method": method}

@@ -4,9 +4,9 @@ interval of the ratio of geometric means), and the clause a conclusion quotes, f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from campaigns.comparison.formatting import EQUAL_WITHIN_PCT, interval_text
+from campaigns.comparison.rows import ComparisonCell, ComparisonRow, Mark
 
 SIGNIFICANCE_NOTE = ("Each QPS Δ% comes with its 95% confidence interval (of the ratio of geometric means) and says "
                      "whether the difference is significant: Welch's t-test on the logarithms of the repetitions' "
@@ -20,19 +20,19 @@ def n_text(n_base: int, n_other: int) -> str:
     return f"n = {n_base}" if n_base == n_other else f"n = {n_base} vs {n_other}"
 
 
-PUBLISHED_MARK = {"verdict": "unknown", "text": "published figure: untested", "p_value": None, "p_adjusted": None,
+PUBLISHED_MARK: Mark = {"verdict": "unknown", "text": "published figure: untested", "p_value": None, "p_adjusted": None,
                   "n": 1, "interval": "", "sentence": "",
                   "title": "A published figure is a single number: there are no repetitions to test."}
 
 
-def mark_of(base: dict[str, Any] | None, cell: dict[str, Any] | None) -> dict[str, Any] | None:
+def mark_of(base: ComparisonCell | None, cell: ComparisonCell | None) -> Mark | None:
     """The page's mark of one Δ% cell, from the significance comparison_build computed for it (the same numbers as
     the API's): its verdict, a short text, the interval, the sentence and a title with the p-values. None where
     either cell is empty (no Δ%)."""
     if base is None or cell is None:
         return None
     if base.get("published") or cell.get("published"):
-        return dict(PUBLISHED_MARK)
+        return PUBLISHED_MARK.copy()
     sig = cell.get("significance")
     if not sig:
         return None
@@ -47,19 +47,19 @@ def mark_of(base: dict[str, Any] | None, cell: dict[str, Any] | None) -> dict[st
             "change_pct": sig["change_pct"], "n_base": sig["n_base"], "n_other": sig["n_other"], "title": title}
 
 
-def _row_marks(row: dict[str, Any]) -> list[Any]:
+def row_marks(row: ComparisonRow) -> list[Mark | None]:
     """One significance mark per Δ% column of a row (each product against the first)."""
     cells = row["cells"]
     base = cells[0] if cells else None
     return [mark_of(base, cell) for cell in cells[1:]]
 
 
-def _n_range(marks: Sequence[dict[str, Any]]) -> str:
+def _n_range(marks: Sequence[Mark]) -> str:
     low, high = min(m["n"] for m in marks), max(m["n"] for m in marks)
     return f"n = {low}" if low == high else f"n = {low}–{high}"
 
 
-def verdict_clause(marks: Sequence[dict[str, Any]]) -> str:
+def verdict_clause(marks: Sequence[Mark]) -> str:
     """How many of a pair's rows differ significantly, in the marks' own words: "significant in 2 of 4 rows,
     not significant in 1 (n = 2), untested in 1 (n = 1)"; "" when no row has a mark."""
     if not marks:

@@ -3,10 +3,11 @@ banner above the comparison ("13 of 24 jobs invalid: the client host's CPU was s
 untrusted cell's reasons with a job to read them on."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from django.urls import reverse
 
+from campaigns.comparison.rows import CellTrust
 from campaigns.comparison.selection import Selection
 from campaigns.models import Job
 from campaigns.validity import reason
@@ -21,14 +22,19 @@ def _job_url(pk: int) -> str:
     return reverse("job-detail", args=[pk]) + "#validity-h"
 
 
-def untrusted_cells(selection: Selection) -> dict[str, Any]:
+class UntrustedCells(TypedDict):
+    reasons: list[dict[str, Any]]  # {"level", "text", "jobs", "url"}, the banner's
+    cells: dict[CellKey, CellTrust]
+
+
+def untrusted_cells(selection: Selection) -> UntrustedCells:
     """The banner's reasons and, per cell key, its untrusted jobs' reasons: {"reasons": [{"level", "text", "jobs",
     "url"}], "cells": {key: {"reasons", "url", "jobs"}}}, each url a job page's findings."""
     rows = list(selection.jobs().filter(verdict__in=(Job.Verdict.SUSPECT, Job.Verdict.INVALID))
                 .order_by("pk").values_list("pk", "verdict", "findings", "scenario_id", "target__spec_id", "threads",
                                             "table_size", "tables", "target__product_id")[:JOBS_READ])
     reasons: dict[tuple[str, str], dict[str, Any]] = {}
-    cells: dict[CellKey, dict[str, Any]] = {}
+    cells: dict[CellKey, CellTrust] = {}
     for pk, verdict, findings, *key in rows:
         causes = [f for f in findings or [] if f.get("level") == verdict] or [{"code": "", "level": verdict}]
         cell = cells.setdefault(tuple(key), {"reasons": [], "url": _job_url(pk), "jobs": 0})

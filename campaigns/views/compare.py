@@ -23,6 +23,7 @@ from campaigns.comparison import (
     to_markdown,
 )
 from campaigns.comparison.published import published_links, table_keys
+from campaigns.comparison.rows import ComparisonLayout
 from campaigns.forms import ComparisonForm
 from campaigns.models import Campaign, InstanceSpec, Product, PublishedResult, Run, Scenario, Target
 from campaigns.views.base import role_required
@@ -69,7 +70,9 @@ def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
     }, published_specs
 
 
-def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
+def request_selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
+    """The comparison's form bound to the request's query, and the Selection it stands for (None when the query
+    chooses nothing or is invalid: the form says why). The share views read a comparison's query the same way."""
     data: dict[str, Any] = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields
                             if name in request.GET and name not in ComparisonForm.SWITCHES}
     for switch in ComparisonForm.SWITCHES:
@@ -82,7 +85,7 @@ def _selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
     return form, Selection(**{name: form.cleaned_data[name] for name in ComparisonForm.base_fields})
 
 
-def _title(layout: dict[str, Any]) -> str:
+def _title(layout: ComparisonLayout) -> str:
     names = layout["names"]
     if not names:
         return "Comparison"
@@ -91,14 +94,14 @@ def _title(layout: dict[str, Any]) -> str:
     return f"{', '.join(names[:-1])} vs {names[-1]}"
 
 
-def report_headers(layout: dict[str, Any]) -> None:
+def report_headers(layout: ComparisonLayout) -> None:
     """Each table's header and its per-metric parts, as the report prints them (also on a shared report)."""
     for table in layout["tables"]:
         table["header"] = table_header(table, layout["names"])
         table["parts"] = table_parts(table, layout["products"])
 
 
-def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
+def _baselines(layout: ComparisonLayout | None, selection: Selection | None) -> list[dict[str, Any]]:
     """The other columns a user may make the baseline, each with the page's query that does it (kept in the URL)."""
     # Published figures are set beside the measured columns, after them: only measured columns can lead (a
     # document's tables that no measured table took in add published columns to every table).
@@ -111,7 +114,7 @@ def _baselines(layout: dict[str, Any] | None, selection: Selection | None) -> li
     return out
 
 
-def _baseline_choices(layout: dict[str, Any] | None, selection: Selection | None) -> list[dict[str, Any]]:
+def _baseline_choices(layout: ComparisonLayout | None, selection: Selection | None) -> list[dict[str, Any]]:
     """Every measured column as a choice of the form's "Baseline" list (the chosen one, else the first, selected),
     so that the choice form says which column every Δ% is against and can change it (kept in the URL)."""
     if layout is None or selection is None or selection.published or len(layout["products"]) < 2:
@@ -127,7 +130,7 @@ def _baseline_choices(layout: dict[str, Any] | None, selection: Selection | None
 
 @role_required(roles.VIEWER)
 def compare(request: HttpRequest) -> HttpResponse:
-    form, selection = _selection(request)
+    form, selection = request_selection(request)
     layout = comparison_layout_cached(selection) if selection is not None else None
     charts = {}
     if layout is not None:
@@ -149,9 +152,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     })
 
 
-def _layout_or_error(request: HttpRequest) -> dict[str, Any] | HttpResponse:
+def _layout_or_error(request: HttpRequest) -> ComparisonLayout | HttpResponse:
     """The comparison's layout, or a plain-text 400 saying why there is nothing to export."""
-    form, selection = _selection(request)
+    form, selection = request_selection(request)
     if selection is None:
         errors = "; ".join(str(e) for errs in form.errors.values() for e in errs) or "choose what to compare"
         return HttpResponse(f"Nothing to export: {errors}\n", status=400, content_type="text/plain")
@@ -182,7 +185,7 @@ def compare_markdown(request: HttpRequest) -> HttpResponse:
 @role_required(roles.VIEWER)
 def compare_report(request: HttpRequest) -> HttpResponse:
     """The print-ready page: environment, method, results and conclusions, like a white paper."""
-    form, selection = _selection(request)
+    form, selection = request_selection(request)
     if selection is None:
         return render(request, "campaigns/compare.html", {"form": form, "layout": None, "title": "Compare"})
     layout = comparison_layout_cached(selection)

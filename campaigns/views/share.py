@@ -26,7 +26,7 @@ from campaigns.logins import client_address
 from campaigns.models import ShareLink
 from campaigns.ratelimit import RateUnavailable, rate_take
 from campaigns.views.base import role_required
-from campaigns.views.compare import _selection, report_headers
+from campaigns.views.compare import report_headers, request_selection
 
 
 class ShareForm(forms.Form):
@@ -62,7 +62,7 @@ def share_list(request: HttpRequest) -> HttpResponse:
 def share_create(request: HttpRequest) -> HttpResponse:
     """POST /compare/share/?<the comparison's query>: a new link to that comparison (or its report)."""
     form = ShareForm(request.POST)
-    compare_form, selection = _selection(request)
+    compare_form, selection = request_selection(request)
     if selection is None:
         problems = [str(e) for errs in compare_form.errors.values() for e in errs] or ["choose what to compare"]
         return _list_page(request, errors=[f"Nothing to share: {p}" for p in problems], status=400)

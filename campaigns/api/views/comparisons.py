@@ -18,6 +18,7 @@ from campaigns.api.views.base import cached_json, format_parameter
 from campaigns.cache import query_key, results_version
 from campaigns.comparison.histogram import cell_histogram
 from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
+from campaigns.comparison.rows import Comparison
 from campaigns.comparison.selection import Selection
 
 
@@ -71,7 +72,7 @@ class ComparisonViewSet(viewsets.ViewSet):
         query.is_valid(raise_exception=True)
         data = query.validated_data
 
-        def build() -> dict[str, Any]:
+        def build() -> Comparison:
             return comparison_build(
                 target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
                 campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),

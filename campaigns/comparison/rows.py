@@ -1,0 +1,350 @@
+"""The shapes a comparison hands from one layer to the next, each defined once: a comparison (query.comparison_build,
+the API's JSON) of groups of rows of cells, its columns, and the significance marks the page adds to its rows.
+
+They are TypedDicts, not dataclasses, because they stay plain JSON-ready dicts: the API returns them as they are,
+the comparison page's layout is cached as JSON, and the templates read them as `row.cells`; mypy checks their keys.
+Keys marked NotRequired are added after a row or cell is made (Δ% once its row is complete, the page's marks by
+comparison.layout) or exist for one kind of cell only (a published figure has no verdicts, a measured cell no
+correction).
+
+`comparison_row` makes every row, measured (query.py) and published (published.py) alike.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+
+if TYPE_CHECKING:  # selection.py imports query.py, which imports this module
+    from campaigns.comparison.selection import Selection
+
+Metric = Literal["qps", "tps", "latency_avg_ms", "latency_pct_ms"]
+METRICS: tuple[Metric, ...] = ("qps", "tps", "latency_avg_ms", "latency_pct_ms")
+LatencyMetric = Literal["latency_avg_ms", "latency_pct_ms"]
+
+
+class MetricStats(TypedDict):
+    """One metric of one cell over its repetitions: the value (geometric mean, else mean) and its spread."""
+
+    value: float | None
+    statistic: str  # "geometric mean", "mean" or "published"
+    median: float | None
+    n: int
+    mean: float | None
+    stdev: float | None
+    cv_pct: float | None
+    min: float | None
+    max: float | None
+
+
+class Verdicts(TypedDict):
+    """How many of a cell's jobs were judged invalid, suspect and valid."""
+
+    invalid: int
+    suspect: int
+    valid: int
+
+
+class Significance(TypedDict):
+    """Whether a cell's QPS Δ% against the baseline is larger than the runs' noise (comparison_build); tested, text
+    and sentence are added once every Δ% of the comparison is known (Benjamini–Hochberg)."""
+
+    verdict: str  # "significant", "not significant", "untested" ("pending" until adjusted)
+    p_value: float | None
+    p_adjusted: float | None
+    n_base: int
+    n_other: int
+    ci95_pct: list[float | None] | None
+    runs_needed: int | None
+    change_pct: float | None
+    tested: NotRequired[int]
+    text: NotRequired[str]
+    sentence: NotRequired[str]
+
+
+class CellTrust(TypedDict):
+    """Why an untrusted cell is not to be trusted (comparison.trust): its reasons and a job page to read them on."""
+
+    reasons: list[str]
+    url: str
+    jobs: int
+
+
+class ComparisonCell(TypedDict):
+    """One product's (or column's) figures on one row: measured over its repetitions, or one published figure."""
+
+    product_id: int
+    n: int
+    latency_pct: float | None
+    qps: MetricStats
+    tps: MetricStats
+    latency_avg_ms: MetricStats
+    latency_pct_ms: MetricStats
+    variant: NotRequired[str]  # measured: the settings variant of its jobs ("" without one)
+    run_id: NotRequired[int]  # measured by run: the run it stands for
+    verdict: NotRequired[str]  # measured: the worst validity verdict of its jobs ("" when none was judged)
+    verdicts: NotRequired[Verdicts]
+    published: NotRequired[bool]  # a published figure from a seed document
+    correction: NotRequired[str]  # published: how the document's figure was corrected, if it was
+    delta_pct: NotRequired[dict[str, float | None]]  # per metric, against the row's first cell
+    delta_ci95_pct: NotRequired[dict[str, list[float | None] | None]]
+    significance: NotRequired[Significance | None]
+    qps_ci95: NotRequired[list[float | None] | None]
+    imported: NotRequired[bool]  # added by the layout
+    trust: NotRequired[CellTrust | None]  # added by the layout to suspect and invalid cells
+
+
+class Mark(TypedDict):
+    """The page's mark of one Δ% cell (comparison.significance.mark_of). A published figure's mark has only the
+    first eight keys."""
+
+    verdict: str
+    text: str
+    p_value: float | None
+    p_adjusted: float | None
+    n: int
+    interval: str
+    sentence: str
+    title: str
+    n_text: NotRequired[str]
+    ci95_pct: NotRequired[list[float | None] | None]
+    runs_needed: NotRequired[int | None]
+    change_pct: NotRequired[float | None]
+    n_base: NotRequired[int]
+    n_other: NotRequired[int]
+
+
+class BesideCell(TypedDict):
+    """One measured column against the published figure beside its row (comparison.published.beside_table)."""
+
+    qps: float | None
+    per_core: float | None
+    ratio: float | None  # measured ÷ published, per core or raw (the row's basis)
+    ratio_ci95: list[float] | None
+    n: int
+    verdict: str | None  # "suspect" or "invalid" where the measured cell is not to be trusted
+
+
+class BesideRow(TypedDict):
+    """The published figure set beside one measured row: on the nearest published spec, at the nearest thread
+    count the document has, with each measured column's ratio to it (by column index, as text: JSON keys)."""
+
+    spec: str | None
+    threads: int
+    published_spec: str
+    published_threads: int
+    nearest: bool
+    published_qps: float | None
+    published_per_core: float | None
+    per_core: bool
+    basis: str  # "per core" or "raw"
+    hardware: str
+    correction: str
+    cells: list[BesideCell]
+    by_column: dict[str, BesideCell]
+    published_latency_avg_ms: float | None
+    published_latency_pct_ms: float | None
+    published_latency_pct: float | None
+
+
+class CurvePoint(TypedDict):
+    x: int
+    qps: float | None
+    latency_avg_ms: float | None
+    latency_pct_ms: float | None
+    latency_pct: float | None
+    correction: str
+
+
+class Curve(TypedDict):
+    """A published spec's figures at the document's own thread counts, for the charts."""
+
+    spec: str
+    points: list[CurvePoint]
+
+
+class Beside(TypedDict):
+    """One published product set beside a measured table (comparison.published.beside_table): its rows, or the
+    note saying why it has none; the matched document's keys where one matched."""
+
+    product: str
+    key: str
+    rows: list[BesideRow]
+    notes: list[str]
+    columns: list[str]
+    column_index: list[int]
+    note: str
+    curves: list[Curve]
+    spec_label: str
+    summary: str
+    has_per_core: bool
+    has_nearest: bool
+    table_ref: NotRequired[str]
+    document: NotRequired[str]
+    match: NotRequired[tuple[str, str, str, str]]
+
+
+class ComparisonRow(TypedDict):
+    """One row of a comparison table: its keys and one cell per column (None where the column has no figure).
+    deltas, marks, beside and besides are the page's (comparison.layout)."""
+
+    spec: str | None
+    spec_id: int | None
+    threads: int
+    concurrency: int
+    table_size: int | None  # a published figure's document may not say
+    tables: int | None
+    cells: list[ComparisonCell | None]
+    deltas: NotRequired[list[float | None]]
+    marks: NotRequired[list[Mark | None]]
+    beside: NotRequired[BesideRow | None]
+    besides: NotRequired[list[BesideRow | None]]
+
+
+class DatasetRef(TypedDict):
+    id: int | str  # a published table's is "p<document>"
+    name: str
+
+
+class ScenarioRef(TypedDict):
+    id: int
+    name: str
+    test: str
+
+
+class ComparisonGroup(TypedDict):
+    """One table of a comparison: a dataset × scenario and its rows. A published table says so and keeps the
+    (document, dataset label, scenario label) it comes from."""
+
+    dataset: DatasetRef
+    scenario: ScenarioRef
+    rows: list[ComparisonRow]
+    published: NotRequired[bool]
+    key: NotRequired[tuple[str, str, str]]
+
+
+class Column(TypedDict):
+    """A comparison's column: a product, or a product's settings variant, or (by run) either in one run."""
+
+    id: int
+    name: str
+    variant: NotRequired[str]
+    run_id: NotRequired[int]
+
+
+class ComparisonFilters(TypedDict):
+    targets: list[int]
+    products: list[int]
+    runs: list[int]
+    campaigns: list[int]
+    scenarios: list[int]
+    specs: list[int]
+    threads: list[int]
+    trusted_only: bool
+    by_run: bool
+    baseline: int | None
+
+
+class Comparison(TypedDict):
+    """What comparison_build returns and the comparison API sends."""
+
+    filters: ComparisonFilters
+    cells_left_out: int
+    products: list[Column]
+    baseline_product: int | None
+    metrics: list[str]
+    job_count: int
+    groups: list[ComparisonGroup]
+
+
+class PriceCell(TypedDict):
+    best: float | None  # the column's best QPS on this spec
+    per_core: float | None
+    per_price: float | None
+
+
+class PriceRow(TypedDict):
+    """Per spec of a table: each column's best QPS per core and per unit of price (comparison.layout)."""
+
+    spec: str
+    cores: int | None
+    price: Decimal | None
+    currency: str
+    cells: list[PriceCell]
+
+
+class ComparisonTable(TypedDict):
+    """One table of the comparison page (comparison.layout): a group's rows and what the page, its charts, its
+    conclusion and its exports say of them. The keys after `published` are added one by one as the layout works
+    them out (the conclusion reads the first ones); header and parts only by the printed report."""
+
+    dataset: DatasetRef
+    scenario: ScenarioRef
+    rows: list[ComparisonRow]
+    spec_order: list[str | None]
+    many_sizes: bool
+    has_tps: bool
+    has_avg: bool
+    has_pct: bool
+    pct: float | None
+    pct_label: str
+    has_imported: bool
+    published: bool
+    many_specs: NotRequired[bool]
+    conclusion: NotRequired[str]
+    price_rows: NotRequired[list[PriceRow]]
+    has_price: NotRequired[bool]
+    price_html: NotRequired[str]
+    id: NotRequired[str]
+    shape: NotRequired[str]
+    title: NotRequired[str]
+    besides: NotRequired[list[Beside]]  # the published products set beside it (published.beside_table)
+    beside: NotRequired[Beside | None]
+    published_avg: NotRequired[list[int]]  # positions in besides whose average latency goes beside the measured
+    published_avg_names: NotRequired[list[str]]
+    published_avg_n: NotRequired[int]
+    published_pct: NotRequired[list[int]]
+    published_pct_names: NotRequired[list[str]]
+    published_pct_n: NotRequired[int]
+    charts: NotRequired[dict[str, Any]]
+    body_html: NotRequired[str]
+    header: NotRequired[list[str]]
+    parts: NotRequired[list[dict[str, Any]]]
+
+
+class LayoutTrust(TypedDict):
+    """The untrusted-cells banner above the comparison: job and cell counts and the reasons (comparison.trust)."""
+
+    invalid: int
+    suspect: int
+    untrusted: int
+    jobs: int
+    cells: int
+    reasons: list[dict[str, Any]]
+    included: bool  # whether the conclusions count the untrusted cells
+
+
+class ComparisonLayout(TypedDict):
+    """The whole comparison page's data (comparison.layout.comparison_layout), read by the views, the exports and
+    the report. Cached as JSON without its selection, which the cached copy gets back on the way out."""
+
+    products: list[Column]
+    names: list[str]
+    baseline: str | None
+    tables: list[ComparisonTable]
+    job_count: int
+    cells_left_out: int
+    selection: Selection
+    has_imported: bool
+    has_published: bool
+    has_beside: bool
+    published_left_out: list[str]
+    has_marks: bool
+    trust: LayoutTrust
+    tested_deltas: int
+
+
+def comparison_row(*, spec: str | None, spec_id: int | None, threads: int, table_size: int | None,
+                   tables: int | None, width: int) -> ComparisonRow:
+    """A new row with these keys and `width` empty cells; its concurrency is its threads."""
+    return {"spec": spec, "spec_id": spec_id, "threads": threads, "concurrency": threads, "table_size": table_size,
+            "tables": tables, "cells": [None] * width}
