@@ -215,8 +215,10 @@ def _sql(argv: list[str]) -> str:
 def victim() -> Iterator[dict[str, str]]:
     """A scratch database on MariaDB and on PostgreSQL, each with a table (the attack's victim), and a
     database for the target itself."""
-    suffix = os.environ.get("PYTEST_XDIST_WORKER", "gw")
-    names = {"victim": f"ddl_victim_{suffix}", "target": f"ddl_target_{suffix}"}
+    # Named after this test process's own target databases (tests/pytest_env.py: session and xdist worker), so two
+    # test sessions on one machine never drop each other's victim; a killed session's are swept at the next start.
+    own = os.environ["BENCHAPP_TEST_TARGET_DB"]
+    names = {"victim": f"{own}_ddl_victim", "target": f"{own}_ddl_target"}
     mysql = ["mariadb", "-h127.0.0.1", "-uroot", "-N", "-e"]
     for name in names.values():
         _sql([*mysql, f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"])
