@@ -148,6 +148,27 @@
     }, { rootMargin: "300px" });
     for (const section of sections) observer.observe(section);
   }
+  // A seed comparison's table (measured and published side by side, class "with-published") fits from 1280 px on
+  // (issue #28 items 3 and 6): a cell's details wrap between their " · " parts only (never "n = | 3"), and on a
+  // screen wider than a phone its table size and tables columns go when every row has the same value (the table's
+  // heading names them, "1 × 10,000"); a phone's cards and paper show them.
+  function fitPublished() {
+    for (const table of document.querySelectorAll("table.comparison.with-published")) {
+      for (const span of table.querySelectorAll(".spread, td.ratio > .muted.small, td.published-figure > .muted.small")) {
+        span.textContent = span.textContent.split(" · ").map(function (part) {
+          return part.replace(/ /g, "\u00a0");
+        }).join(" · ");
+      }
+      const constant = [];
+      for (const key of KEY_COLUMNS) {
+        const values = new Set([...table.querySelectorAll('tbody td[data-metric="' + key + '"]')]
+          .map(function (td) { return td.textContent.trim(); }));
+        if (values.size === 1) constant.push(key);
+      }
+      if (constant.length) table.dataset.same = constant.join(" ");
+    }
+  }
+  fitPublished();
   afterLoad(stickWhenNear);
   window.addEventListener("resize", function () { stickSecond(document); });
 })();
