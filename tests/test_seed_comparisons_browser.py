@@ -48,8 +48,7 @@ def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, 
     table = page.locator("table.comparison").first
     assert table.locator("thead th.group.published").count() == 2
     assert table.locator("td.published-figure").count() == 10 and table.locator("td.ratio").count() == 10
-    # (a detail's parts wrap between them only: their spaces are non-breaking)
-    first_ratio = table.locator("td.ratio").first.inner_text().replace("\xa0", " ").split("\n")
+    first_ratio = table.locator("td.ratio").first.inner_text().split("\n")
     assert first_ratio[0].endswith("×") and first_ratio[1] in ("per core · n = 3", "raw · n = 3"), first_ratio
     assert " … " in first_ratio[2], first_ratio  # the ratio's 95% interval
     page.screenshot(path=str(SHOTS / "28-seeds-compare-1440.png"), full_page=False)
