@@ -5,8 +5,9 @@ the page draws (23 columns). At 1280 px no cell is cut by the page: the table sc
 first column stays in sight when it is scrolled to the right and its header row when it is scrolled down. The
 column chooser hides metric columns and cell details, on the comparison and the report, and a reload keeps the
 choice. "Change what is compared" is searchable chips: typed to filter, picked with Enter, taken off with
-Backspace, submitted into the URL, and shown again after a reload; the baseline is a list of its own beside them,
-and the page reads "Baseline: X".
+Backspace, submitted into the URL, and shown again after a reload; the baseline is a searchable single choice of its
+own beside them, typed and picked with Enter, and the page reads "Baseline: X" with the other columns as chips that
+make one the baseline in a click (or Enter), kept in the URL.
 Screenshots at 1440×900, 1280×800 and 390×844 in test-output/screenshots/tables-*.png.
 """
 from __future__ import annotations
@@ -244,25 +245,48 @@ def test_targets_are_chosen_as_searchable_chips_with_the_keyboard_and_kept_in_th
         head = page.locator("table.comparison thead").first.inner_text()
         assert "Alpha DB" in head and "Beta DB" in head and "Gamma DB" not in head
 
-        # The baseline is a choice of its own, read "Baseline: X"; choosing Beta puts it in the URL.
+        # The baseline is a searchable single choice of its own, read "Baseline: X": typed and picked with Enter, it
+        # goes into the URL with Compare.
         page.locator("#compare-choice summary").click()
-        baseline = page.get_by_label("Baseline", exact=True)
-        chosen = "e => e.selectedOptions[0].textContent"
-        assert baseline.evaluate(chosen) == "Alpha DB"
+        wait_js(page, "!!document.querySelector('#id_baseline.tomselected')")
+        baseline = page.get_by_role("combobox", name="Baseline", exact=True)
+        chosen = "document.querySelector('#id_baseline + .ts-wrapper .item').textContent.trim()"
+        value = "document.getElementById('id_baseline').value"
+        assert page.evaluate(chosen) == "Alpha DB"
         assert page.get_by_test_id("baseline-choice").inner_text().startswith("Baseline: Alpha DB")
-        baseline.select_option(label="Beta DB")
+        baseline.focus()
+        baseline.type("bet")
+        shown = "[...document.querySelectorAll('#id_baseline-ts-dropdown .option')].map(o => o.textContent.trim())"
+        wait_js(page, f"{shown}.length === 1")
+        assert page.evaluate(shown) == ["Beta DB"]
+        baseline.press("Enter")  # picks Beta, does not submit the form
+        assert page.evaluate(chosen) == "Beta DB" and page.evaluate(value) == str(beta.product_id)
+        assert "baseline=" not in page.url
+        page.screenshot(path=str(SHOTS / "tables-baseline-choice-1280.png"))
         page.locator("#compare-submit").click()
-        page.wait_for_url(lambda url: "baseline=" in url)
+        page.wait_for_url(lambda url: f"baseline={beta.product_id}" in url)
         assert "Δ% QPS vs Beta DB" in page.locator("table.comparison thead").first.inner_text()
 
         # A reload shows the same chips (the URL holds them) and the same baseline.
         page.reload()
         page.locator("#compare-choice summary").click()
         wait_js(page, "!!document.querySelector('#id_targets.tomselected')")
+        wait_js(page, "!!document.querySelector('#id_baseline.tomselected')")
         assert sorted(_chips(chips)) == sorted([_label(alpha), _label(beta)])
-        assert baseline.evaluate(chosen) == "Beta DB"
-        assert page.get_by_test_id("baseline-choice").inner_text().startswith("Baseline: Beta DB")
+        assert page.evaluate(chosen) == "Beta DB"
+        choice = page.get_by_test_id("baseline-choice")
+        assert choice.inner_text().startswith("Baseline: Beta DB")
         page.screenshot(path=str(SHOTS / "tables-chips-baseline.png"))
+
+        # Above the tables, the other column is a chip that makes it the baseline in one click, from the keyboard too.
+        page.locator("#compare-choice summary").click()  # closed again
+        other = choice.get_by_role("link", name="Alpha DB", exact=True)
+        other.focus()
+        page.keyboard.press("Enter")
+        page.wait_for_url(lambda url: f"baseline={alpha.product_id}" in url)
+        assert "Δ% QPS vs Alpha DB" in page.locator("table.comparison thead").first.inner_text()
+        assert page.get_by_test_id("baseline-choice").inner_text().startswith("Baseline: Alpha DB")
+        assert set(parse_qs(urlsplit(page.url).query)["targets"]) == wanted
         context.close()
 
         # Without JavaScript the same form is plain lists that submit the same parameters.

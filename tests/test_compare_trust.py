@@ -120,8 +120,10 @@ def test_the_baseline_is_chosen_explicitly_and_kept_in_the_url(role_client):
     assert cells[0]["significance"] is None and cells[1]["delta_pct"]["qps"] < 0  # MariaDB is the slower here
     page = client.get(f"/compare/?products={mariadb.pk}&products={postgresql.pk}").content.decode()
     choice = page.split('data-testid="baseline-choice">', 1)[1].split("</p>", 1)[0]
-    assert "Baseline: <strong>MariaDB (local)</strong>" in choice
-    assert f"baseline={postgresql.pk}" in choice and ">PostgreSQL (local)</a>" in choice
+    assert choice.startswith("Baseline: <strong aria-current=\"true\"") and ">MariaDB (local)</strong>" in choice
+    # The other column is a chip that makes it the baseline in one click.
+    assert f'<a class="chip" href="?products={mariadb.pk}&amp;products={postgresql.pk}&amp;baseline={postgresql.pk}"' in choice
+    assert ">PostgreSQL (local)</a>" in choice
     swapped = client.get(f"/compare/?products={mariadb.pk}&products={postgresql.pk}&baseline={postgresql.pk}")
     html = swapped.content.decode()
     assert "Δ% QPS vs PostgreSQL (local)" in html and "<h1>PostgreSQL (local) vs MariaDB (local)</h1>" in html

@@ -2,7 +2,7 @@
 from the seed 004 template opens beside the document's products in one table and one chart per document table;
 the chart places the published 1,000-thread point at 1,000 on a log axis, draws error bars only on the measured
 lines with repetitions and says which line is which; the print-ready report keeps the one-table shape on A4; a phone
-shows the table as cards. Screenshots at 1440×900, 1280×800, A4 print (PDF and print media) and 390×844."""
+shows the table as cards. The table fits the page at 1280 and 1440 px without scrolling sideways. Screenshots at 1440×900, 1280×800, A4 print (PDF and print media) and 390×844."""
 from __future__ import annotations
 
 import math
@@ -84,9 +84,22 @@ def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, 
     assert any("one printed figure" in line for line in lines), lines
     page.screenshot(path=str(SHOTS / "28-seeds-chart-1440.png"), full_page=False)
 
-    # 1280×800: the same page.
+    # 1280×800 (and 1440): every table fits its box, no column cut or scrolled to (the table size and tables columns,
+    # the same in every row, are in the heading); their headers break between words only.
     page.set_viewport_size({"width": 1280, "height": 800})
     page.locator("table.comparison").first.scroll_into_view_if_needed()
+    for width in (1440, 1280):
+        page.set_viewport_size({"width": width, "height": 800 if width == 1280 else 900})
+        fits = page.evaluate("[...document.querySelectorAll('table.comparison')].map(t => "
+                             "[t.scrollWidth, t.closest('.table-scroll').clientWidth])")
+        assert all(table_w <= box_w for table_w, box_w in fits), (width, fits)
+    assert page.locator("h2", has_text="1 × 10,000").count() >= 1
+    assert not table.locator("thead th[data-metric=table_size]").is_visible()
+    heads = page.evaluate("[...document.querySelector('table.comparison').querySelectorAll('thead th')].map(th => "
+                          "[th.innerText, th.scrollWidth <= th.clientWidth])")
+    assert all(fits for _, fits in heads), heads
+    words = {word for text, _ in heads for word in text.split()}
+    assert "Concurrency" in words and "Specification" in words  # whole: not "Specifica" "tion"
     page.screenshot(path=str(SHOTS / "28-seeds-compare-1280.png"), full_page=False)
 
     # The print-ready report: the same one-table shape on A4, as PDF and as print media.

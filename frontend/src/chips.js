@@ -1,9 +1,10 @@
 // The comparison's choice form ("Change what is compared", issue #28 item 4): each list of several choices
 // (targets, products, campaigns, runs, scenarios, specs, published figures) becomes searchable chips through Tom
 // Select (npm, built by build.mjs): type to find a choice, Enter adds it, Backspace takes the last chip off, a chip's
-// × removes it. (The "Baseline" list stays a plain select: one choice, labelled, beside the chips.) Without JavaScript
-// (or without Tom Select) each stays the plain <select multiple> the server wrote, and the form submits the same
-// parameters.
+// × removes it. The "Baseline" list (one choice: the column every Δ% is against) becomes a single searchable choice
+// of the same look: type to find a product (or run), Enter or a click sets it, and the form's Compare puts it in the
+// URL (?baseline=); the comparison's "Baseline:" chips above the tables set it in one click. Without JavaScript (or
+// without Tom Select) each stays the plain <select> the server wrote, and the form submits the same parameters.
 (function () {
   "use strict";
   if (typeof TomSelect === "undefined") return;
@@ -27,6 +28,18 @@
     // box it does, as in any other field.
     chips.control_input.addEventListener("keydown", function (event) {
       if (event.key === "Enter" && chips.control_input.value.trim() !== "") event.preventDefault();
+    });
+  }
+  const baseline = form.querySelector("select#id_baseline:not([multiple])");
+  if (baseline) {
+    const choice = new TomSelect(baseline, {
+      maxOptions: null,
+      refreshThrottle: 0,
+      allowEmptyOption: false,  // a baseline is always chosen: the first column unless another is
+      placeholder: "Type to find the baseline…",
+    });
+    choice.control_input.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && (choice.control_input.value.trim() !== "" || choice.isOpen)) event.preventDefault();
     });
   }
 })();

@@ -117,7 +117,8 @@
     // The caption under the charts says the rest (which line is measured, which published).
     const legend = [];
     if (data.error_bars) legend.push("error bars: " + data.error_bars);
-    if (doubtful) legend.push("✕ suspect or invalid: hover for why, click for the findings");
+    if (doubtful) legend.push(forPrint ? "✕ suspect or invalid: the table says why"
+                                       : "✕ suspect or invalid: hover for why, click for the findings");
     // Measured lines take the palette in order; a published line the colour after them.
     let measured = 0;
     const measuredCount = lines.filter(function (line) { return !line.published; }).length;
@@ -137,7 +138,11 @@
         onClick: openFindings,
         plugins: {
           legend: { position: "bottom",
-                    title: { display: legend.length > 0, text: legend.length === 1 ? legend[0] : legend } },
+                    // Chart.js gives a legend title one line's height: the padding below makes room for the
+                    // others, which would otherwise be drawn over the legend's items.
+                    title: { display: legend.length > 0, text: legend.length === 1 ? legend[0] : legend,
+                             font: { size: 12, lineHeight: 1.2 },
+                             padding: { top: 4, bottom: 4 + (legend.length - 1) * 14.4 } } },
           tooltip: { callbacks: { label: function (item) { return pointLabel(item, unit, data.baseline); } } },
         },
         scales: {

@@ -51,6 +51,11 @@ function makeSearchable(fieldset) {
       if (match) shown += 1;
     }
     summary = words.length || onlyMine ? `${shown} of ${choices.length} shown` : `${choices.length} choices`;
+    // Nothing left in sight says why, and how to get the choices back (never a silent "0 of 70 shown").
+    if (shown === 0) {
+      const undo = [words.length ? "clear the filter" : "", onlyMine ? "untick Mine only" : ""].filter(Boolean);
+      summary += ": none " + (onlyMine && !words.length ? "of them is yours" : "matches") + " — " + undo.join(" or ");
+    }
     counted();
   }
   let summary = "";

@@ -129,6 +129,7 @@
   function stickSecond(root) {
     const tables = root.matches && root.matches("table.fit") ? [root] : root.querySelectorAll("table.fit");
     for (const table of tables) {
+      if (table.classList.contains("comparison")) wrapBetweenParts(table);
       const first = table.querySelector("thead th");
       if (!first || !first.offsetWidth) continue;
       table.style.setProperty("--sticky-2", first.offsetWidth + "px");
@@ -148,6 +149,53 @@
     }, { rootMargin: "300px" });
     for (const section of sections) observer.observe(section);
   }
+  // A seed comparison's table (measured and published side by side, class "with-published") fits from 1280 px on
+  // (issue #28 items 3 and 6): a cell's details wrap between their " · " parts only (never "n = | 3"), and on a
+  // screen wider than a phone its table size and tables columns go when every row has the same value (the table's
+  // heading names them, "1 × 10,000"); a phone's cards and paper show them.
+  // A cell's details ("1,000–1,500 · sd 354 · CV 28.3%") wrap between their parts only, in every comparison table
+  // (the rest of the page's tables, section by section as they come near, with the sticky columns).
+  const parted = new WeakSet();
+  function wrapBetweenParts(table) {
+    if (parted.has(table)) return;
+    parted.add(table);
+    for (const span of table.querySelectorAll(".spread, td.ratio > .muted.small, td.published-figure > .muted.small")) {
+      const parts = span.textContent.split(" · ");
+      if (parts.length < 2 && !/ /.test(parts[0])) continue;
+      span.textContent = "";
+      parts.forEach(function (text, i) {
+        if (i) span.append(" · ");
+        const part = document.createElement("span");
+        part.className = "part";
+        part.textContent = text;
+        span.append(part);
+      });
+    }
+    // "significant (n = 2)": the "(n = 2)" stays whole.
+    for (const span of table.querySelectorAll(".verdict-text")) {
+      const text = span.textContent;
+      const match = /\(n = [^)]*\)/.exec(text);
+      if (!match || span.children.length) continue;
+      const part = document.createElement("span");
+      part.className = "part";
+      part.textContent = match[0];
+      span.textContent = text.slice(0, match.index);
+      span.append(part, text.slice(match.index + match[0].length));
+    }
+  }
+  function fitPublished() {
+    for (const table of document.querySelectorAll("table.comparison.with-published")) {
+      wrapBetweenParts(table);
+      const constant = [];
+      for (const key of KEY_COLUMNS) {
+        const values = new Set([...table.querySelectorAll('tbody td[data-metric="' + key + '"]')]
+          .map(function (td) { return td.textContent.trim(); }));
+        if (values.size === 1) constant.push(key);
+      }
+      if (constant.length) table.dataset.same = constant.join(" ");
+    }
+  }
+  fitPublished();
   afterLoad(stickWhenNear);
   window.addEventListener("resize", function () { stickSecond(document); });
 })();
