@@ -51,7 +51,7 @@ from campaigns.execution.results import job_close, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.execution.variants import variant_apply
 from campaigns.execution.workloads import scenario_runs_command
-from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
+from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, SettingsChange, Target
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info, writes_blocked
 from campaigns.sysbench.command import Connection, format_command, redact_text
@@ -160,24 +160,59 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
     return online[:needed]
 
 
-def target_busy(job: Job) -> Job | None:
-    """Another run's job measuring the same database (same driver, host, port and database) that holds it.
+@dataclass(frozen=True)
+class Busy:
+    """Why a job cannot have its target now: the job that holds it (None: a settings change nobody holds) and the
+    wait reason the run page shows."""
+
+    job: Job | None
+    reason: str
+
+
+def target_busy(job: Job) -> Busy | None:
+    """Another run's job that holds the job's database or server, or a settings variant not yet put back.
 
     Two runs on one database would measure each other and drop each other's sbtest tables (two nightly
-    schedules at 02:00, say). Among active jobs, the one claimed first keeps the database (ties by id), so
-    of two jobs claimed at the same moment exactly one goes on; the other waits, and the reconciler sends
-    it again every few seconds until the database is free.
+    schedules at 02:00, say). A settings variant changes server-wide settings, so a job with one holds the whole
+    server (same driver, host and port, any database), and a job on a server that another run's variant job
+    holds waits too: it would measure under settings it did not ask for. Among active jobs, the one claimed first
+    keeps the database or server (ties by id), so of two jobs claimed at the same moment exactly one goes on; the
+    other waits, and the reconciler sends it again every few seconds until the target is free. A job without a
+    variant also waits while a variant that has ended is still to be put back on its server (its restore failed:
+    the reconciler tries again); a job with a variant puts such changes back itself (variants.variant_apply).
     """
     target = job.target
-    active = (Job.objects.active()
-              .on_database(driver=target.driver, host=target.host, port=target.port, database=target.database)
-              .exclude(run_id=job.run_id).select_related("run__campaign"))
+    server = Job.objects.active().filter(target__driver=target.driver, target__host__iexact=target.host,
+                                         target__port=target.port)
+    same_database = Q(target__database=target.database, target__host=target.host)
+    if not (job.variant and target.driver):
+        # Without a variant only a database's own users, and other runs' variant jobs, get in the way.
+        server = server.filter(same_database | ~Q(variant=""))
+    active = server.exclude(run_id=job.run_id).select_related("run__campaign", "target")
 
     def order(j: Job) -> tuple[datetime, int]:
         return (j.claimed_at or datetime.min.replace(tzinfo=UTC), j.pk)
 
     earlier = [other for other in active if order(other) < order(job)]
-    return min(earlier, key=order) if earlier else None
+    if earlier:
+        holder = min(earlier, key=order)
+        where = f"run #{holder.run_id} ({holder.run.campaign.name})"
+        if holder.target.database == target.database and holder.target.host == target.host:
+            return Busy(job=holder, reason=f"the database is busy with {where}; starts when that job has finished")
+        which = (f"its settings variant {holder.variant!r}" if holder.variant
+                 else f"this job's settings variant {job.variant!r}")
+        return Busy(job=holder, reason=(
+            f"the server {target.host}:{target.port} is busy with {where}, and {which} changes server-wide "
+            "settings; starts when that job has finished"))
+    if target.driver and not job.variant:
+        left = (SettingsChange.objects.filter(restored_at__isnull=True, target__driver=target.driver,
+                                              target__host__iexact=target.host, target__port=target.port)
+                .exclude(job__status__in=Job.ACTIVE).order_by("created_at").first())
+        if left is not None:
+            return Busy(job=None, reason=(
+                f"the settings variant {left.variant!r} of job #{left.job_id} is still to be put back on "
+                f"{target.host}:{target.port} ({left.restore_error or 'not put back yet'}); starts once it is"))
+    return None
 
 
 @dataclass(frozen=True)
@@ -358,8 +393,7 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
     busy = target_busy(job)
     if busy is not None:
-        transitions.job_wait(job_id=job.pk, reason=f"the database is busy with run #{busy.run_id} "
-                                                   f"({busy.run.campaign.name}); starts when that job has finished")
+        transitions.job_wait(job_id=job.pk, reason=busy.reason)
         return None  # waiting, not finished: the reconciler sends it again later
     hosts = _pick_hosts(job, host)
     if hosts is None:

@@ -134,8 +134,10 @@ def hostjob_coordinate(job: Job, host: str) -> int | None:
     argv = host_phase_argv(job=job, command="run")
     busy = target_busy(job)
     if busy is not None:
-        transitions.job_wait(job_id=job.pk, reason=f"client host {host} is busy with run #{busy.run_id} "
-                                                   f"({busy.run.campaign.name}); starts when that job has finished")
+        holder = busy.job
+        assert holder is not None  # a client host's target has no settings to put back
+        transitions.job_wait(job_id=job.pk, reason=f"client host {host} is busy with run #{holder.run_id} "
+                                                   f"({holder.run.campaign.name}); starts when that job has finished")
         return None  # waiting: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
