@@ -17,7 +17,7 @@ from django.utils import timezone
 from campaigns import roles, services, validity
 from campaigns.execution import selfmeasure
 from campaigns.execution.hostjobs import job_dirs_sweep
-from campaigns.models import ClientHost, Job, JobClient, Run, Scenario, Target
+from campaigns.models import Campaign, ClientHost, Job, JobClient, Run, Scenario, Target
 from campaigns.models.hosttests import runs_on, self_measurement_text
 from campaigns.sysbench import parser
 from campaigns.sysbench.catalogue import TESTS, OptionError, scenario_options, validate_options
@@ -210,6 +210,14 @@ def test_a_campaign_pairs_host_tests_with_client_hosts_and_database_tests_with_d
     assert host_job["commands"] == ["sysbench cpu --forced-shutdown=30 --histogram=on --percentile=95 "
                                     "--report-interval=1 --threads=2 --time=5 run"]
     assert host_job["client_host"] == "vm-a" and host_job["estimated_dataset_bytes"] == 0
+    # Settings variants cross the database tests only: a host test measures the client host, which no variant
+    # changes, so it runs once, under no variant's name.
+    Campaign.objects.filter(pk=campaign.pk).update(
+        variants=[{"name": "default"}, {"name": "lazy", "mysql": {"sync_binlog": "0"}}])
+    campaign.refresh_from_db()
+    planned = services.campaign_expand(campaign=campaign)
+    assert sorted((p.target.name, p.scenario.name, p.variant) for p in planned) == sorted(
+        [("host vm-a", "cpu", ""), (database.name, oltp.name, "default"), (database.name, oltp.name, "lazy")])
 
 
 # ---------------------------------------------------------------- verdicts

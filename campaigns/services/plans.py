@@ -69,7 +69,9 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
             if not runs_on(target, scenario):  # host tests on client-host targets, database tests on databases
                 continue
             tables, table_size = campaign.dataset_size(scenario.dataset, target.spec)
-            for variant in variants:
+            # A host test measures a client host, not a database server: no variant changes what it measures, so
+            # it runs once, not once per variant.
+            for variant in ([{"name": ""}] if target.is_client_host() else variants):
                 for threads in campaign.threads_for(target, scenario):
                     for repetition in range(1, campaign.repetitions + 1):
                         planned.append(PlannedJob(
