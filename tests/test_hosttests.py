@@ -407,6 +407,10 @@ def test_two_client_hosts_run_cpu_memory_and_fileio_and_are_compared(celery_work
     # The comparison page labels each host test's headline column by its unit.
     html = page.get(f"/compare/?targets={targets['client-a']},{targets['host-b']}").content.decode()
     assert 'data-metric="qps">events/s</th>' in html and 'data-metric="qps">MiB/s</th>' in html
+    # Its charts too: the titles, and the axis (the charts' data names the unit for compare.js).
+    assert "<figcaption>events/s vs threads" in html and "<figcaption>MiB/s vs threads" in html
+    assert "QPS vs threads" not in html
+    assert '"qps_label": "MiB/s"' in html and '"qps_label": "QPS"' not in html
     record_measurement(f"host tests on two client hosts (cpu, memory, fileio × 2 hosts + 1 MariaDB job, "
                        f"3 s each), self-measurement at join included: {time.monotonic() - started:.0f} s end to end")
 

@@ -39,6 +39,7 @@ from campaigns.comparison.significance import row_marks
 from campaigns.comparison.trust import UntrustedCells, untrusted_cells
 from campaigns.models import InstanceSpec, JobResult, PublishedResult
 from campaigns.seeds.matching import published_key
+from campaigns.sysbench.hosttests import HEADLINE_UNITS
 
 
 def _has(rows: list[ComparisonRow], metric: Metric) -> bool:
@@ -110,6 +111,8 @@ def _chart_series(table: ComparisonTable, names: Sequence[str]) -> dict[str, Any
         "qps_lines": lines_qps + published_qps, "latency_lines": lines_latency + published_latency,
         "spec_bars": bars,
         "latency_label": f"{table['pct_label']} latency (ms)" if table["has_pct"] else "average latency (ms)",
+        # A host test's headline is not queries: its unit (events/s, MiB/s) names the axis and the charts' titles.
+        "qps_label": HEADLINE_UNITS.get(table["scenario"]["test"], "QPS"),
         "threads": threads, "baseline": names[0] if names else "",
         "error_bars": "min–max of the repetitions" if repeated else "", "log_y": log_y,
         "caption": _chart_caption(table, repeated=repeated, published=bool(published_qps), log_y=log_y),
@@ -362,7 +365,7 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
 
 
 # Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
-LAYOUT_FORMAT = 6
+LAYOUT_FORMAT = 7
 
 
 def comparison_layout_cached(selection: Selection) -> ComparisonLayout:

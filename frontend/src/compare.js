@@ -154,7 +154,7 @@
     });
   }
 
-  function barChart(canvas, bars) {
+  function barChart(canvas, bars, yTitle) {
     return new Chart(canvas, {
       type: "bar",
       data: { labels: bars.labels, datasets: bars.datasets.map(function (d, i) {
@@ -163,7 +163,7 @@
       options: {
         responsive: true, maintainAspectRatio: false, animation: forPrint ? false : undefined,
         plugins: { legend: { position: "bottom" } },
-        scales: { y: { beginAtZero: true, title: { display: true, text: "QPS" } } },
+        scales: { y: { beginAtZero: true, title: { display: true, text: yTitle } } },
       },
     });
   }
@@ -248,9 +248,11 @@
     if (!data) return;
     for (const canvas of block.querySelectorAll("canvas[data-chart]")) {
       const kind = canvas.dataset.chart;
-      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, "QPS", data, " QPS", data.log_y);
+      // A host test's headline is in its own unit (events/s, MiB/s), a database test's in QPS.
+      const headline = data.qps_label || "QPS";
+      if (kind === "qps_lines") lineChart(canvas, data.qps_lines, headline, data, " " + headline, data.log_y);
       else if (kind === "latency_lines") lineChart(canvas, data.latency_lines, data.latency_label, data, " ms", false);
-      else if (kind === "spec_bars" && data.spec_bars) barChart(canvas, data.spec_bars);
+      else if (kind === "spec_bars" && data.spec_bars) barChart(canvas, data.spec_bars, headline);
     }
   }
   function drawAll() { for (const block of blocks) drawBlock(block); }
