@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from campaigns.sysbench.catalogue import COMMON_OPTIONS, TESTS, validate_options
-from campaigns.sysbench.cmdline import CommandError, ParsedCommand, parse_command
+from campaigns.sysbench.cmdline import CommandError, ParsedCommand, command_to_scenario, parse_command
 
 SEED_COMMANDS = Path(__file__).parent / "data" / "seed_commands.txt"
 LADDER_2_3000 = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3000]
@@ -326,8 +326,7 @@ def test_an_unbalanced_quote_is_read_leniently_with_a_warning() -> None:
     ("", "empty"),
     ("   \n  ", "empty"),
     ("sysbench --threads=8 run", "no sysbench test"),
-    ("sysbench cpu --cpu-max-prime=2000 run", "not a database benchmark"),
-    ("sysbench fileio prepare", "not a database benchmark"),
+    ("sysbench cpu.lua run", "built-in cpu test has no .lua"),
     ("sysbench /home/me/custom_workload.lua run", "not a test benchapp knows"),
     ("ls -l", "no sysbench test"),
 ])
@@ -366,8 +365,9 @@ def test_real_legacy_commands_still_read_as_the_legacy_oltp_script(text: str) ->
 
 
 def test_a_default_test_never_replaces_a_test_the_command_names() -> None:
-    with pytest.raises(CommandError, match="cpu"):
-        parse_command("sysbench cpu run", default_test="oltp_read_write")
+    assert parse_command("sysbench cpu run", default_test="oltp_read_write").test == "cpu"
+    with pytest.raises(CommandError, match="custom_workload"):
+        parse_command("sysbench /home/me/custom_workload.lua run", default_test="oltp_read_write")
     assert parse_command("sysbench oltp_insert run", default_test="oltp_read_write").test == "oltp_insert"
 
 
@@ -414,3 +414,69 @@ def test_parse_command_raises_nothing_but_command_error_on_command_like_text(wor
     assert validate_options(parsed.test, parsed.options) == parsed.options
     assert all(isinstance(n, int) and n >= 1 for n in parsed.threads)
     assert "password" not in parsed.target_hint
+
+
+# ---------------------------------------------------------------- host tests (docs/host-tests.md)
+
+
+def test_a_cpu_command_reads_as_the_host_test_with_its_threads_and_time() -> None:
+    parsed = parse_command("sysbench cpu --cpu-max-prime=20000 --threads=4 --time=30 run")
+    assert (parsed.test, parsed.command, parsed.threads, parsed.time_s) == ("cpu", "run", [4], 30)
+    assert parsed.options == {"cpu-max-prime": 20000} and parsed.warnings == []
+    assert (parsed.tables, parsed.table_size, parsed.target_hint) == (None, None, {})
+    proposal = command_to_scenario(parsed)
+    assert proposal.fields() == {"test": "cpu", "options": {"cpu-max-prime": 20000}, "time_s": 30,
+                                 "report_interval_s": 1, "percentile": 95.0}
+    assert (proposal.tables, proposal.table_size) == (None, None)
+    assert any(n.startswith("Threads 4:") and "Run it on" in n for n in proposal.notes)
+    # sysbench 0.5's spelling of the same test
+    old = parse_command("sysbench --test=cpu --num-threads=8 --max-time=60 --cpu-max-prime=2000 run")
+    assert (old.test, old.threads, old.time_s, old.options) == ("cpu", [8], 60, {"cpu-max-prime": 2000})
+
+
+def test_a_memory_command_keeps_its_sizes_and_drops_tables_and_connection_options() -> None:
+    parsed = parse_command("sysbench memory --memory-block-size=1M --memory-total-size=10G --memory-oper=read "
+                           "--threads=2 --tables=4 --table-size=1000 --mysql-host=db1 --mysql-password=s3cret "
+                           "--db-ps-mode=disable --memory-colour=blue run")
+    assert parsed.test == "memory" and parsed.threads == [2]
+    assert parsed.options == {"memory-block-size": "1M", "memory-total-size": "10G", "memory-oper": "read"}
+    assert (parsed.tables, parsed.table_size) == (None, None)
+    warnings = " | ".join(parsed.warnings)
+    assert "--tables: memory has no such option (a host test, it has no tables); dropped" in warnings
+    assert "--table-size: memory has no such option" in warnings
+    assert "--db-ps-mode: a database driver's option: memory is a host test" in warnings
+    assert "--memory-colour: not an option of memory; dropped" in warnings
+    proposal = command_to_scenario(parsed)
+    assert proposal.options == parsed.options and (proposal.tables, proposal.table_size) == (None, None)
+    assert any(n.startswith("Connection options (driver=mysql, host=db1): dropped") for n in proposal.notes)
+    assert "s3cret" not in str(parsed.to_dict()) + str(proposal)
+    assert not any(n.startswith("Dataset") for n in proposal.notes)
+
+
+def test_a_fileio_prepare_command_is_noted_as_done_by_benchapp() -> None:
+    parsed = parse_command("sysbench fileio --file-total-size=64M --file-test-mode=rndrw --file-num=16 prepare")
+    assert (parsed.test, parsed.command) == ("fileio", "prepare") and parsed.warnings == []
+    assert parsed.options == {"file-total-size": "64M", "file-test-mode": "rndrw", "file-num": 16}
+    notes = command_to_scenario(parsed).notes
+    assert notes == ["The command was 'prepare': benchapp prepares fileio's test files on the client host before "
+                     "each run and removes them after it, by itself."]
+    cleanup = command_to_scenario(parse_command("sysbench cpu cleanup")).notes
+    assert cleanup == ["The command was 'cleanup': cpu has no cleanup step; benchapp runs it."]
+
+
+@pytest.mark.parametrize("text, written, message", [
+    ("sysbench memory --memory-block-size=1Q run", "--memory-block-size",
+     "'1Q' is not a size such as 1K, 512M or 2G"),
+    ("sysbench cpu --cpu-max-prime=2 run", "--cpu-max-prime", "2 is below the minimum 3"),
+    ("sysbench fileio --file-test-mode=rndrx --file-total-size=8M run", "--file-test-mode",
+     "'rndrx' is not one of seqwr"),
+])
+def test_a_bad_host_option_value_is_dropped_with_a_warning_naming_it(text: str, written: str, message: str) -> None:
+    parsed = parse_command(text)
+    option = written.lstrip("-")
+    assert option not in parsed.options
+    named = [w for w in parsed.warnings if w.startswith(f"{written}: ") and w.endswith("; dropped")]
+    assert len(named) == 1 and message in named[0], parsed.warnings
+    if parsed.test == "fileio":  # without its mode fileio cannot be saved, and the reader says so
+        assert parsed.warnings[-1] == ("--file-test-mode: fileio needs a test mode (seqwr, seqrewr, seqrd, rndrd, "
+                                       "rndwr or rndrw); the scenario cannot be saved without it")

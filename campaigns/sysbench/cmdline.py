@@ -37,6 +37,7 @@ from campaigns.sysbench.catalogue import (
     unsafe_reason,
     validate_options,
 )
+from campaigns.sysbench.hosttests import host_options_problem, is_host_test
 from campaigns.sysbench.threads import ThreadListError, parse_thread_list
 
 COMMANDS = ("prepare", "run", "cleanup")
@@ -182,7 +183,6 @@ _OTHER_COMMANDS = {
     "help": "'help' only prints the test's options",
     "prewarm": "'prewarm' (loading the tables into the buffer pool) is not a step benchapp runs",
 }
-_C_TESTS = {"fileio", "cpu", "memory", "threads", "mutex"}
 
 
 def _is_program(token: str) -> bool:
@@ -325,8 +325,12 @@ def _resolve_test(raw: str) -> tuple[str | None, str | None]:
             note = f"read {base!r} as the script it is a copy of"
     is_script = name.endswith(".lua")
     stem = name[:-4] if is_script else name
-    if not is_script and stem in _C_TESTS:
-        return None, f"{stem!r} is sysbench's built-in {stem} test, not a database benchmark"
+    if is_host_test(stem):
+        # sysbench's built-in host tests (cpu, memory, fileio, threads, mutex) are C code, never a script:
+        # a `cpu.lua` is someone's own script of that name.
+        if not is_script:
+            return stem, note
+        return None, f"{base!r} is not a stock sysbench script (sysbench's built-in {stem} test has no .lua)"
     if stem in TESTS and not TESTS[stem].legacy:
         return stem, note
     if stem in _LEGACY_STEMS:
@@ -541,7 +545,7 @@ def command_to_scenario(parsed: ParsedCommand) -> ScenarioProposal:
         notes.append(f"Connection options{f' ({shown})' if shown else ''}: dropped, with any password: "
                      "a target holds where to connect.")
     if parsed.command and parsed.command != "run":
-        notes.append(f"The command was '{parsed.command}': benchapp prepares and cleans up by itself.")
+        notes.append(_command_note(parsed.test, parsed.command))
     return ScenarioProposal(
         test=fields.test, options=fields.options, time_s=fields.time_s or DEFAULT_TIME_S,
         report_interval_s=fields.report_interval_s or DEFAULT_REPORT_INTERVAL_S,
@@ -550,6 +554,18 @@ def command_to_scenario(parsed: ParsedCommand) -> ScenarioProposal:
         warnings=[w for w in parsed.warnings if not CONNECTION_WARNING.match(w)],
         placeholders=[p for p in parsed.placeholders if not CONNECTION_OPTION.match(p)],
     )
+
+
+def _command_note(test: str, command: str) -> str:
+    """What a pasted `prepare` or `cleanup` becomes: benchapp runs those steps itself (a host test other than
+    fileio has none)."""
+    spec = TESTS[test]
+    if not spec.host:
+        return f"The command was '{command}': benchapp prepares and cleans up by itself."
+    if test == "fileio":
+        return (f"The command was '{command}': benchapp prepares fileio's test files on the client host before "
+                "each run and removes them after it, by itself.")
+    return f"The command was '{command}': {test} has no {command} step; benchapp runs it."
 
 
 def _thread_list(text: str, warnings: list[str], written: str) -> list[int]:
@@ -616,7 +632,9 @@ class _Reader:
             tables_option, size_option = dataset_option_names(self.test)
             option = tables_option if field_name == "tables" else size_option
             if option is None:
-                self.warn(f"{written}: {self.test} has no such option (it makes one table per thread); dropped")
+                why = ("a host test, it has no tables" if self.spec.host
+                       else "it makes one table per thread")
+                self.warn(f"{written}: {self.test} has no such option ({why}); dropped")
                 return
         else:
             option = field_name
@@ -708,6 +726,12 @@ class _Reader:
             except OptionError as error:
                 self.warn(f"{error}; dropped")
                 self.result.options.pop(canonical_option_name(error.option), None)
+        if self.spec.host:
+            # What Scenario.clean checks of a host test beyond its options' values (fileio's mode), said now; the
+            # size limit of fileio's files is the installation's, checked when the scenario is saved.
+            problem = host_options_problem(self.test, self.result.options, max_file_bytes=None)
+            if problem is not None:
+                self.warn(f"--{problem[0]}: {problem[1]}; the scenario cannot be saved without it")
         driver = self.driver
         if driver is None and (self.hints["pgsql"] or self.hints["mysql"]):
             driver = "pgsql" if self.hints["pgsql"] and not self.hints["mysql"] else "mysql"

@@ -99,18 +99,20 @@ def is_host_test(test: object) -> bool:
     return isinstance(test, str) and test in HOST_TESTS
 
 
-def host_options_problem(test: str, options: dict[str, object], *, max_file_bytes: int) -> tuple[str, str] | None:
+def host_options_problem(test: str, options: dict[str, object], *,
+                         max_file_bytes: int | None) -> tuple[str, str] | None:
     """(option, why) when validated options cannot run as a host test; None when they can.
 
     fileio needs its test mode (sysbench has no default) and may not prepare more than the host-test directory's
-    size limit (BENCHAPP_HOSTTEST_MAX_BYTES); memory and fileio sizes must be sizes."""
+    size limit (BENCHAPP_HOSTTEST_MAX_BYTES; None where the limit is not known, as when a pasted command is read:
+    Scenario.clean checks it when the scenario is saved); memory and fileio sizes must be sizes."""
     if test == "fileio":
         if not options.get("file-test-mode"):
             return "file-test-mode", "fileio needs a test mode (seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw)"
         total = size_bytes(str(options.get("file-total-size", "2G")))
         if total is None or total < 1:
             return "file-total-size", "not a size such as 512M or 2G"
-        if total > max_file_bytes:
+        if max_file_bytes is not None and total > max_file_bytes:
             return "file-total-size", (f"{total / (1 << 20):,.0f} MiB is above the host-test directory's limit of "
                                        f"{max_file_bytes / (1 << 20):,.0f} MiB (BENCHAPP_HOSTTEST_MAX_BYTES)")
     return None

@@ -63,17 +63,17 @@ class FromCommandSerializer(StrictInputMixin, serializers.Serializer):
                                            help_text="Assumed when the command names no test.")
     # A field named save (the serializer's own save() is not used here).
     save = serializers.BooleanField(  # type: ignore[assignment]
-        default=False, help_text="Also create the scenario (needs name and dataset).")
+        default=False, help_text="Also create the scenario (needs name, and dataset for a database test: a host "
+                                 "test's scenario has no tables).")
     name = serializers.CharField(max_length=200, required=False)
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), required=False)
     description = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("save"):
-            missing = {f: "needed to save the scenario" for f in ("name", "dataset") if not attrs.get(f)}
-            if missing:
-                raise serializers.ValidationError(missing)
-            if Scenario.objects.filter(name=attrs["name"]).exists():
+            # What is missing (a dataset is needed by a database test only) is said once the command's test is
+            # known: ScenarioViewSet.from_command.
+            if attrs.get("name") and Scenario.objects.filter(name=attrs["name"]).exists():
                 raise serializers.ValidationError({"name": "a scenario with this name already exists"})
         return attrs
 

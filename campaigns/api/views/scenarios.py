@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +13,7 @@ from campaigns.api.serializers.scenarios import FromCommandResponseSerializer, F
 from campaigns.api.views.base import ModelViewSet
 from campaigns.filtersets import ScenarioFilterSet
 from campaigns.models import Scenario
+from campaigns.sysbench.catalogue import TESTS
 from campaigns.sysbench.cmdline import command_to_scenario, parse_command
 
 
@@ -22,7 +23,8 @@ from campaigns.sysbench.cmdline import command_to_scenario, parse_command
         responses={200: FromCommandResponseSerializer, 201: FromCommandResponseSerializer},
         description="Reads a pasted sysbench command (0.5 or 1.0 spelling) into a scenario: test, options, "
                     "dataset size, threads, a hint of the target (never its password) and warnings for "
-                    "whatever it could not keep. With save=true, name and dataset, also creates the scenario.",
+                    "whatever it could not keep. With save=true, name and dataset (none for a host test: cpu, "
+                    "memory, fileio, threads, mutex), also creates the scenario.",
     ),
 )
 class ScenarioViewSet(ModelViewSet):
@@ -50,10 +52,20 @@ class ScenarioViewSet(ModelViewSet):
                 f"the command prepares {parsed.tables} × {parsed.table_size:,} rows; dataset '{dataset.name}' "
                 f"has {dataset.tables} × {dataset.table_size:,}"
             )
+        host_test = TESTS[parsed.test].host
+        if dataset is not None and host_test:
+            body["warnings"].append(f"dataset '{dataset.name}' not used: {parsed.test} is a host test, it has no "
+                                    "tables")
         if not data["save"]:
             return Response(body)
+        missing = {"name": not data.get("name"), "dataset": dataset is None and not host_test}
+        if any(missing.values()):
+            raise serializers.ValidationError({f: "needed to save the scenario" for f, is_missing in missing.items()
+                                               if is_missing})
+        # A host test's scenario stands on the host-test dataset (scenario_create gives it): it has no tables.
         scenario = ScenarioSerializer(data={
-            **body["proposed"], "name": data["name"], "dataset": dataset.pk, "description": data["description"],
+            **body["proposed"], "name": data["name"], "description": data["description"],
+            **({} if dataset is None or host_test else {"dataset": dataset.pk}),
         })
         scenario.is_valid(raise_exception=True)
         self.perform_create(scenario)
