@@ -6,7 +6,9 @@ sees a test's messages.
 """
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -75,6 +77,37 @@ def _fast_password_hashing(django_test_environment: Any) -> Iterator[None]:
     fast.disable()
 
 
+# Modules whose every test is `slow` (pytest_collection_modifyitems holds them to it): a run whose -m leaves slow
+# tests out, as `make check`'s does, does not import them. tests/test_api_schema.py builds the whole OpenAPI schema
+# when it is imported (schemathesis makes a test of each operation): 10 s of CPU in each pytest-xdist process.
+SLOW_MODULES = frozenset({"test_api_schema.py"})
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.name in SLOW_MODULES and _mark_expression_leaves_out(config.option.markexpr, "slow"):
+        return True
+    return None
+
+
+def _mark_expression_leaves_out(text: str, mark: str) -> bool:
+    """True when the -m expression deselects every test marked `mark`, whatever other marks it has (each mixture
+    of the expression's other names is tried); False when it may select one, or cannot be read here."""
+    if not text or "=" in text:
+        return False
+    from _pytest.mark.expression import Expression
+
+    try:
+        expression = Expression.compile(text)
+    except SyntaxError:
+        return False  # pytest says so itself
+    others = sorted(set(re.findall(r"[A-Za-z_]\w*", text)) - {"and", "or", "not", mark})
+    for bits in itertools.product((False, True), repeat=len(others)):
+        marks = {mark, *(name for name, on in zip(others, bits, strict=True) if on)}
+        if expression.evaluate(lambda name, /, marks=marks, **kwargs: name in marks):
+            return False
+    return True
+
+
 # Fixtures that start Celery workers or sysbench: a test using one is an integration test whatever its own marks
 # say, so `make check` (which leaves integration tests out) never starts a worker by an oversight.
 _INTEGRATION_FIXTURES = frozenset({"celery_worker_process", "make_worker", "target_databases"})
@@ -83,6 +116,9 @@ _INTEGRATION_FIXTURES = frozenset({"celery_worker_process", "make_worker", "targ
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if item.path.name in SLOW_MODULES and item.get_closest_marker("slow") is None:
+            raise pytest.UsageError(f"{item.nodeid} is not marked slow: every test of {item.path.name} must be "
+                                    "(SLOW_MODULES in tests/conftest.py), or move it to another module")
         fixtures = getattr(item, "fixturenames", ())
         if _INTEGRATION_FIXTURES.intersection(fixtures):
             item.add_marker(pytest.mark.integration)
