@@ -47,6 +47,11 @@ run: setup
 
 # The fast tests: no Celery worker, no browser, no schema fuzzing (markers in pyproject.toml).
 FAST := not integration and not browser and not slow
+# make test runs the other tests in TEST_PROCS pytest-xdist processes (most of their time is spent waiting on sysbench
+# runs of a fixed length, so more processes than cores pay), each with its own Celery worker, queue, test database and
+# target databases (tests/pytest_env.py); --dist loadgroup keeps a module marked xdist_group in one process. Then the
+# tests marked `alone` (they time something a loaded machine slows) one at a time. docs/development.md, "Tests".
+TEST_PROCS ?= 4
 
 check: setup-dev
 	$(VENV)/bin/ruff check .
@@ -56,7 +61,8 @@ check: setup-dev
 	$(VENV)/bin/pytest -m "$(FAST)" -n 2
 
 test: check
-	$(VENV)/bin/pytest -m "not ($(FAST))"
+	$(VENV)/bin/pytest -m "not ($(FAST)) and not alone" -n $(TEST_PROCS) --dist loadgroup --durations=20
+	$(VENV)/bin/pytest -m "alone and not ($(FAST))" --durations=5 || [[ $$? -eq 5 ]]  # 5: none is marked alone
 
 # bench/ scripts import the project, so the repository root goes on PYTHONPATH as it would for manage.py.
 bench: setup

@@ -6,7 +6,9 @@ sees a test's messages.
 """
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -66,6 +68,37 @@ def _fast_password_hashing(django_test_environment: Any) -> Iterator[None]:
     fast.disable()
 
 
+# Modules whose every test is `slow` (pytest_collection_modifyitems holds them to it): a run whose -m leaves slow
+# tests out, as `make check`'s does, does not import them. tests/test_api_schema.py builds the whole OpenAPI schema
+# when it is imported (schemathesis makes a test of each operation): 10 s of CPU in each pytest-xdist process.
+SLOW_MODULES = frozenset({"test_api_schema.py"})
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.name in SLOW_MODULES and _mark_expression_leaves_out(config.option.markexpr, "slow"):
+        return True
+    return None
+
+
+def _mark_expression_leaves_out(text: str, mark: str) -> bool:
+    """True when the -m expression deselects every test marked `mark`, whatever other marks it has (each mixture
+    of the expression's other names is tried); False when it may select one, or cannot be read here."""
+    if not text or "=" in text:
+        return False
+    from _pytest.mark.expression import Expression
+
+    try:
+        expression = Expression.compile(text)
+    except SyntaxError:
+        return False  # pytest says so itself
+    others = sorted(set(re.findall(r"[A-Za-z_]\w*", text)) - {"and", "or", "not", mark})
+    for bits in itertools.product((False, True), repeat=len(others)):
+        marks = {mark, *(name for name, on in zip(others, bits, strict=True) if on)}
+        if expression.evaluate(lambda name, /, marks=marks, **kwargs: name in marks):
+            return False
+    return True
+
+
 # Fixtures that start Celery workers or sysbench: a test using one is an integration test whatever its own marks
 # say, so `make check` (which leaves integration tests out) never starts a worker by an oversight.
 _INTEGRATION_FIXTURES = frozenset({"celery_worker_process", "make_worker", "target_databases"})
@@ -74,8 +107,18 @@ _INTEGRATION_FIXTURES = frozenset({"celery_worker_process", "make_worker", "targ
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if _INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if item.path.name in SLOW_MODULES and item.get_closest_marker("slow") is None:
+            raise pytest.UsageError(f"{item.nodeid} is not marked slow: every test of {item.path.name} must be "
+                                    "(SLOW_MODULES in tests/conftest.py), or move it to another module")
+        fixtures = getattr(item, "fixturenames", ())
+        if _INTEGRATION_FIXTURES.intersection(fixtures):
             item.add_marker(pytest.mark.integration)
+        # pytest-django makes the test database only when a collected test asks for one with the django_db mark: a
+        # test that only hands the database's name to other processes (a worker, pg_dump) would otherwise get the
+        # name of a database nobody made, or the developer's own, when it runs alone. Those processes see only
+        # committed rows, so it is a transactional test.
+        if "test_db_name" in fixtures and item.get_closest_marker("django_db") is None:
+            item.add_marker(pytest.mark.django_db(transaction=True))
 
 
 @pytest.fixture(scope="session")
@@ -173,6 +216,26 @@ def screenshots_dir() -> Path:
     return shots
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller of a pytest-xdist run drops the session's template database (django_db_modify_db_settings)
+    once every process has ended; a run without xdist made none (its test database of that name is pytest-django's,
+    dropped already or kept by --reuse-db)."""
+    config = session.config
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return
+    import dj_database_url
+    import psycopg
+
+    db = dj_database_url.parse(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/benchapp"))
+    try:
+        with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
+                             password=db["PASSWORD"] or None, dbname="postgres", autocommit=True,
+                             connect_timeout=5) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
+    except psycopg.Error:
+        pass  # no server: the next session's leftover sweep drops it
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Empties test-output/screenshots/ once per run: in the controlling process, not in each pytest-xdist process
     (one of those would delete the other's shots)."""
@@ -186,7 +249,65 @@ def pytest_configure(config: pytest.Config) -> None:
 def test_db_name(django_db_setup: Any) -> str:
     from django.db import connection
 
-    return connection.settings_dict["NAME"]
+    name = connection.settings_dict["NAME"]
+    assert name.startswith("test_"), f"{name} is not a test database"
+    return name
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None, django_db_blocker: Any,
+                                 django_db_keepdb: bool, django_db_createdb: bool,
+                                 django_db_use_migrations: bool) -> None:
+    """Under pytest-xdist, each process's test database is a copy of one migrated template of this session
+    (CREATE DATABASE ... TEMPLATE) rather than the 40 migrations run again in every process: the first process that
+    needs a database makes the template (test_benchapp_<session>, the name a run without xdist uses) while the
+    others wait for it; pytest-django then makes each process's own (…_gw0, …_gw1) from it as usual, its migrate
+    finding nothing left to apply. The controller drops the template at the end (pytest_sessionfinish), a killed
+    session's is dropped by the next one (tests/pytest_env.py). Without xdist, or with --reuse-db or --nomigrations,
+    nothing changes."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or (django_db_keepdb and not django_db_createdb):
+        return
+    if not django_db_use_migrations:
+        return
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        connection.settings_dict["TEST"]["TEMPLATE"] = _template_made(connection, TEMPLATE_DB)
+
+
+# The session's template database under pytest-xdist (django_db_modify_db_settings).
+TEMPLATE_DB = os.environ["BENCHAPP_TEST_DB_NAME"]
+
+
+def _template_made(connection: Any, template: str) -> str:
+    """The migrated template database of this session, made by the first xdist process to ask (an advisory lock
+    makes the others wait until it is complete)."""
+    import psycopg
+
+    db = connection.settings_dict
+    with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
+                         password=db["PASSWORD"] or None, dbname="postgres", autocommit=True) as admin:
+        admin.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"benchapp-test-template:{template}"])
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template]).fetchone():
+            return template  # complete: its maker held the lock until then
+        test, name = db["TEST"], db["NAME"]
+        own = test["NAME"]
+        test["NAME"] = template
+        try:
+            # Django's own test database creation (migrate, then what follows it), under the template's name.
+            connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        except BaseException:
+            connection.close()
+            admin.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+            raise
+        finally:
+            connection.close()  # a template with a connection cannot be copied
+            test["NAME"] = own
+            db["NAME"] = name
+            from django.conf import settings
+
+            settings.DATABASES[connection.alias]["NAME"] = name
+        return template
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -31,6 +31,9 @@ FIRST_ID = TOP_ID - SPARSE_ROWS + 1
 INT32_MAX = 2**31 - 1
 EVENTS = 300
 DRAW_NEAR_TOP = {"rand-type": "pareto", "rand-pareto-h": 0.9999}
+# Under pytest-xdist (make test) the module's tests run in one process: mariadb_table_statistics switches the shared
+# MariaDB's userstat on and back off, which would stop another process's tests counting mid-way.
+pytestmark = [pytest.mark.xdist_group("bigint-userstat")]
 
 # (name, test, options, what a hit changes): the seed presets' workloads (seed 001's five on oltp_*), the
 # 1.0 point-select and update-non-index tests and the legacy oltp.lua family (seeds 000, 002, 004).

@@ -34,6 +34,8 @@ JOIN = str(ROOT / "scripts" / "join-client.sh")
 TIMEOUT_S = 240
 # Making the module's cluster and restarting it take 15-50 s (idle to loaded): out of `make check`'s fast loop.
 SLOW = pytest.mark.slow
+# One pytest-xdist process runs the module (make test): its cluster and Redis (module fixtures) are made once.
+pytestmark = [pytest.mark.xdist_group("client-host-scripts")]
 
 
 def _unavailable(why: str) -> None:

@@ -185,8 +185,10 @@ def test_no_queued_job_is_lost_when_redis_is_flushed_or_restarted(
                 extra_env={**own_redis.env, "BENCHAPP_REDISPATCH_S": "3", "BENCHAPP_STALE_S": "10"})
     target = TargetFactory(database=fault_db)
     data = DatasetFactory(name="redis-data", tables=1, table_size=1000)
+    # Long enough to stay busy while the second launch's process starts: beside other tests (make test's xdist
+    # processes) that took more than 8 s, and the queued job had already been taken when the test looked for it.
     busy = CampaignFactory(targets=[target], threads=[1],
-                           scenarios=[ScenarioFactory(name="redis-busy", time_s=8, dataset=data)])
+                           scenarios=[ScenarioFactory(name="redis-busy", time_s=20, dataset=data)])
     queued = CampaignFactory(targets=[target], threads=[1, 2],
                              scenarios=[ScenarioFactory(name="redis-queued", time_s=1, dataset=data)])
     busy_run = launch_through(own_redis, busy.pk, test_db_name)

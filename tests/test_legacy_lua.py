@@ -3,7 +3,7 @@
 The scripts live in campaigns/sysbench/lua/oltp_legacy/. These tests start
 /usr/bin/sysbench against the local MariaDB (127.0.0.1:3306, root, no
 password) and PostgreSQL (127.0.0.1:5432, postgres, trust), in a database
-named ``sblegacy`` that is created when missing. Every test skips with a
+of this session's own (``DB``) that is created when missing. Every test skips with a
 reason when sysbench, a client program or a server is missing.
 
 Runs are bounded by ``--events`` (single thread), so the statement counts in
@@ -13,6 +13,7 @@ set counts as a write only when it changed a row, BEGIN/COMMIT count as other.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -26,7 +27,9 @@ OLTP = LUA_DIR / "oltp.lua"
 SELECT = LUA_DIR / "select.lua"
 UPDATE_NON_INDEX = LUA_DIR / "update_non_index.lua"
 
-DB = "sblegacy"
+# This session's and xdist process's own (bench_<session>_gwN_legacy, tests/pytest_env.py): with one fixed name, two
+# processes of make test created and dropped each other's tables. A killed session's is dropped by the next one.
+DB = f"{os.environ['BENCHAPP_TEST_TARGET_DB']}_legacy"
 TABLES = 2
 ROWS = 500
 EVENTS = 100
@@ -205,7 +208,7 @@ def pgsql_server():
 
 @pytest.fixture
 def mysql_db(mysql_server):
-    """Empty sblegacy on MariaDB before and after the test."""
+    """An empty DB on MariaDB before and after the test."""
     drop_all_mysql()
     yield mysql_server
     drop_all_mysql()

@@ -21,7 +21,8 @@ from tests.conftest import record_measurement, wait_for
 from tests.factories import DatasetFactory, ProductFactory, ScenarioFactory
 from tests.helpers.servers import MariaDBServer, PostgresServer, free_port
 
-pytestmark = [pytest.mark.integration]
+# One pytest-xdist process runs the module (make test): its servers (module fixtures) are made once, not in each.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("variants-servers")]
 
 MYSQL_SETTING = "innodb_flush_log_at_trx_commit"
 PG_SETTING = "synchronous_commit"
