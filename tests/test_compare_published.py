@@ -302,7 +302,7 @@ def test_each_delta_says_significant_not_significant_or_untested_naming_n(role_c
     assert re.search(r"Welch&#x27;s t-test on log QPS, n = 3: p = [0-9.e-]+, adjusted p = [0-9.e-]+ "
                      r"\(Benjamini–Hochberg over the 2 Δ% tested here\)", cells[8])
     assert re.search(r'<span class="ci" data-testid="ci">\+4\d\.\d% … \+5\d\.\d%</span>', cells[8])
-    assert 'data-significance="not significant"' in cells[16] and ">within ±" in cells[16]
+    assert 'data-significance="within ±5%"' in cells[16] and ">within ±" in cells[16]
     assert 'data-significance="untested"' in cells[32] and ">untested (n = 1)</span>" in cells[32]
     # The conclusion quotes the same verdicts as the marks, and never "within noise".
     conclusion = re.search(r'data-testid="conclusion">(.*?)</p>', html, re.S).group(1)
@@ -334,7 +334,8 @@ def test_single_run_comparisons_never_claim_significance(role_client):
     measure(product=b, spec=spec, scenario=scenario, figures={4: [3000.0]})
     html = _text(role_client("viewer").get(f"/compare/?products={a.pk},{b.pk}"))
     assert "untested (n = 1)" in html
-    assert 'data-significance="significant"' not in html and 'data-significance="not significant"' not in html
+    assert 'data-significance="significant"' not in html and 'data-significance="too few runs to tell"' not in html
+    assert 'data-significance="within ±5%"' not in html
 
 
 # ---------------------------------------------------------------- query counts

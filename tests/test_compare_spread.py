@@ -97,18 +97,25 @@ def test_marks_are_corrected_for_the_many_deltas_tested_at_once(role_client):
              figures={8: [1000.0, 1010.0, 990.0], 16: [1000.0, 1050.0, 950.0]})
     measure(product=beta, spec=spec, scenario=scenario,
              figures={8: [1025.0, 1035.0, 1015.0], 16: [990.0, 1060.0, 960.0]})
-    html = _text(role_client("viewer").get(f"/compare/?products={alpha.pk},{beta.pk}"))
+    client = role_client("viewer")
+    html = _text(client.get(f"/compare/?products={alpha.pk},{beta.pk}"))
     delta = re.search(r'data-metric="delta"([^>]*)>(.*?)</td>', _row(html, 8), re.S)
     title = re.search(r'title="([^"]*)"', delta.group(1)).group(1)
     raw, adjusted = (float(v) for v in re.search(r"p = ([0-9.e-]+), adjusted p = ([0-9.e-]+)", title).groups())
     assert raw < 0.05 < adjusted
-    assert 'data-significance="not significant"' in delta.group(1) and "within ±4.8% (n = 3)" in delta.group(2)
+    assert 'data-significance="within ±5%"' in delta.group(1) and "within ±4.8% (n = 3)" in delta.group(2)
     # Its interval alone leaves out 0; the title says why it is not significant all the same.
     assert "+0.2% … +4.8%" in delta.group(2) and "no difference beyond ±4.8%" in title
     conclusion = re.search(r'data-testid="conclusion">(.*?)</p>', html, re.S).group(1)
     assert "Too few runs to tell Beta DB from Alpha DB" in conclusion
     assert "too few runs to tell in 1 of 2 rows (n = 3), within ±5% in 1 (n = 3)" in conclusion
     assert "faster" not in conclusion
+    # The API's verdicts are the page's words: within ±5% at 8 threads, too few runs to tell at 16.
+    api = client.get(f"/api/v1/comparisons/?products={alpha.pk},{beta.pk}").json()
+    verdicts = {r["threads"]: (r["cells"][1]["significance"]["verdict"], r["cells"][1]["significance"]["text"])
+                for r in api["groups"][0]["rows"]}
+    assert verdicts == {8: ("within ±5%", "within ±4.8% (n = 3)"), 16: ("too few runs to tell",
+                                                                          "too few runs to tell (n = 3)")}
 
 
 def test_a_cell_with_a_zero_run_falls_back_to_the_mean_and_says_so(role_client):

@@ -50,7 +50,9 @@ def test_the_comparisons_api_gives_each_delta_its_interval_n_per_side_and_signif
     sig = other["significance"]
     assert other["delta_ci95_pct"]["qps"] == [pytest.approx(low, abs=0.01), pytest.approx(high, abs=0.01)]
     assert sig["ci95_pct"] == other["delta_ci95_pct"]["qps"]
-    assert (sig["n_base"], sig["n_other"], sig["verdict"]) == (2, 2, "not significant")
+    # The verdict is the page's words for this cell, not a weaker "not significant" a script would read otherwise.
+    assert (sig["n_base"], sig["n_other"], sig["verdict"]) == (2, 2, "too few runs to tell")
+    assert sig["text"] == "too few runs to tell (n = 2)"
     assert sig["p_value"] == pytest.approx(p, rel=1e-6) and sig["p_adjusted"] >= sig["p_value"]
     assert sig["runs_needed"] > 2
     # The words say the number, its interval and n, and cannot be read as "no difference".
@@ -66,7 +68,7 @@ def test_the_comparisons_api_gives_each_delta_its_interval_n_per_side_and_signif
     line = next(r for r in csv.DictReader(io.StringIO(text)) if r["product"] == "PostgreSQL (local)"
                 and r["threads"] == "1")
     assert float(line["qps_delta_ci95_low_pct"]) == pytest.approx(low, abs=0.01)
-    assert (line["n_baseline"], line["qps_delta_verdict"]) == ("2", "not significant")
+    assert (line["n_baseline"], line["qps_delta_verdict"]) == ("2", "too few runs to tell")
 
 
 def test_two_runs_of_one_target_are_two_columns_and_by_run_false_pools_them(role_client):

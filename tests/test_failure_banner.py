@@ -12,9 +12,9 @@ from django.utils.html import escape
 
 from campaigns import roles
 from campaigns.execution import transitions
-from campaigns.models import Job, Run
+from campaigns.models import Job, JobResult, Run
 from tests.factories import TargetFactory
-from tests.helpers.measured import REFUSED, failed_run
+from tests.helpers.measured import REFUSED, add_samples, failed_run
 from tests.helpers.users import make_user
 
 pytestmark = pytest.mark.django_db
@@ -99,3 +99,25 @@ def test_a_job_that_ends_waits_for_nothing():
     assert set(Job.objects.filter(pk__in=[waiting.pk, running.pk]).values_list("wait_reason", flat=True)) == {""}
     transitions.job_fail(job_id=preparing.pk, cause="boom")
     assert Job.objects.get(pk=preparing.pk).wait_reason == ""
+
+
+def test_a_run_that_measured_nothing_says_so_under_its_banner_instead_of_drawing_empty_charts():
+    run = failed_run([(Job.Status.FAILED, REFUSED), (Job.Status.CANCELLED, ""), (Job.Status.CANCELLED, "")])
+    client = Client()
+    client.force_login(make_user(roles.VIEWER, "nothing-viewer"))
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    nothing = re.search(r'data-testid="measured-nothing">(.*?)</p>', html, re.S).group(1)
+    assert "No job of this run measured anything" in nothing and "the cause is above" in nothing
+    assert html.index('data-testid="failure-banner"') < html.index('data-testid="measured-nothing"')
+    assert "<canvas" not in html and 'id="chart-throughput"' not in html
+    # One second of samples is something to draw: the timeline is back.
+    add_samples(run.jobs.get(status=Job.Status.FAILED), 0, [1.0])
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'id="chart-throughput"' in html and 'data-testid="measured-nothing"' not in html
+    # So is a result, and a run still going has its charts whatever it has measured so far.
+    other = failed_run([(Job.Status.SUCCEEDED, ""), (Job.Status.FAILED, REFUSED)], target=TargetFactory())
+    JobResult.objects.create(job=other.jobs.get(status=Job.Status.SUCCEEDED), qps=100.0)
+    running = failed_run([(Job.Status.RUNNING, "")], run_status=Run.Status.RUNNING, target=TargetFactory())
+    for shown in (other, running):
+        html = client.get(f"/runs/{shown.pk}/").content.decode()
+        assert 'id="chart-throughput"' in html and 'data-testid="measured-nothing"' not in html

@@ -29,6 +29,8 @@ def test_a_failed_run_shows_its_cause_first_and_a_cancel_asks_before_it_stops(br
     assert banner.get_by_role("link", name="Edit target").is_visible()
     assert banner.get_by_role("button", name="Test connection").is_visible()
     assert page.get_by_role("button", name="Retry 2 failed jobs").is_visible()
+    # It measured nothing: a line under the banner, no empty timeline charts (and no script error without them).
+    assert page.get_by_test_id("measured-nothing").is_visible() and page.locator("canvas").count() == 0
     page.screenshot(path=str(SHOTS / "28-run-failed-1440.png"))
 
     page.goto(f"/runs/{running.pk}/")

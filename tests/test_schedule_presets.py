@@ -8,6 +8,7 @@ import re
 import pytest
 from django.utils import timezone
 
+from campaigns.forms import ScheduleForm
 from campaigns.models import Campaign, CampaignSchedule, Job, JobResult, Run
 from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
@@ -88,3 +89,31 @@ def test_a_threshold_below_the_measured_noise_is_warned_beside_the_schedules(rol
     assert caught and int(caught.group(1)) > 5
     Campaign.objects.filter(pk=campaign.pk).update(regression_threshold_pct=int(caught.group(1)))
     assert 'data-testid="threshold-warning"' not in client.get(f"/campaigns/{campaign.pk}/").content.decode()
+
+
+def test_when_starts_at_nightly_or_at_the_edited_schedules_own_choice_and_a_cron_beside_a_preset_is_not_dropped(
+        role_client):
+    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[ScenarioFactory()])
+    client = role_client("operator")
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    when = re.search(r'<select name="preset"[^>]*>(.*?)</select>', page, re.S).group(1)
+    assert re.search(r'<option value="nightly" selected>', when), when
+    # N and the cron expression sit in boxes of their own, which schedule.js shows only for their choice.
+    assert 'data-schedule-field="every_hours"' in page and 'data-schedule-field="cron"' in page
+    assert "campaigns/build/schedule.js" in page
+    # A schedule being edited starts at its own choice: custom for a custom cron, every N hours with its N.
+    for cron, preset, hours in (("15 3 * * 2", "", None), ("0 */6 * * *", "hours", 6), ("0 2 * * 1", "weekly", None)):
+        schedule = CampaignSchedule.objects.create(campaign=campaign, cron=cron, timezone="UTC")
+        form = ScheduleForm(instance=schedule)
+        assert (form["preset"].value(), form["every_hours"].value()) == (preset, hours)
+        schedule.delete()
+    # Without JavaScript every field is posted: a cron typed beside a preset is refused, not silently replaced.
+    html = client.post(f"/campaigns/{campaign.pk}/schedules/",
+                       {"preset": "nightly", "cron": "15 3 * * 2", "timezone": "UTC"}).content.decode()
+    assert 'id="id_cron_error1"' in html and "choose “Custom” under When" in html
+    assert not CampaignSchedule.objects.exists()
+    # The same expression as the preset's (or N typed beside another preset) is harmless.
+    response = client.post(f"/campaigns/{campaign.pk}/schedules/",
+                           {"preset": "nightly", "cron": "@nightly", "every_hours": "6", "timezone": "UTC"})
+    assert response.status_code == 302
+    assert CampaignSchedule.objects.get(campaign=campaign).cron == "0 2 * * *"

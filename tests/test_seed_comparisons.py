@@ -198,5 +198,12 @@ def test_the_print_report_of_a_seed_campaign_has_the_published_columns_in_its_qp
     assert 'data-testid="chart-note"' in report
     # No second, separate "beside" table anywhere.
     assert "comparison fit beside" not in report
+    # The summary (and the conclusions) say what the page says beside the table: the ratio to the published figures.
+    summary = report.split("<h2>1. Summary</h2>", 1)[1].split("</section>", 1)[0]
+    conclusions = report.split("<h2>5. Conclusions</h2>", 1)[1].split("</section>", 1)[0]
+    beside = re.search(r'data-testid="beside-summary"><strong>Beside the published figures.</strong> (.*?)</p>',
+                       report, re.S).group(1)
+    assert "reaches " in beside and "× the published " in beside
+    assert beside in summary and beside in conclusions, summary
     assert InstanceSpec.objects.filter(label="local MariaDB 2-core 8 GB").exists()
     assert Scenario.objects.filter(name__startswith="seed 004").count() == 3

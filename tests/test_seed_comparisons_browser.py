@@ -112,6 +112,13 @@ def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, 
     widths = page.evaluate("[...document.querySelectorAll('table.comparison')].map(t => "
                            "[t.getBoundingClientRect().width, t.parentElement.getBoundingClientRect().width])")
     assert all(table_w <= box_w + 1 for table_w, box_w in widths), widths
+    # Every chart's y-axis title is whole: no longer than its axis (Chart.js cuts it to the axis' length).
+    titles = page.evaluate(
+        "[...document.querySelectorAll('canvas')].map(c => Chart.getChart(c)).filter(ch => ch && ch.scales.y)"
+        ".map(ch => { const t = ch.scales.y.options.title; if (!t.display) return null; ch.ctx.save();"
+        " ch.ctx.font = Chart.helpers.toFont(t.font).string; const w = ch.ctx.measureText(t.text).width;"
+        " ch.ctx.restore(); return [t.text, w, ch.scales.y.height]; }).filter(Boolean)")
+    assert titles and all(width <= height for _, width, height in titles), titles
     page.screenshot(path=str(SHOTS / "28-seeds-report-a4-print.png"), full_page=True)
     block = page.locator(".result-block").first
     block.scroll_into_view_if_needed()

@@ -7,7 +7,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from campaigns.comparison.formatting import fmt_number
+from campaigns.comparison.formatting import VERDICT_TOO_FEW_RUNS, VERDICT_WITHIN, fmt_number
 from campaigns.comparison.rows import ComparisonCell, ComparisonRow, ComparisonTable, Mark
 from campaigns.comparison.significance import verdict_clause
 
@@ -85,7 +85,7 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
         average = f"{mean_pct:+.1f}% QPS on average (geometric mean of the {len(pairs)} rows' ratios)"
         if significant:
             text = f"{b_name} is {'faster' if mean_pct >= 0 else 'slower'} than {a_name}: {average}"
-        elif any(m["verdict"] == "not significant" for m in marks):
+        elif any(m["verdict"] in (VERDICT_TOO_FEW_RUNS, VERDICT_WITHIN) for m in marks):
             text = f"Too few runs to tell {b_name} from {a_name}: {b_name} {average}"
         else:
             text = f"{b_name} against {a_name}, untested: {average}"

@@ -56,6 +56,31 @@ def rows_shape(rows: Sequence[Mapping[str, Any]]) -> str:
 # A difference whose whole 95% interval lies within this many percent is "no larger than" it, not "too few runs".
 EQUAL_WITHIN_PCT = 5.0
 
+# A QPS Δ%'s verdict (the API's significance.verdict, the page's data-significance), in the page's own words so that
+# a script reading it gets what a reader sees: larger than the noise; no difference beyond ±5% (the page gives the
+# interval's own bound, e.g. "within ±4.8%"); not significant with an interval too wide to say either; one run.
+VERDICT_SIGNIFICANT = "significant"
+VERDICT_WITHIN = f"within ±{EQUAL_WITHIN_PCT:g}%"
+VERDICT_TOO_FEW_RUNS = "too few runs to tell"
+VERDICT_UNTESTED = "untested"
+VERDICTS = (VERDICT_SIGNIFICANT, VERDICT_WITHIN, VERDICT_TOO_FEW_RUNS, VERDICT_UNTESTED)
+
+
+def _within_pct(ci: Sequence[float | None] | None) -> float | None:
+    """The largest distance from 0 of a 95% interval that lies within ±EQUAL_WITHIN_PCT, else None."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return None
+    bound = max(abs(ci[0]), abs(ci[1]))
+    return bound if bound <= EQUAL_WITHIN_PCT else None
+
+
+def verdict_of(*, significant: bool, ci: Sequence[float | None] | None) -> str:
+    """A tested Δ%'s verdict: significant, else "within ±5%" when its interval is that narrow, else "too few runs
+    to tell"."""
+    if significant:
+        return VERDICT_SIGNIFICANT
+    return VERDICT_WITHIN if _within_pct(ci) is not None else VERDICT_TOO_FEW_RUNS
+
 
 def interval_text(ci: Sequence[float | None] | None) -> str:
     """A Δ%'s 95% interval as the page writes it: "-20.0% … +180.0%"; "" without one."""
@@ -73,12 +98,12 @@ def delta_short(mark: Mapping[str, Any]) -> str:
     n_base, n_other = mark["n_base"], mark["n_other"]
     n = f"n = {n_base}" if n_base == n_other else f"n = {n_base} vs {n_other}"
     verdict = mark["verdict"]
-    if verdict == "significant":
+    if verdict == VERDICT_SIGNIFICANT:
         return f"significant ({n})"
-    if verdict == "not significant":
-        ci = mark.get("ci95_pct")
-        if ci and max(abs(ci[0]), abs(ci[1])) <= EQUAL_WITHIN_PCT:
-            return f"within ±{max(abs(ci[0]), abs(ci[1])):.1f}% ({n})"
+    within = _within_pct(mark.get("ci95_pct"))
+    if verdict == VERDICT_WITHIN and within is not None:
+        return f"within ±{within:.1f}% ({n})"
+    if verdict in (VERDICT_WITHIN, VERDICT_TOO_FEW_RUNS):
         return f"too few runs to tell ({n})"
     return f"untested ({n})"
 
@@ -91,11 +116,12 @@ def delta_sentence(mark: Mapping[str, Any], *, what: str = "") -> str:
     head = f"{fmt_delta(change)}{f' {what}' if what else ''}"
     head += f" (95% CI {interval_text(ci)}), {n}" if ci else f", {n}"
     verdict = mark["verdict"]
-    if verdict == "significant":
+    if verdict == VERDICT_SIGNIFICANT:
         return f"{head}: a difference larger than the runs' noise"
-    if verdict == "not significant":
-        if ci and max(abs(ci[0]), abs(ci[1])) <= EQUAL_WITHIN_PCT:
-            return f"{head}: no difference beyond ±{max(abs(ci[0]), abs(ci[1])):.1f}%"
+    if verdict in (VERDICT_WITHIN, VERDICT_TOO_FEW_RUNS):
+        within = _within_pct(ci)
+        if within is not None:
+            return f"{head}: no difference beyond ±{within:.1f}%"
         if ci and (ci[0] > 0 or ci[1] < 0):
             # Outside 0 on its own, but not once the comparison's many Δ% are counted (Benjamini–Hochberg).
             return (f"{head}: not significant once the {mark.get('tested', 0)} Δ% compared here are counted "

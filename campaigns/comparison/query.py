@@ -28,7 +28,7 @@ from django.db import connections
 from django.db.models import Aggregate, Avg, Count, F, FloatField, Max, Min, Q, StdDev
 from django.db.models.functions import Ln
 
-from campaigns.comparison.formatting import delta_sentence, delta_short
+from campaigns.comparison.formatting import delta_sentence, delta_short, verdict_of
 from campaigns.comparison.rows import (
     METRICS,
     Column,
@@ -169,7 +169,8 @@ def comparison_build(
     Every non-baseline cell carries "delta_ci95_pct" ({metric: [low, high]}: the 95% confidence interval of the
     ratio of geometric means − 1, None with fewer than 2 runs a side) and, for QPS, "significance": Welch's
     t-test on the log values, its p adjusted with Benjamini–Hochberg over every QPS Δ% of the comparison, the
-    verdict ("significant", "not significant", "untested") and a sentence that says it with the interval.
+    verdict in the page's words ("significant", "within ±5%", "too few runs to tell", "untested") and a sentence
+    that says it with the interval.
 
     Every argument narrows the selection (None or empty means "no condition"); at least one of
     target_ids, product_ids, run_ids, campaign_ids or scenario_ids is required (ValueError).
@@ -367,7 +368,7 @@ def _interval(entry: ComparisonCell, base: ComparisonCell | None, entry_logs: di
     if qps is not None and qps.low_pct is not None:
         mark["runs_needed"] = qps.runs_needed
         if qps.p_value is None:  # no variance on either side: the difference is exact
-            mark["verdict"] = "significant" if qps.change_pct != 0 else "not significant"
+            mark["verdict"] = verdict_of(significant=qps.change_pct != 0, ci=mark["ci95_pct"])
         else:
             mark["verdict"], mark["p_value"] = "pending", qps.p_value
     entry["significance"] = mark
@@ -397,7 +398,8 @@ def _adjust(marks: list[Significance]) -> None:
     pending = [m for m in marks if m["verdict"] == "pending"]
     for mark, p_adjusted in zip(pending, adjust_many([m["p_value"] for m in pending]), strict=True):
         mark["p_adjusted"] = p_adjusted
-        mark["verdict"] = "significant" if p_adjusted is not None and p_adjusted < ALPHA else "not significant"
+        significant = p_adjusted is not None and p_adjusted < ALPHA
+        mark["verdict"] = verdict_of(significant=significant, ci=mark["ci95_pct"])
     for mark in marks:
         mark["tested"] = len(pending)
         mark["text"] = delta_short(mark)

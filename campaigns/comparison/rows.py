@@ -48,7 +48,7 @@ class Significance(TypedDict):
     """Whether a cell's QPS Δ% against the baseline is larger than the runs' noise (comparison_build); tested, text
     and sentence are added once every Δ% of the comparison is known (Benjamini–Hochberg)."""
 
-    verdict: str  # "significant", "not significant", "untested" ("pending" until adjusted)
+    verdict: str  # formatting.VERDICTS: "significant", "within ±5%", "too few runs to tell", "untested" ("pending" until adjusted)
     p_value: float | None
     p_adjusted: float | None
     n_base: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from campaigns.comparison.formatting import EQUAL_WITHIN_PCT, interval_text
+from campaigns.comparison.formatting import EQUAL_WITHIN_PCT, VERDICT_TOO_FEW_RUNS, VERDICT_WITHIN, interval_text
 from campaigns.comparison.rows import ComparisonCell, ComparisonRow, Mark
 
 SIGNIFICANCE_NOTE = ("Each QPS Δ% comes with its 95% confidence interval (of the ratio of geometric means) and says "
@@ -61,14 +61,13 @@ def _n_range(marks: Sequence[Mark]) -> str:
 
 def verdict_clause(marks: Sequence[Mark]) -> str:
     """How many of a pair's rows differ significantly, in the marks' own words: "significant in 2 of 4 rows,
-    not significant in 1 (n = 2), untested in 1 (n = 1)"; "" when no row has a mark."""
+    too few runs to tell in 1 (n = 2), untested in 1 (n = 1)"; "" when no row has a mark."""
     if not marks:
         return ""
     total = len(marks)
     significant = [m for m in marks if m["verdict"] == "significant"]
-    # A Δ% that is not significant is "within ±x%" when its interval is that narrow, else "too few runs to tell".
-    within = [m for m in marks if m["verdict"] == "not significant" and m["text"].startswith("within")]
-    not_significant = [m for m in marks if m["verdict"] == "not significant" and m not in within]
+    within = [m for m in marks if m["verdict"] == VERDICT_WITHIN]
+    not_significant = [m for m in marks if m["verdict"] == VERDICT_TOO_FEW_RUNS]
     untested = [m for m in marks if m["verdict"] == "untested"]
     published = [m for m in marks if m["verdict"] == "unknown"]
     rows = f"row{'s' if total > 1 else ''}"

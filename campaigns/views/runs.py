@@ -21,7 +21,7 @@ from campaigns.services import run_progress as progress
 from campaigns.services import runs_progress, runs_with_progress
 from campaigns.views.base import paginate, role_required
 from campaigns.views.failures import job_failure, retry_label, run_failure
-from campaigns.views.timeline import job_label, job_start_s, run_timeline
+from campaigns.views.timeline import job_label, job_start_s, run_measured_nothing, run_timeline
 
 TAIL_LINES = 40
 _PENDING = (Job.Status.QUEUED, Job.Status.WAITING)
@@ -147,6 +147,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "waiting_for_target": [j for j in jobs if j.waiting_for_target()],
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
         "retry_label": retry_label(jobs), "failure": run_failure(run, jobs),
+        # A finished run that measured nothing says so instead of drawing empty timeline charts.
+        "measured_nothing": run_measured_nothing(run, jobs),
         "unfinished": sum(1 for j in jobs if j.status not in Job.FINISHED),
         "reruns": list(run.reruns.order_by("pk").only("pk", "rerun", "status")),
         "annotations": list(run.annotations.select_related("created_by", "edited_by").order_by("at", "pk")),

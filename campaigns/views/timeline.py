@@ -30,6 +30,14 @@ def job_start_s(job: Job, origin: datetime) -> float | None:
     return _offset_s(min(starts) if starts else job.started_at, origin)
 
 
+def run_measured_nothing(run: Run, jobs: list[Job]) -> bool:
+    """A finished run none of whose jobs has a result or a second of samples: its timeline would be empty charts.
+    The jobs are campaigns.views.runs's, their results selected with them; one query for the samples."""
+    if not run.is_finished() or any(getattr(job, "result", None) is not None for job in jobs):
+        return False
+    return not IntervalSample.objects.filter(job__run=run).exists()
+
+
 def job_label(job: Job) -> str:
     return f"{job.scenario.name} × {job.threads} thread{'s' if job.threads != 1 else ''} on {job.target.name}"
 

@@ -241,7 +241,8 @@
   let byThreads = null;
   let drawWaiting = false;
   function makeCharts() {
-    if (typeof Chart === "undefined") return;
+    // A finished run that measured nothing has no timeline charts on its page (a line says so instead).
+    if (typeof Chart === "undefined" || !throughputCanvas) return;
     throughput = timelineChart(throughputCanvas, "QPS", "#2563eb", "QPS");
     latency = timelineChart(latencyCanvas, "latency (ms)", "#dc2626", "ms");
     byThreads = new Chart(threadsCanvas, {
@@ -537,7 +538,7 @@
   applyJobs(state.jobs);
   if (state.running) {
     showRunning(state.running);
-  } else if (state.run.started_at) {
+  } else if (state.run.started_at && throughputCanvas) {
     fetchTimeline();
   }
   if (state.running && state.tail_job === state.running.id) tail.textContent = state.tail;

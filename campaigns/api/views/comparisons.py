@@ -62,7 +62,9 @@ class ComparisonViewSet(viewsets.ViewSet):
                     "against the first column (ratio of values − 1) with its 95% confidence interval "
                     "(`delta_ci95_pct`, [low, high], from 2 runs a side), and the worst validity verdict of its "
                     "jobs. Each non-baseline cell's `significance` says whether its QPS Δ% is larger than the runs' "
-                    "noise: `verdict` (significant, not significant, untested), `p_value` (Welch's t-test on log "
+                    "noise: `verdict`, in the page's words (`significant`; `within ±5%`: no difference beyond "
+                    "±5%, its interval that narrow; `too few runs to tell`: not significant, its interval too wide "
+                    "to rule a difference out; `untested`: one run a side), `p_value` (Welch's t-test on log "
                     "QPS), `p_adjusted` (Benjamini–Hochberg over the comparison), `n_base` and `n_other`, "
                     "`ci95_pct`, `runs_needed` (runs per side that would tell a difference this large) and "
                     "`sentence`, the verdict in words. Succeeded jobs only.",
