@@ -127,6 +127,7 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     # The campaign it made takes a schedule; a bad cron is an error at its field, and what was typed stays.
     page.goto(f"/campaigns/{run.campaign_id}/")
     page.locator("#id_label").fill("nightly quick")
+    page.locator("#id_preset").select_option("")  # "Custom": the cron field shows only for it
     page.locator("#id_cron").fill("every night at 2")
     page.locator("#id_timezone").fill("Europe/Paris")
     page.get_by_role("button", name="Add schedule").click()
