@@ -209,9 +209,10 @@ fi
 log "databases: PostgreSQL benchapp + sbtest, MariaDB sbtest${created[*]:+ (created: ${created[*]})}"
 
 # A test session that was killed leaves its databases behind (test_benchapp_<id>, and bench_<id> as a PostgreSQL
-# target). Those older than 2 hours with nobody connected are dropped; a live session's are never that old.
+# target; <id> is 8 hex digits, tests/pytest_env.py). Those older than 2 hours with nobody connected are dropped; a
+# live session's are never that old. The bench scripts' own (bench_job_gap, ...) are theirs to keep.
 stale=$(pg_sql -c "select datname from pg_database d
-    where (datname like 'test\_benchapp\_%' or datname like 'bench\_%')
+    where datname ~ '^(test_benchapp|bench)_[0-9a-f]{8}(_|$)'
       and not exists (select 1 from pg_stat_activity a where a.datname = d.datname)
       and (pg_stat_file('base/' || d.oid || '/PG_VERSION')).modification < now() - interval '2 hours'" 2>/dev/null || true)
 for db in $stale; do
