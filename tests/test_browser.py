@@ -73,6 +73,8 @@ def _create_target(page: Any, *, name: str, product: str, spec: str, driver: str
     return Target.objects.get(name=name)
 
 
+# alone: its page reloads race the live run's own refresh on a loaded machine (net::ERR_ABORTED in a parallel run).
+@pytest.mark.alone
 def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
         browser_page, live_server, celery_worker_process, target_databases):
     browser, page, problems = browser_page
