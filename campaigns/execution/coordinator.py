@@ -49,9 +49,9 @@ from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.execution.resend import clients_sweep_lost
 from campaigns.execution.results import job_close, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
-from campaigns.execution.variants import variant_apply
+from campaigns.execution.variants import open_on_server, variant_apply
 from campaigns.execution.workloads import scenario_runs_command
-from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, SettingsChange, Target
+from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import ProbeError, server_info, writes_blocked
 from campaigns.sysbench.command import Connection, format_command, redact_text
@@ -205,10 +205,10 @@ def target_busy(job: Job) -> Busy | None:
             f"the server {target.host}:{target.port} is busy with {where}, and {which} changes server-wide "
             "settings; starts when that job has finished"))
     if target.driver and not job.variant:
-        left = (SettingsChange.objects.filter(restored_at__isnull=True, target__driver=target.driver,
-                                              target__host__iexact=target.host, target__port=target.port)
-                .exclude(job__status__in=Job.ACTIVE).order_by("created_at").first())
-        if left is not None:
+        # Oldest last; a change whose job is still active is that job's to put back.
+        ended = [c for c in open_on_server(target) if c.job is None or c.job.status not in Job.ACTIVE]
+        if ended:
+            left = ended[-1]
             return Busy(job=None, reason=(
                 f"the settings variant {left.variant!r} of job #{left.job_id} is still to be put back on "
                 f"{target.host}:{target.port} ({left.restore_error or 'not put back yet'}); starts once it is"))

@@ -57,7 +57,7 @@ def server_lock(target: Target) -> Iterator[None]:
             cur.execute("SELECT pg_advisory_unlock(hashtext(%s))", [key])
 
 
-def _open_on_server(target: Target) -> list[SettingsChange]:
+def open_on_server(target: Target) -> list[SettingsChange]:
     """Changes not put back yet on the target's server (any target of the same driver, host and port), oldest
     last: restoring newest first leaves the oldest originals in force."""
     return list(SettingsChange.objects.filter(
@@ -110,7 +110,7 @@ def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
     target = job.target
     try:
         with server_lock(target):
-            for change in _open_on_server(target):
+            for change in open_on_server(target):
                 if _still_measuring(change, job):
                     raise JobFailure(
                         f"the server {target.host}:{target.port} is measuring job #{change.job_id} under variant "
