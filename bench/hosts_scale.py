@@ -6,7 +6,7 @@ Client processes (--procs, each with --conns threads and so that many database c
 common start + t each simulated client takes its next line of a real recorded sysbench output
 (tests/data/sysbench/mysql_oltp_point_select.txt, renumbered to [ t s ]) and does what a real client does with it,
 through the same functions: parser.parse_interval_line() and results.sample_store() (one INSERT per line), the
-client heartbeat of client.client_heartbeat() (once a second, as BENCHAPP_CANCEL_POLL_S=1), the live output tail
+client heartbeat of measuring.client_heartbeat() (once a second, as BENCHAPP_CANCEL_POLL_S=1), the live output tail
 every 2 s, and a HostSample row a second stored in batches of metrics.FLUSH_EVERY_S (as the host sampler does).
 sysbench itself is a stand-in here: the lines are replayed, nothing is measured.
 
@@ -65,7 +65,7 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
     setup()
     from django.db import connection
 
-    from campaigns.execution import client as real_client
+    from campaigns.execution.measuring import client_heartbeat
     from campaigns.execution.metrics import FLUSH_EVERY_S
     from campaigns.execution.results import sample_store
     from campaigns.models import HostSample, JobClient
@@ -92,7 +92,7 @@ def _client_process(job_id: int, clients: list[tuple[int, int]], conns: int, sta
                     with lock:
                         last_write[t] = max(last_write.get(t, 0.0), time.time())
                 if "heartbeat" not in skip:
-                    real_client.client_heartbeat(pk, 1)
+                    client_heartbeat(pk, 1)
                 if t % 2 == 0 and "tail" not in skip:
                     JobClient.objects.filter(pk=pk).update(raw_output=redact_text("\n".join(tails[pk][-200:]), []))
                 hosts[pk].append(HostSample(

@@ -1,4 +1,4 @@
-"""Who may have a target now (execution.coordinator.target_busy): a database belongs to one run at a time, and a
+"""Who may have a target now (execution.turns.target_busy): a database belongs to one run at a time, and a
 settings variant, which changes server-wide settings, to the whole server: a run without variants never measures
 under another run's variant, and a variant never changes the settings under another run's measurement."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from campaigns.execution.coordinator import target_busy
+from campaigns.execution.turns import target_busy
 from campaigns.models import Job, SettingsChange, Target
 from tests.factories import JobFactory, TargetFactory
 

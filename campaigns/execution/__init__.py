@@ -11,8 +11,10 @@ reconciler. It never imports campaigns.services (what a user starts), which buil
     attempts     an unreachable target pauses its job (Celery retry, back-off; Campaign.target_wait_s); a measurement
                  the infrastructure spoiled is measured again as a new attempt (Campaign.job_tries)
     dispatch     sending jobs and clients to their queues, moving a run on to its next job or its end
+    turns        whose turn on a target: another run's job holding it, the run's earlier job still loading it
+    measuring    what every client's measurement does: heartbeat, barrier, the sysbench process, its closing
     coordinator  claims a job, prepares it (its dataset once), sends its clients
-    client       one sysbench process of a job: barrier, process, samples
+    client       one sysbench process of a database test's job: its barrier, run, samples and snapshot
     client_writes  a client's samples, heartbeats and output tail, on a thread that outlasts a database restart
     dbretry      benchapp's database away and back: which errors say so, retrying with back-off
     results      samples, merged results, closing a job

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
-from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from campaigns.execution import transitions
@@ -30,6 +28,7 @@ from campaigns.execution.datasets import (
 )
 from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
+from campaigns.execution.hostjobs import hostjob_coordinate
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import (
     JobFailure,
@@ -49,7 +48,8 @@ from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.execution.resend import clients_sweep_lost
 from campaigns.execution.results import job_close, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
-from campaigns.execution.variants import open_on_server, variant_apply
+from campaigns.execution.turns import previous_wait, target_busy
+from campaigns.execution.variants import variant_apply
 from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
 from campaigns.models.core import hosts_allowed
@@ -58,10 +58,6 @@ from campaigns.sysbench.command import Connection, format_command, redact_text
 from campaigns.sysbench.runner import sysbench_version
 
 log = logging.getLogger(__name__)
-
-PREVIOUS_POLL_S = 0.01
-# A previous job's snapshot after its run stands for this job's snapshot before only if it is this recent.
-_FRESH = timedelta(seconds=2)
 
 
 def job_execute(*, job_id: int, host: str | None = None) -> float | None:
@@ -158,120 +154,6 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
                                                    f"({names})")
         return None
     return online[:needed]
-
-
-@dataclass(frozen=True)
-class Busy:
-    """Why a job cannot have its target now: the job that holds it (None: a settings change nobody holds) and the
-    wait reason the run page shows."""
-
-    job: Job | None
-    reason: str
-
-
-def target_busy(job: Job) -> Busy | None:
-    """Another run's job that holds the job's database or server, or a settings variant not yet put back.
-
-    Two runs on one database would measure each other and drop each other's sbtest tables (two nightly
-    schedules at 02:00, say). A settings variant changes server-wide settings, so a job with one holds the whole
-    server (same driver, host and port, any database), and a job on a server that another run's variant job
-    holds waits too: it would measure under settings it did not ask for. Among active jobs, the one claimed first
-    keeps the database or server (ties by id), so of two jobs claimed at the same moment exactly one goes on; the
-    other waits, and the reconciler sends it again every few seconds until the target is free. A job without a
-    variant also waits while a variant that has ended is still to be put back on its server (its restore failed:
-    the reconciler tries again); a job with a variant puts such changes back itself (variants.variant_apply).
-    """
-    target = job.target
-    server = Job.objects.active().filter(target__driver=target.driver, target__host__iexact=target.host,
-                                         target__port=target.port)
-    same_database = Q(target__database=target.database, target__host=target.host)
-    if not (job.variant and target.driver):
-        # Without a variant only a database's own users, and other runs' variant jobs, get in the way.
-        server = server.filter(same_database | ~Q(variant=""))
-    active = server.exclude(run_id=job.run_id).select_related("run__campaign", "target")
-
-    def order(j: Job) -> tuple[datetime, int]:
-        return (j.claimed_at or datetime.min.replace(tzinfo=UTC), j.pk)
-
-    earlier = [other for other in active if order(other) < order(job)]
-    if earlier:
-        holder = min(earlier, key=order)
-        where = f"run #{holder.run_id} ({holder.run.campaign.name})"
-        if holder.target.database == target.database and holder.target.host == target.host:
-            return Busy(job=holder, reason=f"the database is busy with {where}; starts when that job has finished")
-        which = (f"its settings variant {holder.variant!r}" if holder.variant
-                 else f"this job's settings variant {job.variant!r}")
-        return Busy(job=holder, reason=(
-            f"the server {target.host}:{target.port} is busy with {where}, and {which} changes server-wide "
-            "settings; starts when that job has finished"))
-    if target.driver and not job.variant:
-        # Oldest last; a change whose job is still active is that job's to put back.
-        ended = [c for c in open_on_server(target) if c.job is None or c.job.status not in Job.ACTIVE]
-        if ended:
-            left = ended[-1]
-            return Busy(job=None, reason=(
-                f"the settings variant {left.variant!r} of job #{left.job_id} is still to be put back on "
-                f"{target.host}:{target.port} ({left.restore_error or 'not put back yet'}); starts once it is"))
-    return None
-
-
-@dataclass(frozen=True)
-class Previous:
-    """The run's job that measured last before this one: its target, table count and snapshot after its run."""
-
-    target_id: int | None = None
-    tables: int = 0
-    snapshot_after: dict[str, Any] | None = None
-    variant: str = ""
-
-
-def measuring_before(job: Job) -> Job | None:
-    """An earlier job of the job's run that may still load the target: being prepared or warmed up, measuring
-    (until its snapshot after the run is taken: Job.measured_at), or about to drop its tables (cleanup after
-    each job); or whose client still runs sysbench although the job was cancelled or failed."""
-    lingering = JobClient.objects.filter(job_id=OuterRef("pk"), status__in=transitions.CLIENT_ACTIVE,
-                                         exited_at__isnull=True)
-    # One query, asked every PREVIOUS_POLL_S while waiting.
-    return (Job.objects.filter(run_id=job.run_id)
-            .filter(Q(position__lt=job.position) | Q(position=job.position, pk__lt=job.pk))
-            .filter(Q(status__in=(Job.Status.PREPARING, Job.Status.RUNNING))
-                    & (Q(status=Job.Status.PREPARING) | Q(measured_at__isnull=True)
-                       | Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB))
-                    | Q(measured_at__isnull=True) & Exists(lingering))
-            .only("pk").first())
-
-
-def previous_wait(job: Job) -> Previous:
-    """Waits until no earlier job of the run loads the target (see measuring_before); JobStopped if this job was
-    cancelled or failed meanwhile.
-
-    Jobs of a run are sent one at a time, but the next one is sent once the current one measures
-    (dispatch.job_stage_next), so that its checks overlap that measurement and only its start follows it.
-    """
-    next_beat = 0.0
-    waiting_for = None
-    while (blocking := measuring_before(job)) is not None:
-        if blocking.pk != waiting_for:
-            waiting_for = blocking.pk
-            # Not on a job cancelled or failed meanwhile: a finished job waits for nothing.
-            Job.objects.filter(pk=job.pk).exclude(status__in=Job.FINISHED).update(
-                wait_reason=f"starts when job #{blocking.pk} has finished measuring")
-        now = time.monotonic()
-        if now >= next_beat:
-            next_beat = now + 1.0
-            if job_heartbeat(job.pk) in (Job.Status.CANCELLED, Job.Status.FAILED):
-                raise JobStopped()
-            # This slot may be its worker's only one, where the reconciler's task would otherwise wait behind
-            # it: a client of the job it waits for that died is declared lost from here (which ends the wait).
-            clients_sweep_lost()
-        time.sleep(PREVIOUS_POLL_S)
-    last = (Job.objects.filter(run_id=job.run_id, measured_at__isnull=False).exclude(pk=job.pk)
-            .order_by("-measured_at").values("target_id", "tables", "server_snapshot", "measured_at", "variant").first())
-    if last is None or last["measured_at"] is None or last["measured_at"] < timezone.now() - _FRESH:
-        return Previous()
-    after = (last["server_snapshot"] or {}).get("after")
-    return Previous(target_id=last["target_id"], tables=last["tables"],
-                    snapshot_after=after if after and "error" not in after else None, variant=last["variant"])
 
 
 def dataset_ensure(job: Job, conn: Connection) -> str:
@@ -386,8 +268,6 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     """Prepares and starts the job, or leaves it waiting; returns the id of the job's client on this host, which
     the caller runs, if any. JobStopped when the job was cancelled meanwhile (the caller closes it)."""
     if job.target.is_client_host():  # a host test: no database (campaigns.execution.hostjobs)
-        from campaigns.execution.hostjobs import hostjob_coordinate
-
         return hostjob_coordinate(job, host)
     # Never beside the host's own measurement (execution.selfmeasure).
     host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))

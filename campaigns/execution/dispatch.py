@@ -56,7 +56,7 @@ def job_dispatch(*, job: Job) -> None:
 
 
 # The run's next job is sent this long before the current one's measurement should end: its coordinator checks
-# the target and the dataset meanwhile, then waits for that end (coordinator.measuring_before), so the target idles
+# the target and the dataset meanwhile, then waits for that end (turns.measuring_before), so the target idles
 # only for the start itself. Not earlier, so that a long job does not keep a second worker slot waiting.
 STAGE_LEAD_S = 5.0
 

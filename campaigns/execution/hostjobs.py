@@ -5,7 +5,7 @@ own queue (coordinator._handed_on), which prepares fileio's files in a directory
 BENCHAPP_HOSTTEST_DIR, runs the one client in the same task, and removes the files when the client ends. Nothing
 connects to a database: no server snapshot, no server sampler, no round trips; the host's CPU is sampled as for
 any client. The job's status, barrier, heartbeats, samples and closing are the database jobs' own
-(transitions, client.barrier_wait, ClientWrites, results.job_finalize).
+(transitions, measuring.barrier_wait, ClientWrites, results.job_finalize).
 """
 from __future__ import annotations
 
@@ -19,17 +19,17 @@ from django.conf import settings
 from django.utils import timezone
 
 from campaigns.execution import transitions
-from campaigns.execution.client import (
+from campaigns.execution.measuring import (
     barrier_wait,
     client_heartbeat,
     client_process,
     run_close_fields,
     run_failure_cause,
 )
-from campaigns.execution.coordinator import previous_wait, target_busy
 from campaigns.execution.metrics import Samplers
 from campaigns.execution.phases import JobFailure, JobStopped, cancel_check, forced_shutdown_s, job_heartbeat
 from campaigns.execution.selfmeasure import host_self_measure_wait
+from campaigns.execution.turns import previous_wait, target_busy
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.sysbench import parser
 from campaigns.sysbench.catalogue import OptionError, validate_options

@@ -88,7 +88,7 @@ def _shared_with(job: Job, hosts: list[str]) -> list[str]:
     same_database = Q(target__driver=target.driver, target__host=target.host, target__port=target.port,
                       target__database=target.database)
     # Another job loads the target and its client hosts from its claim (another run's) or its first sysbench
-    # (this run's next job is claimed while this one measures, and waits for its end: coordinator.previous_wait)
+    # (this run's next job is claimed while this one measures, and waits for its end: turns.previous_wait)
     # until its snapshot after the run (measured_at), or until it is closed when it drops its tables then.
     after_job = Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB)
     began = (~Q(run_id=job.run_id) & Q(claimed_at__lt=end)
