@@ -10,7 +10,14 @@ from typing import Any
 
 from campaigns.comparison.formatting import fmt_delta, fmt_ms, fmt_number, fmt_ratio
 from campaigns.comparison.html import spread_text
-from campaigns.comparison.rows import ComparisonCell, ComparisonLayout, ComparisonRow, ComparisonTable, Metric
+from campaigns.comparison.rows import (
+    ComparisonCell,
+    ComparisonLayout,
+    ComparisonRow,
+    ComparisonTable,
+    Metric,
+    ReportSections,
+)
 from campaigns.comparison.significance import SIGNIFICANCE_NOTE
 from campaigns.escaping import csv_row, markdown_cell, markdown_code_block, markdown_text
 
@@ -210,7 +217,7 @@ def trust_text(layout: ComparisonLayout) -> str:
     return text
 
 
-def to_markdown(layout: ComparisonLayout, *, title: str, report: dict[str, Any] | None = None) -> str:
+def to_markdown(layout: ComparisonLayout, *, title: str, report: ReportSections | None = None) -> str:
     names = [markdown_text(name) for name in layout["names"]]
     out = [f"# {markdown_text(title)}", ""]
     if names:

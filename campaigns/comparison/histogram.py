@@ -2,7 +2,7 @@
 merged bucket by bucket, and the percentiles read from the merged buckets, as the comparison page shows on demand."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from campaigns.comparison.selection import Selection
 from campaigns.models import Job, JobClient, Scenario
@@ -11,13 +11,24 @@ from campaigns.sysbench.parser import histogram_percentile, merge_histograms
 HISTOGRAM_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
 
 
+class CellHistogram(TypedDict):
+    """What the comparisons API's cell-histogram answers and the comparison page draws."""
+
+    jobs: int
+    jobs_with_histogram: int
+    events: int
+    buckets: list[list[float]]  # [latency_ms, count] in latency order
+    percentiles: dict[str, float | None]  # "p50", "p90", "p95", "p99", "p99.9"
+    note: str  # why there are no buckets, or fewer jobs' than the cell has; "" otherwise
+
+
 def _label(pct: float) -> str:
     return f"p{pct:g}"
 
 
 def cell_histogram(selection: Selection, *, scenario_id: int, spec_id: int | None, threads: int, table_size: int,
                    tables: int, product_id: int, thread_filter: list[int] | None = None,
-                   variant: str | None = None) -> dict[str, Any]:
+                   variant: str | None = None) -> CellHistogram:
     """The merged latency histogram of one cell (the succeeded jobs of `selection` with these keys): its buckets
     [[latency_ms, count], …] in latency order, p50/p90/p95/p99/p99.9 from them, and how many jobs had one.
 
@@ -40,7 +51,7 @@ def cell_histogram(selection: Selection, *, scenario_id: int, spec_id: int | Non
     buckets = merge_histograms([[(float(b[0]), int(b[1])) for b in histogram]
                                 for _, histogram in clients if histogram])
     total = sum(count for _, count in buckets)
-    result: dict[str, Any] = {
+    result: CellHistogram = {
         "jobs": len(job_ids), "jobs_with_histogram": len(with_histogram), "events": total,
         "buckets": [[value, count] for value, count in buckets],
         "percentiles": {_label(p): histogram_percentile(buckets, p) if total else None for p in HISTOGRAM_PERCENTILES},

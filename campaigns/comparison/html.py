@@ -20,6 +20,7 @@ from campaigns.comparison.rows import (
     LatencyMetric,
     Metric,
     MetricStats,
+    TablePart,
 )
 
 # A comparison can have thousands of cells; the rows are written here rather than by the template
@@ -225,7 +226,7 @@ def beside_cells_html(row: ComparisonRow, besides: Sequence[Beside]) -> str:
     return "".join(parts)
 
 
-def table_parts(table: ComparisonTable, products: Sequence[Column]) -> list[dict[str, Any]]:
+def table_parts(table: ComparisonTable, products: Sequence[Column]) -> list[TablePart]:
     """The printed report's tables of one comparison table: one per metric group it has (QPS and Δ%, TPS,
     latency), each with the row's key columns, so that no page has to cut a wide table's last columns."""
     groups = [("qps", "QPS and Δ%")]

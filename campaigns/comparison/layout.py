@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import Any, cast
+from typing import cast
 
 from django.db import connection
 
@@ -24,6 +24,9 @@ from campaigns.comparison.published import (
 from campaigns.comparison.query import comparison_build
 from campaigns.comparison.rows import (
     Beside,
+    ChartLine,
+    ChartPoint,
+    Charts,
     Column,
     ComparisonGroup,
     ComparisonLayout,
@@ -33,6 +36,7 @@ from campaigns.comparison.rows import (
     Metric,
     PriceCell,
     PriceRow,
+    SpecBars,
 )
 from campaigns.comparison.selection import Selection
 from campaigns.comparison.significance import row_marks
@@ -57,19 +61,21 @@ def _qps_values(rows: Iterable[ComparisonRow], index: int) -> list[float]:
     return [value for row in rows if (value := _value(row, index, "qps")) is not None]
 
 
-def _point(row: ComparisonRow, index: int, metric: Metric) -> dict[str, Any]:
+def _point(row: ComparisonRow, index: int, metric: Metric) -> ChartPoint:
     """One chart point: the cell's value, its min–max as the error bar, n, Δ% against the baseline and, for QPS,
     the Δ% mark's verdict as the table shows it."""
     cell = row["cells"][index]
     assert cell is not None  # a point only where the column has a cell
     stats = cell[metric]
+    value = stats["value"]
+    assert value is not None  # and only where the cell has a value of this metric
     # An error bar only where there are repetitions: one run (or one printed figure) has no spread to draw.
     repeated = stats["n"] > 1 and not cell.get("published")
     low = stats["min"] if repeated and stats["min"] is not None else None
     high = stats["max"] if repeated and stats["max"] is not None else None
     mark = row["marks"][index - 1] if metric == "qps" and index > 0 and row.get("marks") else None
     trust = cell.get("trust")
-    return {"x": row["threads"], "y": stats["value"], "yMin": low, "yMax": high, "n": stats["n"],
+    return {"x": row["threads"], "y": value, "yMin": low, "yMax": high, "n": stats["n"],
             "sd": stats["stdev"], "delta": (cell.get("delta_pct") or {}).get(metric),
             "interval": mark["interval"] if mark else None,
             "significance": mark["text"] if mark else None,
@@ -77,10 +83,10 @@ def _point(row: ComparisonRow, index: int, metric: Metric) -> dict[str, Any]:
             "reasons": (trust["reasons"] or None) if trust else None, "url": trust["url"] if trust else None}
 
 
-def _chart_series(table: ComparisonTable, names: Sequence[str]) -> dict[str, Any]:
+def _chart_series(table: ComparisonTable, names: Sequence[str]) -> Charts:
     specs = table["spec_order"]
-    lines_qps: list[dict[str, Any]] = []
-    lines_latency: list[dict[str, Any]] = []
+    lines_qps: list[ChartLine] = []
+    lines_latency: list[ChartLine] = []
     latency_metric: LatencyMetric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
     if len(specs) <= MAX_LINE_SPECS:
         for index, name in enumerate(names):
@@ -93,11 +99,11 @@ def _chart_series(table: ComparisonTable, names: Sequence[str]) -> dict[str, Any
                     lines_qps.append({"label": label, "data": qps})
                 if lat:
                     lines_latency.append({"label": label, "data": lat})
-    bars: dict[str, list[Any]] | None = None
+    bars: SpecBars | None = None
     if len(specs) > 1:
         bars = {"labels": [s or "—" for s in specs], "datasets": []}
         for index, name in enumerate(names):
-            values = []
+            values: list[float | None] = []
             for spec in specs:
                 medians = _qps_values((r for r in table["rows"] if r["spec"] == spec), index)
                 values.append(max(medians) if medians else None)
@@ -120,25 +126,26 @@ def _chart_series(table: ComparisonTable, names: Sequence[str]) -> dict[str, Any
 
 
 def _published_lines(table: ComparisonTable,
-                     latency_metric: LatencyMetric) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                     latency_metric: LatencyMetric) -> tuple[list[ChartLine], list[ChartLine]]:
     """The published products beside a measured table, one line per product and published spec, at the document's
     own thread counts: QPS, and the latency the table shows where the document prints the same one."""
-    qps_lines, latency_lines = [], []
+    qps_lines: list[ChartLine] = []
+    latency_lines: list[ChartLine] = []
     for beside in table.get("besides") or []:
         for curve in beside["curves"]:
             label = f"{beside['product']} (published{', ' + curve['spec'] if len(beside['curves']) > 1 else ''})"
-            base = {"label": label, "published": True, "spec": curve["spec"]}
-            qps = [{"x": p["x"], "y": p["qps"], "yMin": None, "yMax": None, "n": 1, "correction": p["correction"]}
-                   for p in curve["points"] if p["qps"] is not None]
+            qps: list[ChartPoint] = [
+                {"x": p["x"], "y": y, "yMin": None, "yMax": None, "n": 1, "correction": p["correction"]}
+                for p in curve["points"] if (y := p["qps"]) is not None]
             same_pct = latency_metric == "latency_avg_ms" or all(
                 p["latency_pct"] == table["pct"] for p in curve["points"] if p["latency_pct_ms"] is not None)
-            latency = [{"x": p["x"], "y": p[latency_metric], "yMin": None, "yMax": None, "n": 1,
-                        "correction": p["correction"]}
-                       for p in curve["points"] if p[latency_metric] is not None] if same_pct else []
+            latency: list[ChartPoint] = [
+                {"x": p["x"], "y": y, "yMin": None, "yMax": None, "n": 1, "correction": p["correction"]}
+                for p in curve["points"] if (y := p[latency_metric]) is not None] if same_pct else []
             if qps:
-                qps_lines.append({**base, "data": qps})
+                qps_lines.append({"label": label, "published": True, "spec": curve["spec"], "data": qps})
             if latency:
-                latency_lines.append({**base, "data": latency})
+                latency_lines.append({"label": label, "published": True, "spec": curve["spec"], "data": latency})
     return qps_lines, latency_lines
 
 
@@ -147,7 +154,7 @@ def _published_lines(table: ComparisonTable,
 LOG_SCALE_RATIO = 10.0
 
 
-def _far_apart(measured: list[dict[str, Any]], published: list[dict[str, Any]]) -> bool:
+def _far_apart(measured: list[ChartLine], published: list[ChartLine]) -> bool:
     highs = [max(p["y"] for p in line["data"]) for line in measured if line["data"]]
     others = [max(p["y"] for p in line["data"]) for line in published if line["data"]]
     if not highs or not others or min(highs) <= 0:

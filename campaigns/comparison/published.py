@@ -6,7 +6,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from campaigns.comparison.formatting import fmt_ratio, is_number
 from campaigns.comparison.query import delta_pct
@@ -319,8 +319,21 @@ def published_tables() -> list[PublishedTableRow]:
         "document", "dataset_label", "scenario_label", "product_id", "product__name"))
 
 
+class PublishedProductLink(TypedDict):
+    name: str
+    query: str  # the comparison's query with this product's published figures beside it
+
+
+class PublishedLink(TypedDict):
+    """A seed document's published figures that a comparison can set beside its tables (published_links)."""
+
+    document: str
+    all: str  # the query with every product the document has figures for
+    products: list[PublishedProductLink]
+
+
 def published_links(keys: Sequence[PublishedKey], query: str,
-                    rows: Sequence[PublishedTableRow] | None = None) -> list[dict[str, Any]]:
+                    rows: Sequence[PublishedTableRow] | None = None) -> list[PublishedLink]:
     """Per seed document of `keys`: a link setting each of its products that has figures for those tables beside
     the measured tables of `query` (a comparison page's query), and one setting all of them, the document's own
     table shape. `rows` (published_tables()) when the caller has them already."""
@@ -332,7 +345,7 @@ def published_links(keys: Sequence[PublishedKey], query: str,
         if any(k.matches(document=document, dataset_label=dataset_label, scenario_label=scenario_label)
                for k in keys):
             products[document].setdefault(product_id, name)
-    out = []
+    out: list[PublishedLink] = []
     for document in dict.fromkeys(k.document for k in keys):
         if not products.get(document):
             continue

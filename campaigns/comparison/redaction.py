@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from campaigns.comparison.rows import EnvironmentRow, HostRow, MethodRow, ReportSections
 from campaigns.models import Target
 from campaigns.sysbench.command import REDACTED, redact_endpoint
 
@@ -33,29 +34,26 @@ def scrub(text: Any, words: Iterable[str]) -> Any:
     return text
 
 
-# What a shared report keeps of each section's rows: only these keys, so that a field added to report_sections
-# later (a host's address, say) stays out of shared pages until it is added here on purpose.
-ENVIRONMENT_KEYS = ("target", "product", "spec", "version", "settings")
-HOST_KEYS = ("jobs", "sysbench", "cores", "memory_gb")
-METHOD_KEYS = ("scenario", "test", "target", "product", "command", "imported", "threads")
-
-
-def report_redacted(report: dict[str, Any], *, selection: Any) -> dict[str, Any]:
-    """report_sections' environment, client hosts and method without where anything runs."""
+def report_redacted(report: ReportSections, *, selection: Any) -> ReportSections:
+    """report_sections' environment, client hosts and method without where anything runs. Each row is written key by
+    key, so that a field added to report_sections later (a host's address, say) stays out of shared pages until it
+    is added here on purpose (mypy asks for it)."""
     words = endpoint_words(selection)
     client_names = sorted((h["hostname"] for h in report["hosts"] if h.get("hostname")), key=len, reverse=True)
     everything = [*words, *client_names]
-    environment = []
-    for env in report["environment"]:
-        kept = {key: scrub(env.get(key), everything) for key in ENVIRONMENT_KEYS if key != "settings"}
-        kept["settings"] = [(name, scrub(value, everything)) for name, value in env.get("settings") or []
-                            if not _WHERE_SETTING.search(name)]
-        environment.append(kept)
-    hosts = [{"hostname": f"client host {index}", **{key: host.get(key) for key in HOST_KEYS}}
-             for index, host in enumerate(report["hosts"], start=1)]
-    method = []
-    for row in report["method"]:
-        kept = {key: scrub(row.get(key), everything) for key in METHOD_KEYS}
-        kept["command"] = scrub(redact_endpoint(row.get("command") or ""), everything)
-        method.append(kept)
+    environment: list[EnvironmentRow] = [{
+        "target": scrub(env["target"], everything), "product": scrub(env["product"], everything),
+        "spec": scrub(env["spec"], everything), "version": scrub(env["version"], everything),
+        "settings": [(name, scrub(value, everything)) for name, value in env["settings"]
+                     if not _WHERE_SETTING.search(name)],
+    } for env in report["environment"]]
+    hosts: list[HostRow] = [{"hostname": f"client host {index}", "jobs": host["jobs"], "sysbench": host["sysbench"],
+                             "cores": host["cores"], "memory_gb": host["memory_gb"]}
+                            for index, host in enumerate(report["hosts"], start=1)]
+    method: list[MethodRow] = [{
+        "scenario": scrub(row["scenario"], everything), "test": scrub(row["test"], everything),
+        "target": scrub(row["target"], everything), "product": scrub(row["product"], everything),
+        "command": scrub(redact_endpoint(row["command"] or ""), everything), "imported": row["imported"],
+        "threads": scrub(row["threads"], everything),
+    } for row in report["method"]]
     return {"environment": environment, "hosts": hosts, "method": method}

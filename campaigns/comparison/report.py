@@ -3,21 +3,20 @@ and one exact command per scenario and product."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from django.db.models import Count, Max
 
-from campaigns.comparison.rows import ComparisonLayout
+from campaigns.comparison.rows import ComparisonLayout, EnvironmentRow, HostRow, MethodRow, ReportSections
 from campaigns.models import ClientHost, JobClient
 
 
-def report_sections(layout: ComparisonLayout) -> dict[str, Any]:
+def report_sections(layout: ComparisonLayout) -> ReportSections:
     """Environment (server versions and settings from the jobs' snapshots, client hosts) and method
     (one exact command per scenario and target) of the compared jobs."""
     if not layout["tables"] or not layout["selection"].measured():
         return {"environment": [], "hosts": [], "method": []}
     jobs = layout["selection"].jobs()
-    environment = []
+    environment: list[EnvironmentRow] = []
     for row in (jobs.order_by("target_id", "-finished_at").distinct("target_id")
                 .values("target__name", "target__product__name", "target__spec__label", "server_snapshot")):
         before = (row["server_snapshot"] or {}).get("before") or {}
@@ -29,7 +28,7 @@ def report_sections(layout: ComparisonLayout) -> dict[str, Any]:
     threads: dict[str, set[int]] = defaultdict(set)
     for scenario, count in jobs.values_list("scenario__name", "threads").distinct():
         threads[scenario].add(count)
-    method = []
+    method: list[MethodRow] = []
     # One command per scenario and product: targets of one product differ only in where they are.
     for command in (jobs.exclude(command_line="").order_by("scenario__name", "target__product__name", "-threads")
                     .distinct("scenario__name", "target__product__name")
@@ -45,7 +44,7 @@ def report_sections(layout: ComparisonLayout) -> dict[str, Any]:
                      .annotate(jobs=Count("job_id", distinct=True), sysbench=Max("sysbench_version"))
                      .order_by("host_name"))
     known = {h.hostname: h for h in ClientHost.objects.filter(hostname__in=[r["host_name"] for r in host_rows])}
-    hosts = []
+    hosts: list[HostRow] = []
     for client in host_rows:
         host = known.get(client["host_name"])
         hosts.append({"hostname": client["host_name"], "jobs": client["jobs"], "sysbench": client["sysbench"],

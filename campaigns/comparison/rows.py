@@ -12,7 +12,7 @@ correction).
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 if TYPE_CHECKING:  # selection.py imports query.py, which imports this module
     from campaigns.comparison.selection import Selection
@@ -272,6 +272,120 @@ class PriceRow(TypedDict):
     cells: list[PriceCell]
 
 
+class ChartPoint(TypedDict):
+    """One point of a comparison chart (comparison.layout): x the threads, y the cell's value, its error bar (min–max
+    where the cell has repetitions) and n. A measured point also carries its Δ% and, for QPS, the Δ% mark's interval
+    and verdict, and an untrusted cell's verdict, reasons and job page; a published point its correction."""
+
+    x: int
+    y: float
+    yMin: float | None
+    yMax: float | None
+    n: int
+    sd: NotRequired[float | None]
+    delta: NotRequired[float | None]
+    interval: NotRequired[str | None]
+    significance: NotRequired[str | None]
+    verdict: NotRequired[str | None]
+    reasons: NotRequired[list[str] | None]
+    url: NotRequired[str | None]
+    correction: NotRequired[str]
+
+
+class ChartLine(TypedDict):
+    """One line of a chart: a column on one spec, or (published) a published product on one of its specs."""
+
+    label: str
+    data: list[ChartPoint]
+    published: NotRequired[bool]
+    spec: NotRequired[str]
+
+
+class SpecBarSet(TypedDict):
+    label: str
+    data: list[float | None]
+
+
+class SpecBars(TypedDict):
+    """The bar chart of a table over several specs: per spec, each column's best QPS."""
+
+    labels: list[str]
+    datasets: list[SpecBarSet]
+
+
+class Charts(TypedDict):
+    """A comparison table's charts (comparison.layout), as the page's compare.js draws them."""
+
+    qps_lines: list[ChartLine]
+    latency_lines: list[ChartLine]
+    spec_bars: SpecBars | None
+    latency_label: str
+    qps_label: str  # a host test's unit (events/s, MiB/s), else "QPS"
+    threads: list[int]
+    baseline: str
+    error_bars: str
+    log_y: bool
+    caption: str
+
+
+class TablePart(TypedDict):
+    """One of the printed report's tables of a comparison table: one metric group (comparison.html.table_parts)."""
+
+    group: str  # "qps", "tps" or "latency"
+    label: str
+    last: bool
+    body_html: str
+
+
+class TrustReason(TypedDict):
+    """One reason in the untrusted-cells banner (comparison.trust): its level, words, how many jobs, a job to read."""
+
+    level: str  # "invalid" or "suspect"
+    text: str
+    jobs: int
+    url: str
+
+
+class EnvironmentRow(TypedDict):
+    """A compared target's server as its latest job saw it (comparison.report)."""
+
+    target: str
+    product: str
+    spec: str | None
+    version: str
+    settings: list[tuple[str, str]]
+
+
+class HostRow(TypedDict):
+    """A client host that ran compared jobs: what a shared page shows names it only by its position."""
+
+    hostname: str
+    jobs: int
+    sysbench: str | None
+    cores: int | None
+    memory_gb: float | None
+
+
+class MethodRow(TypedDict):
+    """One exact command per scenario and product."""
+
+    scenario: str
+    test: str
+    target: str
+    product: str
+    command: str
+    imported: bool
+    threads: str
+
+
+class ReportSections(TypedDict):
+    """The printed report's environment, client hosts and method (comparison.report, comparison.redaction)."""
+
+    environment: list[EnvironmentRow]
+    hosts: list[HostRow]
+    method: list[MethodRow]
+
+
 class ComparisonTable(TypedDict):
     """One table of the comparison page (comparison.layout): a group's rows and what the page, its charts, its
     conclusion and its exports say of them. The keys after `published` are added one by one as the layout works
@@ -305,10 +419,10 @@ class ComparisonTable(TypedDict):
     published_pct: NotRequired[list[int]]
     published_pct_names: NotRequired[list[str]]
     published_pct_n: NotRequired[int]
-    charts: NotRequired[dict[str, Any]]
+    charts: NotRequired[Charts]
     body_html: NotRequired[str]
     header: NotRequired[list[str]]
-    parts: NotRequired[list[dict[str, Any]]]
+    parts: NotRequired[list[TablePart]]
 
 
 class LayoutTrust(TypedDict):
@@ -319,7 +433,7 @@ class LayoutTrust(TypedDict):
     untrusted: int
     jobs: int
     cells: int
-    reasons: list[dict[str, Any]]
+    reasons: list[TrustReason]
     included: bool  # whether the conclusions count the untrusted cells
 
 

@@ -7,7 +7,7 @@ from typing import Any, TypedDict
 
 from django.urls import reverse
 
-from campaigns.comparison.rows import CellTrust
+from campaigns.comparison.rows import CellTrust, TrustReason
 from campaigns.comparison.selection import Selection
 from campaigns.models import Job
 from campaigns.validity import reason
@@ -23,7 +23,7 @@ def _job_url(pk: int) -> str:
 
 
 class UntrustedCells(TypedDict):
-    reasons: list[dict[str, Any]]  # {"level", "text", "jobs", "url"}, the banner's
+    reasons: list[TrustReason]  # the banner's
     cells: dict[CellKey, CellTrust]
 
 
@@ -33,7 +33,7 @@ def untrusted_cells(selection: Selection) -> UntrustedCells:
     rows = list(selection.jobs().filter(verdict__in=(Job.Verdict.SUSPECT, Job.Verdict.INVALID))
                 .order_by("pk").values_list("pk", "verdict", "findings", "scenario_id", "target__spec_id", "threads",
                                             "table_size", "tables", "target__product_id")[:JOBS_READ])
-    reasons: dict[tuple[str, str], dict[str, Any]] = {}
+    reasons: dict[tuple[str, str], TrustReason] = {}
     cells: dict[CellKey, CellTrust] = {}
     for pk, verdict, findings, *key in rows:
         causes = [f for f in findings or [] if f.get("level") == verdict] or [{"code": "", "level": verdict}]

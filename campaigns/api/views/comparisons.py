@@ -28,6 +28,20 @@ def _id_list_parameter(name: str, description: str) -> OpenApiParameter:
                             explode=False, style="form", description=description)
 
 
+def _selection_parameters(*, products: str, trusted_only: str) -> list[OpenApiParameter]:
+    """The parameters choosing what is compared, the same for the comparison and for one cell's histogram."""
+    return [
+        _id_list_parameter("targets", "Targets to compare (comma-separated ids)."),
+        _id_list_parameter("products", products),
+        _id_list_parameter("runs", "Only jobs of these runs."),
+        _id_list_parameter("campaign", "Only jobs of runs of these campaigns."),
+        _id_list_parameter("scenarios", "Only these scenarios."),
+        _id_list_parameter("specs", "Only targets on these instance specs."),
+        _id_list_parameter("threads", "Only these thread counts."),
+        OpenApiParameter("trusted_only", OpenApiTypes.BOOL, description=trusted_only),
+    ]
+
+
 class ComparisonViewSet(viewsets.ViewSet):
     """GET comparisons/?targets=1,2 (or products=, runs=, campaign=, scenarios=): products side by side."""
 
@@ -36,15 +50,9 @@ class ComparisonViewSet(viewsets.ViewSet):
 
     @extend_schema(
         parameters=[
-            _id_list_parameter("targets", "Targets to compare (comma-separated ids)."),
-            _id_list_parameter("products", "Products to compare, the first being the baseline."),
-            _id_list_parameter("runs", "Only jobs of these runs."),
-            _id_list_parameter("campaign", "Only jobs of runs of these campaigns."),
-            _id_list_parameter("scenarios", "Only these scenarios."),
-            _id_list_parameter("specs", "Only targets on these instance specs."),
-            _id_list_parameter("threads", "Only these thread counts."),
-            OpenApiParameter("trusted_only", OpenApiTypes.BOOL,
-                             description="Leave out cells whose validity verdict is suspect or invalid."),
+            *_selection_parameters(products="Products to compare; the first is the baseline unless `baseline` names "
+                                            "one.",
+                                   trusted_only="Leave out cells whose validity verdict is suspect or invalid."),
             OpenApiParameter("baseline", OpenApiTypes.INT,
                              description="The product (or, with by_run, the run) every Δ% is against: its column "
                                          "comes first. By default the first product named."),
@@ -95,15 +103,8 @@ class ComparisonViewSet(viewsets.ViewSet):
 
     @extend_schema(
         parameters=[
-            _id_list_parameter("targets", "Targets compared (comma-separated ids)."),
-            _id_list_parameter("products", "Products compared."),
-            _id_list_parameter("runs", "Only jobs of these runs."),
-            _id_list_parameter("campaign", "Only jobs of runs of these campaigns."),
-            _id_list_parameter("scenarios", "Only these scenarios."),
-            _id_list_parameter("specs", "Only targets on these instance specs."),
-            _id_list_parameter("threads", "Only these thread counts."),
-            OpenApiParameter("trusted_only", OpenApiTypes.BOOL,
-                             description="Leave out jobs whose validity verdict is suspect or invalid."),
+            *_selection_parameters(products="Products compared.",
+                                   trusted_only="Leave out jobs whose validity verdict is suspect or invalid."),
             OpenApiParameter("scenario", OpenApiTypes.INT, required=True, description="The cell's scenario id."),
             OpenApiParameter("spec", OpenApiTypes.STR, required=True,
                              description="The cell's spec id; empty or 'none' for targets without a spec."),
