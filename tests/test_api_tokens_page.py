@@ -63,3 +63,15 @@ def test_getting_started_is_linked_from_the_menu_and_the_api_docs_and_the_schema
     assert not re.search(r"campaigns\.(api|execution|validity|models)", text)
     assert "BENCHAPP_" not in text
     assert "Authorization: Bearer" in schema["paths"]["/api/v1/auth/token/"]["post"]["description"]
+
+
+def test_the_api_docs_group_operations_by_resource_with_a_line_on_each():
+    client, _ = _logged_in(roles.VIEWER, "docs-browser")
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    described = [tag["name"] for tag in schema["tags"]]
+    assert described[:4] == ["auth", "products", "specs", "targets"] and all(t["description"] for t in schema["tags"])
+    used = {tag for path in schema["paths"].values() for operation in path.values() for tag in operation["tags"]}
+    # Every operation sits under a resource that has its line, none under the version ("v1") or "api".
+    assert used <= set(described) and "v1" not in used and "api" not in used
+    assert schema["paths"]["/api/v1/targets/"]["get"]["tags"] == ["targets"]
+    assert schema["paths"]["/api/v1/comparisons/cell-histogram/"]["get"]["tags"] == ["comparisons"]
