@@ -6,6 +6,7 @@ sees a test's messages.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import re
@@ -140,8 +141,8 @@ class WorkerProcess:
 
     def __init__(self, hostname: str, db_name: str, *, beat: bool = False, extra_env: dict[str, str] | None = None,
                  prefix: list[str] | None = None, command: list[str] | None = None, concurrency: int = 1):
-        """prefix runs the worker through another command (tests/netns.py: `ip netns exec NS ...`); command
-        replaces the `celery worker` command line (tests/netns.py: scripts/join-client.sh --foreground)."""
+        """prefix runs the worker through another command (tests/helpers/netns.py: `ip netns exec NS ...`); command
+        replaces the `celery worker` command line (tests/helpers/netns.py: scripts/join-client.sh --foreground)."""
         self.hostname = hostname
         LOG_DIR.mkdir(parents=True, exist_ok=True)
         self.log_path = LOG_DIR / f"worker-{hostname}.log"
@@ -216,26 +217,6 @@ def screenshots_dir() -> Path:
     return shots
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The controller of a pytest-xdist run drops the session's template database (django_db_modify_db_settings)
-    once every process has ended; a run without xdist made none (its test database of that name is pytest-django's,
-    dropped already or kept by --reuse-db)."""
-    config = session.config
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
-        return
-    import dj_database_url
-    import psycopg
-
-    db = dj_database_url.parse(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/benchapp"))
-    try:
-        with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
-                             password=db["PASSWORD"] or None, dbname="postgres", autocommit=True,
-                             connect_timeout=5) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}" WITH (FORCE)')
-    except psycopg.Error:
-        pass  # no server: the next session's leftover sweep drops it
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """Empties test-output/screenshots/ once per run: in the controlling process, not in each pytest-xdist process
     (one of those would delete the other's shots)."""
@@ -243,6 +224,14 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     for old in (OUTPUT_DIR / "screenshots").glob("*.png"):
         old.unlink()
+
+
+@pytest.fixture
+def role_client(db: Any) -> Callable[[str | None], Any]:
+    """A logged-in test client (django.test.Client) for a user of the given role (None: no role at all)."""
+    from tests.helpers.ui import role_logins
+
+    return role_logins()
 
 
 @pytest.fixture(scope="session")
@@ -258,16 +247,13 @@ def test_db_name(django_db_setup: Any) -> str:
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None, django_db_blocker: Any,
                                  django_db_keepdb: bool, django_db_createdb: bool,
                                  django_db_use_migrations: bool) -> None:
-    """Under pytest-xdist, each process's test database is a copy of one migrated template of this session
-    (CREATE DATABASE ... TEMPLATE) rather than the 40 migrations run again in every process: the first process that
-    needs a database makes the template (test_benchapp_<session>, the name a run without xdist uses) while the
-    others wait for it; pytest-django then makes each process's own (…_gw0, …_gw1) from it as usual, its migrate
-    finding nothing left to apply. The controller drops the template at the end (pytest_sessionfinish), a killed
-    session's is dropped by the next one (tests/pytest_env.py). Without xdist, or with --reuse-db or --nomigrations,
-    nothing changes."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") or (django_db_keepdb and not django_db_createdb):
-        return
-    if not django_db_use_migrations:
+    """Each test database (each pytest-xdist process's, or a run's without xdist) is a copy of one migrated template
+    (CREATE DATABASE ... TEMPLATE, half a second) rather than the 40 migrations run again (6 s of CPU each time).
+    The template is named after what its contents come from, the migration files and requirements.txt
+    (test_benchapp_tpl_<hash>), and is kept from one run to the next: a run finds it made and copies it, a change of
+    migration or of a package makes a new one and drops the old. pytest-django then makes the test database from it
+    as usual, its migrate finding nothing left to apply. With --reuse-db or --nomigrations nothing changes."""
+    if (django_db_keepdb and not django_db_createdb) or not django_db_use_migrations:
         return
     from django.db import connection
 
@@ -275,39 +261,85 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
         connection.settings_dict["TEST"]["TEMPLATE"] = _template_made(connection, TEMPLATE_DB)
 
 
-# The session's template database under pytest-xdist (django_db_modify_db_settings).
-TEMPLATE_DB = os.environ["BENCHAPP_TEST_DB_NAME"]
+def _template_name() -> str:
+    """test_benchapp_tpl_<the first 12 hex digits of the SHA-256 of the migration files and requirements.txt>."""
+    digest = hashlib.sha256()
+    for path in [*sorted(ROOT.glob("*/migrations/*.py")), ROOT / "requirements.txt"]:
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"test_benchapp_tpl_{digest.hexdigest()[:12]}"
+
+
+# The migrated template every test database is copied from (django_db_modify_db_settings). Not a test session's
+# name (test_benchapp_<8 hex digits>), which the leftover sweeps of tests/pytest_env.py and setup.sh drop.
+TEMPLATE_DB = _template_name()
+
+
+# Held for as long as this process lives: a shared advisory lock on the template it copies from, so that a session
+# of other migrations (another checkout) never drops that template between its check and the copy.
+_template_in_use = None
+
+
+def _in_use_key(template: str) -> str:
+    return f"benchapp-test-template-in-use:{template}"
 
 
 def _template_made(connection: Any, template: str) -> str:
-    """The migrated template database of this session, made by the first xdist process to ask (an advisory lock
-    makes the others wait until it is complete)."""
+    """The migrated template database, made by the first process to ask (an advisory lock makes the others wait
+    until it is complete). It is made under a name of its own and renamed once migrated, so that a run killed while
+    making it never leaves a half-migrated template that the next run would copy. Templates of other migrations go,
+    unless a live process still copies from one (it holds that template's in-use lock, shared)."""
+    global _template_in_use
     import psycopg
 
     db = connection.settings_dict
-    with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
-                         password=db["PASSWORD"] or None, dbname="postgres", autocommit=True) as admin:
-        admin.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"benchapp-test-template:{template}"])
-        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template]).fetchone():
-            return template  # complete: its maker held the lock until then
-        test, name = db["TEST"], db["NAME"]
-        own = test["NAME"]
-        test["NAME"] = template
+    params = {"host": db["HOST"] or None, "port": db["PORT"] or None, "user": db["USER"] or None,
+              "password": db["PASSWORD"] or None, "dbname": "postgres", "autocommit": True}
+    if _template_in_use is None:
+        _template_in_use = psycopg.connect(**params)
+    _template_in_use.execute("SELECT pg_advisory_lock_shared(hashtext(%s))", [_in_use_key(template)])
+    with psycopg.connect(**params) as admin:
+        admin.execute("SELECT pg_advisory_lock(hashtext(%s))", ["benchapp-test-template"])
         try:
-            # Django's own test database creation (migrate, then what follows it), under the template's name.
-            connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-        except BaseException:
-            connection.close()
-            admin.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
-            raise
-        finally:
-            connection.close()  # a template with a connection cannot be copied
-            test["NAME"] = own
-            db["NAME"] = name
-            from django.conf import settings
+            # Nobody makes a template while this lock is held: a half-made one is a killed run's. Another
+            # migration's template goes once no live process holds it.
+            for (old,) in admin.execute("SELECT datname FROM pg_database WHERE datname LIKE 'test_benchapp_tpl_%%'"
+                                        " AND datname <> %s", [template]).fetchall():
+                if "_making_" in old:
+                    admin.execute(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
+                    continue
+                key = _in_use_key(old)
+                if not admin.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [key]).fetchone()[0]:
+                    continue  # a live process copies from it
+                try:
+                    admin.execute(f'DROP DATABASE IF EXISTS "{old}"')
+                except psycopg.Error:
+                    pass  # someone is connected to it after all: next time
+                finally:
+                    admin.execute("SELECT pg_advisory_unlock(hashtext(%s))", [key])
+            if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template]).fetchone():
+                return template  # complete: it has its name only once migrated
+            making = f"{template}_making_{os.environ['BENCHAPP_TEST_SESSION']}"
+            test, name = db["TEST"], db["NAME"]
+            own = test["NAME"]
+            test["NAME"] = making
+            try:
+                # Django's own test database creation (migrate, then what follows it), under the making name.
+                connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+                connection.close()  # a database with a connection can be neither renamed nor copied
+                admin.execute(f'ALTER DATABASE "{making}" RENAME TO "{template}"')
+            except BaseException:
+                connection.close()
+                admin.execute(f'DROP DATABASE IF EXISTS "{making}" WITH (FORCE)')
+                raise
+            finally:
+                test["NAME"] = own
+                db["NAME"] = name
+                from django.conf import settings
 
-            settings.DATABASES[connection.alias]["NAME"] = name
-        return template
+                settings.DATABASES[connection.alias]["NAME"] = name
+            return template
+        finally:
+            admin.execute("SELECT pg_advisory_unlock_all()")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -11,7 +11,7 @@ import pytest
 from campaigns.models import Run
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page
 from tests.helpers.measured import published_comparison
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

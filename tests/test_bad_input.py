@@ -29,12 +29,10 @@ from campaigns.models import (
     Workload,
     WorkloadVersion,
 )
-from tests import ui_fixtures
 from tests.factories import CampaignFactory, JobResultFactory, ScenarioFactory, TargetFactory
 from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
-role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules
 
 WRITE_METHODS = ("post", "put", "patch")
 # 4 KB of brackets, opened and closed: far deeper than Python's recursion limit.

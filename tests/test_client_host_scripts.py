@@ -1,7 +1,7 @@
 """scripts/serve-clients.sh and scripts/join-client.sh as a new operator runs them (issue 29, item 5), against a
 PostgreSQL cluster (pg_createcluster on a free port) and a Redis (started with flags, as scripts/setup.sh starts
 one) of this module's own: the machine's shared services are only read, never reconfigured. The server's scripts
-change that cluster and that Redis; the client host is a network namespace (tests/netns.py) that reaches them only
+change that cluster and that Redis; the client host is a network namespace (tests/helpers/netns.py) that reaches them only
 at the lab bridge's address, joins with the env file serve-clients.sh wrote, and runs a job.
 
 Needs root (clusters, namespaces, the `benchapp` user); elsewhere these tests skip, with CI=true they fail.
@@ -25,7 +25,7 @@ import pytest
 from django.conf import settings
 
 from tests.conftest import ROOT, WorkerProcess, record_measurement, wait_for
-from tests.netns import NetnsLab, netns_lab
+from tests.helpers.netns import NetnsLab, netns_lab
 
 __all__ = ["netns_lab"]  # the fixture, imported to be used here
 

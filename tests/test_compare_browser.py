@@ -11,7 +11,7 @@ from campaigns.models import Product
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
 from tests.helpers.browser import SHOTS, log_in, wait_js
 from tests.helpers.measured import measure
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,7 +32,7 @@ def _data() -> tuple[Product, Product]:
     return alpha, beta
 
 
-def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_page):  # noqa: F811
+def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_page):
     _, page, problems = browser_page
     alpha, beta = _data()
     make_user("compare-viewer", "viewer")

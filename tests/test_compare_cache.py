@@ -9,12 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from campaigns.models import Job, JobResult
-from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
 from tests.helpers.measured import measure
 
 pytestmark = pytest.mark.django_db(transaction=True)
-role_client = ui_fixtures.role_client
 
 
 def _qps(html: str, product_id: int) -> str:

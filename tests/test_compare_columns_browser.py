@@ -21,7 +21,7 @@ from django.utils import timezone
 from campaigns.models import Campaign, Job, JobResult, Product, Run, Scenario, Target
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, SHOTS, BrowserProblems, log_in, open_page, wait_js
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 # Seven page loads of a 132-job comparison in three browser contexts: on two cores shared with other suites that
 # can pass the suite's 300 s default.

@@ -10,10 +10,7 @@ from django.utils import timezone
 
 from campaigns.models import Campaign, Job, JobResult, Product, Run, Scenario, Target
 from campaigns.services.quick import quick_dataset, quick_scenario
-from tests import ui_fixtures
 from tests.factories import DatasetFactory, ProductFactory, ScenarioFactory
-
-role_client = ui_fixtures.role_client
 
 
 def _measure(*, product: Product, scenario: Scenario, tables: int, table_size: int,

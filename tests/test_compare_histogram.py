@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from campaigns.models import InstanceSpec, Product, Scenario
 from campaigns.sysbench.parser import histogram_percentile, merge_histograms, parse_output
-from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
 from tests.helpers.measured import SYSBENCH_LOGS, measure
-
-role_client = ui_fixtures.role_client
 
 
 def _histogram_cell() -> tuple[Product, Scenario, InstanceSpec, Scenario]:

@@ -23,11 +23,8 @@ from campaigns.seeds.matching import (
 from campaigns.seeds.published import DEFAULT_DIRECTORY, load_published, published_read
 from campaigns.seeds.services import template_load_all
 from campaigns.seeds.templates import TEMPLATES
-from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
 from tests.helpers.measured import S001_WRITE, measure
-
-role_client = ui_fixtures.role_client  # the fixture, shared with the other UI test modules
 
 S000_MAIN = "seed 000 part 1 · oltp 4 point selects + 1 index update"
 

@@ -11,12 +11,8 @@ import statistics
 
 import pytest
 
-from tests import ui_fixtures
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
 from tests.helpers.measured import measure
-
-role_client = ui_fixtures.role_client
-
 
 
 def _text(response) -> str:

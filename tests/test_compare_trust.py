@@ -11,7 +11,6 @@ import statistics
 import pytest
 from scipy import stats as sstats
 
-from tests import ui_fixtures
 from tests.factories import (
     JobFactory,
     JobResultFactory,
@@ -22,7 +21,6 @@ from tests.factories import (
 from tests.helpers.measured import mariadb_and_postgresql
 
 pytestmark = pytest.mark.django_db
-role_client = ui_fixtures.role_client
 
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers.browser import SHOTS, log_in, open_page, wait_js
 from tests.helpers.measured import mariadb_and_postgresql
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -18,7 +18,7 @@ CHARTS_DRAWN = ("document.querySelectorAll('.charts canvas').length > 0 && "
                 "[...document.querySelectorAll('.charts canvas')].every(c => Chart.getChart(c))")
 
 
-def test_a_comparison_with_invalid_jobs_says_so_marks_them_and_concludes_from_the_trusted_ones(browser_page):  # noqa: F811
+def test_a_comparison_with_invalid_jobs_says_so_marks_them_and_concludes_from_the_trusted_ones(browser_page):
     browser, page, problems = browser_page
     mariadb, postgresql = mariadb_and_postgresql(invalid_postgresql=True)
     make_user("trust-viewer", "viewer")

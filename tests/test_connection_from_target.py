@@ -1,6 +1,6 @@
 """Issue 27 H1 and item 3, end to end: where sysbench connects comes from the target, never from a scenario.
 
-An attacker's MySQL server (tests/fake_servers.py: it switches the client to mysql_clear_password and keeps every
+An attacker's MySQL server (tests/helpers/fake_servers.py: it switches the client to mysql_clear_password and keeps every
 byte) listens on a port of its own. A bundle whose scenario points sysbench at it is refused at the import; a
 scenario row forged straight in the database reaches a real worker and fails its job, with the cause, before
 sysbench starts: the attacker's server never sees a connection.
@@ -16,7 +16,7 @@ from campaigns import roles, services
 from campaigns.models import Job, Run, Scenario, Target
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.fake_servers import FakeMysql, fake_server
+from tests.helpers.fake_servers import FakeMysql, fake_server
 from tests.helpers.users import client_for, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -20,11 +20,8 @@ from campaigns.seeds.services import plain_ddl
 from campaigns.seeds.templates import TEMPLATES
 from campaigns.sysbench.command import Connection
 from campaigns.sysbench.ddl import DdlError, table_ddl_error, table_ddl_render, table_ddl_statements
-from tests import ui_fixtures
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
 from tests.helpers.users import API, client_for, make_user
-
-role_client = ui_fixtures.role_client
 
 COLUMNS = "(id INT NOT NULL AUTO_INCREMENT, k INT NOT NULL DEFAULT 0, PRIMARY KEY (id))"
 

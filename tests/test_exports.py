@@ -13,7 +13,6 @@ import pytest
 from campaigns import roles
 from campaigns.escaping import FORMULA_START, markdown_cell, markdown_code_block, markdown_text
 from campaigns.models import Campaign, Job, JobClient, Run
-from tests import ui_fixtures
 from tests.factories import (
     DatasetFactory,
     InstanceSpecFactory,
@@ -26,7 +25,6 @@ from tests.factories import (
 from tests.helpers.users import body_text, client_for, make_user
 
 pytestmark = pytest.mark.django_db
-role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules
 
 FORMULA = "=cmd|' /C calc'!A0"
 SCRIPT = "<script>alert(1)</script>"

@@ -8,12 +8,12 @@ from campaigns.models import Job, Run
 from tests.factories import TargetFactory
 from tests.helpers.browser import SHOTS, log_in, open_page
 from tests.helpers.measured import REFUSED, failed_run
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_failed_run_shows_its_cause_first_and_a_cancel_asks_before_it_stops(browser_page):  # noqa: F811
+def test_a_failed_run_shows_its_cause_first_and_a_cancel_asks_before_it_stops(browser_page):
     browser, page, problems = browser_page
     failed = failed_run([(Job.Status.SUCCEEDED, ""), (Job.Status.FAILED, REFUSED), (Job.Status.FAILED, REFUSED)],
                   run_status=Run.Status.PARTIALLY_SUCCEEDED, target=TargetFactory(name="failing pg"))

@@ -295,7 +295,7 @@ def test_the_campaign_pages_history_takes_a_constant_number_of_queries(viewer_pa
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(browser_page):  # noqa: F811
+def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(browser_page):
     from tests.helpers.browser import SHOTS as shots
 
     _, page, problems = browser_page

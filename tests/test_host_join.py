@@ -14,11 +14,8 @@ from django.utils import timezone
 
 from campaigns import execution
 from campaigns.models import ClientHost, Job, JobClient, Run
-from tests import ui_fixtures
 from tests.conftest import ROOT
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
-
-role_client = ui_fixtures.role_client
 
 
 def _join(hostname: str) -> ClientHost:
@@ -107,6 +104,7 @@ print("HEAVY=" + ",".join(heavy))
 """
 
 
+@pytest.mark.slow  # three fresh worker processes importing everything: 4 s of CPU, left to make test
 def test_a_client_hosts_worker_loads_neither_numpy_nor_scipy():
     env = dict(os.environ, BENCHAPP_WORKER_ROLE="client", PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", _IMPORT_CLIENT_PATH], cwd=ROOT, env=env, capture_output=True,

@@ -15,7 +15,7 @@ from campaigns import execution, services
 from campaigns.models import IntervalSample, Job, JobClient, PreparedDataset, Run, Scenario, Target
 from tests.conftest import wait_for
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
-from tests.fake_servers import FakeMysql, FakePostgres, fake_server
+from tests.helpers.fake_servers import FakeMysql, FakePostgres, fake_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

@@ -197,7 +197,7 @@ def test_a_percentile_0_scenario_is_run_without_histogram_which_sysbench_would_r
 @pytest.mark.browser
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
-def test_the_job_page_draws_the_latency_histogram_and_says_when_there_is_none(browser_page, live_server):  # noqa: F811
+def test_the_job_page_draws_the_latency_histogram_and_says_when_there_is_none(browser_page, live_server):
     browser, page, problems = browser_page
     get_user_model().objects.create_superuser(USER, "lat@example.com", PASSWORD)
     job, histograms = two_client_job()

@@ -22,7 +22,7 @@ import pytest
 from campaigns import roles, services
 from campaigns.probes import mysql_error_parts
 from tests.factories import TargetFactory
-from tests.fake_servers import FakeMysqlUnreadablePlugin, fake_server
+from tests.helpers.fake_servers import FakeMysqlUnreadablePlugin, fake_server
 from tests.helpers.users import make_user
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,12 +7,12 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.browser import SHOTS, log_in, open_page
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_grouped_navigation_on_desktop_and_a_menu_on_a_phone(browser_page):  # noqa: F811
+def test_grouped_navigation_on_desktop_and_a_menu_on_a_phone(browser_page):
     browser, page, problems = browser_page
     make_user("nav-operator", "operator")
     log_in(page, "nav-operator", PASSWORD)
@@ -54,7 +54,7 @@ def test_grouped_navigation_on_desktop_and_a_menu_on_a_phone(browser_page):  # n
     assert not problems.items, "\n".join(problems.items)
 
 
-def test_a_token_is_created_from_the_menu_and_shown_once(browser_page):  # noqa: F811
+def test_a_token_is_created_from_the_menu_and_shown_once(browser_page):
     _, page, problems = browser_page
     make_user("token-viewer", "viewer")
     log_in(page, "token-viewer", PASSWORD)

@@ -1,6 +1,6 @@
 """Client hosts proven on separate network hosts (issue "Client hosts for real"): each client host is a network
 namespace with its own address and hostname, reaching PostgreSQL, Redis and the MariaDB target only through the
-host-side address of the lab's bridge (tests/netns.py). The session's own worker (client-a, on this machine) is the
+host-side address of the lab's bridge (tests/helpers/netns.py). The session's own worker (client-a, on this machine) is the
 server's worker: it runs beat's reconciler and the server queue, and the campaigns here never choose it."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from campaigns import services
 from campaigns.models import ClientHost, Job, JobClient, Run
 from tests.conftest import record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.netns import NetnsLab, netns_lab, wait_host_online
+from tests.helpers.netns import NetnsLab, netns_lab, wait_host_online
 
 __all__ = ["netns_lab"]  # the fixture, imported to be used here
 

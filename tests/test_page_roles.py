@@ -14,11 +14,9 @@ from django.urls.converters import IntConverter
 
 from campaigns import roles
 from campaigns.views.base import required_role
-from tests import ui_fixtures
-from tests.ui_fixtures import make_user
+from tests.helpers.ui import make_user
 
 pytestmark = pytest.mark.django_db
-role_client = ui_fixtures.role_client
 
 # Not pages of the app: the API (its own permissions, tests/test_api.py), Django's admin (staff only) and
 # login, logout and password pages, which a user without a role must reach. Static files are served by

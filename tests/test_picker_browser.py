@@ -6,12 +6,12 @@ import pytest
 
 from tests.factories import TargetFactory
 from tests.helpers.browser import SHOTS, log_in
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_mine_only_with_space_and_an_empty_list_says_why(browser_page):  # noqa: F811
+def test_mine_only_with_space_and_an_empty_list_says_why(browser_page):
     browser, page, problems = browser_page
     user = make_user("picker-operator", "operator")
     TargetFactory(name="my own mariadb", created_by=user)

@@ -10,10 +10,7 @@ from django.db import connection
 
 from campaigns.models import Campaign, Dataset, InstanceSpec, Job, Product, Run, Scenario, Target
 from campaigns.services import format_duration, job_estimate_s
-from tests import ui_fixtures
 from tests.factories import PgTargetFactory, TargetFactory
-
-role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules
 
 pytestmark = pytest.mark.django_db
 
@@ -303,7 +300,7 @@ def test_new_rows_made_in_the_forms_and_the_api_record_their_creator(role_client
     from rest_framework.test import APIClient
 
     from campaigns.models import Dataset as DatasetModel
-    from tests.ui_fixtures import make_user
+    from tests.helpers.ui import make_user
 
     operator = role_client("operator")
     operator.post("/datasets/new/", {"name": "form dataset", "tables": "1", "table_size": "100"})
@@ -323,7 +320,7 @@ def test_new_rows_made_in_the_forms_and_the_api_record_their_creator(role_client
 
 
 def test_target_pickers_mark_the_rows_the_user_made(role_client):
-    from tests.ui_fixtures import make_user
+    from tests.helpers.ui import make_user
 
     mine = TargetFactory(name="mine", created_by=make_user("owner", "operator"))
     theirs = TargetFactory(name="theirs")

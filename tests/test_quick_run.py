@@ -310,7 +310,7 @@ def test_the_api_shows_the_rows_window_and_the_run_waited_for(client):
 @pytest.mark.browser
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
-def test_one_click_on_the_seeds_page_runs_a_seed_and_opens_its_tables(browser_page, live_server,  # noqa: F811
+def test_one_click_on_the_seeds_page_runs_a_seed_and_opens_its_tables(browser_page, live_server,
                                                                       celery_worker_process, target_databases):
     from django.contrib.auth import get_user_model
 

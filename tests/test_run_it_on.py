@@ -7,9 +7,7 @@ import re
 import pytest
 
 from campaigns.models import Scenario
-from tests import ui_fixtures
 
-role_client = ui_fixtures.role_client
 pytestmark = pytest.mark.django_db
 
 PASTED = ("sysbench oltp_read_only --db-driver=mysql --mysql-host=10.0.0.5 --mysql-password=s3cret --tables=4 "

@@ -25,7 +25,7 @@ from tests.helpers.browser import (
     open_page,
     wait_js,
 )
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,11 +9,9 @@ from django.utils import timezone
 
 from campaigns.models import IntervalSample, Job, JobClient, Run
 from campaigns.views.timeline import TIMELINE_MAX_POINTS
-from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 
 pytestmark = pytest.mark.django_db
-role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules
 
 
 @pytest.fixture(autouse=True)

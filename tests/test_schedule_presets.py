@@ -10,11 +10,9 @@ from django.utils import timezone
 
 from campaigns.forms import ScheduleForm
 from campaigns.models import Campaign, CampaignSchedule, Job, JobResult, Run
-from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 from tests.helpers.users import client_for, make_user
 
-role_client = ui_fixtures.role_client
 pytestmark = pytest.mark.django_db
 
 

@@ -7,7 +7,7 @@ import pytest
 from campaigns.models import CampaignSchedule
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 from tests.helpers.browser import SHOTS, log_in
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

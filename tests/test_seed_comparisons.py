@@ -17,10 +17,7 @@ from campaigns.seeds.matching import published_key
 from campaigns.seeds.published import load_published
 from campaigns.seeds.services import template_load_all
 from campaigns.seeds.templates import TEMPLATES
-from tests import ui_fixtures
 from tests.helpers.seeds import local_target, measured_instance
-
-role_client = ui_fixtures.role_client  # the fixture, shared with the other UI test modules
 
 NO_MATCH = "is not a scenario of a seed template"
 

@@ -14,7 +14,7 @@ from campaigns.seeds.published import load_published
 from campaigns.seeds.services import template_load_all
 from tests.helpers.browser import SHOTS, log_in, open_page, wait_js
 from tests.helpers.seeds import local_target, measured_instance
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +26,7 @@ CHART = "Chart.getChart(document.querySelector('canvas[data-chart=qps_lines]'))"
 # Loading the six templates and the published figures, then four page sizes and a PDF: more than the default 300 s
 # on a machine whose two cores other test runs share.
 @pytest.mark.timeout(900)
-def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, live_server):  # noqa: F811
+def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, live_server):
     browser, page, problems = browser_page
     template_load_all()
     load_published()

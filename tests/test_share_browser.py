@@ -8,8 +8,8 @@ import pytest
 
 from campaigns.api.throttling import throttle_reset
 from tests.helpers.browser import SHOTS, log_in, open_page, wait_js
+from tests.helpers.ui import PASSWORD, make_user
 from tests.helpers.worlds import SECRETS, make_world
-from tests.ui_fixtures import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -17,7 +17,7 @@ CHARTS_DRAWN = ("document.querySelectorAll('.charts canvas').length > 0 && "
                 "[...document.querySelectorAll('.charts canvas')].every(c => Chart.getChart(c))")
 
 
-def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_revoke(browser_page, live_server):  # noqa: F811
+def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_revoke(browser_page, live_server):
     browser, page, problems = browser_page
     throttle_reset()
     world = make_world()
@@ -78,7 +78,7 @@ def test_an_operator_shares_a_comparison_a_stranger_opens_it_and_loses_it_on_rev
     stranger.close()
 
 
-def test_a_shared_report_prints_like_the_report_without_hosts_or_a_way_back(browser_page, live_server):  # noqa: F811
+def test_a_shared_report_prints_like_the_report_without_hosts_or_a_way_back(browser_page, live_server):
     browser, page, problems = browser_page
     throttle_reset()
     world = make_world()

@@ -20,7 +20,6 @@ from campaigns import roles
 from campaigns.api.throttling import throttle_reset
 from campaigns.models import PublishedResult, Run, ShareLink
 from campaigns.sysbench.command import redact_endpoint
-from tests import ui_fixtures
 from tests.factories import (
     JobFactory,
     JobResultFactory,
@@ -42,7 +41,6 @@ from tests.helpers.worlds import (
 )
 
 pytestmark = pytest.mark.django_db
-role_client = ui_fixtures.role_client
 
 # Distinctive enough that any occurrence in a page is a leak.
 

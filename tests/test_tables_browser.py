@@ -21,7 +21,7 @@ from tests.helpers.browser import (
     wait_js,
 )
 from tests.helpers.measured import published_comparison
-from tests.ui_fixtures import PASSWORD, make_user
+from tests.helpers.ui import PASSWORD, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

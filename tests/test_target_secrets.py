@@ -23,13 +23,11 @@ from campaigns.models import Target
 from campaigns.probes import ProbeError, connection_verify, server_info
 from campaigns.sysbench.command import Connection, format_command, secrets_to_env
 from campaigns.sysbench.runner import run_process
-from tests import ui_fixtures
 from tests.factories import DatasetFactory, JobFactory, PgTargetFactory, ScenarioFactory, TargetFactory
-from tests.fake_servers import FakeMysql, FakePostgres, fake_server
+from tests.helpers.fake_servers import FakeMysql, FakePostgres, fake_server
 from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
-role_client = ui_fixtures.role_client
 
 SECRET = "Stolen-If-Seen-6021"
 API = "/api/v1"

@@ -14,12 +14,9 @@ from django.utils import timezone
 
 from campaigns.models import Campaign, ClientHost, Dataset, Job, JobClient, JobResult, Run, Scenario, Target
 from campaigns.services import results_import
-from tests import ui_fixtures
 from tests.conftest import record_measurement
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.ui_fixtures import PASSWORD, History, make_history, make_user
-
-role_client = ui_fixtures.role_client  # the fixture, shared with other UI test modules
+from tests.helpers.ui import PASSWORD, History, make_history, make_user
 
 pytestmark = pytest.mark.django_db
 

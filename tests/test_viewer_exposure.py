@@ -9,7 +9,6 @@ import pytest
 from campaigns import roles
 from tests.factories import CampaignFactory, JobFactory, RunFactory
 from tests.helpers.users import API, client_for, make_user
-from tests.ui_fixtures import role_client  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +35,7 @@ def test_viewers_get_no_notify_emails_nor_idempotency_key_and_operators_do():
     assert "ci-build-secret-42" not in viewer.get(f"{API}/runs/").content.decode()
 
 
-def test_the_403_page_names_the_admins_only_to_a_login_that_has_a_role(role_client):  # noqa: F811
+def test_the_403_page_names_the_admins_only_to_a_login_that_has_a_role(role_client):
     make_user(roles.ADMIN, "chief-admin")
     roleless = role_client(None).get("/campaigns/").content.decode()
     assert "Ask an administrator to give you one" in roleless and "chief-admin" not in roleless

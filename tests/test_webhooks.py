@@ -14,12 +14,10 @@ from campaigns import monitoring, roles, tasks
 from campaigns.forms import CampaignForm
 from campaigns.models import Campaign, Regression
 from campaigns.webhooks import WebhookRefused, webhook_post, webhook_url_check
-from tests import ui_fixtures
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 from tests.helpers.monitoring import WebhookReceiver, history
 from tests.helpers.users import API, client_for, make_user
 
-role_client = ui_fixtures.role_client
 SECRET_URL = "https://hooks.slack.com/services/T000/B000/s3cr3t-t0k3n"
 
 # Every spelling reaches this machine, its network or the cloud's metadata service.

@@ -1,7 +1,7 @@
 """A client host's worker started the way its operator starts it: `scripts/join-client.sh --foreground` (its
 installing steps left out) from an env file like the one the server's scripts/serve-clients.sh writes.
 
-Plain Python, as tests/helpers/namespaces.py: tests/netns.py, bench/_netns.py and bench/memory_client.py use it.
+Plain Python, as tests/helpers/namespaces.py: tests/helpers/netns.py, bench/_netns.py and bench/memory_client.py use it.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ servers only through `lab.address`. `Namespace.exec_prefix()` runs a command ins
 (a UTS namespace); `link_down()` drops its packets as a cut link does. Everything is removed by `Lab.close()`, each
 step bounded in time. Creating namespaces needs root.
 
-Plain Python (no pytest, no Django): tests/netns.py (the `netns_lab` fixture: Celery workers as client hosts) and
+Plain Python (no pytest, no Django): tests/helpers/netns.py (the `netns_lab` fixture: Celery workers as client hosts) and
 bench/_netns.py (bench/faults.py's client host, joined by scripts/join-client.sh) both build on it.
 """
 from __future__ import annotations

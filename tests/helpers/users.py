@@ -12,8 +12,8 @@ from campaigns import services
 API = "/api/v1"
 
 
-def make_user(role: str | None, username: str | None = None) -> Any:
-    user = get_user_model().objects.create_user(username=username or f"user-{role or 'none'}", password="pw-12345678")
+def make_user(role: str | None, username: str | None = None, *, password: str = "pw-12345678") -> Any:
+    user = get_user_model().objects.create_user(username=username or f"user-{role or 'none'}", password=password)
     if role:  # get_or_create: a transactional test's database may have been flushed, its role groups with it
         user.groups.add(Group.objects.get_or_create(name=role)[0])
     return user

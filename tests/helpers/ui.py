@@ -7,27 +7,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
 
 from campaigns.models import Campaign, Dataset, InstanceSpec, Job, JobResult, Product, Run, Scenario, Target
+from tests.helpers import users
 
 PASSWORD = "ui-test-password-1"
 
 
 def make_user(username: str, role: str | None) -> Any:
-    user = get_user_model().objects.create_user(username, password=PASSWORD)
-    if role:
-        user.groups.add(Group.objects.get_or_create(name=role)[0])
-    return user
+    """A user of `role` who logs in on the pages with PASSWORD (tests/helpers/users.py makes it)."""
+    return users.make_user(role, username, password=PASSWORD)
 
 
-@pytest.fixture
-def role_client(db: Any) -> Callable[[str | None], Client]:
-    """A logged-in test client for a user of the given role (None: no role at all)."""
+def role_logins() -> Callable[[str | None], Client]:
+    """What the `role_client` fixture (tests/conftest.py) gives a test: a logged-in test client for a user of the
+    given role (None: no role at all), one user per role."""
     made: dict[str | None, Client] = {}
 
     def login(role: str | None) -> Client:
