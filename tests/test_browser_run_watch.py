@@ -40,6 +40,9 @@ def _progress(run: Run) -> dict[str, Any]:
     return services.run_progress(services.runs_with_progress().get(pk=run.pk))
 
 
+# alone: it reads the run page's ETA after each job, and beside other test processes its live refresh missed a job
+# count (only one ETA seen, twice on 2026-11-27); the run itself succeeded.
+@pytest.mark.alone
 def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
         browser_page, live_server, celery_worker_process, target_databases):
     browser, page, problems = browser_page
