@@ -253,7 +253,11 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
     (test_benchapp_tpl_<hash>), and is kept from one run to the next: a run finds it made and copies it, a change of
     migration or of a package makes a new one and drops the old. pytest-django then makes the test database from it
     as usual, its migrate finding nothing left to apply. With --reuse-db or --nomigrations nothing changes."""
-    if (django_db_keepdb and not django_db_createdb) or not django_db_use_migrations:
+    # Under pytest-xdist only: a run without it (make test's `alone` part, one test by hand) migrates its own, as
+    # before (the network-namespace link-loss test failed on a copy, for a reason not found yet).
+    if not os.environ.get("PYTEST_XDIST_WORKER") or (django_db_keepdb and not django_db_createdb):
+        return
+    if not django_db_use_migrations:
         return
     from django.db import connection
 
