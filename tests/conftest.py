@@ -247,7 +247,7 @@ def test_db_name(django_db_setup: Any) -> str:
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None, django_db_blocker: Any,
                                  django_db_keepdb: bool, django_db_createdb: bool,
                                  django_db_use_migrations: bool) -> None:
-    """Each test database (each pytest-xdist process's, or a run's without xdist) is a copy of one migrated template
+    """Each pytest-xdist process's test database is a copy of one migrated template
     (CREATE DATABASE ... TEMPLATE, half a second) rather than the 40 migrations run again (6 s of CPU each time).
     The template is named after what its contents come from, the migration files and requirements.txt
     (test_benchapp_tpl_<hash>), and is kept from one run to the next: a run finds it made and copies it, a change of
