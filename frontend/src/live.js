@@ -497,7 +497,9 @@
     if (noWorkerEl) {
       // "no worker alive since ...": shown while nobody can take the run's next job, gone when a worker is back.
       noWorkerEl.hidden = !next.run.no_worker;
-      noWorkerEl.querySelector("span").textContent = next.run.no_worker ? next.run.no_worker.message : "";
+      // The same first capital as the server-drawn page's capfirst, so a poll never changes how the sentence reads.
+      const message = next.run.no_worker ? next.run.no_worker.message : "";
+      noWorkerEl.querySelector("span").textContent = message.charAt(0).toUpperCase() + message.slice(1);
     }
     runDone.textContent = String(next.run.done);
     runProgress.style.width = (next.run.total ? (next.run.done * 100) / next.run.total : 0).toFixed(0) + "%";
