@@ -14,6 +14,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
+# Python keeps compiled modules (and pytest its assertion-rewritten tests) in __pycache__/: an environment that
+# sets PYTHONDONTWRITEBYTECODE makes every pytest process compile all of them again, 8 of make check's seconds per
+# process (collection 13.8 s instead of 5.5 s). The commands here always keep them.
+unexport PYTHONDONTWRITEBYTECODE
+
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000

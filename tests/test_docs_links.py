@@ -3,6 +3,7 @@
 door (under 200 lines). Markdown is read with markdown-it-py, so links inside code are not links."""
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from pathlib import Path
@@ -28,8 +29,10 @@ def _heading_text(inline: object) -> str:
     return "".join(child.content for child in (inline.children or []))  # type: ignore[attr-defined]
 
 
-def anchors(path: Path) -> set[str]:
-    """Every heading's anchor, with GitHub's -1, -2 … suffixes for repeated ones."""
+@functools.cache
+def anchors(path: Path) -> frozenset[str]:
+    """Every heading's anchor, with GitHub's -1, -2 … suffixes for repeated ones (a page's, parsed once per test
+    process: 46 pages link to a few)."""
     tokens = _md.parse(path.read_text())
     seen: Counter[str] = Counter()
     found = set()
@@ -38,7 +41,7 @@ def anchors(path: Path) -> set[str]:
             slug = github_anchor(_heading_text(tokens[i + 1]))
             found.add(f"{slug}-{seen[slug]}" if seen[slug] else slug)
             seen[slug] += 1
-    return found
+    return frozenset(found)
 
 
 def links(path: Path) -> list[str]:
