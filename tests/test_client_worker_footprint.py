@@ -34,10 +34,12 @@ def _probe(role: str, **extra: str) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow  # a fresh Celery process: 1.7 s
 def test_a_client_hosts_worker_runs_threads_and_loads_none_of_the_servers_heavy_modules():
     assert _probe("client") == ["threads", "-"]
 
 
+@pytest.mark.slow  # fresh Celery processes: 2.2 s
 def test_the_servers_worker_keeps_prefork_and_a_client_may_choose_its_pool():
     pool, _ = _probe("all")
     assert pool == "prefork"

@@ -108,6 +108,7 @@ def redis_by_script(tmp_path: Path):
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow  # starts redis-server: 4 s
 def test_the_redis_script_requires_the_password_and_shows_it_in_no_command_line(redis_by_script, tmp_path):
     port, password, env, proc = redis_by_script
     health = ["sh", str(REDIS_SCRIPT), "ping", "-p", str(port)]

@@ -19,6 +19,7 @@ PRODUCTION = {"DEBUG": "false", "BENCHAPP_HTTPS": "true", "ALLOWED_HOSTS": "benc
               "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend"}
 
 
+@pytest.mark.slow  # a fresh Django process: 2.4 s
 def test_check_deploy_is_clean_with_the_production_settings_of_the_readme():
     env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")}
     done = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,

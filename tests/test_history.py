@@ -194,6 +194,7 @@ def test_the_history_takes_a_constant_number_of_queries(viewer, django_assert_ma
     assert len(response.json()["points"]) == 33
 
 
+@pytest.mark.slow  # schemathesis: 3.5 s
 @pytest.mark.usefixtures("requests_share_the_test_transaction")
 def test_the_history_answers_within_its_openapi_schema():
     import schemathesis

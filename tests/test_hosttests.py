@@ -140,6 +140,7 @@ def test_fileio_prepare_and_cleanup_carry_only_the_file_options() -> None:
         build_host_argv(sysbench="sysbench", test="oltp_read_only", command="run", options={})
 
 
+@pytest.mark.slow  # runs sysbench's cpu, memory, fileio and mutex tests: 4.5 s
 def test_sysbench_runs_every_host_test_at_its_catalogue_defaults(tmp_path: Path) -> None:
     for test in HOST_TESTS:
         options = {name: spec.default for name, spec in TESTS[test].options.items() if spec.default not in (None, "")}
@@ -263,6 +264,7 @@ def test_a_self_measurement_never_starts_beside_a_job_and_a_job_waits_for_one() 
     assert 0.4 < selfmeasure.host_self_measure_wait("vm-a") < 5
 
 
+@pytest.mark.slow  # runs sysbench: 2 s
 @pytest.mark.django_db
 def test_a_host_measures_itself_with_sysbench_and_is_due_again_a_day_later() -> None:
     ClientHost.objects.create(hostname="vm-a", queue="q", cores=1)

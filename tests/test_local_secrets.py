@@ -16,6 +16,9 @@ from campaigns.crypto import DecryptionError, decrypt_secret, encrypt_secret, fe
 from campaigns.models import Target
 from tests.factories import TargetFactory
 
+# Most of these start fresh Python processes (about 0.6 s each, 5 s for the module): make test runs them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 # The settings module alone: the keys are read, generated and checked when it is imported (django.setup() would add
 # a second of importing every app to each of these processes, and check nothing more).

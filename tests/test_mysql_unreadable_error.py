@@ -35,6 +35,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow  # a fake server and a fresh process: 1.2 s
 def test_the_probe_refuses_the_server_in_clear_words_and_its_process_lives_on():
     script = textwrap.dedent(f"""
         import django, sys

@@ -163,6 +163,7 @@ sentry_sdk.flush(timeout=10)
 '''
 
 
+@pytest.mark.slow  # a fresh Django process: 1.5 s
 def test_a_sentry_event_reaches_the_receiver_without_any_secret(sentry_receiver):
     dsn, bodies = sentry_receiver
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "benchapp.settings", "SENTRY_DSN": dsn,
@@ -181,6 +182,7 @@ def test_a_sentry_event_reaches_the_receiver_without_any_secret(sentry_receiver)
 
 # ---------------------------------------------------------------- static files
 
+@pytest.mark.slow  # collectstatic: 1.8 s
 def test_collected_static_files_have_hashed_names_and_a_long_cache(tmp_path, settings):
     from django.core.management import call_command
     from whitenoise.middleware import WhiteNoiseMiddleware

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchapp import local_secrets
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +76,7 @@ def test_a_redis_that_asks_for_another_password_is_refused_with_what_to_do(own_r
     assert "someone-elses" not in done.stderr + done.stdout
 
 
+@pytest.mark.slow  # starts redis-server and Django: 1.6 s
 def test_benchapps_processes_reach_redis_with_the_password_of_the_secrets_file(tmp_path):
     secrets = tmp_path / "secrets.env"
     password = local_secrets.local_secrets(secrets)["BENCHAPP_REDIS_PASSWORD"]
