@@ -263,12 +263,19 @@
       }, { rootMargin: "300px" });
       for (const block of blocks) observer.observe(block);
     }
-    const idle = window.requestIdleCallback || function (callback) { return setTimeout(callback, 30); };
+    // An idle moment, or at most half a second: a renderer busy without pause (a loaded machine, a chart's
+    // animation frames running long) would otherwise put the remaining charts off for good.
+    const idle = window.requestIdleCallback
+      ? function (callback) { return window.requestIdleCallback(callback, { timeout: 500 }); }
+      : function (callback) { return setTimeout(callback, 30); };
     (function next() {
       const block = blocks.find(function (b) { return !drawn.has(b); });
       if (!block) return;
-      drawBlock(block);
-      idle(next);
+      try {
+        drawBlock(block);
+      } finally {
+        idle(next);  // one block that cannot be drawn (its error is in the console) leaves the others drawn
+      }
     })();
   }
   window.addEventListener("beforeprint", drawAll);
