@@ -194,9 +194,21 @@ def test_every_seed_workload_draws_queries_and_finds_ids_above_2_31_on_a_sparse_
             assert changed > 0, name
             assert int(_sql(conn, "SELECT MIN(id) FROM sbtest1")[0][0]) > INT32_MAX
             continue
-        # PostgreSQL publishes a session's counters when it ends, a moment after sysbench has exited.
-        after = wait_for(lambda b=before: (lambda a: a if a["read"] > b["read"] else None)(_found(conn)),
-                         timeout_s=15, what=f"{name}: rows found in sbtest1 on {driver}")
+        # PostgreSQL publishes a session's counters when it ends, a moment after sysbench has exited. MariaDB's
+        # TABLE_STATISTICS twice stayed still for 15 s under make test's load (legacy select.lua, then
+        # update_non_index.lua, each after the workload before it was counted): the workload then runs again, at
+        # most twice more, and the server's count of rows found is still what is asserted.
+        after: dict[str, int] | None = None
+        for run in range(3):
+            if run:
+                output = _sysbench(argv)
+            try:
+                after = wait_for(lambda b=before: (lambda a: a if a["read"] > b["read"] else None)(_found(conn)),
+                                 timeout_s=15, what=f"{name}: rows found in sbtest1 on {driver}")
+                break
+            except TimeoutError:
+                record_measurement(f"bigint sparse {driver} {name}: the server counted nothing after run {run + 1}")
+        assert after is not None, f"{name}: the server counted no row found in sbtest1 on {driver} after 3 runs"
         found = {k: after[k] - before[k] for k in after}
         record_measurement(f"bigint sparse {driver} {name}: {EVENTS} events, rows read {found['read']}, "
                            f"rows updated/deleted {found['updated_or_deleted']}")
@@ -319,9 +331,13 @@ def test_seed_001s_4e9_row_table_plans_hours_shows_progress_and_resumes_after_a_
 
     again = services.run_rerun(run=first)
     job2, progress2, stopped_again = run_to_cancel(again, stopped_at)
-    assert progress2["resumed_from_rows"] == stopped_at and "(resumed at " in progress2["text"]
+    # At or after where the first stopped: an INSERT in flight when sysbench was stopped may commit after that read
+    # (129,066 read, 131,700 resumed from, in a fresh clone's make test); the resume reads MAX(id) itself.
+    assert stopped_at <= progress2["resumed_from_rows"] <= stopped_again and "(resumed at " in progress2["text"]
     # One row per id, none lost or loaded twice: the loader went on from MAX(id) + 1.
-    assert _sql(conn, "SELECT COUNT(*), MAX(id) FROM sbtest1") == [(str(stopped_again), str(stopped_again))]
+    # No gap and no row twice: as many rows as the highest id (one snapshot), at least where the second stopped.
+    ((count, top),) = _sql(conn, "SELECT COUNT(*), MAX(id) FROM sbtest1")
+    assert count == top and int(top) >= stopped_again, (count, top, stopped_again)
     assert stopped_again > stopped_at
     record_measurement(f"bigint resume: first prepare cancelled at {stopped_at:,} rows, the second resumed there "
                        f"and was cancelled at {stopped_again:,}")
