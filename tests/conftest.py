@@ -255,9 +255,8 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: N
     as usual, its migrate finding nothing left to apply. With --reuse-db or --nomigrations nothing changes."""
     # Under pytest-xdist only: a run without it (make test's `alone` part, one test by hand) migrates its own, as
     # before (the network-namespace link-loss test failed on a copy, for a reason not found yet).
-    if not os.environ.get("PYTEST_XDIST_WORKER") or (django_db_keepdb and not django_db_createdb):
-        return
-    if not django_db_use_migrations:
+    if (not os.environ.get("PYTEST_XDIST_WORKER") or (django_db_keepdb and not django_db_createdb)
+            or not django_db_use_migrations):
         return
     from django.db import connection
 

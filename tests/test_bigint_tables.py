@@ -158,6 +158,26 @@ def _c_values(conn: Connection) -> dict[str, str]:
     return {row[0]: row[1] for row in _sql(conn, "SELECT id, c FROM sbtest1")}
 
 
+def _rows_found(conn: Connection, argv: list[str], what: str) -> dict[str, int]:
+    """Runs the workload and returns the server's count of rows it found (read, and updated or deleted).
+
+    PostgreSQL publishes a session's counters when it ends, a moment after sysbench has exited. MariaDB's
+    TABLE_STATISTICS twice stayed still for 15 s under make test's load (legacy select.lua, then
+    update_non_index.lua, each after the workload before it was counted): the workload then runs again, at most
+    twice more, and the server's count is still what is returned."""
+    before = _found(conn)
+    for attempt in range(1, 4):
+        assert "queries:" in _sysbench(argv)
+        try:
+            after = wait_for(lambda: (lambda a: a if a["read"] > before["read"] else None)(_found(conn)),
+                             timeout_s=15, what=what)
+        except TimeoutError:
+            record_measurement(f"bigint sparse {what}: the server counted nothing after run {attempt}")
+            continue
+        return {k: after[k] - before[k] for k in after}
+    raise AssertionError(f"{what}: the server counted none after 3 runs")
+
+
 @pytest.fixture(scope="module")
 def mariadb_table_statistics() -> Iterator[None]:
     """MariaDB counts rows read and changed per table only with userstat on (a global, harmless switch)."""
@@ -179,42 +199,24 @@ def test_every_seed_workload_draws_queries_and_finds_ids_above_2_31_on_a_sparse_
     assert FIRST_ID > 2**31
 
     for name, test, options, kind in WORKLOADS:
-        before = _found(conn)
-        c_before = _c_values(conn) if kind == "update" else {}
         argv = build_argv(sysbench="sysbench", test=test, command="run", connection=conn, tables=1,
                           table_size=TOP_ID, options={**options, **DRAW_NEAR_TOP, "events": EVENTS}, threads=1,
                           time_s=60)
-        output = _sysbench(argv)
-        assert "queries:" in output, output
         if kind == "update":
             # An UPDATE by id changes c in the rows it found, counted in the table itself: MariaDB's statistics
             # once stayed still for 15 s after legacy update_non_index.lua under make test's load.
+            c_before = _c_values(conn)
+            assert "queries:" in _sysbench(argv)
             changed = sum(1 for key, value in _c_values(conn).items() if c_before.get(key) != value)
             record_measurement(f"bigint sparse {driver} {name}: {EVENTS} events, rows updated {changed}")
             assert changed > 0, name
-            assert int(_sql(conn, "SELECT MIN(id) FROM sbtest1")[0][0]) > INT32_MAX
-            continue
-        # PostgreSQL publishes a session's counters when it ends, a moment after sysbench has exited. MariaDB's
-        # TABLE_STATISTICS twice stayed still for 15 s under make test's load (legacy select.lua, then
-        # update_non_index.lua, each after the workload before it was counted): the workload then runs again, at
-        # most twice more, and the server's count of rows found is still what is asserted.
-        after: dict[str, int] | None = None
-        for run in range(3):
-            if run:
-                output = _sysbench(argv)
-            try:
-                after = wait_for(lambda b=before: (lambda a: a if a["read"] > b["read"] else None)(_found(conn)),
-                                 timeout_s=15, what=f"{name}: rows found in sbtest1 on {driver}")
-                break
-            except TimeoutError:
-                record_measurement(f"bigint sparse {driver} {name}: the server counted nothing after run {run + 1}")
-        assert after is not None, f"{name}: the server counted no row found in sbtest1 on {driver} after 3 runs"
-        found = {k: after[k] - before[k] for k in after}
-        record_measurement(f"bigint sparse {driver} {name}: {EVENTS} events, rows read {found['read']}, "
-                           f"rows updated/deleted {found['updated_or_deleted']}")
-        assert found["read"] > 0, (name, found)
-        if kind == "write":
-            assert found["updated_or_deleted"] > 0, (name, found)
+        else:
+            found = _rows_found(conn, argv, f"{name}: rows found in sbtest1 on {driver}")
+            record_measurement(f"bigint sparse {driver} {name}: {EVENTS} events, rows read {found['read']}, "
+                               f"rows updated/deleted {found['updated_or_deleted']}")
+            assert found["read"] > 0, (name, found)
+            if kind == "write":
+                assert found["updated_or_deleted"] > 0, (name, found)
         # Every id drawn stays above 2^31 (write workloads insert rows at the ids they draw, found or not).
         assert int(_sql(conn, "SELECT MIN(id) FROM sbtest1")[0][0]) > INT32_MAX
 
