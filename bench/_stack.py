@@ -243,23 +243,20 @@ class Stack:
 
     def _mariadb(self) -> None:
         data = self.dir / "mariadb"
-        for tries_left in (1, 0):
-            # Two stacks set up at the same moment on a loaded machine: one bootstrap failed once (exit 1). It
-            # starts over in an empty directory once; a second failure is shown with the tool's own words.
-            done = subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root",
-                                   "--auth-root-authentication-method=normal", "--skip-test-db"],
-                                  check=False, capture_output=True, text=True, env=_server_env())
-            if done.returncode == 0:
-                break
-            if not tries_left:
-                raise RuntimeError(f"mariadb-install-db failed ({done.returncode}): "
-                                   f"{(done.stdout + done.stderr).strip()[-2000:]}")
-            shutil.rmtree(data, ignore_errors=True)
-            time.sleep(2)
+        # A temporary directory of its own: bootstraps run at the same moment in the shared /tmp collide on
+        # their temporary tables' names (exit 1, "Unknown table 'mysql.tmp_user_sys'").
+        tmpdir = self.dir / "mariadb-tmp"
+        tmpdir.mkdir(exist_ok=True)
+        done = subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", f"--tmpdir={tmpdir}",
+                               "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"],
+                              check=False, capture_output=True, text=True, env=_server_env())
+        if done.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db failed ({done.returncode}): "
+                               f"{(done.stdout + done.stderr).strip()[-2000:]}")
         port = free_port()
         self.mariadb = Server("mariadb", [
-            "mariadbd", "--no-defaults", f"--datadir={data}", f"--port={port}", "--bind-address=127.0.0.1",
-            f"--socket={self.mariadb_socket}", f"--pid-file={self.dir / 'mariadb.pid'}", "--user=root",
+            "mariadbd", "--no-defaults", f"--datadir={data}", f"--tmpdir={tmpdir}", f"--port={port}",
+            "--bind-address=127.0.0.1", f"--socket={self.mariadb_socket}", f"--pid-file={self.dir / 'mariadb.pid'}", "--user=root",
             "--innodb-buffer-pool-size=128M", "--max-connections=200", "--skip-log-bin",
             f"--log-error={self.dir / 'mariadb.err'}"], port, self.dir / "mariadb.log")
         self.mariadb.start()

@@ -27,6 +27,12 @@ class JobQuerySet(models.QuerySet):
     def active(self) -> JobQuerySet:
         return self.filter(status__in=("preparing", "running"))
 
+    def unsettled(self) -> JobQuerySet:
+        """Jobs that still hold their target: active ones, and ones stopped (cancelled, failed) while measuring
+        whose clients and closer have yet to finish (sysbench being killed, the results stored, the cleanup
+        dropping the tables). The reconciler closes such a job when its worker is gone."""
+        return self.filter(models.Q(status__in=("preparing", "running")) | models.Q(phase__in=("run", "finalizing")))
+
     def pending(self) -> JobQuerySet:
         return self.filter(status__in=("queued", "waiting"))
 

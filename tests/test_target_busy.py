@@ -80,3 +80,15 @@ def test_a_variant_not_yet_put_back_holds_jobs_without_a_variant_but_not_one_tha
     assert target_busy(_job(two, variant="lazier", status=Job.Status.WAITING)) is None
     SettingsChange.objects.update(restored_at=timezone.now())
     assert target_busy(_job(two, status=Job.Status.WAITING)) is None
+
+
+def test_a_cancelled_job_still_stopping_keeps_the_database_until_it_is_closed() -> None:
+    """Its sysbench is being killed and its closer may be dropping the tables: the next run waits for that."""
+    one, _ = _targets()
+    holder = _job(one, claimed_s_ago=10, status=Job.Status.CANCELLED)
+    Job.objects.filter(pk=holder.pk).update(phase=Job.Phase.FINALIZING)
+    later = _job(TargetFactory(database="sb_one"))
+    busy = target_busy(later)
+    assert busy is not None and busy.job == holder
+    Job.objects.filter(pk=holder.pk).update(phase=Job.Phase.DONE)
+    assert target_busy(later) is None

@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from campaigns.execution import dispatch
 from campaigns.execution import transitions as tr
-from campaigns.models import Job, JobClient, Run
+from campaigns.models import Campaign, Job, JobClient, Run
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 
 pytestmark = pytest.mark.django_db
@@ -155,6 +156,23 @@ def test_a_run_with_an_unfinished_job_does_not_close():
     _job(JS.QUEUED, run=run)
     assert not tr.run_close(run=run)
     assert Run.objects.get(pk=run.pk).status == RS.RUNNING
+
+
+@pytest.mark.parametrize("phase", [PH.RUN, PH.FINALIZING])
+def test_a_run_whose_cancelled_job_is_still_stopping_closes_only_after_that_job(phase):
+    """A cancel marks the measuring job at once; its clients stop within a poll interval and its closer stores
+    the samples and drops the tables. Till then the run holds its target: it is not closed (nor its next run
+    started on the same database) by whoever advances it meanwhile, such as the reconciler."""
+    run = _run()
+    Campaign.objects.filter(pk=run.campaign_id).update(keep_data=True)  # nothing to drop on a target here
+    job = _job(JS.CANCELLED, phase, run=run)
+    dispatch.run_advance(run_id=run.pk)
+    assert Run.objects.get(pk=run.pk).status == RS.RUNNING
+    assert Job.objects.filter(run=run).unsettled().get() == job
+    tr.job_close(job_id=job.pk, status=JS.CANCELLED)
+    dispatch.run_advance(run_id=run.pk)
+    assert Run.objects.get(pk=run.pk).status == RS.CANCELLED
+    assert not Job.objects.filter(run=run).unsettled().exists()
 
 
 @pytest.mark.parametrize("source", [PH.NONE, PH.PREPARE, PH.RUN, PH.FINALIZING, PH.DONE])

@@ -105,7 +105,7 @@ def _turn_not_come(job_id: int) -> bool:
     another target, sent meanwhile): it is not claimed now; run_advance sends it when that job has ended."""
     row = Job.objects.filter(pk=job_id, status=Job.Status.WAITING, unreachable_since__isnull=False).values(
         "run_id").first()
-    return row is not None and Job.objects.filter(run_id=row["run_id"]).active().exclude(pk=job_id).exists()
+    return row is not None and Job.objects.filter(run_id=row["run_id"]).unsettled().exclude(pk=job_id).exists()
 
 
 def _eligible_online(choice: list[str]) -> list[str]:

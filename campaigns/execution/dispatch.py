@@ -107,7 +107,7 @@ def run_advance(*, run_id: int) -> None:
                 return
             transitions.run_start(run=run)
         jobs = Job.objects.filter(run=run)
-        if jobs.active().exists():
+        if jobs.unsettled().exists():
             return
         next_job = job_next(run_id=run.pk)
         if next_job is not None:

@@ -147,7 +147,7 @@ def _runs_next_job_resend(runs: QuerySet[Run], *, limit: datetime, now: datetime
     redispatched = 0
     for run in runs.filter(status=Run.Status.RUNNING):
         run_jobs = Job.objects.filter(run=run)
-        if run_jobs.active().exists():
+        if run_jobs.unsettled().exists():
             continue
         next_job = dispatch.job_next(run_id=run.pk)
         if next_job is None:

@@ -44,7 +44,7 @@ def target_busy(job: Job) -> Busy | None:
     the reconciler tries again); a job with a variant puts such changes back itself (variants.variant_apply).
     """
     target = job.target
-    server = Job.objects.active().filter(target__driver=target.driver, target__host__iexact=target.host,
+    server = Job.objects.unsettled().filter(target__driver=target.driver, target__host__iexact=target.host,
                                          target__port=target.port)
     same_database = Q(target__database=target.database, target__host=target.host)
     if not (job.variant and target.driver):

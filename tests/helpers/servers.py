@@ -78,12 +78,17 @@ class MariaDBServer:
         self.port = port
         self.datadir = base / "data"
         self.log = base / "mariadbd.log"
-        subprocess.run(
-            ["mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}", "--user=root",
+        # A temporary directory of its own: bootstraps run at the same moment in the shared /tmp collide on
+        # their temporary tables' names ("Unknown table 'mysql.tmp_user_sys'", 2 of 6 parallel ones here).
+        tmpdir = base / "tmp"
+        tmpdir.mkdir()
+        done = subprocess.run(
+            ["mariadb-install-db", "--no-defaults", f"--datadir={self.datadir}", f"--tmpdir={tmpdir}", "--user=root",
              "--auth-root-authentication-method=normal", "--skip-test-db"],
-            check=True, capture_output=True, timeout=120,
+            capture_output=True, text=True, timeout=120,
         )
-        self.argv = ["mariadbd", "--no-defaults", f"--datadir={self.datadir}", f"--port={port}",
+        assert done.returncode == 0, f"mariadb-install-db: {(done.stdout + done.stderr).strip()[-2000:]}"
+        self.argv = ["mariadbd", "--no-defaults", f"--datadir={self.datadir}", f"--tmpdir={tmpdir}", f"--port={port}",
                      "--bind-address=127.0.0.1", f"--socket={base / 'mariadbd.sock'}",
                      f"--pid-file={base / 'mariadbd.pid'}", "--user=root", "--skip-log-bin",
                      "--innodb-buffer-pool-size=64M", f"--log-error={self.log}"]
