@@ -34,6 +34,10 @@ DRAW_NEAR_TOP = {"rand-type": "pareto", "rand-pareto-h": 0.9999}
 # Under pytest-xdist (make test) the module's tests run in one process: mariadb_table_statistics switches the shared
 # MariaDB's userstat on and back off, which would stop another process's tests counting mid-way.
 pytestmark = [pytest.mark.xdist_group("bigint-userstat")]
+# The module's own databases (on MariaDB and PostgreSQL): a job another test of this process left to its worker
+# (a cleanup, a prepare) works on the session's target database, and must never drop or refill these tables under
+# a workload whose reads the server is counting.
+DB = f"{os.environ['BENCHAPP_TEST_TARGET_DB']}_bigint"
 
 # (name, test, options, what a hit changes): the seed presets' workloads (seed 001's five on oltp_*), the
 # 1.0 point-select and update-non-index tests and the legacy oltp.lua family (seeds 000, 002, 004).
@@ -102,10 +106,22 @@ def test_the_plan_of_a_4e9_row_table_on_postgresql_shows_its_ddl_size_and_that_d
 # ---------------------------------------------------------------- against the local servers
 
 def _conn(driver: str) -> Connection:
-    database = os.environ["BENCHAPP_TEST_TARGET_DB"]
     if driver == "mysql":
-        return Connection(driver="mysql", host="127.0.0.1", port=3306, database=database, user="root", password="")
-    return Connection(driver="pgsql", host="127.0.0.1", port=5432, database=database, user="postgres", password="")
+        return Connection(driver="mysql", host="127.0.0.1", port=3306, database=DB, user="root", password="")
+    return Connection(driver="pgsql", host="127.0.0.1", port=5432, database=DB, user="postgres", password="")
+
+
+@pytest.fixture(scope="module")
+def bigint_databases(target_databases: dict[str, str]) -> Iterator[str]:
+    """DB, fresh on both servers for the module (target_databases first: sysbench is checked there)."""
+    root = ["mariadb", "-h127.0.0.1", "-uroot", "-e"]
+    pg = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c"]
+    subprocess.run([*root, f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB}"], check=True, capture_output=True)
+    subprocess.run([*pg, f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)"], check=True, capture_output=True)
+    subprocess.run([*pg, f"CREATE DATABASE {DB}"], check=True, capture_output=True)
+    yield DB
+    subprocess.run([*root, f"DROP DATABASE IF EXISTS {DB}"], check=False, capture_output=True)
+    subprocess.run([*pg, f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)"], check=False, capture_output=True)
 
 
 def _sql(conn: Connection, sql: str) -> list[tuple[str, ...]]:
@@ -191,7 +207,7 @@ def mariadb_table_statistics() -> Iterator[None]:
 @pytest.mark.integration
 @pytest.mark.parametrize("driver", ["mysql", "pgsql"])
 def test_every_seed_workload_draws_queries_and_finds_ids_above_2_31_on_a_sparse_table(
-        target_databases, mariadb_table_statistics, driver):
+        bigint_databases, mariadb_table_statistics, driver):
     conn = _conn(driver)
     _wide_table_create(conn)
     _sysbench(_loader_argv(conn, table_size=TOP_ID, start_id=FIRST_ID))
@@ -236,7 +252,7 @@ def test_every_seed_workload_draws_queries_and_finds_ids_above_2_31_on_a_sparse_
 
 @pytest.mark.integration
 @pytest.mark.parametrize("driver", ["mysql", "pgsql"])
-def test_the_plans_bytes_per_row_match_a_prepared_wide_table_within_20_percent(target_databases, driver):
+def test_the_plans_bytes_per_row_match_a_prepared_wide_table_within_20_percent(bigint_databases, driver):
     conn = _conn(driver)
     rows = 200_000
     _wide_table_create(conn)
@@ -255,7 +271,7 @@ def test_the_plans_bytes_per_row_match_a_prepared_wide_table_within_20_percent(t
 
 @pytest.mark.integration
 @pytest.mark.parametrize("driver", ["mysql", "pgsql"])
-def test_the_loader_resumes_each_table_from_its_max_id(target_databases, driver):
+def test_the_loader_resumes_each_table_from_its_max_id(bigint_databases, driver):
     conn = _conn(driver)
     _wide_table_create(conn, tables=2)
     _sysbench(_loader_argv(conn, table_size=3000, start_id=1, tables=2))
@@ -275,7 +291,7 @@ def test_the_loader_resumes_each_table_from_its_max_id(target_databases, driver)
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_seed_001s_4e9_row_table_plans_hours_shows_progress_and_resumes_after_a_cancel(
-        celery_worker_process, target_databases, admin_client):
+        celery_worker_process, bigint_databases, admin_client):
     from django.urls import reverse
 
     from campaigns import services
@@ -286,7 +302,7 @@ def test_seed_001s_4e9_row_table_plans_hours_shows_progress_and_resumes_after_a_
     _sql(conn, "DROP TABLE IF EXISTS sbtest1, sbtest2, sbtest3, sbtest4")
     dataset = DatasetFactory(name="seed 001 · 1 TB single table", tables=1, table_size=4_000_000_000)
     scenario = ScenarioFactory(test="oltp_point_select", dataset=dataset, prepare_threads=1)
-    campaign = CampaignFactory(targets=[TargetFactory()], scenarios=[scenario], threads=[1])
+    campaign = CampaignFactory(targets=[TargetFactory(database=DB)], scenarios=[scenario], threads=[1])
 
     plan = services.campaign_plan(campaign=campaign)
     (planned,) = plan["jobs"]
@@ -364,7 +380,7 @@ def test_a_dataset_above_the_limit_is_refused_with_a_400_naming_table_size(admin
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_a_cancelled_4e9_row_prepare_whose_data_is_not_kept_is_dropped_when_the_run_ends(
-        celery_worker_process, target_databases):
+        celery_worker_process, bigint_databases):
     from campaigns import services
     from campaigns.models import Job, PreparedDataset, Run, Scenario
     from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
@@ -373,8 +389,8 @@ def test_a_cancelled_4e9_row_prepare_whose_data_is_not_kept_is_dropped_when_the_
     _sql(conn, "DROP TABLE IF EXISTS sbtest1, sbtest2, sbtest3, sbtest4")
     dataset = DatasetFactory(name="4e9 dropped", tables=1, table_size=4_000_000_000)
     scenario = ScenarioFactory(dataset=dataset, prepare_threads=1, cleanup=Scenario.Cleanup.AFTER_RUN)
-    run = services.campaign_launch(campaign=CampaignFactory(targets=[TargetFactory()], scenarios=[scenario],
-                                                            threads=[1]))
+    campaign = CampaignFactory(targets=[TargetFactory(database=DB)], scenarios=[scenario], threads=[1])
+    run = services.campaign_launch(campaign=campaign)
     job = run.jobs.get()
     wait_for(lambda: (Job.objects.get(pk=job.pk).prepare_progress or {}).get("rows_loaded"), timeout_s=120,
              what="rows loaded")
