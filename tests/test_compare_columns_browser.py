@@ -8,10 +8,12 @@ choice. "Change what is compared" is searchable chips: typed to filter, picked w
 Backspace, submitted into the URL, and shown again after a reload; the baseline is a searchable single choice of its
 own beside them, typed and picked with Enter, and the page reads "Baseline: X" with the other columns as chips that
 make one the baseline in a click (or Enter), kept in the URL.
-Screenshots at 1440×900, 1280×800 and 390×844 in test-output/screenshots/tables-*.png.
+The page printed as it is goes on A4 landscape with every table within the page and every header whole.
+Screenshots at 1440×900, 1280×800, A4 print and 390×844 in test-output/screenshots/tables-*.png.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -91,6 +93,25 @@ CLIPPED = """() => {
 
 
 # Is the element the one a user sees (and hits) at a point inside it, near its top left?
+# Printed: each visible comparison table ends within the page, and no header's words or cell's figures run past
+# their cell's edge.
+PRINT_FIT = """() => {
+  const out = [];
+  const page = document.documentElement.clientWidth;
+  for (const table of document.querySelectorAll("table.comparison")) {
+    if (table.offsetParent === null) continue;
+    const right = table.getBoundingClientRect().right;
+    if (right > page + 1) out.push(`${table.id || "a table"} ends at ${Math.round(right)} px on a ${page} px page`);
+    for (const th of table.querySelectorAll("thead th")) {
+      if (th.offsetParent !== null && th.scrollWidth > th.clientWidth + 1) out.push("header cut: " + th.textContent.trim());
+    }
+    for (const td of table.querySelectorAll("tbody td")) {
+      if (td.offsetParent !== null && td.scrollWidth > td.clientWidth + 1) out.push("cell spills: " + td.textContent.trim());
+    }
+  }
+  return out;
+}"""
+
 ON_TOP = """(el) => { const r = el.getBoundingClientRect();
   const hit = document.elementFromPoint(r.left + 4, r.top + Math.min(r.height / 2, 10));
   return hit === el || el.contains(hit); }"""
@@ -179,6 +200,18 @@ def test_no_cell_is_clipped_at_1280_and_the_first_column_and_header_stay_while_s
         page.goto(f"/compare/?{query}")
         assert page.evaluate(CLIPPED) == []
         page.screenshot(path=str(SHOTS / "tables-1440.png"))
+        context.close()
+        # The page printed as it is (not its print-ready report): A4 landscape, whose 277 mm between the margins
+        # are 1,047 px; every table within the page, no header word or figure past its cell.
+        context, page = _page(browser, live_server, problems, viewport={"width": 1047, "height": 740})
+        log_in(page, "columns-viewer", PASSWORD)
+        page.goto(f"/compare/?{query}")
+        page.emulate_media(media="print")
+        page.screenshot(path=str(SHOTS / "tables-a4-landscape-print.png"), full_page=True)
+        assert page.evaluate(PRINT_FIT) == []
+        pdf = page.pdf(path=str(SHOTS / "tables-a4-landscape.pdf"), prefer_css_page_size=True, print_background=True)
+        sizes = {(round(float(w)), round(float(h))) for w, h in re.findall(rb"MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", pdf)}
+        assert sizes == {(842, 595)}, sizes  # A4 landscape in points
         context.close()
         context, page = _page(browser, live_server, problems, viewport={"width": 390, "height": 844},
                                   is_mobile=True, has_touch=True)
