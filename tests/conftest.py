@@ -226,6 +226,13 @@ def pytest_configure(config: pytest.Config) -> None:
         old.unlink()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _workload_cache_removed() -> Iterator[None]:
+    """The session's own workload cache (tests/pytest_env.py) goes with it."""
+    yield
+    shutil.rmtree(os.environ["BENCHAPP_WORKLOAD_DIR"], ignore_errors=True)
+
+
 @pytest.fixture
 def role_client(db: Any) -> Callable[[str | None], Any]:
     """A logged-in test client (django.test.Client) for a user of the given role (None: no role at all)."""

@@ -7,6 +7,7 @@ import os
 import re
 import socket
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -59,6 +60,10 @@ os.environ["BENCHAPP_STATIC_UNHASHED"] = "true"
 # Workers of the suite leave reconciling to the session worker's beat, as the fault tests expect; the thread
 # that production workers run is tested on its own (tests/test_worker_signals.py).
 os.environ["BENCHAPP_RECONCILE_IN_WORKER"] = "false"
+# The workload cache of this session's processes and of the workers they start: a directory of their own, not
+# var/workloads, which `make run` gives to the user benchapp (scripts/supervise.sh) and which the cache then refuses
+# to anyone else: tests run after a `make run` in the same checkout failed so. Removed at the end (conftest).
+os.environ["BENCHAPP_WORKLOAD_DIR"] = str(Path(tempfile.gettempdir()) / f"benchapp-test-workloads-{_OWN}")
 
 
 # ---------------------------------------------------------------- databases left by killed sessions
