@@ -61,6 +61,19 @@ def mariadb_connection(database: str) -> Connection:
     return Connection(driver="mysql", host=MARIADB_HOST, port=MARIADB_PORT, database=database, user=MARIADB_USER)
 
 
+def pg_database_ensure(url: str) -> None:
+    """The PostgreSQL database a DATABASE_URL names, made if missing (a bench's own, on a fresh machine)."""
+    import dj_database_url
+
+    db = dj_database_url.parse(url)
+    argv = ["createdb", "-h", db["HOST"] or "127.0.0.1", "-p", str(db["PORT"] or 5432), "-U", db["USER"] or "postgres",
+            db["NAME"]]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False,
+                          env={**os.environ, "PGPASSWORD": db["PASSWORD"] or ""})
+    if done.returncode != 0 and "already exists" not in done.stderr:
+        raise SystemExit(f"cannot make the database {db['NAME']}: {done.stderr.strip()}")
+
+
 def local_target(bench: str, *, driver: str = "mysql") -> Target:
     """The bench's own database on the local MariaDB (driver mysql) or PostgreSQL (pgsql), made if missing, as a
     benchapp target, made or brought up to date. All is named after `bench`: for "live lag" on MariaDB, the database

@@ -28,6 +28,7 @@ import time
 import urllib.request
 
 from _django import ROOT, setup
+from _local import pg_database_ensure
 
 BENCH_DB = "postgres://postgres@127.0.0.1:5432/benchapp_pagespeed"
 SERVER_GOAL_MS = 150
@@ -93,6 +94,7 @@ def main() -> None:
     args.add_argument("--load", action="store_true", help="fill the bench database with a real quick run first")
     opts = args.parse_args()
     os.environ.setdefault("DATABASE_URL", BENCH_DB)
+    pg_database_ensure(os.environ["DATABASE_URL"])  # on a fresh machine it is not there yet
     if opts.load:
         subprocess.run([sys.executable, str(ROOT / "bench" / "quick_run.py")], check=True, env=os.environ)
     setup()
