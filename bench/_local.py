@@ -86,9 +86,7 @@ def local_target(bench: str, *, driver: str = "mysql") -> Target:
         mariadb_database(database)
         engine, label, host, port, user = "mariadb", "MariaDB", MARIADB_HOST, MARIADB_PORT, MARIADB_USER
     else:
-        # createdb says so when the database is there already: that is the database wanted.
-        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", database], stderr=subprocess.DEVNULL,
-                       check=False)
+        pg_database_ensure(f"postgres://postgres@127.0.0.1:5432/{database}")
         engine, label, host, port, user = "postgresql", "PostgreSQL", "127.0.0.1", 5432, "postgres"
     product, _ = Product.objects.get_or_create(name=f"{label} ({bench} bench)", defaults={"engine": engine})
     spec, _ = InstanceSpec.objects.get_or_create(label=f"{bench} bench host", defaults={"cpu_cores": 2, "memory_gb": 8})

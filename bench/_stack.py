@@ -256,7 +256,8 @@ class Stack:
         port = free_port()
         self.mariadb = Server("mariadb", [
             "mariadbd", "--no-defaults", f"--datadir={data}", f"--tmpdir={tmpdir}", f"--port={port}",
-            "--bind-address=127.0.0.1", f"--socket={self.mariadb_socket}", f"--pid-file={self.dir / 'mariadb.pid'}", "--user=root",
+            "--bind-address=127.0.0.1", f"--socket={self.mariadb_socket}", f"--pid-file={self.dir / 'mariadb.pid'}",
+            "--user=root",
             "--innodb-buffer-pool-size=128M", "--max-connections=200", "--skip-log-bin",
             f"--log-error={self.dir / 'mariadb.err'}"], port, self.dir / "mariadb.log")
         self.mariadb.start()

@@ -10,6 +10,7 @@ from django.utils import timezone
 # The models' own status tuples, spelled out: campaigns.models imports this module, not the reverse.
 RUN_ACTIVE = ("pending", "running")
 RUN_FINISHED = ("succeeded", "partially_succeeded", "failed", "cancelled")
+JOB_ACTIVE = ("preparing", "running")
 
 
 class RunQuerySet(models.QuerySet):
@@ -25,13 +26,13 @@ class JobQuerySet(models.QuerySet):
         return self.filter(status__in=("succeeded", "failed", "cancelled"))
 
     def active(self) -> JobQuerySet:
-        return self.filter(status__in=("preparing", "running"))
+        return self.filter(status__in=JOB_ACTIVE)
 
     def unsettled(self) -> JobQuerySet:
         """Jobs that still hold their target: active ones, and ones stopped (cancelled, failed) while measuring
         whose clients and closer have yet to finish (sysbench being killed, the results stored, the cleanup
         dropping the tables). The reconciler closes such a job when its worker is gone."""
-        return self.filter(models.Q(status__in=("preparing", "running")) | models.Q(phase__in=("run", "finalizing")))
+        return self.filter(models.Q(status__in=JOB_ACTIVE) | models.Q(phase__in=("run", "finalizing")))
 
     def pending(self) -> JobQuerySet:
         return self.filter(status__in=("queued", "waiting"))

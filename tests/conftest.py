@@ -122,18 +122,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.django_db(transaction=True))
 
 
+def target_databases_fresh(name: str) -> None:
+    """An empty database `name` on both the local MariaDB and PostgreSQL (whatever was there is dropped)."""
+    _mysql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};")
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name], check=True)
+    _pg_createdb(name)
+
+
+def target_databases_drop(name: str) -> None:
+    """Drops `name` on both servers, whoever is still connected to it."""
+    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"DROP DATABASE IF EXISTS {name}"], check=False,
+                   capture_output=True)
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name], check=False)
+
+
 @pytest.fixture(scope="session")
 def target_databases() -> Iterator[dict[str, str]]:
     """Fresh sysbench databases on the local MariaDB and PostgreSQL, this session's own."""
     if shutil.which("sysbench") is None:
         pytest.fail("sysbench is not installed: run `make test`, which installs it")
-    _mysql(f"DROP DATABASE IF EXISTS {MYSQL_DB}; CREATE DATABASE {MYSQL_DB};"
-           f"DROP DATABASE IF EXISTS {MYSQL_DB}_empty; CREATE DATABASE {MYSQL_DB}_empty;")
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", PGSQL_DB], check=True)
-    _pg_createdb(PGSQL_DB)
+    target_databases_fresh(MYSQL_DB)  # PGSQL_DB is the same name
+    _mysql(f"DROP DATABASE IF EXISTS {MYSQL_DB}_empty; CREATE DATABASE {MYSQL_DB}_empty;")
     yield {"mysql": MYSQL_DB, "pgsql": PGSQL_DB, "mysql_empty": f"{MYSQL_DB}_empty"}
-    _mysql(f"DROP DATABASE IF EXISTS {MYSQL_DB}; DROP DATABASE IF EXISTS {MYSQL_DB}_empty;")
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", PGSQL_DB], check=False)
+    _mysql(f"DROP DATABASE IF EXISTS {MYSQL_DB}_empty;")
+    target_databases_drop(MYSQL_DB)
 
 
 class WorkerProcess:

@@ -23,7 +23,7 @@ from campaigns.probes import execute_ddl, tables_max_id
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, OptionError, validate_options
 from campaigns.sysbench.command import Connection, build_argv
 from campaigns.sysbench.ddl import row_bytes_on_disk, table_ddl_statements, wide_table_ddl, wide_table_needed
-from tests.conftest import record_measurement, wait_for
+from tests.conftest import record_measurement, target_databases_drop, target_databases_fresh, wait_for
 
 TOP_ID = MAX_TABLE_ROWS  # 4,294,967,295 = 2^32 - 1
 SPARSE_ROWS = 10_000
@@ -114,14 +114,9 @@ def _conn(driver: str) -> Connection:
 @pytest.fixture(scope="module")
 def bigint_databases(target_databases: dict[str, str]) -> Iterator[str]:
     """DB, fresh on both servers for the module (target_databases first: sysbench is checked there)."""
-    root = ["mariadb", "-h127.0.0.1", "-uroot", "-e"]
-    pg = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-c"]
-    subprocess.run([*root, f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB}"], check=True, capture_output=True)
-    subprocess.run([*pg, f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)"], check=True, capture_output=True)
-    subprocess.run([*pg, f"CREATE DATABASE {DB}"], check=True, capture_output=True)
+    target_databases_fresh(DB)
     yield DB
-    subprocess.run([*root, f"DROP DATABASE IF EXISTS {DB}"], check=False, capture_output=True)
-    subprocess.run([*pg, f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)"], check=False, capture_output=True)
+    target_databases_drop(DB)
 
 
 def _sql(conn: Connection, sql: str) -> list[tuple[str, ...]]:

@@ -92,7 +92,6 @@ CLIPPED = """() => {
 }"""
 
 
-# Is the element the one a user sees (and hits) at a point inside it, near its top left?
 # Printed: each visible comparison table ends within the page, and no header's words or cell's figures run past
 # their cell's edge.
 PRINT_FIT = """() => {
@@ -112,6 +111,7 @@ PRINT_FIT = """() => {
   return out;
 }"""
 
+# Is the element the one a user sees (and hits) at a point inside it, near its top left?
 ON_TOP = """(el) => { const r = el.getBoundingClientRect();
   const hit = document.elementFromPoint(r.left + 4, r.top + Math.min(r.height / 2, 10));
   return hit === el || el.contains(hit); }"""
