@@ -227,3 +227,65 @@ def test_the_dispatch_count_counts_every_send_even_from_a_stale_copy(monkeypatch
     dispatch.job_dispatch(job=stale)
     dispatch.job_dispatch(job=stale)
     assert Job.objects.get(pk=job.pk).dispatch_count == 2
+
+
+# ---------------------------------------------------------------- a lost attempt and the next one
+
+
+def _measuring_client(monkeypatch: pytest.MonkeyPatch) -> JobClient:
+    """A job measuring its first attempt with one client whose worker stopped beating; sends go nowhere."""
+    monkeypatch.setattr(dispatch, "_tasks", lambda: type("T", (), {"job_execute_task": type(
+        "K", (), {"apply_async": staticmethod(lambda **kwargs: None)})})())
+    return _client(CS.RUNNING)
+
+
+def test_a_lost_client_and_its_new_attempt_are_one_change_and_a_late_second_look_fails_nothing(monkeypatch):
+    from campaigns.execution.resend import jobclient_lose
+
+    client = _measuring_client(monkeypatch)
+    snapshot = JobClient.objects.get(pk=client.pk)  # what a second looker (sweep or reconciler) read before
+    assert jobclient_lose(client=client, heartbeat_before=timezone.now(), cause="worker restarted on h")
+    job = Job.objects.get(pk=client.job_id)
+    assert (job.status, job.attempt, job.error) == (JS.QUEUED, 2, "")
+    assert not JobClient.objects.filter(pk=client.pk).exists(), "the lost attempt's client went with it"
+    # The second looker finds the lost client gone: it neither loses it again nor fails the new attempt.
+    assert not jobclient_lose(client=snapshot, heartbeat_before=timezone.now(), cause="worker restarted on h")
+    job.refresh_from_db()
+    assert (job.status, job.attempt, job.error) == (JS.QUEUED, 2, "")
+    (lost,) = job.earlier_attempts
+    assert lost["cause"] == "worker restarted on h"
+
+
+def test_a_client_that_beat_meanwhile_is_not_lost_and_its_attempt_stays(monkeypatch):
+    from campaigns.execution.resend import jobclient_lose
+
+    client = _measuring_client(monkeypatch)
+    JobClient.objects.filter(pk=client.pk).update(heartbeat_at=timezone.now())
+    assert not jobclient_lose(client=client, heartbeat_before=timezone.now() - timedelta(seconds=30), cause="x")
+    job = Job.objects.get(pk=client.job_id)
+    assert (job.status, job.attempt) == (JS.RUNNING, 1)
+    assert JobClient.objects.get(pk=client.pk).status == CS.RUNNING
+
+
+def test_the_closer_of_a_lost_attempt_never_ends_the_new_one_with_the_old_cause(monkeypatch):
+    """The race of a fresh clone's make test: a closer read attempt 1 (its client lost), the job was measured again
+    meanwhile, and the closer's "failed" ended attempt 2 with attempt 1's cause."""
+    from campaigns.execution.results import job_close
+
+    client = _measuring_client(monkeypatch)
+    old = Job.objects.get(pk=client.job_id)
+    assert tr.job_measure_again(job_id=old.pk, attempt=1, cause="lost", t_s=5.0)
+    job_close(old, status=JS.FAILED, error="lost")
+    job = Job.objects.get(pk=old.pk)
+    assert (job.status, job.phase, job.attempt, job.error) == (JS.QUEUED, PH.NONE, 2, "")
+    assert not tr.job_fail(job_id=old.pk, cause="lost", attempt=1), "a failure of attempt 1 is not attempt 2's"
+    assert tr.job_fail(job_id=old.pk, cause="new reason", attempt=2)
+    assert Job.objects.get(pk=old.pk).error == "new reason", "the last attempt's own cause"
+
+
+def test_an_attempt_being_closed_is_not_measured_again():
+    job = _job(JS.RUNNING, PH.RUN)
+    assert tr.job_finalizing_begin(job_id=job.pk, attempt=1)
+    assert not tr.job_measure_again(job_id=job.pk, attempt=1, cause="lost", t_s=None)
+    job.refresh_from_db()
+    assert (job.status, job.phase, job.attempt) == (JS.RUNNING, PH.FINALIZING, 1)

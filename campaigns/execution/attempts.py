@@ -77,13 +77,14 @@ def job_wait_for_target(*, job: Job, cause: str) -> float | None:
 Outcome = Literal["again", "no try left", "moved on"]
 
 
-def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before: datetime | None = None
-                      ) -> Outcome:
+def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before: datetime | None = None,
+                      lost_client: transitions.LostClient | None = None) -> Outcome:
     """Sends the job (at attempt `attempt`, preparing or running) to be measured again as attempt + 1.
 
     "no try left" when the campaign's job_tries are used (the caller then fails the job with the cause), "moved
-    on" when the job had already ended, been measured again by someone else, or (given heartbeat_before) beat
-    meanwhile.
+    on" when the job had already ended, been measured again by someone else, is being closed, or (given
+    heartbeat_before) beat meanwhile, or when lost_client (the client whose loss spoiled it) is no longer active
+    and silent: the caller then leaves the job alone.
     """
     job = Job.objects.select_related("run__campaign").get(pk=job_id)
     tries = job.run.campaign.job_tries
@@ -93,7 +94,7 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
         return "no try left"
     t_s = IntervalSample.objects.filter(job_id=job_id, attempt=attempt).aggregate(t=Max("t"))["t"]
     if not transitions.job_measure_again(job_id=job_id, attempt=attempt, cause=cause, t_s=t_s,
-                                         heartbeat_before=heartbeat_before):
+                                         heartbeat_before=heartbeat_before, lost_client=lost_client):
         return "moved on"
     log.warning("job %s: attempt %s of %s lost (%s); measuring it again", job_id, attempt, tries, cause)
     results_changed()

@@ -60,13 +60,18 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
     except (JobLost, TargetUnreachable) as exc:
         # Not the job's fault: its target went away, or sysbench was killed by someone else. It is measured
         # again (after its target is back) while the campaign's job_tries last.
+        # The new attempt first, with this client still active: closed before it, this client would let a
+        # closer end the old attempt as failed meanwhile (transitions.LostClient).
         cause = client_prefix(job, client) + redact_text(str(exc), secrets)
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause, attempt=attempt)
-        if _still_own(client):
-            measured = attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause)
-            if measured == "no try left":
-                transitions.job_fail(job_id=job.pk, cause=attempts.no_try_left(
-                    cause, attempt=job.attempt, tries=job.run.campaign.job_tries))
+        measured = attempts.job_measure_again(
+            job_id=job.pk, attempt=job.attempt, cause=cause,
+            lost_client=transitions.LostClient(client_id=client.pk, send=attempt))
+        if measured != "again":
+            transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause,
+                                     attempt=attempt)
+        if measured == "no try left" and _still_own(client):
+            transitions.job_fail(job_id=job.pk, attempt=job.attempt, cause=attempts.no_try_left(
+                cause, attempt=job.attempt, tries=job.run.campaign.job_tries))
     except JobFailure as exc:
         cause = redact_text(str(exc), secrets)
         # A failed sysbench has closed its client row already, with its output; this only closes the others.

@@ -178,7 +178,7 @@ def stale_clients(*, heartbeat_before: datetime) -> Any:
     return JobClient.objects.filter(
         status__in=(JobClient.Status.READY, JobClient.Status.RUNNING), heartbeat_at__lt=heartbeat_before,
         job__run__queue__in=own_queues(),
-    )
+    ).select_related("job")
 
 
 def own_queues() -> tuple[str, str]:

@@ -84,7 +84,8 @@ def _clients_lost(*, stale_s: float, limit: datetime) -> int:
                                   last_beat=client.heartbeat_at)
         if jobclient_lose(client=client, heartbeat_before=limit, cause=cause):
             lost += 1
-            job_finalize(job_id=client.job_id)
+            # The attempt it belonged to, closed when it failed; one measured again is left to its new start.
+            job_finalize(job_id=client.job_id, attempt=client.job.attempt)
     return lost
 
 
@@ -99,12 +100,12 @@ def _clients_never_started(queues: tuple[str, str], *, limit: datetime, now: dat
         if client.job.status != Job.Status.RUNNING:
             if transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED,
                                         error="never started: the job had stopped"):
-                job_finalize(job_id=client.job_id)
+                job_finalize(job_id=client.job_id, attempt=client.job.attempt)
         elif host is None or not host.is_online():
             cause = f"client lost: host {client.host_name} went offline before starting its client"
             if jobclient_lose(client=client, heartbeat_before=limit, cause=cause):
                 lost += 1
-                job_finalize(job_id=client.job_id)
+                job_finalize(job_id=client.job_id, attempt=client.job.attempt)
         elif JobClient.objects.filter(pk=client.pk, status=JobClient.Status.PENDING).update(heartbeat_at=now):
             dispatch.jobclient_dispatch(client_id=client.pk, hostname=client.host_name, attempt=client.attempt)
             redispatched += 1
@@ -128,8 +129,8 @@ def _jobs_unclosed(jobs: QuerySet[Job], *, limit: datetime) -> tuple[int, int]:
             if attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause) == "again":
                 lost += 1
                 continue
-            transitions.job_fail(job_id=job.pk, cause=cause)
-        closed += int(job_finalize(job_id=job.pk))
+            transitions.job_fail(job_id=job.pk, cause=cause, attempt=job.attempt)
+        closed += int(job_finalize(job_id=job.pk, attempt=job.attempt))
     return lost, closed
 
 

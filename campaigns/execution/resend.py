@@ -93,23 +93,30 @@ def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str)
             when = "" if " before " in cause else " before it started measuring"
             cause = f"{cause}{when}; not sent again: {why}"
     # Lost while measuring, or at the barrier once a peer had started (why is "" then): the job's measurement is
-    # spoiled, and it is measured again while the campaign's job_tries last.
+    # spoiled, and it is measured again while the campaign's job_tries last. The loss and the new attempt are one
+    # change (LostClient): declared apart, a closer (the reconciler's, a peer's) could see the lost client closed
+    # and end the old attempt as failed while the new one was being made, and end the new one with the old cause.
     measuring = client.status == JobClient.Status.RUNNING or not why
-    attempt = JobClient.objects.filter(pk=client.pk).values_list("job__attempt", flat=True).first()
-    if attempt is None or not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before,
-                                                      cause=cause):
-        return False
-    host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+    row = JobClient.objects.filter(pk=client.pk).values_list("job__attempt", "job__run__campaign__job_tries").first()
+    if row is None:
+        return False  # the attempt it belonged to was measured again meanwhile: its clients went with it
+    attempt, tries = row
     if measuring:
-        measured = attempts.job_measure_again(job_id=client.job_id, attempt=attempt, cause=cause)
+        measured = attempts.job_measure_again(
+            job_id=client.job_id, attempt=attempt, cause=cause,
+            lost_client=transitions.LostClient(client_id=client.pk, send=client.attempt,
+                                               heartbeat_before=heartbeat_before))
         if measured == "again":
+            host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
             return True
         if measured == "no try left":
-            tries = JobClient.objects.filter(pk=client.pk).values_list("job__run__campaign__job_tries",
-                                                                       flat=True).first() or 1
             cause = attempts.no_try_left(cause, attempt=attempt, tries=tries)
-    transitions.job_fail(job_id=client.job_id, cause=cause)
-    log.warning("job %s: %s", client.job_id, cause)
+    if not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before, cause=cause):
+        return False  # it beat meanwhile, or ended
+    host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
+    # Only the attempt the client belonged to fails: a job measured again meanwhile keeps its new attempt.
+    if transitions.job_fail(job_id=client.job_id, cause=cause, attempt=attempt):
+        log.warning("job %s: %s", client.job_id, cause)
     return True
 
 

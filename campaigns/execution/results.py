@@ -7,6 +7,7 @@ writer of a JobResult, whether measured or imported, with one steady-state rule 
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,6 +24,8 @@ from campaigns.execution.verdict import job_judge
 from campaigns.models import Job, JobClient, JobResult, Scenario
 from campaigns.probes import ProbeError, cache_hit_ratio, server_info
 from campaigns.sysbench import parser
+
+log = logging.getLogger(__name__)
 
 FULL_CACHE_HIT_RATIO = 0.99
 
@@ -239,8 +242,13 @@ def client_prefix(job: Job, client: JobClient) -> str:
 
 
 def job_close(job: Job, *, status: str, error: str = "") -> None:
-    """Records the end of a job (a cancel or failure recorded meanwhile wins over `status`)."""
-    transitions.job_close(job_id=job.pk, status=status, error=error)
+    """Records the end of a job's attempt (a cancel or failure recorded meanwhile wins over `status`). Nothing
+    when the job has been measured again since `job` was read: that attempt is not this caller's to end, and
+    its own closer restores the variant's settings."""
+    if not transitions.job_close(job_id=job.pk, status=status, error=error, attempt=job.attempt):
+        log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
+                    status)
+        return
     if job.variant_settings:  # the variant's settings go back as the job ends, whatever its end
         variant_restore(job_id=job.pk)
     results_changed()  # a job that just succeeded joins the comparisons

@@ -12,6 +12,7 @@ until its last client has stopped, and its closer then moves it through "finaliz
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -86,6 +87,25 @@ def _error(text: str) -> str:
     return text[:ERROR_MAX]
 
 
+@dataclass(frozen=True)
+class LostClient:
+    """The client whose loss spoils an attempt (job_measure_again): it must still be active, still the same send
+    of its share (send: JobClient.attempt), and, given heartbeat_before, silent since then."""
+
+    client_id: int
+    send: int | None = None
+    heartbeat_before: datetime | None = None
+
+    def still_active(self, *, job_id: int) -> bool:
+        rows = JobClient.objects.select_for_update().filter(pk=self.client_id, job_id=job_id,
+                                                            status__in=CLIENT_ACTIVE)
+        if self.send is not None:
+            rows = rows.filter(attempt=self.send)
+        if self.heartbeat_before is not None:
+            rows = rows.filter(heartbeat_at__lt=self.heartbeat_before)
+        return rows.values_list("pk", flat=True).first() is not None
+
+
 # ---------------------------------------------------------------- jobs
 
 
@@ -122,22 +142,28 @@ def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any]
 
 
 def job_measure_again(*, job_id: int, attempt: int, cause: str, t_s: float | None,
-                      heartbeat_before: datetime | None = None) -> bool:
+                      heartbeat_before: datetime | None = None, lost_client: LostClient | None = None) -> bool:
     """preparing | running (attempt `attempt`) → queued as attempt + 1: the infrastructure spoiled the measurement.
 
     The spoiled attempt goes to earlier_attempts ({attempt, started_at, ended_at, cause, t_s}); its clients and
     its result are removed (a client of it still alive then finds no row, stops its sysbench and writes nothing
     more), its per-second rows stay under their attempt number. Given heartbeat_before, only while the job's
-    own heartbeat is older (a coordinator that stopped beating). False when the job had moved on or ended.
+    own heartbeat is older (a coordinator that stopped beating). Given lost_client, only while that client is
+    still active (and, with its heartbeat_before, silent): the loss of a client and the new attempt are one
+    change, so nobody sees the lost client closed while its job still runs the old attempt and closes that
+    attempt as failed meanwhile. Never once a closer has begun finalizing the attempt: its outcome is the
+    closer's. False when the job had moved on or ended.
     """
     now = timezone.now()
     with transaction.atomic():
         rows = Job.objects.select_for_update(of=("self",)).filter(
-            pk=job_id, attempt=attempt, status__in=JOB_SOURCES[JobStatus.QUEUED])
+            pk=job_id, attempt=attempt, status__in=JOB_SOURCES[JobStatus.QUEUED]).exclude(phase=Phase.FINALIZING)
         if heartbeat_before is not None:
             rows = rows.filter(heartbeat_at__lt=heartbeat_before)
         job = rows.first()
         if job is None:
+            return False
+        if lost_client is not None and not lost_client.still_active(job_id=job_id):
             return False
         record = {"attempt": attempt, "started_at": (job.started_at or job.claimed_at or now).isoformat(),
                   "ended_at": now.isoformat(), "cause": _error(cause)[:1000], "t_s": t_s}
@@ -156,14 +182,16 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, t_s: float | Non
         return True
 
 
-def job_fail(*, job_id: int, cause: str) -> bool:
+def job_fail(*, job_id: int, cause: str, attempt: int | None = None) -> bool:
     """Any unfinished status → failed, keeping its phase (its clients notice and stop; its closer closes it).
 
-    False when the job had already ended.
+    Given an attempt, only while the job is still at it: the failure of a lost attempt never fails the next one.
+    False when the job had already ended (or moved to another attempt).
     """
-    return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.FAILED]).update(
-        status=JobStatus.FAILED, error=_error(cause), wait_reason="",
-    ))
+    rows = Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.FAILED])
+    if attempt is not None:
+        rows = rows.filter(attempt=attempt)
+    return bool(rows.update(status=JobStatus.FAILED, error=_error(cause), wait_reason=""))
 
 
 def job_lose_coordinator(*, job_id: int, heartbeat_before: datetime, cause: str) -> bool:
@@ -174,19 +202,24 @@ def job_lose_coordinator(*, job_id: int, heartbeat_before: datetime, cause: str)
              wait_reason=""))
 
 
-def job_close(*, job_id: int, status: str, error: str = "") -> None:
+def job_close(*, job_id: int, status: str, error: str = "", attempt: int | None = None) -> bool:
     """Ends a job: phase done and finished_at, and `status` when the job may enter it from where it is (a
     cancel or failure recorded meanwhile wins over a later "succeeded").
 
-    One statement, so that nobody sees a finished job without its end or the reverse.
+    Given an attempt, only while the job is still at it: the closer of a lost attempt never ends the new one
+    (measured again while that closer ran), with the lost attempt's cause. One statement, so that nobody sees a
+    finished job without its end or the reverse. False when the job had moved to another attempt.
     """
     _final(status, Job.FINISHED, "job")
     keeps = ~Q(status__in=JOB_SOURCES[status])
-    Job.objects.filter(pk=job_id).update(
+    rows = Job.objects.filter(pk=job_id)
+    if attempt is not None:
+        rows = rows.filter(attempt=attempt)
+    return bool(rows.update(
         status=Case(When(keeps, then=F("status")), default=Value(status), output_field=CharField()),
         error=Case(When(keeps, then=F("error")), default=Value(_error(error)), output_field=TextField()),
         phase=Phase.DONE, finished_at=timezone.now(), wait_reason="",  # a finished job waits for nothing
-    )
+    ))
 
 
 def job_finalizing_begin(*, job_id: int, attempt: int | None = None) -> bool:
