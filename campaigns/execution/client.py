@@ -67,8 +67,9 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
             job_id=job.pk, attempt=job.attempt, cause=cause,
             lost_client=transitions.LostClient(client_id=client.pk, send=attempt))
         if measured != "again":
-            transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause,
-                                     attempt=attempt)
+            closing = {"error": cause, **(exc.client_fields if isinstance(exc, JobLost) else {})}
+            transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, attempt=attempt,
+                                     **closing)
         if measured == "no try left" and _still_own(client):
             transitions.job_fail(job_id=job.pk, attempt=job.attempt, cause=attempts.no_try_left(
                 cause, attempt=job.attempt, tries=job.run.campaign.job_tries))
@@ -155,9 +156,11 @@ def _client_run(job: Job, client: JobClient) -> None:
             blocked = blocked_sessions(conn) or next(filter(None, stall), "")
             if blocked:
                 lost = f"{blocked_what(job)} blocked on the target: {blocked}; {cause}"
-        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=lost or cause,
+        if lost:  # closed by jobclient_execute, once it knows whether the job is measured again
+            raise JobLost(lost, client_fields={"error": lost, **fields})
+        transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, error=cause,
                                  attempt=client.attempt, **fields)
-        raise JobLost(lost) if lost else JobFailure(cause)
+        raise JobFailure(cause)
     transitions.client_close(client_id=client.pk, status=JobClient.Status.SUCCEEDED, attempt=client.attempt,
                              **fields)
 

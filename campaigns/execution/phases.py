@@ -3,6 +3,7 @@ unmeasured phase (prepare, cleanup, warm-up) to its end, and the job's heartbeat
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
@@ -34,7 +35,14 @@ class JobStopped(Exception):
 
 class JobLost(JobFailure):
     """The infrastructure spoiled the job's measurement (its target went away mid-run, sysbench was killed by a
-    signal benchapp did not send): the job is measured again as a new attempt (attempts.job_measure_again)."""
+    signal benchapp did not send): the job is measured again as a new attempt (attempts.job_measure_again).
+
+    client_fields: what the client's row is closed with (its output, exit code …) when the job is not measured
+    again; the client stays active until that is decided, so that no closer ends the attempt meanwhile."""
+
+    def __init__(self, message: str, *, client_fields: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.client_fields = client_fields or {}
 
 
 def target_connection(*, target: Target) -> Connection:
