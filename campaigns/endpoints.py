@@ -128,3 +128,15 @@ def own_service_problem(*, host: str, port: int | str | None, database: str) -> 
             return (f"{host}:{port_number} database '{database}' is benchapp's own database: "
                     "a target cannot point at it (another database on that server can be a target)")
     return None
+
+
+def same_server(host_a: str, host_b: str, port: int | None) -> bool:
+    """Whether two targets' hosts (on one port) name the same server as this machine reaches them: the same name,
+    an address in common (`localhost` and `127.0.0.1`), or both this machine (its loopback and its own address).
+    What a measurement must have to itself, whatever database or target name the other uses."""
+    if host_a.strip().lower() == host_b.strip().lower():
+        return True
+    a, b = _addresses(host_a, port or 0), _addresses(host_b, port or 0)
+    if a & b:
+        return True
+    return bool(a and b) and all(map(is_local_address, a | b))

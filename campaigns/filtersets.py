@@ -32,6 +32,9 @@ from campaigns.models import (
 # Bounds for numeric filters: a value outside them is a 400 for that parameter, never a literal
 # PostgreSQL refuses (Django already turns out-of-range integer lookups into empty results).
 MAX_NUMBER = 10**15
+# What a run's succeeded jobs' verdicts say (RunQuerySet.with_validity).
+RUN_VALIDITY = [("trusted", "trusted (every judged job valid)"), ("untrusted", "untrusted (a job suspect or invalid)"),
+                ("invalid", "invalid (a job invalid)")]
 
 
 class IntegerFilter(filters.NumberFilter):
@@ -204,10 +207,17 @@ class RunFilterSet(MineFilterSet):
     trigger = filters.MultipleChoiceFilter(choices=Run.Trigger.choices)
     created_after = DateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = DateTimeFilter(field_name="created_at", lookup_expr="lt")
+    validity = filters.ChoiceFilter(
+        choices=RUN_VALIDITY, method="filter_validity", label="Validity",
+        help_text="trusted: finished, every judged job valid; untrusted: a job suspect or invalid; invalid: a job "
+                  "invalid.")
 
     class Meta:
         model = Run
-        fields = ["id", "campaign", "status", "trigger"]
+        fields = ["id", "campaign", "status", "trigger", "validity"]
+
+    def filter_validity(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
+        return queryset.with_validity(value) if value else queryset  # type: ignore[attr-defined]
 
 
 class JobFilterSet(SearchFilterSet):

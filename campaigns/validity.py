@@ -473,3 +473,43 @@ def _seconds(e: Evidence) -> list[Finding]:
             f"{e.partial_seconds} second(s) had a report from only some clients: they are left out of the steady "
             "figures (a second with only some clients is not the job's sum)."))
     return out
+
+
+# ---------------------------------------------------------------- a run's verdicts, for its status
+
+
+@dataclass(frozen=True)
+class RunVerdicts:
+    """How many of a run's succeeded jobs were judged valid, suspect and invalid: a run whose status says
+    "succeeded" may still hold nothing to believe, and its status says so with it ("Succeeded · 24 of 24 jobs
+    invalid"), wherever the status is shown."""
+
+    valid: int = 0
+    suspect: int = 0
+    invalid: int = 0
+
+    def judged(self) -> int:
+        return self.valid + self.suspect + self.invalid
+
+    def untrusted(self) -> int:
+        return self.suspect + self.invalid
+
+    def level(self) -> str:
+        """"invalid" when any job is, else "suspect" when any is, else "" (nothing to say)."""
+        return "invalid" if self.invalid else "suspect" if self.suspect else ""
+
+    def text(self) -> str:
+        """"24 of 24 jobs invalid", "3 of 24 jobs invalid, 2 suspect", "1 of 6 jobs suspect"; "" when every judged
+        job is valid (or none was judged)."""
+        total = self.judged()
+        if not self.untrusted():
+            return ""
+        jobs = "job" if total == 1 else "jobs"
+        if self.invalid:
+            tail = f", {self.suspect} suspect" if self.suspect else ""
+            return f"{self.invalid} of {total} {jobs} invalid{tail}"
+        return f"{self.suspect} of {total} {jobs} suspect"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"valid": self.valid, "suspect": self.suspect, "invalid": self.invalid, "level": self.level(),
+                "text": self.text()}

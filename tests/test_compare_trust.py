@@ -103,6 +103,9 @@ def test_conclusions_come_from_trusted_cells_unless_asked_and_say_what_they_left
     conclusion = whole["tables"][0]["conclusion"]
     assert "PostgreSQL (local) is faster than MariaDB (local)" in conclusion and "(95% CI " in conclusion
     assert "left out" not in conclusion
+    # Drawn from invalid cells only, the headline says so in its own words, not only in the banner above it.
+    assert conclusion.startswith("From suspect or invalid cells only, whose figures may measure something else: "
+                                 "PostgreSQL (local) is faster"), conclusion
     page = role_client("viewer").get(f"/compare/?products={mariadb.pk}&products={postgresql.pk}").content.decode()
     assert "6 of 12 jobs invalid" in page and "the client host&#x27;s CPU was saturated" in page
     assert page.count("data-untrusted=\"1\"") == 3 * 4  # QPS, TPS and both latencies of PostgreSQL's 3 cells

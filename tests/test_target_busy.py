@@ -1,6 +1,8 @@
-"""Who may have a target now (execution.turns.target_busy): a database belongs to one run at a time, and a
-settings variant, which changes server-wide settings, to the whole server: a run without variants never measures
-under another run's variant, and a variant never changes the settings under another run's measurement."""
+"""Who may have a target now (execution.turns.target_busy, hosts_busy): a server, whatever database or target
+name, belongs to one run's measurement at a time, and so does a client host; campaigns that both share on purpose
+measure beside each other on other databases of a server, never under a settings variant, which changes
+server-wide settings: a run never measures under another run's variant, and a variant never changes the settings
+under another run's measurement."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -8,8 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from campaigns.execution.turns import target_busy
-from campaigns.models import Job, SettingsChange, Target
+from campaigns.execution.turns import hosts_busy, target_busy
+from campaigns.models import Campaign, Job, JobClient, SettingsChange, Target
 from tests.factories import JobFactory, TargetFactory
 
 pytestmark = pytest.mark.django_db
@@ -26,10 +28,34 @@ def _targets() -> tuple[Target, Target]:
     return TargetFactory(database="sb_one"), TargetFactory(database="sb_two")
 
 
-def test_another_database_of_the_server_is_free_when_nobody_uses_a_variant() -> None:
+def test_another_database_of_the_server_waits_for_the_run_that_claimed_the_server_first() -> None:
     one, two = _targets()
-    _job(one, claimed_s_ago=10)
-    assert target_busy(_job(two)) is None
+    holder = _job(one, claimed_s_ago=10)
+    busy = target_busy(_job(two))
+    assert busy is not None and busy.job == holder
+    assert busy.reason == (f"waits for the server 127.0.0.1:{one.port}: job #{holder.pk} of run #{holder.run_id} "
+                           f"({holder.run.campaign.name}) measures there; starts when that job has finished")
+    assert target_busy(holder) is None, "the job claimed first keeps the server"
+
+
+def test_the_same_server_under_another_name_waits_too() -> None:
+    holder = _job(TargetFactory(database="sb_one"), claimed_s_ago=10)
+    busy = target_busy(_job(TargetFactory(host="localhost", database="sb_two")))
+    assert busy is not None and busy.job == holder
+
+
+def test_campaigns_that_both_share_measure_side_by_side_on_other_databases_only() -> None:
+    one, two = _targets()
+    holder = _job(one, claimed_s_ago=10)
+    later = _job(two)
+    for job in (holder, later):
+        Campaign.objects.filter(pk=job.run.campaign_id).update(share_server=True)
+    assert target_busy(Job.objects.get(pk=later.pk)) is None
+    same = _job(TargetFactory(database="sb_one"))
+    Campaign.objects.filter(pk=same.run.campaign_id).update(share_server=True)
+    assert target_busy(Job.objects.get(pk=same.pk)) is not None, "one database is never shared"
+    alone = _job(TargetFactory(database="sb_three"))  # its campaign does not share: it waits
+    assert target_busy(alone) is not None
 
 
 def test_the_same_database_waits_for_the_run_that_claimed_it_first() -> None:
@@ -37,8 +63,27 @@ def test_the_same_database_waits_for_the_run_that_claimed_it_first() -> None:
     holder = _job(one, claimed_s_ago=10)
     busy = target_busy(_job(TargetFactory(database="sb_one")))
     assert busy is not None and busy.job == holder
-    assert busy.reason.startswith(f"the database is busy with run #{holder.run_id}")
+    assert busy.reason.startswith(f"waits for the database: job #{holder.pk} of run #{holder.run_id}")
     assert target_busy(holder) is None, "the job claimed first keeps the database"
+
+
+def test_a_client_host_measures_one_runs_job_at_a_time_host_tests_included() -> None:
+    """A database job's clients and another run's job on the same client host would measure each other's load; a
+    host test of that host too."""
+    holder = _job(TargetFactory(database="sb_one"), claimed_s_ago=10)
+    Job.objects.filter(pk=holder.pk).update(claimed_by="host-a")
+    JobClient.objects.create(job=holder, index=0, host_name="host-b", status=JobClient.Status.RUNNING)
+    later = _job(TargetFactory(host="10.9.9.9", database="elsewhere"))
+    for hosts in (["host-a"], ["host-b"], ["host-c", "host-b"]):
+        busy = hosts_busy(later, hosts)
+        assert busy is not None and busy.job == holder, hosts
+        assert f"job #{holder.pk} of run #{holder.run_id}" in busy.reason and "waits for client host host-" in busy.reason
+    assert hosts_busy(later, ["host-c"]) is None
+    assert hosts_busy(holder, ["host-a"]) is None, "the job claimed first keeps its hosts"
+    host_test = _job(TargetFactory(kind=Target.Kind.CLIENT_HOST, host="host-c", driver="", database=""),
+                     claimed_s_ago=20)
+    busy = hosts_busy(later, ["host-c"])
+    assert busy is not None and busy.job == host_test and busy.reason.startswith("waits for client host host-c: ")
 
 
 def test_a_job_without_a_variant_waits_while_another_runs_variant_holds_the_server() -> None:
@@ -46,7 +91,8 @@ def test_a_job_without_a_variant_waits_while_another_runs_variant_holds_the_serv
     holder = _job(one, variant="lazy", claimed_s_ago=10)
     busy = target_busy(_job(two))
     assert busy is not None and busy.job == holder
-    assert f"the server 127.0.0.1:{one.port} is busy with run #{holder.run_id}" in busy.reason
+    assert busy.reason.startswith(f"waits for the server 127.0.0.1:{one.port}: job #{holder.pk} of run "
+                                  f"#{holder.run_id}")
     assert "its settings variant 'lazy' changes server-wide settings" in busy.reason
 
 

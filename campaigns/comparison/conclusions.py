@@ -97,6 +97,12 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
             text += f"; {clause}"
     if out_text:
         text += f" ({out_text})"
+    # Untrusted cells counted in (include_untrusted): the sentence itself says so, not only the banner above it.
+    counted = sum(1 for row, _, _ in pairs if untrusted(row["cells"][base]) or untrusted(row["cells"][other]))
+    if counted == len(pairs):
+        text = f"From suspect or invalid cells only, whose figures may measure something else: {text}"
+    elif counted:
+        text += f" ({counted} of {len(pairs)} rows from suspect or invalid cells)"
     return text
 
 

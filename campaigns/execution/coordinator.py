@@ -48,7 +48,7 @@ from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.execution.resend import clients_sweep_lost
 from campaigns.execution.results import job_close, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
-from campaigns.execution.turns import previous_wait, target_busy
+from campaigns.execution.turns import hosts_busy, previous_wait, target_busy
 from campaigns.execution.variants import variant_apply
 from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
@@ -278,6 +278,10 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     hosts = _pick_hosts(job, host)
     if hosts is None:
         return None  # waiting, not finished: the reconciler sends it again later
+    busy = hosts_busy(job, hosts)
+    if busy is not None:
+        transitions.job_wait(job_id=job.pk, reason=busy.reason)
+        return None  # waiting: its hosts measure another run's job
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     conn = job_connection(job)
     # The argv is checked against the catalogue before anything connects: a forged scenario row naming where to

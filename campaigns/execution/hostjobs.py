@@ -29,7 +29,7 @@ from campaigns.execution.measuring import (
 from campaigns.execution.metrics import Samplers
 from campaigns.execution.phases import JobFailure, JobStopped, cancel_check, forced_shutdown_s, job_heartbeat
 from campaigns.execution.selfmeasure import host_self_measure_wait
-from campaigns.execution.turns import previous_wait, target_busy
+from campaigns.execution.turns import hosts_busy, previous_wait, target_busy
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.sysbench import parser
 from campaigns.sysbench.catalogue import OptionError, validate_options
@@ -132,12 +132,10 @@ def hostjob_coordinate(job: Job, host: str) -> int | None:
     if host != job.target.host:
         raise JobFailure(f"a host test of client host {job.target.host} reached {host}: it runs only there")
     argv = host_phase_argv(job=job, command="run")
-    busy = target_busy(job)
+    # The host, against another run's host test of it (target_busy) and any job whose clients run there.
+    busy = target_busy(job) or hosts_busy(job, [host])
     if busy is not None:
-        holder = busy.job
-        assert holder is not None  # a client host's target has no settings to put back
-        transitions.job_wait(job_id=job.pk, reason=f"client host {host} is busy with run #{holder.run_id} "
-                                                   f"({holder.run.campaign.name}); starts when that job has finished")
+        transitions.job_wait(job_id=job.pk, reason=busy.reason)
         return None  # waiting: the reconciler sends it again later
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))

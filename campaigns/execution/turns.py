@@ -11,11 +11,12 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from campaigns.endpoints import same_server
 from campaigns.execution import transitions
 from campaigns.execution.phases import JobStopped, job_heartbeat
 from campaigns.execution.resend import clients_sweep_lost
 from campaigns.execution.variants import open_on_server
-from campaigns.models import Job, JobClient, Scenario
+from campaigns.models import Job, JobClient, Scenario, Target
 
 PREVIOUS_POLL_S = 0.01
 # A previous job's snapshot after its run stands for this job's snapshot before only if it is this recent.
@@ -31,41 +32,57 @@ class Busy:
     reason: str
 
 
-def target_busy(job: Job) -> Busy | None:
-    """Another run's job that holds the job's database or server, or a settings variant not yet put back.
+def _claim_order(job: Job) -> tuple[datetime, int]:
+    """Among active jobs, the one claimed first keeps what both want (ties by id): of two jobs claimed at the same
+    moment exactly one goes on, and neither waits for the other."""
+    return (job.claimed_at or datetime.min.replace(tzinfo=UTC), job.pk)
 
-    Two runs on one database would measure each other and drop each other's sbtest tables (two nightly
-    schedules at 02:00, say). A settings variant changes server-wide settings, so a job with one holds the whole
-    server (same driver, host and port, any database), and a job on a server that another run's variant job
-    holds waits too: it would measure under settings it did not ask for. Among active jobs, the one claimed first
-    keeps the database or server (ties by id), so of two jobs claimed at the same moment exactly one goes on; the
-    other waits, and the reconciler sends it again every few seconds until the target is free. A job without a
-    variant also waits while a variant that has ended is still to be put back on its server (its restore failed:
-    the reconciler tries again); a job with a variant puts such changes back itself (variants.variant_apply).
+
+def _holds_server(job: Job, other: Job) -> bool:
+    """Whether another run's job on the same server keeps `job` from measuring there now.
+
+    Any database of the server: two runs on one server measure each other (the CPU, the buffer pool, the redo log
+    are the server's), whatever database or target name each uses; on one database they would also drop each
+    other's tables. A settings variant changes server-wide settings, so a job with one, or beside one, always
+    holds the server. Two campaigns that both share on purpose (share_server) measure side by side on other
+    databases of one server, and only those."""
+    target, theirs = job.target, other.target
+    if not same_server(theirs.host, target.host, target.port):
+        return False
+    if theirs.database == target.database or job.variant or other.variant:
+        return True
+    return not (job.run.campaign.share_server and other.run.campaign.share_server)
+
+
+def target_busy(job: Job) -> Busy | None:
+    """Another run's job that holds the job's server (any database on it), or a settings variant not yet put back.
+
+    Two nightly schedules at 02:00 on two targets of one MariaDB would measure each other; on one database they
+    would also drop each other's sbtest tables. Among active jobs, the one claimed first keeps the server; the
+    other waits with the reason on its run page, and the reconciler sends it again every few seconds until the
+    server is free. A job without a variant also waits while a variant that has ended is still to be put back on
+    its server (its restore failed: the reconciler tries again); a job with a variant puts such changes back
+    itself (variants.variant_apply).
     """
     target = job.target
-    server = Job.objects.unsettled().filter(target__driver=target.driver, target__host__iexact=target.host,
-                                         target__port=target.port)
-    same_database = Q(target__database=target.database, target__host=target.host)
-    if not (job.variant and target.driver):
-        # Without a variant only a database's own users, and other runs' variant jobs, get in the way.
-        server = server.filter(same_database | ~Q(variant=""))
-    active = server.exclude(run_id=job.run_id).select_related("run__campaign", "target")
-
-    def order(j: Job) -> tuple[datetime, int]:
-        return (j.claimed_at or datetime.min.replace(tzinfo=UTC), j.pk)
-
-    earlier = [other for other in active if order(other) < order(job)]
+    others = (Job.objects.unsettled().filter(target__driver=target.driver, target__port=target.port)
+              .exclude(run_id=job.run_id).select_related("run__campaign", "target"))
+    earlier = [other for other in others
+               if _claim_order(other) < _claim_order(job) and _holds_server(job, other)]
     if earlier:
-        holder = min(earlier, key=order)
-        where = f"run #{holder.run_id} ({holder.run.campaign.name})"
+        holder = min(earlier, key=_claim_order)
+        where = f"job #{holder.pk} of run #{holder.run_id} ({holder.run.campaign.name})"
+        if not target.driver:  # a host test: its target is a client host
+            return Busy(job=holder, reason=f"waits for client host {target.host}: {where} measures there; "
+                                           "starts when that job has finished")
         if holder.target.database == target.database and holder.target.host == target.host:
-            return Busy(job=holder, reason=f"the database is busy with {where}; starts when that job has finished")
-        which = (f"its settings variant {holder.variant!r}" if holder.variant
-                 else f"this job's settings variant {job.variant!r}")
-        return Busy(job=holder, reason=(
-            f"the server {target.host}:{target.port} is busy with {where}, and {which} changes server-wide "
-            "settings; starts when that job has finished"))
+            return Busy(job=holder, reason=f"waits for the database: {where} uses it; starts when that job has "
+                                           "finished")
+        why = (f" (its settings variant {holder.variant!r} changes server-wide settings)" if holder.variant
+               else f" (this job's settings variant {job.variant!r} changes server-wide settings)" if job.variant
+               else "")
+        return Busy(job=holder, reason=(f"waits for the server {target.host}:{target.port}: {where} measures "
+                                        f"there{why}; starts when that job has finished"))
     if target.driver and not job.variant:
         # Oldest last; a change whose job is still active is that job's to put back.
         ended = [c for c in open_on_server(target) if c.job is None or c.job.status not in Job.ACTIVE]
@@ -75,6 +92,30 @@ def target_busy(job: Job) -> Busy | None:
                 f"the settings variant {left.variant!r} of job #{left.job_id} is still to be put back on "
                 f"{target.host}:{target.port} ({left.restore_error or 'not put back yet'}); starts once it is"))
     return None
+
+
+def hosts_busy(job: Job, hosts: list[str]) -> Busy | None:
+    """Another run's job that holds one of the client hosts this job would run on: a database job whose
+    coordinator or a running client is there, or a host test of that host. A busy client host measures the
+    load of the other job as much as its own (its CPU, its network), so a job takes its hosts only when no job
+    of another run claimed before it holds them. Campaigns that both share on purpose (share_server) go on."""
+    lingering = JobClient.objects.filter(job_id=OuterRef("pk"), status__in=transitions.CLIENT_ACTIVE,
+                                         host_name__in=hosts)
+    others = (Job.objects.unsettled().exclude(run_id=job.run_id)
+              .filter(Q(claimed_by__in=hosts) | Exists(lingering)
+                      | Q(target__kind=Target.Kind.CLIENT_HOST, target__host__in=hosts))
+              .select_related("run__campaign", "target"))
+    earlier = [other for other in others if _claim_order(other) < _claim_order(job)
+               and not (job.run.campaign.share_server and other.run.campaign.share_server)]
+    if not earlier:
+        return None
+    holder = min(earlier, key=_claim_order)
+    held = sorted({holder.claimed_by, *holder.clients.filter(status__in=transitions.CLIENT_ACTIVE)
+                   .values_list("host_name", flat=True),
+                   *([holder.target.host] if holder.target.is_client_host() else [])} & set(hosts))
+    return Busy(job=holder, reason=(
+        f"waits for client host {', '.join(held) or ', '.join(hosts)}: job #{holder.pk} of run #{holder.run_id} "
+        f"({holder.run.campaign.name}) measures there; starts when that job has finished"))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from campaigns import validity
 from campaigns.cache import results_changed
+from campaigns.endpoints import same_server
 from campaigns.models import HostSample, IntervalSample, Job, JobClient, JobResult, Scenario
 from campaigns.server_status import RATE_COUNTERS
 from campaigns.sysbench import parser
@@ -76,7 +77,7 @@ def _seconds_accounts(job: Job, clients: list[JobClient], by_client: dict[int, l
 
 
 def _shared_with(job: Job, hosts: list[str]) -> list[str]:
-    """Other benchapp jobs that used this job's database or one of its client hosts while it measured."""
+    """Other benchapp jobs that used this job's server (any database on it) or one of its client hosts while it measured."""
     spans = list(job.clients.exclude(started_at=None).values_list("started_at", "exited_at", "finished_at"))
     starts = [s for s, _, _ in spans if s is not None]
     if not starts:
@@ -85,8 +86,8 @@ def _shared_with(job: Job, hosts: list[str]) -> list[str]:
     ends = [e or f for _, e, f in spans]
     end = max((e for e in ends if e is not None), default=timezone.now())
     target = job.target
-    same_database = Q(target__driver=target.driver, target__host=target.host, target__port=target.port,
-                      target__database=target.database)
+    # The same server, whatever database or name (turns.target_busy keeps other runs off it unless both share).
+    same_port = Q(target__driver=target.driver, target__port=target.port)
     # Another job loads the target and its client hosts from its claim (another run's) or its first sysbench
     # (this run's next job is claimed while this one measures, and waits for its end: turns.previous_wait)
     # until its snapshot after the run (measured_at), or until it is closed when it drops its tables then.
@@ -96,11 +97,12 @@ def _shared_with(job: Job, hosts: list[str]) -> list[str]:
     still = (Q(measured_at__gt=start) & ~after_job
              | (Q(measured_at__isnull=True) | after_job) & (Q(finished_at__isnull=True) | Q(finished_at__gt=start)))
     overlapping = Job.objects.exclude(pk=job.pk).exclude(claimed_at=None).filter(began).filter(still)
-    on_database = overlapping.filter(same_database)
+    on_server = [pk for pk, host in overlapping.filter(same_port).values_list("pk", "target__host")
+                 if same_server(host, target.host, target.port)]
     on_hosts = overlapping.filter(clients__host_name__in=hosts, clients__started_at__lt=end).filter(
         Q(clients__finished_at__isnull=True) | Q(clients__finished_at__gt=start))
     found = []
-    for other in (on_database | on_hosts).distinct().select_related("run__campaign")[:10]:
+    for other in (overlapping.filter(pk__in=on_server) | on_hosts).distinct().select_related("run__campaign")[:10]:
         found.append(f"job #{other.pk} of run #{other.run_id} ({other.run.campaign.name})")
     return found
 

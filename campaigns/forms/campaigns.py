@@ -53,8 +53,9 @@ class CampaignForm(RowForm):
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
-                  "job_tries", "target_wait_s"]
-        labels = {"clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
+                  "job_tries", "target_wait_s", "share_server"]
+        labels = {"share_server": "Share servers and client hosts with other runs that share",
+                  "clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
                   "table_rows_min": "Rows per table, at least", "table_rows_max": "Rows per table, at most",
@@ -71,6 +72,9 @@ class CampaignForm(RowForm):
             "notify_emails": "One per line (or separated by commas); regressions and improvements are sent here.",
             "no_worker_notify_min": "A run whose workers are all dead says so at once; after this many minutes the "
                                     "webhook and the e-mail recipients are told (0: at once).",
+            "share_server": "Off (the default), each job has its server (every database on it) and its client hosts "
+                            "to itself: other runs' jobs wait. On, it measures beside other runs that share too "
+                            "(a test of concurrent tenants); never on one database, never under a settings variant.",
             "client_tries": "A client host lost before its sysbench starts measuring: its share goes to another "
                             "eligible host, up to this many sends in all (1 to 5).",
             "job_tries": "A measurement spoiled by the infrastructure (worker or client host lost, target restarted "

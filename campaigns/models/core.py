@@ -26,6 +26,7 @@ from campaigns.querysets import ClientHostQuerySet, JobQuerySet, RunQuerySet
 from campaigns.settings_variants import VariantError, variants_clean
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON
 from campaigns.sysbench.parser import merge_histograms
+from campaigns.validity import RunVerdicts
 
 
 class Product(models.Model):
@@ -412,6 +413,13 @@ class Campaign(models.Model):
     # a job (prepare, warm-up, the measured clients) runs on a host outside the choice.
     client_hosts = ArrayField(models.CharField(max_length=255), default=list, blank=True,
                               help_text="host names or labels; empty: any client host")
+    # A job holds its target's server (every database on it) and its client hosts against every other run while it
+    # prepares, warms up and measures (campaigns.execution.turns). Two campaigns that both share on purpose (a
+    # test of concurrent tenants) measure beside each other on one server; never on one database.
+    share_server = models.BooleanField(
+        default=False,
+        help_text="Measure beside other runs that share too, on the same servers and client hosts (a test of "
+                  "concurrent tenants); off: each job has its server and client hosts to itself.")
     # A client host lost before its sysbench started measuring costs the job nothing: its share is sent to another
     # eligible host, up to this many sends in all (campaigns.execution.resend).
     client_tries = models.PositiveIntegerField(
@@ -619,6 +627,23 @@ class Run(models.Model):
 
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    def verdicts(self) -> RunVerdicts:
+        """Its succeeded jobs by verdict: from RunQuerySet.with_verdicts()'s annotations where the row has them
+        (a list of runs), else counted now."""
+        annotated = [getattr(self, f"jobs_{verdict}", None) for verdict in ("valid", "suspect", "invalid")]
+        if all(n is not None for n in annotated):
+            return RunVerdicts(*(int(n) for n in annotated if n is not None))
+        counts = dict(self.jobs.filter(status=Job.Status.SUCCEEDED).exclude(verdict="").order_by()
+                      .values_list("verdict").annotate(n=models.Count("*")))
+        return RunVerdicts(valid=counts.get("valid", 0), suspect=counts.get("suspect", 0),
+                           invalid=counts.get("invalid", 0))
+
+    def status_text(self, verdicts: RunVerdicts | None = None) -> str:
+        """Its status with what its jobs' verdicts say (given, or counted): "Succeeded · 24 of 24 jobs invalid"."""
+        spoiled = (verdicts or self.verdicts()).text()
+        label = str(self.get_status_display())
+        return f"{label} · {spoiled}" if spoiled else label
 
 
 class Job(models.Model):

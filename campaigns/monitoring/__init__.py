@@ -20,6 +20,7 @@ from campaigns.monitoring.evaluation import (
     annotations_auto,
     baseline_pin,
     baseline_runs,
+    baseline_trust_warning,
     campaign_noise,
     cell_values_by_run,
     history_runs,
@@ -41,7 +42,7 @@ from campaigns.webhooks import WebhookFailed
 
 __all__ = [
     "CHANGE_POINT_HISTORY", "CHANGE_POINT_NEAR", "MIN_FIRING_GAP_S", "NOISE_CHANGES_PCT", "Cell", "WebhookFailed",
-    "annotations_auto", "baseline_pin", "baseline_runs", "campaign_noise", "cell_history", "cell_values_by_run",
+    "annotations_auto", "baseline_pin", "baseline_runs", "baseline_trust_warning", "campaign_noise", "cell_history", "cell_values_by_run",
     "history_cells", "history_runs", "recent_regressions", "regression_acknowledge", "regressions_notify",
     "run_change_points", "run_evaluate", "run_finished", "runs_no_worker_notify", "schedule_delete", "schedule_fire",
     "schedule_next_firing", "schedule_save", "webhook_notify",

@@ -258,6 +258,19 @@ def regression_acknowledge(*, regression: Regression, user: Any, note: str) -> R
     return regression
 
 
+def baseline_trust_warning(run: Run) -> str:
+    """What a pinned baseline's verdicts leave it worth ("" when every judged job is valid): the regression check
+    leaves invalid jobs out, so a run of invalid jobs is a baseline of nothing for those cells."""
+    verdicts = run.verdicts()
+    if not verdicts.untrusted():
+        return ""
+    if verdicts.invalid == verdicts.judged():
+        return (f"every judged job of run #{run.pk} is invalid ({verdicts.text()}): the regression check leaves "
+                "invalid jobs out, so its cells have no baseline until another run is pinned")
+    return (f"run #{run.pk} has untrusted jobs ({verdicts.text()}): the regression check leaves its invalid jobs "
+            "out, and compares its suspect ones as they are")
+
+
 def baseline_pin(*, campaign: Campaign, run: Run | None) -> Campaign:
     """Pins `run` as the campaign's baseline (None unpins: the last scheduled runs are the baseline again)."""
     if run is not None and (run.campaign_id != campaign.pk or run.status not in (

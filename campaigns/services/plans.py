@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
@@ -210,8 +210,9 @@ def dataset_wide(*, scenario: Scenario, table_size: int, driver: str) -> bool:
 
 
 def runs_with_progress() -> QuerySet[Run]:
-    """Runs with their jobs counted (done, failed, all) in one query; runs_progress() adds the ETA."""
-    return Run.objects.select_related("campaign").annotate(
+    """Runs with their jobs counted (done, failed, all, and succeeded ones by verdict) in one query;
+    runs_progress() adds the ETA."""
+    return cast("QuerySet[Run]", Run.objects.with_verdicts()).select_related("campaign").annotate(
         jobs_total=Count("jobs"),
         jobs_done=Count("jobs", filter=Q(jobs__status__in=Job.FINISHED)),
         jobs_failed=Count("jobs", filter=Q(jobs__status=Job.Status.FAILED)),

@@ -9,6 +9,11 @@ import re
 import signal
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # A full server first: sysbench says "unable to connect" before the server's own reason, which is the cause.
+    (re.compile(r"error 1040\b|Too many connections", re.IGNORECASE),
+     "the server is full: too many connections (error 1040: its max_connections are all taken)"),
+    (re.compile(r"too many clients already|remaining connection slots are reserved", re.IGNORECASE),
+     "the server is full: too many clients (SQLSTATE 53300: its max_connections are all taken)"),
     (re.compile(r"Access denied for user ('[^']*'@'[^']*')(?: \(using password: (\w+)\))?"),
      "access denied for user {0}: check the target's user and password"),
     (re.compile(r'password authentication failed for user "([^"]+)"'),

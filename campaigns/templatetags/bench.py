@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
 
 from campaigns import roles
 from campaigns.comparison import fmt_delta, fmt_ms, fmt_number, is_number
@@ -105,3 +106,14 @@ def headline_label(test: str | None, column: str = "qps") -> str:
     if test not in HEADLINE_UNITS:
         return column.upper()
     return HEADLINE_UNITS[test] if column == "qps" else "events/s"
+
+
+@register.simple_tag
+def run_status(run: Any, element_id: str = "") -> str:
+    """A run's status badge, amber with what its jobs' verdicts say when some are suspect or invalid: "Succeeded ·
+    24 of 24 jobs invalid" (Run.status_text). The status stays in the class (the live page updates both)."""
+    verdicts = run.verdicts()
+    spoiled = f" spoiled verdict-{verdicts.level()}" if verdicts.text() else ""
+    ident = format_html(' id="{}"', element_id) if element_id else ""
+    return format_html('<span class="badge {}{}"{} data-status="{}" title="{}">{}</span>', run.status, spoiled, ident,
+                       run.status, verdicts.text() or run.get_status_display(), run.status_text())

@@ -55,7 +55,7 @@ def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm 
         ), pk=pk,
     )
     plan = services.campaign_plan(campaign=campaign)
-    runs = Run.objects.filter(campaign=campaign).order_by("-created_at")[:10]
+    runs = Run.objects.filter(campaign=campaign).with_verdicts().order_by("-created_at")[:10]
     schedules = list(campaign.schedules.all())
     firings = {f.schedule_id: f for f in ScheduleFiring.objects.filter(schedule__campaign=campaign)
                .order_by("schedule_id", "-fired_at").distinct("schedule_id")}
@@ -69,7 +69,9 @@ def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm 
                    **monitoring.cell_history(campaign=campaign, target_id=selected["target_id"],
                                              scenario_id=selected["scenario_id"], threads=selected["threads"])}
     saved = request.GET.get("schedule_saved", "")
+    pinned = campaign.baseline_run
     return render(request, "campaigns/campaign_detail.html", {
+        "baseline_warning": monitoring.baseline_trust_warning(pinned) if pinned is not None else "",
         "threshold_warning": threshold_warning(campaign, monitoring.campaign_noise(campaign=campaign)),
         "schedule_saved": next((s for s in schedules if str(s.pk) == saved), None),
         "campaign": campaign, "plan": plan, "plan_jobs": plan["jobs"][:PLAN_ROWS_SHOWN],

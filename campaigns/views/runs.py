@@ -75,6 +75,9 @@ def run_state(run: Run, jobs: list[Job], run_progress: dict[str, Any]) -> dict[s
     that the page ticks them on from there), results and the running job with its output."""
     now = timezone.now()
     current = next((j for j in jobs if j.status in Job.ACTIVE), None)
+    judged = [j.verdict for j in jobs if j.status == Job.Status.SUCCEEDED]
+    verdicts = validity.RunVerdicts(valid=judged.count(Job.Verdict.VALID), suspect=judged.count(Job.Verdict.SUSPECT),
+                                    invalid=judged.count(Job.Verdict.INVALID))
     rows = []
     for job in jobs:
         rows.append({
@@ -98,7 +101,9 @@ def run_state(run: Run, jobs: list[Job], run_progress: dict[str, Any]) -> dict[s
     done = sum(1 for j in jobs if j.is_finished())
     return {
         "now": _epoch(now),
-        "run": {"id": run.pk, "status": run.status, "finished": run.is_finished(), "done": done, "total": len(jobs),
+        "run": {"id": run.pk, "status": run.status, "status_text": run.status_text(verdicts),
+                "verdict_level": verdicts.level(), "verdict_text": verdicts.text(),
+                "finished": run.is_finished(), "done": done, "total": len(jobs),
                 "error": run.error, "started_at": _epoch(run.started_at), "elapsed_s": run_progress["elapsed_s"],
                 "eta_s": run_progress["eta_s"], "no_worker": run_progress.get("no_worker")},
         # The output pane shows this job's output, and only while the page shows this job.
@@ -222,7 +227,11 @@ def run_pin_baseline(request: HttpRequest, pk: int) -> HttpResponse:
     except ValueError as exc:
         messages.error(request, f"Not pinned: {exc}.")
     else:
-        messages.success(request, f"Run #{run.pk} is now the baseline of {run.campaign.name}.")
+        warning = monitoring.baseline_trust_warning(run)
+        if warning:
+            messages.warning(request, f"Run #{run.pk} is now the baseline of {run.campaign.name}, but {warning}.")
+        else:
+            messages.success(request, f"Run #{run.pk} is now the baseline of {run.campaign.name}.")
     return HttpResponseRedirect(reverse("run-detail", args=[run.pk]) + "#changes")
 
 

@@ -366,6 +366,14 @@
     el.textContent = status.replace(/_/g, " ");
   }
 
+  // The run's badge says what its jobs' verdicts say with its status ("Succeeded · 24 of 24 jobs invalid"), in
+  // amber when some are suspect or invalid: the server's words (Run.status_text), as on the page it drew.
+  function setRunBadge(el, run) {
+    el.className = "badge " + run.status + (run.verdict_level ? " spoiled verdict-" + run.verdict_level : "");
+    el.textContent = run.status_text;
+    el.title = run.verdict_text || run.status_text;
+  }
+
   function phaseText(running) {
     if (running.status === "preparing") return running.prepare_text || "Preparing: target check, dataset, warm-up…";
     if (running.phase === "finalizing") return "Closing the job: results, server snapshot, clean-up…";
@@ -493,7 +501,7 @@
     const doneMore = next.run.done !== state.run.done;
     state = next;
     noteClock(next);
-    setBadge(runStatus, next.run.status);
+    setRunBadge(runStatus, next.run);
     if (noWorkerEl) {
       // "no worker alive since ...": shown while nobody can take the run's next job, gone when a worker is back.
       noWorkerEl.hidden = !next.run.no_worker;

@@ -44,9 +44,22 @@ class RunSerializer(OperatorOnlyFieldsMixin, FastReadMixin, serializers.ModelSer
     jobs_succeeded = serializers.IntegerField(read_only=True)
     jobs_failed = serializers.IntegerField(read_only=True)
     jobs_cancelled = serializers.IntegerField(read_only=True)
+    validity = serializers.SerializerMethodField(
+        help_text="Its succeeded jobs by validity verdict: {valid, suspect, invalid, level, text}; level is "
+                  "'invalid' when any job is, 'suspect' when any is, else ''; text says it in words "
+                  "('24 of 24 jobs invalid'), '' when nothing is to be said.")
+    status_text = serializers.SerializerMethodField(
+        help_text="The status as the pages show it, with what the jobs' verdicts say: "
+                  "'Succeeded · 24 of 24 jobs invalid'.")
     no_worker = serializers.SerializerMethodField(
         help_text="While no worker able to take the run's next job has beaten for 30 s: "
                   "{since, message}, e.g. 'no worker alive since 21:15:02: start one, see the Hosts page'; else null.")
+
+    def get_validity(self, run: Run) -> dict[str, Any]:
+        return run.verdicts().as_dict()
+
+    def get_status_text(self, run: Run) -> str:
+        return run.status_text()
 
     def get_no_worker(self, run: Run) -> dict[str, Any] | None:
         if run.is_finished():
@@ -65,5 +78,5 @@ class RunSerializer(OperatorOnlyFieldsMixin, FastReadMixin, serializers.ModelSer
                   "created_by", "created_at", "started_at", "finished_at", "evaluated_at", "waits_for", "rerun_of",
                   "rerun",
                   "jobs_total", "jobs_pending", "jobs_active", "jobs_succeeded", "jobs_failed", "jobs_cancelled",
-                  "no_worker"]
+                  "validity", "status_text", "no_worker"]
         read_only_fields = fields

@@ -2,7 +2,7 @@
 with their jobs counted by state that every answer carrying a run uses."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
@@ -35,7 +35,7 @@ def run_queryset() -> QuerySet[Run]:
     Correlated subqueries rather than a join and GROUP BY: PostgreSQL evaluates them only for
     the page of runs returned, so a list of 50 runs does not count the jobs of every run.
     """
-    return Run.objects.select_related("campaign", "created_by").annotate(
+    return cast("QuerySet[Run]", Run.objects.with_verdicts()).select_related("campaign", "created_by").annotate(
         jobs_total=_job_count(),
         jobs_pending=_job_count(status__in=(Job.Status.QUEUED, Job.Status.WAITING)),
         jobs_active=_job_count(status__in=Job.ACTIVE),

@@ -1,10 +1,10 @@
 """The `benchapp` command.
 
-Exit codes (launch --wait, wait): 0 the run succeeded with no regression; 1 a regression (or, with
---fail-on-invalid, a result whose validity verdict is invalid); 2 a usage error: click's own (a missing argument,
-an unknown option) and any request the server refused (a wrong token, an unknown campaign, a conflict such as a
-run already in progress); 3 the run failed, was cancelled, only partially succeeded or did not finish within
---timeout-s, or the server could not be reached or failed.
+Exit codes (launch --wait, wait, compare): 0 the run succeeded with no regression and every result trusted; 1 a
+regression; 2 a usage error: click's own (a missing argument, an unknown option) and any request the server refused
+(a wrong token, an unknown campaign, a conflict such as a run already in progress); 3 the run failed, was
+cancelled, only partially succeeded or did not finish within --timeout-s, or the server could not be reached or
+failed; 4 a result that cannot be trusted (its validity verdict is suspect or invalid), unless --allow-untrusted.
 """
 from __future__ import annotations
 
@@ -79,8 +79,11 @@ def ci_outputs(function: F) -> F:
                      help="Write a JUnit XML file: one test per cell, failed on a regression."),
         click.option("--summary", type=click.Path(dir_okay=False, writable=True, path_type=Path),
                      help="Write a Markdown summary for a pull-request comment."),
-        click.option("--fail-on-invalid", is_flag=True,
-                     help="A result whose validity verdict is invalid counts as a failure (exit 1)."),
+        click.option("--allow-untrusted", is_flag=True,
+                     help="A result whose validity verdict is suspect or invalid does not fail the command (exit 4 "
+                          "without it); its JUnit test case is skipped instead of failed."),
+        # Kept so that pipelines written for it still run: untrusted results fail by default now.
+        click.option("--fail-on-invalid", "fail_on_invalid", is_flag=True, hidden=True, expose_value=False),
     ]
     for option in reversed(options):
         function = option(function)
@@ -120,13 +123,13 @@ def gather(api: Api, run_ids: list[int]) -> tuple[list[dict[str, Any]], list[rep
 
 
 def emit(api: Api, runs: list[dict[str, Any]], cells: list[report.Cell], *, fmt: str, junit: Path | None,
-         summary: Path | None, fail_on_invalid: bool) -> int:
+         summary: Path | None, allow_untrusted: bool) -> int:
     """Prints the table, writes the CI files; returns the exit code the results call for."""
-    code = report.exit_code(runs, cells, fail_on_invalid=fail_on_invalid)
+    code = report.exit_code(runs, cells, allow_untrusted=allow_untrusted)
     click.echo(report.render(cells, runs, fmt), nl=False)
     try:
         if junit is not None:
-            junit.write_text(report.junit_xml(runs, cells, fail_on_invalid=fail_on_invalid), encoding="utf-8")
+            junit.write_text(report.junit_xml(runs, cells, allow_untrusted=allow_untrusted), encoding="utf-8")
         if summary is not None:
             summary.write_text(report.summary_markdown(runs, cells, url=api.url, code=code), encoding="utf-8")
     except OSError as exc:
@@ -200,18 +203,19 @@ def wait_for_run(api: Api, run: dict[str, Any], *, poll_s: float, timeout_s: flo
 
 
 def finish(state: State, run: dict[str, Any], *, fmt: str, junit: Path | None, summary: Path | None,
-           fail_on_invalid: bool, poll_s: float, timeout_s: float | None, settle_s: float) -> NoReturn:
+           allow_untrusted: bool, poll_s: float, timeout_s: float | None, settle_s: float) -> NoReturn:
     """What launch --wait and wait share after the launch: wait, print, write the CI files, exit."""
     api = state.api()
     with _api_errors():
         wait_for_run(api, run, poll_s=poll_s, timeout_s=timeout_s, settle_s=settle_s)
         runs, cells = gather(api, [run["id"]])
-        code = emit(api, runs, cells, fmt=fmt, junit=junit, summary=summary, fail_on_invalid=fail_on_invalid)
+        code = emit(api, runs, cells, fmt=fmt, junit=junit, summary=summary, allow_untrusted=allow_untrusted)
     if code == report.EXIT_RUN_FAILED:
         click.echo(f"benchapp: {report.run_line(runs[0])}", err=True)
     elif code == report.EXIT_REGRESSION:
-        click.echo("benchapp: regression found" if any(c.regressions for c in cells)
-                   else "benchapp: a result's validity verdict is invalid", err=True)
+        click.echo("benchapp: regression found", err=True)
+    elif code == report.EXIT_UNTRUSTED:
+        click.echo(f"benchapp: {report.untrusted_line(cells)} (--allow-untrusted to accept them)", err=True)
     sys.exit(code)
 
 
@@ -220,7 +224,7 @@ def finish(state: State, run: dict[str, Any], *, fmt: str, junit: Path | None, s
 
 @cli.command()
 @click.argument("campaign")
-@click.option("--wait", "wait_", is_flag=True, help="Wait for the run, then print its results and exit 0/1/3.")
+@click.option("--wait", "wait_", is_flag=True, help="Wait for the run, then print its results and exit 0/1/3/4.")
 @click.option("--label", default="", help="A label for the run (e.g. the commit).")
 @click.option("--idempotency-key", metavar="KEY",
               help="Retrying with the same key gives the run the first launch created instead of another.")
@@ -228,7 +232,7 @@ def finish(state: State, run: dict[str, Any], *, fmt: str, junit: Path | None, s
 @wait_options
 @pass_state
 def launch(state: State, campaign: str, wait_: bool, label: str, idempotency_key: str | None, fmt: str,
-           junit: Path | None, summary: Path | None, fail_on_invalid: bool, poll_s: float, timeout_s: float | None,
+           junit: Path | None, summary: Path | None, allow_untrusted: bool, poll_s: float, timeout_s: float | None,
            settle_s: float) -> None:
     """Launch CAMPAIGN (its id or exact name). Without --wait, prints the new run's id."""
     api = state.api()
@@ -239,7 +243,7 @@ def launch(state: State, campaign: str, wait_: bool, label: str, idempotency_key
     if not wait_:
         click.echo(run["id"])
         return
-    finish(state, run, fmt=fmt, junit=junit, summary=summary, fail_on_invalid=fail_on_invalid, poll_s=poll_s,
+    finish(state, run, fmt=fmt, junit=junit, summary=summary, allow_untrusted=allow_untrusted, poll_s=poll_s,
            timeout_s=timeout_s, settle_s=settle_s)
 
 
@@ -248,12 +252,12 @@ def launch(state: State, campaign: str, wait_: bool, label: str, idempotency_key
 @ci_outputs
 @wait_options
 @pass_state
-def wait(state: State, run_id: int, fmt: str, junit: Path | None, summary: Path | None, fail_on_invalid: bool,
+def wait(state: State, run_id: int, fmt: str, junit: Path | None, summary: Path | None, allow_untrusted: bool,
          poll_s: float, timeout_s: float | None, settle_s: float) -> None:
-    """Wait for RUN to finish (at once if it has), print its results and exit 0/1/3 as launch --wait does."""
+    """Wait for RUN to finish (at once if it has), print its results and exit 0/1/3/4 as launch --wait does."""
     with _api_errors():
         run = state.api().run(run_id)
-    finish(state, run, fmt=fmt, junit=junit, summary=summary, fail_on_invalid=fail_on_invalid, poll_s=poll_s,
+    finish(state, run, fmt=fmt, junit=junit, summary=summary, allow_untrusted=allow_untrusted, poll_s=poll_s,
            timeout_s=timeout_s, settle_s=settle_s)
 
 
@@ -262,13 +266,17 @@ def wait(state: State, run_id: int, fmt: str, junit: Path | None, summary: Path 
 @ci_outputs
 @pass_state
 def compare(state: State, run_ids: tuple[int, ...], fmt: str, junit: Path | None, summary: Path | None,
-            fail_on_invalid: bool) -> None:
+            allow_untrusted: bool) -> None:
     """Results of one or more runs side by side: one line per cell (scenario, spec, threads, product) and run,
-    with Δ% of QPS against the first run's. Exits 0 whatever the results (use `wait` for a verdict)."""
+    with Δ% of QPS against the first run's. Exits 0 whatever the figures (use `wait` for a regression verdict),
+    but 4 when a cell cannot be trusted (its validity verdict is suspect or invalid), unless --allow-untrusted."""
     api = state.api()
     with _api_errors():
         runs, cells = gather(api, list(dict.fromkeys(run_ids)))
-        emit(api, runs, cells, fmt=fmt, junit=junit, summary=summary, fail_on_invalid=fail_on_invalid)
+        emit(api, runs, cells, fmt=fmt, junit=junit, summary=summary, allow_untrusted=allow_untrusted)
+    if not allow_untrusted and report.untrusted_cells(cells):
+        click.echo(f"benchapp: {report.untrusted_line(cells)} (--allow-untrusted to accept them)", err=True)
+        sys.exit(report.EXIT_UNTRUSTED)
 
 
 @cli.command()
@@ -312,7 +320,7 @@ def import_logs(state: State, logs: tuple[Path, ...], target: str, scenario: str
         run = answer["run"]
         click.echo(f"imported {len(answer.get('results', []))} result(s) as run {run['id']}", err=True)
         runs, cells = gather(api, [int(run["id"])])
-        emit(api, runs, cells, fmt=fmt, junit=None, summary=None, fail_on_invalid=False)
+        emit(api, runs, cells, fmt=fmt, junit=None, summary=None, allow_untrusted=True)
 
 
 @cli.group()

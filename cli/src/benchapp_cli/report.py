@@ -23,6 +23,10 @@ EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 3
+EXIT_UNTRUSTED = 4
+
+# Validity verdicts whose figures are not to be believed (the server's comparison leaves them out by default).
+UNTRUSTED = ("suspect", "invalid")
 
 RUN_FINISHED = ("succeeded", "partially_succeeded", "failed", "cancelled")
 RUN_NOT_SUCCEEDED = ("partially_succeeded", "failed", "cancelled")
@@ -188,13 +192,29 @@ def render(cells: list[Cell], runs: list[dict[str, Any]], fmt: str) -> str:
 # ---------------------------------------------------------------- CI outputs and the exit code
 
 
-def exit_code(runs: Iterable[dict[str, Any]], cells: list[Cell], *, fail_on_invalid: bool) -> int:
+def untrusted_cells(cells: Iterable[Cell]) -> list[Cell]:
+    """The cells whose validity verdict is suspect or invalid."""
+    return [c for c in cells if c.verdict in UNTRUSTED]
+
+
+def untrusted_line(cells: Iterable[Cell]) -> str:
+    """How many cells cannot be trusted, in words: "2 of 4 cells untrusted (1 invalid, 1 suspect)"."""
+    cells = list(cells)
+    bad = untrusted_cells(cells)
+    counts = ", ".join(f"{n} {verdict}" for verdict in ("invalid", "suspect")
+                       if (n := sum(c.verdict == verdict for c in bad)))
+    return f"{len(bad)} of {len(cells)} cell{'s' if len(cells) != 1 else ''} untrusted ({counts})"
+
+
+def exit_code(runs: Iterable[dict[str, Any]], cells: list[Cell], *, allow_untrusted: bool) -> int:
     """3 when a run did not succeed (failed, cancelled, partially succeeded, or not finished), else 1 for a
-    regression (or, with fail_on_invalid, a cell whose verdict is invalid), else 0."""
+    regression, else 4 when a cell's validity verdict is suspect or invalid (unless allow_untrusted), else 0."""
     if any(r.get("status") != "succeeded" for r in runs):
         return EXIT_RUN_FAILED
-    if any(c.regressions for c in cells) or (fail_on_invalid and any(c.verdict == "invalid" for c in cells)):
+    if any(c.regressions for c in cells):
         return EXIT_REGRESSION
+    if not allow_untrusted and untrusted_cells(cells):
+        return EXIT_UNTRUSTED
     return EXIT_OK
 
 
@@ -211,14 +231,14 @@ def run_line(run: dict[str, Any]) -> str:
     return text
 
 
-def junit_xml(runs: list[dict[str, Any]], cells: list[Cell], *, fail_on_invalid: bool) -> str:
-    """One testsuite per run: a testcase for the run's outcome, then one per cell, failed on a regression (and on an
-    invalid verdict with fail_on_invalid)."""
+def junit_xml(runs: list[dict[str, Any]], cells: list[Cell], *, allow_untrusted: bool) -> str:
+    """One testsuite per run: a testcase for the run's outcome, then one per cell, failed on a regression and on a
+    suspect or invalid verdict (skipped instead, with allow_untrusted: its figures prove nothing either way)."""
     suites = ET.Element("testsuites", name="benchapp")
     for run in runs:
         run_cells = [c for c in cells if c.run == run["id"]]
         suite = ET.SubElement(suites, "testsuite", name=f"benchapp run {run['id']} ({run.get('campaign_name', '')})")
-        failures = 0
+        failures = skipped = 0
         outcome = ET.SubElement(suite, "testcase", classname=f"benchapp.run{run['id']}", name="run outcome")
         if run.get("status") != "succeeded":
             failures += 1
@@ -227,17 +247,23 @@ def junit_xml(runs: list[dict[str, Any]], cells: list[Cell], *, fail_on_invalid:
             case = ET.SubElement(suite, "testcase", classname=f"benchapp.run{run['id']}.{cell.scenario}",
                                  name=cell.name())
             problems = list(cell.regressions)
-            if fail_on_invalid and cell.verdict == "invalid":
-                problems.append("the validity verdict of a job of this cell is invalid")
+            untrusted = cell.verdict in UNTRUSTED
+            why = f"the validity verdict of this cell is {cell.verdict}: its figures cannot be trusted"
+            if untrusted and not allow_untrusted:
+                problems.append(why)
             if problems:
                 failures += 1
                 ET.SubElement(case, "failure", message=problems[0],
-                              type="regression" if cell.regressions else "invalid").text = "\n".join(problems)
+                              type="regression" if cell.regressions else "untrusted").text = "\n".join(problems)
+            elif untrusted:
+                skipped += 1
+                ET.SubElement(case, "skipped", message=why)
             ET.SubElement(case, "system-out").text = (
                 f"QPS {_number(cell.qps)} (n={cell.n}, CV {_number(cell.qps_cv_pct, 2)} %), "
                 f"latency p{cell.latency_pct or 0:g} {_number(cell.latency_pct_ms, 2)} ms, verdict {cell.verdict or '—'}")
         suite.set("tests", str(1 + len(run_cells)))
         suite.set("failures", str(failures))
+        suite.set("skipped", str(skipped))
         suite.set("errors", "0")
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
@@ -246,8 +272,13 @@ def junit_xml(runs: list[dict[str, Any]], cells: list[Cell], *, fail_on_invalid:
 def summary_markdown(runs: list[dict[str, Any]], cells: list[Cell], *, url: str, code: int) -> str:
     """A pull-request comment: the verdict in one line, each run, the regressions, then the table."""
     regressed = [c for c in cells if c.regressions]
-    headline = {EXIT_OK: "✅ no regression", EXIT_REGRESSION: f"❌ {len(regressed)} cell(s) regressed"
-                if regressed else "❌ invalid results", EXIT_RUN_FAILED: "⚠️ the run did not succeed"}[code]
+    untrusted = untrusted_cells(cells)
+    # "No regression" is said only of cells that can be trusted, and says when some could not.
+    calm = ("✅ no regression" if not untrusted else
+            "⚠️ no regression among the trusted cells; " + untrusted_line(cells) if len(untrusted) < len(cells)
+            else "⚠️ nothing to conclude: " + untrusted_line(cells))
+    headline = {EXIT_OK: calm, EXIT_REGRESSION: f"❌ {len(regressed)} cell(s) regressed",
+                EXIT_UNTRUSTED: f"❌ {untrusted_line(cells)}", EXIT_RUN_FAILED: "⚠️ the run did not succeed"}[code]
     lines = [f"### benchapp: {headline}", ""]
     for run in runs:
         lines.append(f"- [run {run['id']}]({url}/runs/{run['id']}/): {markdown_text(run_line(run))}")
