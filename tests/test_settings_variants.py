@@ -70,7 +70,7 @@ def test_values_read_back_match_in_the_servers_spellings():
 
 
 @pytest.mark.django_db
-def test_a_campaign_without_variants_plans_as_before_and_variants_multiply_its_jobs():
+def test_a_campaign_without_variants_plans_as_before_and_variants_multiply_its_jobs_interleaved():
     maria = TargetFactory(name="m")
     pg = TargetFactory(name="p", driver="pgsql", port=5432)
     campaign = CampaignFactory(targets=[maria, pg], scenarios=[ScenarioFactory()], threads=[1, 2])
@@ -80,15 +80,22 @@ def test_a_campaign_without_variants_plans_as_before_and_variants_multiply_its_j
         {"name": "default"}, {"name": "lazy", "mysql": {"sync_binlog": "0"}, "pgsql": {"synchronous_commit": "off"}}])
     campaign.refresh_from_db()
     planned = campaign_expand(campaign=campaign)
+    # Interleaved (the default): per thread count, every target and variant in turn.
     assert [(p.target.name, p.variant, p.threads, p.variant_settings) for p in planned] == [
-        ("m", "default", 1, {}), ("m", "default", 2, {}),
-        ("m", "lazy", 1, {"sync_binlog": "0"}), ("m", "lazy", 2, {"sync_binlog": "0"}),
-        ("p", "default", 1, {}), ("p", "default", 2, {}),
-        ("p", "lazy", 1, {"synchronous_commit": "off"}), ("p", "lazy", 2, {"synchronous_commit": "off"}),
+        ("m", "default", 1, {}), ("m", "lazy", 1, {"sync_binlog": "0"}),
+        ("p", "default", 1, {}), ("p", "lazy", 1, {"synchronous_commit": "off"}),
+        ("m", "default", 2, {}), ("m", "lazy", 2, {"sync_binlog": "0"}),
+        ("p", "default", 2, {}), ("p", "lazy", 2, {"synchronous_commit": "off"}),
     ]
     run = services.campaign_launch(campaign=campaign)
-    assert list(run.jobs.order_by("position").values_list("variant", flat=True)) == [
-        "default", "default", "lazy", "lazy"] * 2
+    assert list(run.jobs.order_by("position").values_list("variant", flat=True)) == ["default", "lazy"] * 4
+    # Blocked, as the campaign may choose: every job of a target and variant before the next one's.
+    Campaign.objects.filter(pk=campaign.pk).update(job_order=Campaign.JobOrder.BLOCKED)
+    campaign.refresh_from_db()
+    assert [(p.target.name, p.variant, p.threads) for p in campaign_expand(campaign=campaign)] == [
+        ("m", "default", 1), ("m", "default", 2), ("m", "lazy", 1), ("m", "lazy", 2),
+        ("p", "default", 1), ("p", "default", 2), ("p", "lazy", 1), ("p", "lazy", 2),
+    ]
 
 
 @pytest.mark.django_db

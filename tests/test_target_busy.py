@@ -138,3 +138,15 @@ def test_a_cancelled_job_still_stopping_keeps_the_database_until_it_is_closed() 
     assert busy is not None and busy.job == holder
     Job.objects.filter(pk=holder.pk).update(phase=Job.Phase.DONE)
     assert target_busy(later) is None
+
+
+def test_repetitions_interleave_across_targets_so_that_a_drift_falls_on_both() -> None:
+    from campaigns.services.plans import campaign_expand
+    from tests.factories import CampaignFactory, ScenarioFactory
+
+    a, b = TargetFactory(name="a"), TargetFactory(name="b")
+    campaign = CampaignFactory(targets=[a, b], scenarios=[ScenarioFactory()], threads=[1, 8], repetitions=2)
+    order = [(p.threads, p.repetition, p.target.name) for p in campaign_expand(campaign=campaign)]
+    assert order == [(1, 1, "a"), (1, 1, "b"), (1, 2, "a"), (1, 2, "b"),
+                     (8, 1, "a"), (8, 1, "b"), (8, 2, "a"), (8, 2, "b")]
+    assert [p.position for p in campaign_expand(campaign=campaign)] == list(range(8))

@@ -53,8 +53,9 @@ class CampaignForm(RowForm):
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
-                  "job_tries", "target_wait_s", "share_server"]
+                  "job_tries", "target_wait_s", "job_order", "share_server"]
         labels = {"share_server": "Share servers and client hosts with other runs that share",
+                  "job_order": "Order of the jobs",
                   "clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
@@ -121,13 +122,13 @@ class CampaignForm(RowForm):
                                         **self.field_values())
 
     DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries", "no_worker_notify_min",
-                 "job_tries", "target_wait_s")
+                 "job_tries", "target_wait_s", "job_order")
 
     def clean(self) -> dict[str, Any]:
         super().clean()
         cleaned = self.cleaned_data
         for name in self.DEFAULTED:
-            if cleaned.get(name) is None:
+            if cleaned.get(name) in (None, ""):
                 default = cast(Any, Campaign._meta.get_field(name)).default
                 kept = getattr(self.instance, name, None) if self.instance.pk else None
                 cleaned[name] = kept if kept is not None else default

@@ -416,6 +416,17 @@ class Campaign(models.Model):
     # A job holds its target's server (every database on it) and its client hosts against every other run while it
     # prepares, warms up and measures (campaigns.execution.turns). Two campaigns that both share on purpose (a
     # test of concurrent tenants) measure beside each other on one server; never on one database.
+    class JobOrder(models.TextChoices):
+        INTERLEAVED = "interleaved", "interleaved: each repetition of a thread count on every target and variant in turn"
+        BLOCKED = "blocked", "blocked: every job of a target (and variant) before the next one's"
+
+    # The order a run's jobs measure in (services.plans.campaign_expand). Interleaved, a drift of the machines'
+    # load over the run falls on every target and variant alike instead of on whichever measured last.
+    job_order = models.CharField(
+        max_length=12, choices=JobOrder.choices, default=JobOrder.INTERLEAVED,
+        help_text="interleaved (default): per scenario and thread count, each repetition runs on every target and "
+                  "variant in turn (A B A B …), so a drift of the host's load falls on all of them alike; blocked: "
+                  "every job of one target and variant, then the next's.")
     share_server = models.BooleanField(
         default=False,
         help_text="Measure beside other runs that share too, on the same servers and client hosts (a test of "

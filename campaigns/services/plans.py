@@ -53,29 +53,33 @@ class PlannedJob:
 
 
 def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
-    """The campaign's jobs in execution order: per target, per scenario, per settings variant, per threads, per
-    repetition.
+    """The campaign's jobs in execution order (Campaign.job_order).
 
-    Targets outermost so that each target's dataset is prepared once and reused by every job on it; variants
-    outside threads so that a server's settings change once per variant, not once per job.
+    Scenarios outermost, so that a target's dataset is prepared once and reused by every job on it. Interleaved
+    (the default): per scenario, per thread count, per repetition, every target and variant in turn (A B A B …),
+    so that a drift of the machines' load over the run (another tenant, a warming cache, a thermal limit) falls
+    on every target and variant alike instead of becoming part of their difference. Blocked: per target, per
+    scenario, per variant, per thread count, per repetition, as benchapp ran them before. A variant's settings
+    are applied before and put back after each of its jobs either way, so neither order costs more changes.
     """
-    planned: list[PlannedJob] = []
     targets = list(campaign.targets.select_related("spec", "product").order_by("name"))
     scenarios = list(campaign.scenarios.select_related("dataset").order_by("name"))
     # A campaign without variants has one implicit variant "": its jobs run the server as it is, as before.
     variants = campaign.variants or [{"name": ""}]
-    for target in targets:
-        for scenario in scenarios:
+    # Every (target, scenario, variant, threads, repetition) cell, then its place in the order.
+    cells: list[tuple[tuple[Any, ...], PlannedJob]] = []
+    for t_index, target in enumerate(targets):
+        for s_index, scenario in enumerate(scenarios):
             if not runs_on(target, scenario):  # host tests on client-host targets, database tests on databases
                 continue
             tables, table_size = campaign.dataset_size(scenario.dataset, target.spec)
             # A host test measures a client host, not a database server: no variant changes what it measures, so
             # it runs once, not once per variant.
-            for variant in ([{"name": ""}] if target.is_client_host() else variants):
+            for v_index, variant in enumerate([{"name": ""}] if target.is_client_host() else variants):
                 for threads in campaign.threads_for(target, scenario):
                     for repetition in range(1, campaign.repetitions + 1):
-                        planned.append(PlannedJob(
-                            position=len(planned), target=target, scenario=scenario, threads=threads,
+                        job = PlannedJob(
+                            position=0, target=target, scenario=scenario, threads=threads,
                             repetition=repetition, tables=tables, table_size=table_size,
                             # A host test measures its one host: one client, whatever the campaign's client rule.
                             clients=1 if target.is_client_host() else campaign.clients_for(threads),
@@ -83,7 +87,14 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
                             warmup_s=(scenario.warmup_s if campaign.warmup_override_s is None
                                       else campaign.warmup_override_s),
                             variant=variant["name"], variant_settings=variant_settings(variant, target.driver),
-                        ))
+                        )
+                        blocked = (t_index, s_index, v_index, len(cells))
+                        interleaved = (s_index, threads, repetition, t_index, v_index)
+                        cells.append((blocked if campaign.job_order == Campaign.JobOrder.BLOCKED else interleaved,
+                                      job))
+    planned = [job for _, job in sorted(cells, key=lambda cell: cell[0])]
+    for position, job in enumerate(planned):
+        job.position = position
     return planned
 
 
