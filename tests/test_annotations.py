@@ -15,11 +15,13 @@ from tests.helpers.users import client_for, make_user
 pytestmark = pytest.mark.django_db
 
 
-def _run(campaign, target, scenario, qps: float, *, version: str = "10.11.5", flush: str = "1") -> Run:
+def _run(campaign, target, scenario, qps: float, *, version: str = "10.11.5", flush: str = "1",
+         variant: str = "", variant_settings: dict[str, str] | None = None) -> Run:
     now = timezone.now()
     run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED, trigger=Run.Trigger.SCHEDULED,
                              started_at=now, finished_at=now)
     job = Job.objects.create(run=run, target=target, scenario=scenario, threads=8, status=Job.Status.SUCCEEDED,
+                             variant=variant, variant_settings=variant_settings or {},
                              server_snapshot={"before": {"version": version, "settings": {
                                  "innodb_flush_log_at_trx_commit": flush, "max_connections": "151"}}})
     JobResult.objects.create(job=job, qps=qps, latency_pct_ms=1e5 / qps, latency_pct=95.0)
@@ -62,6 +64,21 @@ def test_benchapp_notes_a_version_or_setting_change_between_two_runs_once():
     assert note.kind == "auto" and note.target == target and note.run == changed
     assert note.text == "maria: server version 10.11.5 → 10.11.6; innodb_flush_log_at_trx_commit 1 → 2"
     assert monitoring.annotations_auto(run=changed) == []  # idempotent
+
+
+def test_a_setting_that_benchapps_own_variant_changed_is_not_noted_as_changed_outside():
+    """A run whose first job on the target runs under a variant setting flush=2: that is benchapp's own change, not
+    an outside one, and the job is compared with the previous one under the same variant."""
+    target, scenario = TargetFactory(name="maria"), ScenarioFactory()
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario])
+    _run(campaign, target, scenario, 1000.0)
+    lazy = {"innodb_flush_log_at_trx_commit": "2"}
+    varied = _run(campaign, target, scenario, 1100.0, flush="2", variant="lazy", variant_settings=lazy)
+    assert monitoring.annotations_auto(run=varied) == [], "no false 'setting changed 1 → 2'"
+    again = _run(campaign, target, scenario, 1100.0, flush="2", variant="lazy", variant_settings=lazy,
+                 version="10.11.6")
+    (note,) = monitoring.annotations_auto(run=again)
+    assert note.text == "maria: server version 10.11.5 → 10.11.6"
 
 
 def test_a_change_point_quotes_the_note_beside_it_and_the_history_and_run_page_show_notes():

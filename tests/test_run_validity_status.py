@@ -110,3 +110,17 @@ def test_pinning_an_all_invalid_run_as_baseline_warns_and_the_campaign_page_says
     assert "No baseline yet" not in html
     assert f"The pinned baseline, run #{run.pk}, has no trusted result in this cell" in html
     assert f"Unpin run #{run.pk}" in html
+
+
+def test_a_variant_shows_beside_its_target_in_the_jobs_table_and_the_live_chart():
+    target, scenario = TargetFactory(name="maria"), ScenarioFactory(name="ps")
+    run = RunFactory(campaign=CampaignFactory(targets=[target], scenarios=[scenario], threads=[1]))
+    for variant in ("default", "lazy"):
+        JobFactory(run=run, target=target, scenario=scenario, variant=variant, verdict=V.VALID)
+    page = Client()
+    page.force_login(make_user(roles.VIEWER, "variant-viewer"))
+    html = page.get(f"/runs/{run.pk}/").content.decode()
+    assert html.count('title="settings variant">lazy</span>') == 1
+    assert html.count('title="settings variant">default</span>') == 1
+    cells = {row["cell"] for row in page.get(f"/runs/{run.pk}/live/").json()["jobs"]}
+    assert cells == {"maria · default · ps", "maria · lazy · ps"}

@@ -133,7 +133,9 @@ def annotations_auto(*, run: Run) -> list[Annotation]:
     for target_id, job in firsts.items():
         if Annotation.objects.filter(run=run, target_id=target_id, kind=Annotation.Kind.AUTO).exists():
             continue
-        previous = (Job.objects.filter(target_id=target_id, run__created_at__lt=run.created_at)
+        # Like with like: the previous job on the target under the same settings variant; the settings a variant
+        # sets differ by design, benchapp's own change, not one made outside it.
+        previous = (Job.objects.filter(target_id=target_id, run__created_at__lt=run.created_at, variant=job.variant)
                     .exclude(run=run).exclude(server_snapshot={}).order_by("-run__created_at", "-position").first())
         if previous is None:
             continue
@@ -143,7 +145,10 @@ def annotations_auto(*, run: Run) -> list[Annotation]:
         if now.get("version") and then.get("version") and now["version"] != then["version"]:
             changes.append(f"server version {then['version']} → {now['version']}")
         old, new = then.get("settings") or {}, now.get("settings") or {}
+        own = {name.lower() for name in (*(job.variant_settings or {}), *(previous.variant_settings or {}))}
         for name in sorted(set(old) & set(new)):
+            if name.lower() in own:
+                continue
             if old[name] != new[name]:
                 changes.append(f"{name} {old[name]} → {new[name]}")
         if changes:

@@ -85,7 +85,9 @@ def run_state(run: Run, jobs: list[Job], run_progress: dict[str, Any]) -> dict[s
             "error": job.error[:500], "wait_reason": job.wait_reason, "waiting": job.waiting_text(),
             "attempt": job.attempt, "result": _result_row(job),
             "cache_hit_ratio": job.cache_hit_ratio, "cache_warning": job.cache_warning,
-            "threads": job.threads, "cell": f"{job.target.name} · {job.scenario.name}",
+            # A settings variant is a dimension as a target is: its jobs are a line of their own on the live chart.
+            "threads": job.threads, "variant": job.variant,
+            "cell": " · ".join(filter(None, (job.target.name, job.variant, job.scenario.name))),
         })
     running = None
     if current is not None:
