@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import connection
+from django.db.models import Max
 
 from campaigns.cache import results_changed
 from campaigns.crypto import DecryptionError
@@ -21,7 +22,7 @@ from campaigns.execution.dispatch import run_advance
 from campaigns.execution.phases import target_connection
 from campaigns.execution.variants import variant_restore
 from campaigns.execution.verdict import job_judge
-from campaigns.models import Job, JobClient, JobResult, Scenario
+from campaigns.models import IntervalSample, Job, JobClient, JobResult, Scenario
 from campaigns.probes import ProbeError, cache_hit_ratio, server_info
 from campaigns.sysbench import parser
 
@@ -299,6 +300,38 @@ def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
         job_close(job, status=Job.Status.FAILED, error="sysbench printed no results")
     else:
         job_judge(job_id=job.pk)  # before it closes: a succeeded job always carries its verdict
-        job_close(job, status=Job.Status.SUCCEEDED)
+        if not _spoiled_measure_again(job):
+            job_close(job, status=Job.Status.SUCCEEDED)
     run_advance(run_id=job.run_id)
+    return True
+
+
+# Findings that say something outside the job spoiled its measurement, which another attempt may not meet: other
+# processes on its client host, another job on its server or host, the server counting work sysbench did not send
+# (another client's queries), a stall that made sysbench run past its time. Not the job's own limits (a saturated
+# load generator, a cold cache, throughput that never settles): measuring again would find them again.
+SPOILED_FROM_OUTSIDE = frozenset({"host-busy", "shared", "server-disagrees", "overran"})
+
+
+def _spoiled_measure_again(job: Job) -> bool:
+    """A measurement spoiled from outside (SPOILED_FROM_OUTSIDE) is measured again while the campaign's job_tries
+    last and it asks for it (remeasure_spoiled): the spoiled attempt becomes an earlier attempt, its seconds kept
+    under its number, and only what stays spoiled after the last try is a result with its verdict. True when the
+    job was sent to be measured again (its closer then closes nothing)."""
+    campaign = job.run.campaign
+    if not campaign.remeasure_spoiled or job.attempt >= campaign.job_tries:
+        return False
+    findings = Job.objects.filter(pk=job.pk).values_list("findings", flat=True).first() or []
+    spoiled = [f for f in findings if f.get("code") in SPOILED_FROM_OUTSIDE and f.get("level") != "info"]
+    if not spoiled:
+        return False
+    cause = "spoiled from outside: " + "; ".join(str(f.get("message") or f.get("code")) for f in spoiled)
+    t_s = IntervalSample.objects.filter(job_id=job.pk, attempt=job.attempt).aggregate(t=Max("t"))["t"]
+    if not transitions.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause, t_s=t_s, closing=True):
+        return False
+    if job.variant_settings:  # put back now; the new attempt applies them again before it measures
+        variant_restore(job_id=job.pk)
+    log.warning("job %s of run %s on target %s: attempt %s of %s %s; measuring it again", job.pk, job.run_id,
+                job.target.name, job.attempt, campaign.job_tries, cause)
+    results_changed()
     return True

@@ -68,7 +68,8 @@ RUN_SOURCES: dict[str, frozenset[str]] = {
 }
 # Which phases each phase may be entered from ("" is a job nobody has claimed yet).
 PHASE_SOURCES: dict[str, frozenset[str]] = {
-    Phase.NONE: frozenset({Phase.PREPARE, Phase.RUN}),
+    # Back to none: a new attempt (job_measure_again), from the closer too when it found the attempt spoiled.
+    Phase.NONE: frozenset({Phase.PREPARE, Phase.RUN, Phase.FINALIZING}),
     Phase.PREPARE: frozenset({Phase.NONE}),
     Phase.RUN: frozenset({Phase.PREPARE, Phase.FINALIZING}),
     Phase.FINALIZING: frozenset({Phase.RUN}),
@@ -142,7 +143,8 @@ def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any]
 
 
 def job_measure_again(*, job_id: int, attempt: int, cause: str, t_s: float | None,
-                      heartbeat_before: datetime | None = None, lost_client: LostClient | None = None) -> bool:
+                      heartbeat_before: datetime | None = None, lost_client: LostClient | None = None,
+                      closing: bool = False) -> bool:
     """preparing | running (attempt `attempt`) → queued as attempt + 1: the infrastructure spoiled the measurement.
 
     The spoiled attempt goes to earlier_attempts ({attempt, started_at, ended_at, cause, t_s}); its clients and
@@ -152,12 +154,14 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, t_s: float | Non
     still active (and, with its heartbeat_before, silent): the loss of a client and the new attempt are one
     change, so nobody sees the lost client closed while its job still runs the old attempt and closes that
     attempt as failed meanwhile. Never once a closer has begun finalizing the attempt: its outcome is the
-    closer's. False when the job had moved on or ended.
+    closer's (closing: the closer itself, which found the measurement spoiled from outside). False when the job
+    had moved on or ended.
     """
     now = timezone.now()
     with transaction.atomic():
         rows = Job.objects.select_for_update(of=("self",)).filter(
-            pk=job_id, attempt=attempt, status__in=JOB_SOURCES[JobStatus.QUEUED]).exclude(phase=Phase.FINALIZING)
+            pk=job_id, attempt=attempt, status__in=JOB_SOURCES[JobStatus.QUEUED])
+        rows = rows.filter(phase=Phase.FINALIZING) if closing else rows.exclude(phase=Phase.FINALIZING)
         if heartbeat_before is not None:
             rows = rows.filter(heartbeat_at__lt=heartbeat_before)
         job = rows.first()

@@ -416,6 +416,14 @@ class Campaign(models.Model):
     # A job holds its target's server (every database on it) and its client hosts against every other run while it
     # prepares, warms up and measures (campaigns.execution.turns). Two campaigns that both share on purpose (a
     # test of concurrent tenants) measure beside each other on one server; never on one database.
+    # A measurement spoiled from outside (other processes on its host, another job on its server, foreign queries
+    # on the server, a stall past --time) is measured again within job_tries (execution.results).
+    remeasure_spoiled = models.BooleanField(
+        default=True,
+        help_text="Measure a job again, within its measurements per job, when its verdict says something outside it "
+                  "spoiled it (a busy host, another job on its server, foreign queries, a stall); the spoiled "
+                  "attempt is kept as an earlier one.")
+
     class JobOrder(models.TextChoices):
         INTERLEAVED = "interleaved", "interleaved: each repetition of a thread count on every target and variant in turn"
         BLOCKED = "blocked", "blocked: every job of a target (and variant) before the next one's"

@@ -1,0 +1,96 @@
+"""A measurement spoiled from outside is measured again (execution.results, SPOILED_FROM_OUTSIDE): another
+application's queries on the server during the first attempt make it disagree with sysbench; the job is measured
+again, the spoiled attempt kept as an earlier one with its seconds, and the result is the clean attempt's."""
+from __future__ import annotations
+
+import threading
+
+import MySQLdb
+import pytest
+
+from campaigns import services
+from campaigns.execution.results import SPOILED_FROM_OUTSIDE
+from campaigns.models import Job
+from tests.conftest import wait_for
+from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+from tests.helpers.servers import MariaDBServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_job_spoiled_by_foreign_queries_is_measured_again_and_its_result_is_the_clean_attempts(
+        celery_worker_process, own_mariadb: MariaDBServer):
+    own_mariadb.sql("CREATE DATABASE sbspoil")
+    target = TargetFactory(port=own_mariadb.port, database="sbspoil")
+    scenario = ScenarioFactory(name="spoil", time_s=8, options={},
+                               dataset=DatasetFactory(name="spoil 1x1000", tables=1, table_size=1000))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1], job_tries=2,
+                               remeasure_spoiled=True, noise_cv_pct=100)
+    run = services.campaign_launch(campaign=campaign)
+    job = run.jobs.get()
+    stop = threading.Event()
+
+    def foreign_workload() -> None:
+        """Another application's statements on the server, while the first attempt measures, and only then."""
+        wait_for(lambda: Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, attempt=1).exists()
+                 or stop.is_set(), timeout_s=120, what="the first attempt to measure")
+        db = MySQLdb.connect(host="127.0.0.1", port=own_mariadb.port, user="root", connect_timeout=5)
+        with db.cursor() as cursor:
+            while not stop.is_set() and Job.objects.filter(pk=job.pk, attempt=1).exists():
+                for _ in range(200):
+                    cursor.execute("SELECT 1")
+        db.close()
+
+    thread = threading.Thread(target=foreign_workload, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: Job.objects.get(pk=job.pk).is_finished(), timeout_s=240, what="the job to finish")
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    job.refresh_from_db()
+    assert (job.status, job.attempt) == (Job.Status.SUCCEEDED, 2), (job.status, job.attempt, job.error)
+    (spoiled,) = job.earlier_attempts
+    assert spoiled["cause"].startswith("spoiled from outside: "), spoiled
+    assert "server" in spoiled["cause"], spoiled
+    assert job.samples.filter(attempt=1).count() >= 3, "the spoiled attempt's seconds stay, apart"
+    assert job.samples.filter(attempt=2).exists() and job.result is not None
+    assert "server-disagrees" not in {f["code"] for f in job.findings}, job.findings
+    history = [row["text"] for row in job.attempt_history()]
+    assert history[0].startswith("attempt 1 lost at t = "), history
+
+
+def test_a_campaign_that_keeps_spoiled_measurements_does_not_measure_again(celery_worker_process,
+                                                                          own_mariadb: MariaDBServer):
+    """remeasure_spoiled off: the spoiled measurement is the result, with its verdict, as before."""
+    own_mariadb.sql("CREATE DATABASE sbkeep")
+    target = TargetFactory(port=own_mariadb.port, database="sbkeep")
+    scenario = ScenarioFactory(name="keep", time_s=8, options={},
+                               dataset=DatasetFactory(name="keep 1x1000", tables=1, table_size=1000))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1], job_tries=2,
+                               remeasure_spoiled=False, noise_cv_pct=100)
+    run = services.campaign_launch(campaign=campaign)
+    job = run.jobs.get()
+    stop = threading.Event()
+
+    def foreign_workload() -> None:
+        wait_for(lambda: Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).exists() or stop.is_set(),
+                 timeout_s=120, what="the job to measure")
+        db = MySQLdb.connect(host="127.0.0.1", port=own_mariadb.port, user="root", connect_timeout=5)
+        with db.cursor() as cursor:
+            while not stop.is_set():
+                cursor.execute("SELECT 1")
+        db.close()
+
+    thread = threading.Thread(target=foreign_workload, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: Job.objects.get(pk=job.pk).is_finished(), timeout_s=180, what="the job to finish")
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    job.refresh_from_db()
+    assert (job.status, job.attempt, job.earlier_attempts) == (Job.Status.SUCCEEDED, 1, [])
+    # Spoiled from outside (the foreign queries, or this machine's other processes), and kept as the result.
+    assert job.verdict == Job.Verdict.INVALID, job.findings
+    assert {f["code"] for f in job.findings} & SPOILED_FROM_OUTSIDE, job.findings
