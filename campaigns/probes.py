@@ -462,3 +462,30 @@ def tables_max_id(conn: Connection, tables: list[str]) -> dict[str, int]:
         raise mysql_probe_error(exc, conn) from None
     except psycopg.Error as exc:
         raise pg_probe_error(exc, conn) from None
+
+
+def connections_in_use(conn: Connection) -> tuple[int, int] | None:
+    """(connections in use, connections an ordinary user may open) on the target's server now, or None when the
+    server does not say. MySQL/MariaDB: Threads_connected against max_connections (one more is kept for a
+    SUPER user); PostgreSQL: client backends against max_connections less the superuser-reserved ones."""
+    try:
+        if conn.driver == "mysql":
+            db = mysql_connect(conn)
+            try:
+                cur = db.cursor()
+                cur.execute("SELECT @@global.max_connections, (SELECT VARIABLE_VALUE FROM "
+                            "information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED')")
+                limit, used = _one(cur)
+            finally:
+                db.close()
+        else:
+            with pg_connect(conn) as pg, pg.cursor() as cur:
+                cur.execute("SELECT current_setting('max_connections')::int - "
+                            "current_setting('superuser_reserved_connections')::int, "
+                            "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')")
+                limit, used = _one(cur)
+    except (MySQLdb.Error, psycopg.Error):
+        return None  # a server that hides these (a managed one, a restricted user): sysbench will say
+    if limit is None or used is None:
+        return None
+    return int(used), int(limit)

@@ -41,3 +41,40 @@ def test_a_full_postgresql_server_is_named_too():
               "sorry, too many clients already\n")
     assert explain_failure(output, 1).startswith("the server is full: too many clients (SQLSTATE 53300")
     assert target_unreachable(output)
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_job_on_a_full_server_waits_for_free_connections_and_succeeds_once_they_are_released(
+        celery_worker_process, own_mariadb: MariaDBServer):
+    """Another application holds the server's connections: the job waits as for a server that is away, with the
+    server's own figures as its cause, spends no attempt, and measures once the connections are released."""
+    from campaigns import services
+    from campaigns.models import Job, Run
+    from tests.conftest import wait_for
+    from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+
+    own_mariadb.sql("CREATE DATABASE sbfull; CREATE USER bench@'%' IDENTIFIED BY 'pw'; "
+                    "GRANT ALL ON sbfull.* TO bench@'%'; SET GLOBAL max_connections = 10")
+    target = TargetFactory(port=own_mariadb.port, database="sbfull", user="bench", password="pw")
+    scenario = ScenarioFactory(name="full", time_s=2, dataset=DatasetFactory(name="full 1x100", tables=1,
+                                                                             table_size=100))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[2], target_wait_s=600)
+    held = [MySQLdb.connect(host="127.0.0.1", port=own_mariadb.port, user="bench", password="pw")
+            for _ in range(8)]
+    try:
+        run = services.campaign_launch(campaign=campaign)
+        job = run.jobs.get()
+
+        def waits() -> bool:
+            job.refresh_from_db()
+            return job.status == Job.Status.WAITING and "the server is full" in job.wait_reason
+
+        wait_for(waits, timeout_s=90, what="the job to wait for free connections")
+        assert "connections are in use by others, and the job needs 4" in job.wait_reason, job.wait_reason
+    finally:
+        for conn in held:
+            conn.close()
+    wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=180, what="the run to finish")
+    job.refresh_from_db()
+    assert (job.status, job.attempt) == (Job.Status.SUCCEEDED, 1), (job.status, job.attempt, job.error)

@@ -53,7 +53,7 @@ from campaigns.execution.variants import variant_apply
 from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
 from campaigns.models.core import hosts_allowed
-from campaigns.probes import ProbeError, server_info, writes_blocked
+from campaigns.probes import ProbeError, connections_in_use, server_info, writes_blocked
 from campaigns.sysbench.command import Connection, format_command, redact_text
 from campaigns.sysbench.runner import sysbench_version
 
@@ -154,6 +154,27 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
                                                    f"({names})")
         return None
     return online[:needed]
+
+
+# Connections benchapp itself opens beside sysbench's while a job measures: the server sampler and a probe.
+SERVER_CONNECTIONS_OWN = 2
+
+
+def _connections_wait(job: Job, conn: Connection) -> None:
+    """A server without a free connection for each of sysbench's threads (its max_connections taken by others) is a
+    server that is away: the job waits for it with back-off (TargetUnreachable), its cause the server's own figures,
+    instead of starting sysbench to fail on "Too many connections" and spend the job's tries in seconds. After the
+    run's previous job has ended, whose connections are this run's own."""
+    room = connections_in_use(conn)
+    if room is None:
+        return
+    used, limit = room
+    free = limit - (used - 1)  # the probe's own connection is closed by now
+    needed = job.threads + SERVER_CONNECTIONS_OWN
+    if free < needed:
+        raise TargetUnreachable(
+            f"the server is full: {used - 1} of its {limit} connections are in use by others, and the job needs "
+            f"{needed} ({job.threads} for sysbench's threads, {SERVER_CONNECTIONS_OWN} for benchapp's samplers)")
 
 
 def dataset_ensure(job: Job, conn: Connection) -> str:
@@ -299,6 +320,7 @@ def _job_coordinate(job: Job, host: str) -> int | None:
         if blocked:
             raise TargetUnreachable(f"writes blocked on the target: {blocked}")
     previous = previous_wait(job)
+    _connections_wait(job, conn)
     prepare_output = ""
     if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
         started = time.monotonic()
