@@ -489,3 +489,26 @@ def connections_in_use(conn: Connection) -> tuple[int, int] | None:
     if limit is None or used is None:
         return None
     return int(used), int(limit)
+
+
+def server_work_count(conn: Connection) -> float | None:
+    """A counter of the work the whole server has been asked for, to tell a still server from a busy one:
+    MySQL/MariaDB's Questions (statements from every client), PostgreSQL's committed and rolled-back transactions
+    of every database. None when the server does not say."""
+    try:
+        if conn.driver == "mysql":
+            db = mysql_connect(conn)
+            try:
+                cur = db.cursor()
+                cur.execute("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+                            "WHERE VARIABLE_NAME = 'QUESTIONS'")
+                (value,) = _one(cur)
+            finally:
+                db.close()
+        else:
+            with pg_connect(conn) as pg, pg.cursor() as cur:
+                cur.execute("SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database")
+                (value,) = _one(cur)
+    except (MySQLdb.Error, psycopg.Error, ProbeError):
+        return None
+    return None if value is None else float(value)

@@ -96,6 +96,7 @@ class CampaignFactory(DjangoModelFactory):
     # A test's job judged spoiled by the suite's own load (other test processes' sysbench on this host) is not
     # measured again behind its back: the tests of that rule ask for it (tests/test_remeasure_spoiled.py).
     remeasure_spoiled = False
+    quiet_s = 0
 
     @factory.post_generation
     def targets(obj: models.Campaign, create: bool, extracted: list[models.Target] | None, **kwargs: object) -> None:  # noqa: N805

@@ -1,9 +1,12 @@
-"""A measurement spoiled from outside is measured again (execution.results, SPOILED_FROM_OUTSIDE): another
+"""Keeping measurements apart: a job waits for a quiet server before it measures, and a measurement spoiled from
+outside is measured again (execution.results, SPOILED_FROM_OUTSIDE): another
 application's queries on the server during the first attempt make it disagree with sysbench; the job is measured
 again, the spoiled attempt kept as an earlier one with its seconds, and the result is the clean attempt's."""
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Iterator
 
 import MySQLdb
 import pytest
@@ -11,15 +14,30 @@ import pytest
 from campaigns import services
 from campaigns.execution.results import SPOILED_FROM_OUTSIDE
 from campaigns.models import Job
-from tests.conftest import wait_for
+from tests.conftest import WorkerProcess, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
 from tests.helpers.servers import MariaDBServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture
+def keeping_apart(test_db_name: str, settings) -> Iterator[WorkerProcess]:
+    """A worker of the test's own queue with the rules on that the suite's workers have off (tests/pytest_env.py):
+    waiting for quiet, measuring a spoiled job again."""
+    queue = f"apart-{test_db_name}"
+    worker = WorkerProcess("client-apart", test_db_name, extra_env={
+        "BENCHAPP_QUEUE": queue, "BENCHAPP_QUIET_CHECK": "true", "BENCHAPP_REMEASURE_SPOILED": "true"})
+    try:
+        worker.wait_ready()
+        settings.CELERY_TASK_DEFAULT_QUEUE = queue  # launches here go to it
+        yield worker
+    finally:
+        worker.stop()
+
+
 def test_a_job_spoiled_by_foreign_queries_is_measured_again_and_its_result_is_the_clean_attempts(
-        celery_worker_process, own_mariadb: MariaDBServer):
+        keeping_apart, own_mariadb: MariaDBServer):
     own_mariadb.sql("CREATE DATABASE sbspoil")
     target = TargetFactory(port=own_mariadb.port, database="sbspoil")
     scenario = ScenarioFactory(name="spoil", time_s=8, options={},
@@ -60,7 +78,7 @@ def test_a_job_spoiled_by_foreign_queries_is_measured_again_and_its_result_is_th
     assert history[0].startswith("attempt 1 lost at t = "), history
 
 
-def test_a_campaign_that_keeps_spoiled_measurements_does_not_measure_again(celery_worker_process,
+def test_a_campaign_that_keeps_spoiled_measurements_does_not_measure_again(keeping_apart,
                                                                           own_mariadb: MariaDBServer):
     """remeasure_spoiled off: the spoiled measurement is the result, with its verdict, as before."""
     own_mariadb.sql("CREATE DATABASE sbkeep")
@@ -94,3 +112,45 @@ def test_a_campaign_that_keeps_spoiled_measurements_does_not_measure_again(celer
     # Spoiled from outside (the foreign queries, or this machine's other processes), and kept as the result.
     assert job.verdict == Job.Verdict.INVALID, job.findings
     assert {f["code"] for f in job.findings} & SPOILED_FROM_OUTSIDE, job.findings
+
+
+def test_a_job_waits_for_a_quiet_server_before_it_measures(keeping_apart, own_mariadb: MariaDBServer):
+    """Another application's queries on the server when the job is about to measure: it waits, saying why, and
+    measures once they stop (here after about 8 s), not beside them."""
+    own_mariadb.sql("CREATE DATABASE sbquiet")
+    target = TargetFactory(port=own_mariadb.port, database="sbquiet")
+    scenario = ScenarioFactory(name="quiet", time_s=3, options={},
+                               dataset=DatasetFactory(name="quiet 1x500", tables=1, table_size=500))
+    campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[1], quiet_s=2)
+    stop = threading.Event()
+    noisy_until: list[float] = []
+
+    def foreign_workload() -> None:
+        db = MySQLdb.connect(host="127.0.0.1", port=own_mariadb.port, user="root", connect_timeout=5)
+        with db.cursor() as cursor:
+            while not stop.is_set():
+                cursor.execute("SELECT 1")
+                time.sleep(0.005)
+        db.close()
+        noisy_until.append(time.time())
+
+    thread = threading.Thread(target=foreign_workload, daemon=True)
+    thread.start()
+    run = services.campaign_launch(campaign=campaign)
+    job = run.jobs.get()
+    try:
+        def waits() -> bool:
+            job.refresh_from_db()
+            return job.wait_reason.startswith("waits for quiet")
+
+        wait_for(waits, timeout_s=120, what="the job to wait for quiet")
+        assert "the server ran " in job.wait_reason and " queries/s from others" in job.wait_reason, job.wait_reason
+        time.sleep(6)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    wait_for(lambda: Job.objects.get(pk=job.pk).is_finished(), timeout_s=120, what="the job to finish")
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    started = min(c.started_at for c in job.clients.all() if c.started_at)
+    assert noisy_until and started.timestamp() >= noisy_until[0], "it measured only once the server was quiet"

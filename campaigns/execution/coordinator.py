@@ -10,6 +10,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+import psutil
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
@@ -53,7 +54,7 @@ from campaigns.execution.variants import variant_apply
 from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
 from campaigns.models.core import hosts_allowed
-from campaigns.probes import ProbeError, connections_in_use, server_info, writes_blocked
+from campaigns.probes import ProbeError, connections_in_use, server_info, server_work_count, writes_blocked
 from campaigns.sysbench.command import Connection, format_command, redact_text
 from campaigns.sysbench.runner import sysbench_version
 
@@ -154,6 +155,63 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
                                                    f"({names})")
         return None
     return online[:needed]
+
+
+# Quiet before measuring: a server that runs more queries (or transactions) per second than this from others, or a
+# coordinating host whose CPUs are busier than this, is not quiet; a job waits for quiet at most QUIET_WAIT_MAX_S.
+QUIET_QPS = 20.0
+QUIET_CPU_PCT = 25.0
+QUIET_WAIT_MAX_S = 60.0
+# The statements one look at the server's counter costs it (the SELECT and the session's own set-up).
+_QUIET_OWN_QUERIES = 4
+
+
+def _host_busy_pct(before: Any, after: Any) -> float:
+    """The share of the host's CPUs busy between two psutil.cpu_times() readings, in percent."""
+    idle = (after.idle + getattr(after, "iowait", 0.0)) - (before.idle + getattr(before, "iowait", 0.0))
+    total = sum(after) - sum(before)
+    return 0.0 if total <= 0 else max(0.0, 100.0 * (1 - idle / total))
+
+
+def _quiet_wait(job: Job, conn: Connection) -> None:
+    """Before the job measures (its warm-up done, its sysbench not started): its server and its coordinating host
+    are watched for the campaign's quiet_s seconds, and the job waits while the server runs others' queries or
+    the host's CPUs are busy, the reason on its run page ("waits for quiet: the server ran 1,234 queries/s from
+    others"), at most QUIET_WAIT_MAX_S; then it measures anyway, and its verdict says what it met (a measurement
+    spoiled from outside is measured again). JobStopped when the job is cancelled meanwhile."""
+    window_s = float(job.run.campaign.quiet_s)
+    if window_s <= 0 or not settings.BENCHAPP_QUIET_CHECK:
+        return
+    started = time.monotonic()
+    while True:
+        first, cpu_first = server_work_count(conn), psutil.cpu_times()
+        slept = 0.0
+        while slept < window_s:
+            time.sleep(min(1.0, window_s - slept))
+            slept += 1.0
+            if job_heartbeat(job.pk) not in ("", Job.Status.PREPARING):
+                raise JobStopped()
+        last, cpu_last = server_work_count(conn), psutil.cpu_times()
+        noise = []
+        if first is not None and last is not None:
+            foreign = max(0.0, last - first - _QUIET_OWN_QUERIES) / window_s
+            if foreign > QUIET_QPS:
+                noise.append(f"the server ran {foreign:,.0f} {'queries' if conn.driver == 'mysql' else 'transactions'}"
+                             "/s from others")
+        busy = _host_busy_pct(cpu_first, cpu_last)
+        if busy > QUIET_CPU_PCT:
+            noise.append(f"this client host's CPUs were {busy:.0f} % busy")
+        if not noise:
+            Job.objects.filter(pk=job.pk, status=Job.Status.PREPARING).update(wait_reason="")
+            return
+        waited_s = time.monotonic() - started
+        if waited_s >= QUIET_WAIT_MAX_S:
+            log.warning("job %s of run %s on target %s measures without quiet after %.0f s: %s", job.pk, job.run_id,
+                        job.target.name, waited_s, "; ".join(noise))
+            Job.objects.filter(pk=job.pk, status=Job.Status.PREPARING).update(wait_reason="")
+            return
+        Job.objects.filter(pk=job.pk, status=Job.Status.PREPARING).update(
+            wait_reason=f"waits for quiet ({waited_s:.0f} s of at most {QUIET_WAIT_MAX_S:.0f}): " + "; ".join(noise))
 
 
 # Connections benchapp itself opens beside sysbench's while a job measures: the server sampler and a probe.
@@ -331,6 +389,7 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     variant = variant_apply(job, conn)
     warmup_output = _warmup(job, conn)
     prepare_output = "\n".join(filter(None, [prepare_output, warmup_output]))
+    _quiet_wait(job, conn)
     # The previous job's snapshot after its run was taken as it ended: when nothing ran on the target since,
     # it is this job's snapshot before (one connection less between the two measurements).
     before_dict = (previous.snapshot_after if previous.target_id == job.target_id and previous.tables == job.tables

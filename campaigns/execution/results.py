@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Max
 
@@ -319,7 +320,7 @@ def _spoiled_measure_again(job: Job) -> bool:
     under its number, and only what stays spoiled after the last try is a result with its verdict. True when the
     job was sent to be measured again (its closer then closes nothing)."""
     campaign = job.run.campaign
-    if not campaign.remeasure_spoiled or job.attempt >= campaign.job_tries:
+    if not (settings.BENCHAPP_REMEASURE_SPOILED and campaign.remeasure_spoiled) or job.attempt >= campaign.job_tries:
         return False
     findings = Job.objects.filter(pk=job.pk).values_list("findings", flat=True).first() or []
     spoiled = [f for f in findings if f.get("code") in SPOILED_FROM_OUTSIDE and f.get("level") != "info"]

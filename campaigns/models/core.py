@@ -424,6 +424,13 @@ class Campaign(models.Model):
                   "spoiled it (a busy host, another job on its server, foreign queries, a stall); the spoiled "
                   "attempt is kept as an earlier one.")
 
+    # Quiet before measuring (execution.coordinator._quiet_wait): seconds its server and coordinating host are
+    # watched before a job measures; 0: not watched.
+    quiet_s = models.PositiveIntegerField(
+        default=3, validators=[MaxValueValidator(60)],
+        help_text="Seconds the server and the client host are watched for quiet before each job measures (others' "
+                  "queries, a busy CPU); the job waits for quiet, at most a minute. 0: not watched.")
+
     class JobOrder(models.TextChoices):
         INTERLEAVED = "interleaved", "interleaved: each repetition of a thread count on every target and variant in turn"
         BLOCKED = "blocked", "blocked: every job of a target (and variant) before the next one's"
