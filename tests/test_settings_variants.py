@@ -95,7 +95,7 @@ def test_a_campaign_without_variants_plans_as_before_and_variants_multiply_its_j
 def test_a_variant_that_changes_nothing_needs_no_server_and_bad_shapes_are_a_400_naming_the_field():
     target = TargetFactory(port=1)  # nothing listens there: a variant without settings for it asks nothing
     campaign = services.campaign_create(name="v", targets=[target], variants=[{"name": "default"},
-                                                                            {"name": "pg only", "pgsql": {"a": "1"}}])
+                                                                            {"name": "pg only", "pgsql": {"jit": "off"}}])
     assert [v["name"] for v in campaign.variants] == ["default", "pg only"]
     with pytest.raises(ValidationError) as caught:
         services.campaign_update(campaign=campaign, variants=[{"name": "x", "mysql": {"a b": "1"}}])
@@ -156,7 +156,7 @@ def _variant_run() -> Run:
     scenario = ScenarioFactory()
     campaign = services.campaign_create(name="bundled variants", targets=[target], scenarios=[scenario],
                                         threads=[4], variants=[{"name": "default"},
-                                                               {"name": "flush=2", "pgsql": {"fsync": "off"}}])
+                                                               {"name": "flush=2", "pgsql": {"jit": "off"}}])
     run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED)
     job = Job.objects.create(run=run, target=target, scenario=scenario, threads=4, status=Job.Status.SUCCEEDED,
                              variant="flush=2", variant_settings={"innodb_flush_log_at_trx_commit": "2"},
@@ -196,8 +196,47 @@ def test_the_pages_show_the_variants_the_plan_crosses_and_what_was_in_force():
     page = PageClient()
     page.force_login(make_user(roles.VIEWER, "variants-viewer"))
     html = page.get(f"/campaigns/{run.campaign_id}/").content.decode()
-    assert 'data-testid="variants"' in html and "fsync=off" in html
+    assert 'data-testid="variants"' in html and "jit=off" in html
     assert html.count('data-testid="plan-variant"') == 2  # 1 target × 1 scenario × 2 variants × 1 thread count
     html = page.get(f"/jobs/{run.jobs.get().pk}/").content.decode()
     assert 'data-testid="job-variant"' in html and "<strong>flush=2</strong>" in html
     assert "<td>2</td><td><strong>2</strong></td><td>1</td>" in html
+
+
+def test_no_setting_on_the_allowlist_is_one_refused_for_good():
+    from campaigns.settings_allowlist import BUILT_IN, refused_for_good
+
+    assert [(d, a.name) for d, items in BUILT_IN.items() for a in items if refused_for_good(d, a.name)] == []
+
+
+def test_an_administrator_adds_settings_but_never_one_refused_for_good(settings):
+    from campaigns.settings_allowlist import AllowlistConfigError, Memory, extras_parse, setting_allowed
+
+    assert setting_allowed("mysql", "innodb_log_file_size", "1G")[1].endswith("BENCHAPP_VARIANT_SETTINGS_EXTRA)")
+    settings.BENCHAPP_VARIANT_SETTINGS_EXTRA = "mysql innodb_log_file_size size 4M..8G; pgsql enable_x bool"
+    assert setting_allowed("mysql", "innodb_log_file_size", "1G") == (str(1024**3), "")
+    assert "more than its highest value here, 8 GiB" in setting_allowed("mysql", "innodb_log_file_size", "9G")[1]
+    assert setting_allowed("pgsql", "enable_x", "on") == ("on", "")
+    for entry, message in (("pgsql archive_command enum a|b", "archive_command is refused for good"),
+                           ("pgsql log_directory enum a", "refused for good"),
+                           ("mysql init_connect enum a", "refused for good"),
+                           ("mysql max_connections int 1..10", "refused for good"),
+                           ("pgsql fsync bool", "refused for good"),
+                           ("pgsql work_mem size", "needs an upper bound"),
+                           ("oracle x bool", "the driver is mysql or pgsql")):
+        with pytest.raises(AllowlistConfigError, match=message):
+            extras_parse(entry)
+    # A size the server allocates must fit in its memory, and the refusal names the figure.
+    assert setting_allowed("pgsql", "work_mem", "2GB", memory=Memory(1024**3, "instance spec 'small'"))[1] == (
+        "work_mem: 2GB (2 GiB) is more than the server's memory, 1 GiB (instance spec 'small')")
+
+
+@pytest.mark.django_db
+def test_a_bundle_import_and_the_admin_are_held_to_the_allowlist_too():
+    target = TargetFactory(port=1, name="elsewhere")
+    with pytest.raises(ValidationError) as caught:
+        services.campaign_create(name="b", targets=[target], check_variants=False,
+                                 variants=[{"name": "x", "mysql": {"init_connect": "x"}}])
+    assert caught.value.message_dict["variants"] == [
+        "target 'elsewhere', variant 'x': init_connect: refused for good (it runs SQL or reads files on the "
+        "server's behalf)"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from campaigns import services
+from campaigns import roles, services
 from campaigns.comparison.query import comparison_build
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.execution.results import job_close
@@ -20,6 +20,7 @@ from campaigns.services.plans import campaign_plan
 from tests.conftest import record_measurement, wait_for
 from tests.factories import DatasetFactory, ProductFactory, ScenarioFactory
 from tests.helpers.servers import MariaDBServer, PostgresServer, free_port
+from tests.helpers.users import client_for, make_user
 
 # One pytest-xdist process runs the module (make test): its servers (module fixtures) are made once, not in each.
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("variants-servers")]
@@ -205,7 +206,7 @@ def test_the_reconciler_puts_back_what_a_dead_worker_left_changed(
 
 @pytest.mark.django_db(transaction=True)
 def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign_is_saved(
-        own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, settings: Any) -> None:
     maria, pg = _targets(own_mariadb, own_postgres, suffix=" 4")
     plain = services.target_create(name="MariaDB as plain", product=maria.product, driver="mysql", host="127.0.0.1",
                                    port=own_mariadb.port, database="sbtest", user="plain")
@@ -215,10 +216,16 @@ def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign
             services.campaign_create(name="refused", targets=targets, variants=variants)
         return " ".join(caught.value.message_dict["variants"])
 
-    text = refusal([maria, pg], [{"name": "big", "mysql": {"port": "3307"}, "pgsql": {"shared_buffers": "256MB"}}])
-    assert "target 'MariaDB (local) 4', variant 'big': port: read-only at run time (it needs a server restart)" in text
+    # innodb_log_buffer_size and shared_buffers are on the allowlist, but need a restart.
+    text = refusal([maria, pg], [{"name": "big", "mysql": {"innodb_log_buffer_size": "16M"},
+                                  "pgsql": {"shared_buffers": "256MB"}}])
+    assert ("target 'MariaDB (local) 4', variant 'big': innodb_log_buffer_size: read-only at run time (it needs a "
+            "server restart)") in text
     assert "variant 'big': shared_buffers: takes effect only at a server restart (context postmaster)" in text
+    # A setting an administrator added that this server does not have.
+    settings.BENCHAPP_VARIANT_SETTINGS_EXTRA = "mysql no_such_setting int 0..10"
     assert "no such global variable" in refusal([maria], [{"name": "x", "mysql": {"no_such_setting": "1"}}])
+    settings.BENCHAPP_VARIANT_SETTINGS_EXTRA = ""
     assert "synchronous_commit: 'never' is not one of" in refusal([pg], [{"name": "x", "pgsql": {PG_SETTING: "never"}}])
     assert "user 'plain' may not change it" in refusal([plain], [{"name": "x", "mysql": {MYSQL_SETTING: "2"}}])
     # Names and values never reach a server unchecked.
@@ -260,4 +267,114 @@ def test_a_job_fails_naming_the_setting_its_server_did_not_take_and_its_end_puts
         job_close(job, status=Job.Status.FAILED, error=str(caught.value))
         assert not SettingsChange.objects.filter(job=job, restored_at__isnull=True).exists()
     assert own_mariadb.sql("SELECT @@GLOBAL.sync_binlog").stdout.strip() == sync_binlog_before
+    _originals_back(own_mariadb, own_postgres)
+
+
+# Every setting #39 found accepted at save, and the bounds cases: (driver, setting, value, what the 400 says).
+REFUSED = [
+    ("mysql", "general_log_file", "ibdata1", "names a file"),
+    ("mysql", "general_log_file", "aria_log_control", "names a file"),
+    ("mysql", "general_log", "ON", "refused for good (logging"),
+    ("mysql", "slow_query_log_file", "ib_logfile0", "names a file"),
+    ("mysql", "init_connect", "x", "refused for good"),
+    ("mysql", "require_secure_transport", "ON", "authentication"),
+    ("mysql", "read_only", "ON", "read-only mode"),
+    ("mysql", "max_connections", "10", "connection limits"),
+    ("mysql", "local_infile", "ON", "refused for good"),
+    ("mysql", "sql_log_off", "ON", "refused for good (logging"),
+    ("mysql", "innodb_doublewrite", "OFF", "data safety"),
+    ("mysql", "innodb_buffer_pool_size", "1TiB", "is more than the server's memory"),
+    ("mysql", "sort_buffer_size", "100000G", "is more than the server's memory"),
+    ("mysql", "innodb_flush_log_at_trx_commit", "7", "is more than its highest value here, 3"),
+    ("mysql", "innodb_io_capacity", "10", "is less than its lowest value here, 100"),
+    ("mysql", "transaction_isolation", "CHAOS", "is not one of READ-UNCOMMITTED"),
+    ("mysql", "innodb_adaptive_hash_index", "maybe", "is not on or off"),
+    ("mysql", "no_such_thing", "1", "not on benchapp's allowlist"),
+    ("pgsql", "archive_command", "x", "names a command"),
+    ("pgsql", "restore_command", "x", "names a command"),
+    ("pgsql", "ssl_passphrase_command", "x", "refused for good"),
+    ("pgsql", "archive_library", "x", "library"),
+    ("pgsql", "session_preload_libraries", "atk_nonexistent", "library"),
+    ("pgsql", "local_preload_libraries", "x", "library"),
+    ("pgsql", "dynamic_library_path", "x", "refused for good"),
+    ("pgsql", "log_directory", "..", "names a file or a directory"),
+    ("pgsql", "log_filename", ".profile", "names a file or a directory"),
+    ("pgsql", "log_filename", "postgresql.auto.conf", "names a file or a directory"),
+    ("pgsql", "log_file_mode", "0666", "names a file or a directory"),
+    ("pgsql", "fsync", "off", "data safety"),
+    ("pgsql", "full_page_writes", "off", "data safety"),
+    ("pgsql", "zero_damaged_pages", "on", "data safety"),
+    ("pgsql", "ignore_checksum_failure", "on", "data safety"),
+    ("pgsql", "allow_system_table_mods", "on", "data safety"),
+    ("pgsql", "log_statement", "all", "logging"),
+    ("pgsql", "default_transaction_read_only", "on", "read-only mode"),
+    ("pgsql", "statement_timeout", "1", "time-outs"),
+    ("pgsql", "password_encryption", "md5", "authentication"),
+    ("pgsql", "max_connections", "10", "connection limits"),
+    ("pgsql", "work_mem", "2TB", "is more than the server's memory"),
+    ("pgsql", "checkpoint_timeout", "10s", "is less than its lowest value here, 30 s"),
+    ("pgsql", "effective_io_concurrency", "5000", "is more than its highest value here, 1000"),
+    ("pgsql", "synchronous_commit", "never", "is not one of on, off"),
+    ("pgsql", "random_page_cost", "cheap", "is not a number"),
+    ("pgsql", "no_such_thing", "1", "not on benchapp's allowlist"),
+]
+# Allowlisted settings, each unlike the servers' defaults: (driver, setting, value written, as a new session reads it).
+ALLOWED = [
+    ("mysql", "innodb_io_capacity", "1234", "1234"),
+    ("mysql", "sort_buffer_size", "4M", "4194304"),
+    ("mysql", "tx_isolation", "READ-COMMITTED", "READ-COMMITTED"),
+    ("mysql", "innodb_adaptive_hash_index", "ON", "1"),
+    ("mysql", "table_open_cache", "1000", "1000"),
+    ("pgsql", "work_mem", "64MB", "64MB"),
+    ("pgsql", "random_page_cost", "1.1", "1.1"),
+    ("pgsql", "jit", "off", "off"),
+    ("pgsql", "checkpoint_timeout", "10min", "10min"),
+    ("pgsql", "effective_io_concurrency", "8", "8"),
+]
+
+
+def _new_session_value(driver: str, name: str, mariadb: MariaDBServer, postgres: PostgresServer) -> str:
+    done = mariadb.sql(f"SELECT @@GLOBAL.{name}") if driver == "mysql" else postgres.sql(f"SHOW {name}")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_refused_setting_is_a_400_naming_target_variant_and_setting_and_the_allowlisted_apply_and_restore(
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str) -> None:
+    maria, pg = _targets(own_mariadb, own_postgres, suffix=" 6")
+    target_of = {"mysql": maria, "pgsql": pg}
+    api = client_for(make_user(roles.OPERATOR, "allowlist-op"))
+    for driver, name, value, why in REFUSED:
+        target = target_of[driver]
+        answer = api.post("/api/v1/campaigns/", {"name": f"refused {name}", "targets": [target.pk],
+                                                 "variants": [{"name": "bad", driver: {name: value}}]}, format="json")
+        assert answer.status_code == 400, (name, value, answer.json())
+        text = " ".join(answer.json()["variants"])
+        assert f"target '{target.name}', variant 'bad': {name}: " in text and why in text, (name, text)
+    assert not Campaign.objects.filter(name__startswith="refused ").exists()
+
+    # The allowlisted ones save, apply (read back from a new session) and go back as the job ends.
+    variant = {"name": "tuned", "mysql": {n: v for d, n, v, _ in ALLOWED if d == "mysql"},
+               "pgsql": {n: v for d, n, v, _ in ALLOWED if d == "pgsql"}}
+    answer = api.post("/api/v1/campaigns/", {"name": "tuned", "targets": [maria.pk, pg.pk],
+                                             "variants": [variant]}, format="json")
+    assert answer.status_code == 201, answer.json()
+    campaign = Campaign.objects.get(pk=answer.json()["id"])
+    assert campaign.variants[0]["mysql"]["sort_buffer_size"] == "4194304"  # written as bytes: SET GLOBAL's unit
+    before = {(d, n): _new_session_value(d, n, own_mariadb, own_postgres) for d, n, _, _ in ALLOWED}
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-6", tables=1, table_size=100))
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
+    for target in (maria, pg):
+        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.PREPARING,
+                                 phase=Job.Phase.PREPARE, variant="tuned",
+                                 variant_settings=campaign.variants[0][target.driver])
+        job = Job.objects.select_related("target", "scenario", "run").get(pk=job.pk)
+        variant_apply(job, target_connection(target=target))
+        for driver, name, _, read in ALLOWED:
+            if driver == target.driver:
+                assert _new_session_value(driver, name, own_mariadb, own_postgres) == read, name
+        job_close(job, status=Job.Status.SUCCEEDED)
+    for driver, name, _, _ in ALLOWED:
+        assert _new_session_value(driver, name, own_mariadb, own_postgres) == before[(driver, name)], name
     _originals_back(own_mariadb, own_postgres)

@@ -1,6 +1,10 @@
-"""Settings variants at save time: every setting of every variant is asked of every target it applies to.
+"""Settings variants at save time: every setting of every variant is held against benchapp's allowlist
+(campaigns.settings_allowlist: the setting, its kind, its bounds, a memory size against the target's memory where
+benchapp knows it), then asked of every target it applies to.
 
-A setting that needs a restart, that the target's user may not change, or that the server does not know is
+Every way a campaign is saved (the form, the API, a bundle's import, the seeds, the admin) comes through
+campaign_create / campaign_update and so through variants_check; a refusal names the target, the variant and the
+setting. A setting that needs a restart, that the target's user may not change, or that the server does not know is
 refused with the campaign, naming it; a target that cannot be reached refuses the save with the cause (each
 connection has the probes' connect and statement time-outs). The check changes nothing on the servers
 (campaigns.server_settings.settings_check).
@@ -13,20 +17,60 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from campaigns.crypto import DecryptionError
+from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import target_connection
 from campaigns.models import Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import SettingRefused, settings_check
+from campaigns.settings_allowlist import GIB, Memory, settings_allowed, size_text, variants_allowlisted
 from campaigns.settings_variants import VariantError, variant_settings, variants_clean
 
 
-def variants_check(*, variants: Any, targets: Iterable[Target]) -> list[dict[str, Any]]:
-    """The variants cleaned, once every target has said it can take its driver's settings at run time.
-    ValidationError on "variants" naming the target, the variant and the setting."""
+def target_memory(target: Target) -> Memory | None:
+    """The target server's memory where benchapp knows it: its instance spec's, else this machine's when the
+    target is on it; None otherwise (sizes are then held to their fixed bounds only)."""
+    spec = target.spec
+    if spec is not None and spec.memory_gb and spec.memory_gb > 0:
+        return Memory(int(spec.memory_gb * GIB), f"instance spec '{spec.label}'")
+    if target.host and target_is_local(target.host):
+        import psutil
+
+        total = int(psutil.virtual_memory().total)
+        return Memory(total, f"this machine's, {size_text(total)}, where the target runs")
+    return None
+
+
+def variants_allowlist_check(*, variants: list[dict[str, Any]], targets: Iterable[Target],
+                             memory: bool = True) -> list[dict[str, Any]]:
+    """Cleaned variants held against the allowlist for each target's driver (and, with `memory`, each memory size
+    against the target's memory); ValidationError on "variants" naming the target, the variant and the setting."""
+    written, _ = variants_allowlisted(variants)
+    problems: list[str] = []
+    for target in targets:
+        if target.is_client_host() or not target.driver:
+            continue
+        known = target_memory(target) if memory else None
+        for variant in variants:
+            _, refused = settings_allowed(target.driver, variant_settings(variant, target.driver), memory=known)
+            problems += [f"target '{target.name}', variant {variant['name']!r}: {p}" for p in refused]
+    if problems:
+        raise ValidationError({"variants": list(dict.fromkeys(problems))})
+    return written
+
+
+def variants_check(*, variants: Any, targets: Iterable[Target], connect: bool = True) -> list[dict[str, Any]]:
+    """The variants cleaned, once they are on the allowlist for every target and (with `connect`, for
+    every campaign but a bundle's, whose targets are another site's) every target has said it can take its
+    driver's settings at run time. ValidationError on "variants" naming the target, the variant and the
+    setting."""
     try:
         cleaned = variants_clean(variants)
     except VariantError as exc:
         raise ValidationError({"variants": str(exc)}) from None
+    targets = list(targets)
+    cleaned = variants_allowlist_check(variants=cleaned, targets=targets, memory=connect)
+    if not connect:
+        return cleaned
     problems: list[str] = []
     for target in targets:
         # Each distinct (setting, value) is asked once: an enum value one variant misspells is named. A round
