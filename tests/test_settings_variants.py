@@ -72,7 +72,7 @@ def test_values_read_back_match_in_the_servers_spellings():
 @pytest.mark.django_db
 def test_a_campaign_without_variants_plans_as_before_and_variants_multiply_its_jobs():
     maria = TargetFactory(name="m")
-    pg = TargetFactory(name="p", driver="pgsql", port=5432)
+    pg = TargetFactory(name="p", driver="pgsql", port=1)  # not benchapp's own cluster: variants are refused there
     campaign = CampaignFactory(targets=[maria, pg], scenarios=[ScenarioFactory()], threads=[1, 2])
     plain = campaign_expand(campaign=campaign)
     assert len(plain) == 4 and {p.variant for p in plain} == {""} and all(not p.variant_settings for p in plain)
@@ -240,3 +240,51 @@ def test_a_bundle_import_and_the_admin_are_held_to_the_allowlist_too():
     assert caught.value.message_dict["variants"] == [
         "target 'elsewhere', variant 'x': init_connect: refused for good (it runs SQL or reads files on the "
         "server's behalf)"]
+
+
+@pytest.mark.django_db
+def test_a_target_on_benchapps_own_cluster_is_refused_for_variants_at_save_and_at_launch_but_runs_without():
+    from django.conf import settings as django_settings
+
+    own = django_settings.DATABASES["default"]
+    target = TargetFactory(name="own cluster", driver="pgsql", host="localhost", port=int(own.get("PORT") or 5432),
+                           database="postgres", user="postgres")
+    api = client_for(make_user(roles.OPERATOR, "own-cluster-op"))
+    answer = api.post("/api/v1/campaigns/", {"name": "own", "targets": [target.pk], "variants": [
+        {"name": "default"}, {"name": "lazy", "pgsql": {"synchronous_commit": "off"}}]}, format="json")
+    assert answer.status_code == 400
+    (message,) = answer.json()["variants"]
+    assert message.startswith("target 'own cluster', variant 'lazy': localhost:") and (
+        "is benchapp's own PostgreSQL server (it holds benchapp's own database): settings variants change "
+        "server-wide settings, so they are refused on it; the target runs campaigns without variants") in message
+    # Other addresses of the same server, and a Redis of benchapp's, are refused as well.
+    from campaigns.endpoints import own_server_problem
+
+    assert own_server_problem(host="127.1", port=target.port) and own_server_problem(host="2130706433",
+                                                                                     port=target.port)
+    redis_port = int(django_settings.CACHES["default"]["LOCATION"].rsplit(":", 1)[1].split("/")[0])
+    assert "Redis" in (own_server_problem(host="127.0.0.1", port=redis_port) or "")
+    # Without variants (or with a variant that gives it nothing) it is a target as any other.
+    answer = api.post("/api/v1/campaigns/", {"name": "own", "targets": [target.pk], "scenarios": [
+        ScenarioFactory().pk], "threads": [1], "variants": [{"name": "default"}, {"name": "m", "mysql": {
+            "sync_binlog": "0"}}]}, format="json")
+    assert answer.status_code == 201, answer.json()
+    campaign = Campaign.objects.get(pk=answer.json()["id"])
+    # A variant written into the database behind the services' back is refused at launch, naming why.
+    Campaign.objects.filter(pk=campaign.pk).update(variants=[{"name": "lazy", "pgsql": {"synchronous_commit": "off"}}])
+    answer = api.post(f"/api/v1/campaigns/{campaign.pk}/launch/", {}, format="json")
+    assert answer.status_code == 400 and "is benchapp's own PostgreSQL server" in answer.json()["variants"][0]
+    Campaign.objects.filter(pk=campaign.pk).update(variants=[{"name": "x", "pgsql": {"fsync": "off"}}])
+    with pytest.raises(services.VariantsRefused, match="variant 'x'"):
+        services.campaign_launch(campaign=Campaign.objects.get(pk=campaign.pk))
+    assert not Run.objects.filter(campaign=campaign).exists()
+
+
+@pytest.mark.django_db
+def test_a_launch_holds_the_variants_to_the_allowlist_again():
+    target = TargetFactory(name="elsewhere 2", port=1)
+    campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory()], threads=[1])
+    Campaign.objects.filter(pk=campaign.pk).update(variants=[{"name": "x", "mysql": {"init_connect": "x"}}])
+    with pytest.raises(services.VariantsRefused,
+                       match="target 'elsewhere 2', variant 'x': init_connect: refused for good"):
+        services.campaign_launch(campaign=Campaign.objects.get(pk=campaign.pk))

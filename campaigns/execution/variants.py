@@ -19,6 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
+from campaigns.endpoints import own_server_problem
 from campaigns.execution.hosts import own_queues
 from campaigns.execution.phases import JobFailure, TargetUnreachable, target_connection
 from campaigns.models import Job, SettingsChange, Target
@@ -108,6 +109,9 @@ def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
     if not wanted:
         return {"name": job.variant, "settings": {}}
     target = job.target
+    own = own_server_problem(host=target.host, port=target.port)
+    if own:  # checked at save and launch; again here, since a name can resolve elsewhere by now
+        raise JobFailure(f"settings variant {job.variant!r}: {own}")
     try:
         with server_lock(target):
             for change in open_on_server(target):

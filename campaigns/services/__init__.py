@@ -15,7 +15,14 @@ from campaigns.services.datasets import dataset_create, dataset_update
 from campaigns.services.demo import DEMO_TARGET_NAMES, demo_load
 from campaigns.services.hosttests import HOST_TEST_DATASET, host_test_dataset
 from campaigns.services.imports import ImportRejected, results_import
-from campaigns.services.launch import ScenarioDdlRefused, campaign_ddl_check, campaign_launch, run_cancel, run_rerun
+from campaigns.services.launch import (
+    ScenarioDdlRefused,
+    VariantsRefused,
+    campaign_ddl_check,
+    campaign_launch,
+    run_cancel,
+    run_rerun,
+)
 from campaigns.services.plans import (
     BYTES_PER_ROW,
     JOB_OVERHEAD_S,
@@ -50,7 +57,7 @@ __all__ = [
     "dataset_update", "row_write", "scenario_create", "scenario_update", "target_create", "target_update",
     "BundleRejected", "bundle_import", "bundle_json", "run_export", "run_rerun",
     "BYTES_PER_ROW", "DEFAULT_PORTS", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure", "NewTarget",
-    "PlannedJob", "QuickMatrix", "QuickPlan", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
+    "PlannedJob", "QuickMatrix", "QuickPlan", "ScenarioDdlRefused", "StateConflict", "VariantsRefused", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
     "format_duration", "job_estimate_s", "quick_campaign_create", "quick_compare_launch",
     "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_progress",
     "runs_with_progress", "measured_overhead_s",

@@ -17,6 +17,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from campaigns.crypto import DecryptionError
+from campaigns.endpoints import own_server_problem
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import target_connection
 from campaigns.models import Target
@@ -50,6 +51,11 @@ def variants_allowlist_check(*, variants: list[dict[str, Any]], targets: Iterabl
         if target.is_client_host() or not target.driver:
             continue
         known = target_memory(target) if memory else None
+        changing = [v["name"] for v in variants if variant_settings(v, target.driver)]
+        own = own_server_problem(host=target.host, port=target.port) if changing else None
+        if own:
+            problems.append(f"target '{target.name}', variant {', '.join(map(repr, changing))}: {own}")
+            continue
         for variant in variants:
             _, refused = settings_allowed(target.driver, variant_settings(variant, target.driver), memory=known)
             problems += [f"target '{target.name}', variant {variant['name']!r}: {p}" for p in refused]
@@ -102,3 +108,22 @@ def variants_check(*, variants: Any, targets: Iterable[Target], connect: bool = 
     if problems:
         raise ValidationError({"variants": problems})
     return cleaned
+
+
+def variants_launch_problems(*, jobs: Iterable[tuple[Target, str, dict[str, str]]]) -> list[str]:
+    """At a launch (and a rerun), the jobs' (target, variant, settings) held to the allowlist and kept off
+    benchapp's own servers again: a campaign saved before the list, or a row changed in the database, does not
+    reach a server. One sentence per problem, naming the target, the variant and the setting."""
+    problems: list[str] = []
+    seen: set[tuple[int, str]] = set()
+    for target, variant, settings in jobs:
+        if not settings or target.is_client_host() or (target.pk, variant) in seen:
+            continue
+        seen.add((target.pk, variant))
+        own = own_server_problem(host=target.host, port=target.port)
+        if own:
+            problems.append(f"target '{target.name}', variant {variant!r}: {own}")
+            continue
+        _, refused = settings_allowed(target.driver, settings, memory=target_memory(target))
+        problems += [f"target '{target.name}', variant {variant!r}: {p}" for p in refused]
+    return problems
