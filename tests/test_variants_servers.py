@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.test import Client as PageClient
 
 from campaigns import roles, services
 from campaigns.comparison.query import comparison_build
+from campaigns.execution.dispatch import run_advance
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.execution.results import job_close
+from campaigns.execution.turns import target_busy
 from campaigns.execution.variants import settings_changes_sweep, variant_apply
 from campaigns.models import Campaign, Job, Run, SettingsChange, Target
 from campaigns.services.plans import campaign_plan
@@ -378,3 +381,117 @@ def test_each_refused_setting_is_a_400_naming_target_variant_and_setting_and_the
     for driver, name, _, _ in ALLOWED:
         assert _new_session_value(driver, name, own_mariadb, own_postgres) == before[(driver, name)], name
     _originals_back(own_mariadb, own_postgres)
+
+
+@pytest.fixture
+def lockable_postgres() -> Iterator[PostgresServer]:
+    """A cluster of the test's own that a variant may lock out or break: its logging collector on, so that
+    log_directory and log_filename decide where the server writes."""
+    server = PostgresServer(free_port(), options=("logging_collector=on",))
+    try:
+        assert server.sql("CREATE DATABASE sbtest").returncode == 0
+        yield server
+    finally:
+        server.stop()
+
+
+def _bypassed_job(run: Run, target: Target, scenario: Any, settings: dict[str, str]) -> Job:
+    """A job whose variant settings were written into the database, past every check of the services."""
+    job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.PREPARING,
+                             phase=Job.Phase.PREPARE, variant="evil", variant_settings=settings)
+    return Job.objects.select_related("target", "scenario", "run").get(pk=job.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lock_out_and_a_log_into_the_config_file_are_refused_and_if_bypassed_put_back_before_measuring(
+        lockable_postgres: PostgresServer, own_queue: str) -> None:
+    server = lockable_postgres
+    pg = services.target_create(name="PostgreSQL (lockable)", product=ProductFactory(name="PG lockable",
+                                                                                     engine="postgresql"),
+                                driver="pgsql", host="127.0.0.1", port=server.port, database="sbtest",
+                                user="postgres")
+    lock_out = {"session_preload_libraries": "atk_nonexistent"}
+    config_log = {"log_directory": ".", "log_filename": "postgresql.auto.conf", "log_statement": "all"}
+    for settings in (lock_out, config_log):
+        with pytest.raises(ValidationError) as caught:
+            services.campaign_create(name="evil", targets=[pg], variants=[{"name": "evil", "pgsql": settings}])
+        text = " ".join(caught.value.message_dict["variants"])
+        assert all(f"target 'PostgreSQL (lockable)', variant 'evil': {name}: refused for good" in text
+                   for name in settings), text
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-7", tables=1, table_size=100))
+    campaign = services.campaign_create(name="evil bypassed", targets=[pg], scenarios=[scenario], threads=[1])
+    for settings, cause in ((lock_out, "a new session cannot log in and run a query"),
+                            (config_log, "the server's configuration files no longer parse")):
+        run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
+        job = _bypassed_job(run, pg, scenario, settings)
+        with pytest.raises(JobFailure) as caught:
+            variant_apply(job, target_connection(target=pg))
+        message = str(caught.value)
+        assert f"settings variant 'evil': after the change {cause}" in message, message
+        assert "put back at once through a session kept open for that, and the job failed before measuring" in message
+        job_close(job, status=Job.Status.FAILED, error=message)
+        run_advance(run_id=run.pk)
+        job.refresh_from_db()
+        run.refresh_from_db()
+        assert job.status == Job.Status.FAILED and job.measured_at is None and cause in job.error
+        assert run.status == Run.Status.FAILED
+        change = SettingsChange.objects.get(job=job)
+        assert change.restored_at is not None and change.held_at is None
+        # A new session gets in, the settings are the server's own again, and the files parse.
+        for name in settings:
+            assert server.sql(f"SELECT source FROM pg_settings WHERE name = '{name}'").stdout.strip() == "default"
+        assert server.sql("SELECT count(*) FROM pg_file_settings WHERE error IS NOT NULL").stdout.strip() == "0"
+        server.restart()
+        assert server.sql("SELECT 1").stdout.strip() == "1"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restore_that_fails_fails_the_job_and_run_with_the_statements_and_holds_the_server_until_confirmed(
+        own_mariadb: MariaDBServer, own_queue: str) -> None:
+    root = services.target_create(name="MariaDB (held)", product=ProductFactory(name="MariaDB held"), driver="mysql",
+                                  host="127.0.0.1", port=own_mariadb.port, database="sbtest", user="root")
+    # The variant's change was made as root; by the job's end the target logs in as a user that may no longer
+    # change global variables (its rights taken away meanwhile): the server answers, and refuses the restore.
+    plain = services.target_create(name="MariaDB (held, plain)", product=root.product, driver="mysql",
+                                   host="127.0.0.1", port=own_mariadb.port, database="sbtest", user="plain")
+    before = own_mariadb.sql("SELECT @@GLOBAL.innodb_io_capacity").stdout.strip()
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-8", tables=1, table_size=100))
+    campaign = services.campaign_create(name="variants held", targets=[plain], scenarios=[scenario], threads=[1])
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
+    job = Job.objects.create(run=run, target=plain, scenario=scenario, threads=1, status=Job.Status.RUNNING,
+                             phase=Job.Phase.RUN, variant="io", variant_settings={"innodb_io_capacity": "1500"})
+    SettingsChange.objects.create(job=job, target=plain, variant="io", wanted={"innodb_io_capacity": "1500"},
+                                  originals={"innodb_io_capacity": {"value": before, "in_auto_conf": False}})
+    assert own_mariadb.sql("SET GLOBAL innodb_io_capacity = 1500").returncode == 0
+    job_close(Job.objects.select_related("target").get(pk=job.pk), status=Job.Status.SUCCEEDED)
+    run_advance(run_id=run.pk)
+    job.refresh_from_db()
+    run.refresh_from_db()
+    statement = f"SET GLOBAL innodb_io_capacity = {before};"
+    assert job.status == Job.Status.FAILED and run.status == Run.Status.FAILED
+    assert job.error.startswith(f"settings NOT put back on 127.0.0.1:{own_mariadb.port}: a DBA must run, as a "
+                                f"superuser: {statement} The server is held"), job.error
+    assert "user 'plain'" in job.error or "denied" in job.error.lower()
+    change = SettingsChange.objects.get(job=job)
+    assert change.is_held() and change.dba_sql == statement and change.restored_at is None
+    # The API, the job page and the run page say it, with the statement.
+    api = client_for(make_user(roles.OPERATOR, "held-op"))
+    assert statement in api.get(f"/api/v1/jobs/{job.pk}/").json()["error"]
+    page = PageClient()
+    page.force_login(make_user(roles.OPERATOR, "held-page-op"))
+    for url in (f"/jobs/{job.pk}/", f"/runs/{run.pk}/"):
+        html = page.get(url).content.decode()
+        assert 'data-testid="settings-held"' in html and statement in html and 'data-testid="settings-confirm"' in html
+    # Nobody tries again, and no job starts on the server, on any of its targets, until a person confirms.
+    assert settings_changes_sweep() == 0
+    other = Job.objects.create(run=Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue),
+                               target=root, scenario=scenario, threads=1, status=Job.Status.QUEUED)
+    busy = target_busy(Job.objects.select_related("target").get(pk=other.pk))
+    assert busy is not None and busy.reason.startswith("held: the settings variant 'io'")
+    assert own_mariadb.sql(statement).returncode == 0  # the DBA's part
+    answer = api.post(f"/api/v1/targets/{root.pk}/settings-confirm/", {}, format="json")
+    assert answer.status_code == 200 and answer.json() == {"confirmed": 1}
+    change.refresh_from_db()
+    assert not change.is_held() and change.confirmed_by is not None and change.restored_at is not None
+    assert target_busy(Job.objects.select_related("target").get(pk=other.pk)) is None
+    assert own_mariadb.sql("SELECT @@GLOBAL.innodb_io_capacity").stdout.strip() == before

@@ -239,10 +239,14 @@ def client_prefix(job: Job, client: JobClient) -> str:
 
 
 def job_close(job: Job, *, status: str, error: str = "") -> None:
-    """Records the end of a job (a cancel or failure recorded meanwhile wins over `status`)."""
+    """Records the end of a job (a cancel or failure recorded meanwhile wins over `status`). A settings variant
+    goes back first, whatever the end: one that could not be put back fails the job, naming what a DBA must run."""
+    if job.variant_settings:
+        held = variant_restore(job_id=job.pk)
+        if held:
+            status = Job.Status.FAILED
+            error = "; ".join(filter(None, [error, *held]))
     transitions.job_close(job_id=job.pk, status=status, error=error)
-    if job.variant_settings:  # the variant's settings go back as the job ends, whatever its end
-        variant_restore(job_id=job.pk)
     results_changed()  # a job that just succeeded joins the comparisons
 
 

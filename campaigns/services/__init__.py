@@ -51,6 +51,7 @@ from campaigns.services.rows import row_write
 from campaigns.services.scenarios import scenario_create, scenario_update
 from campaigns.services.targets import CheckRateExceeded, target_check, target_create, target_update
 from campaigns.services.tokens import token_hash, token_issue, token_revoke
+from campaigns.services.variants import settings_confirm
 
 __all__ = [
     "annotation_create", "annotation_update", "campaign_create", "campaign_update", "dataset_create",
@@ -62,5 +63,5 @@ __all__ = [
     "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_progress",
     "runs_with_progress", "measured_overhead_s",
     "HOST_TEST_DATASET", "host_test_dataset",
-    "split_threads", "target_check", "CheckRateExceeded", "target_connection", "token_hash", "token_issue", "token_revoke",
+    "settings_confirm", "split_threads", "target_check", "CheckRateExceeded", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]

@@ -11,20 +11,24 @@ connection has the probes' connect and statement time-outs). The check changes n
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
 from campaigns.endpoints import own_server_problem
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import target_connection
-from campaigns.models import Target
+from campaigns.models import SettingsChange, Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import SettingRefused, settings_check
 from campaigns.settings_allowlist import GIB, Memory, settings_allowed, size_text, variants_allowlisted
 from campaigns.settings_variants import VariantError, variant_settings, variants_clean
+
+log = logging.getLogger(__name__)
 
 
 def target_memory(target: Target) -> Memory | None:
@@ -127,3 +131,18 @@ def variants_launch_problems(*, jobs: Iterable[tuple[Target, str, dict[str, str]
         _, refused = settings_allowed(target.driver, settings, memory=target_memory(target))
         problems += [f"target '{target.name}', variant {variant!r}: {p}" for p in refused]
     return problems
+
+
+def settings_confirm(*, target: Target, user: Any) -> int:
+    """A person confirms that the settings benchapp could not put back on the target's server (held changes,
+    campaigns.execution.variants.change_hold) were put back by hand: the server takes jobs again. The number of
+    changes confirmed (0: nothing was held)."""
+    now = timezone.now()
+    held = SettingsChange.objects.filter(held_at__isnull=False, confirmed_at__isnull=True,
+                                         target__driver=target.driver, target__host__iexact=target.host,
+                                         target__port=target.port)
+    count = held.update(confirmed_at=now, confirmed_by=user, restored_at=now)
+    if count:
+        log.warning("user %s (id %s) confirmed the settings of %s:%s were put back by hand (%s change(s)): the "
+                    "server takes jobs again", user.get_username(), user.pk, target.host, target.port, count)
+    return count
