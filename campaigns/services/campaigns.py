@@ -36,7 +36,8 @@ def campaign_create(*, user: Any = None, targets: Iterable[Target] = (), scenari
     _webhook_set(campaign, webhook_url)
     targets = list(targets)
     if fields.get("variants"):
-        fields["variants"] = variants_check(variants=fields["variants"], targets=targets, connect=check_variants)
+        fields["variants"] = variants_check(variants=fields["variants"], targets=targets, connect=check_variants,
+                                            user=user)
     return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
 
 
@@ -55,7 +56,7 @@ def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[T
         if variants != campaign.variants or new_targets != stored_targets:
             checked = variants_check(
                 variants=variants, targets=targets if targets is not None else campaign.targets.all(),
-                connect=check_variants)
+                connect=check_variants, user=user)
             if "variants" in fields:
                 fields["variants"] = checked
     return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})

@@ -25,6 +25,7 @@ from campaigns.execution.phases import target_connection
 from campaigns.models import SettingsChange, Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import SettingRefused, settings_check
+from campaigns.services.targets import check_budget_spend
 from campaigns.settings_allowlist import GIB, Memory, settings_allowed, size_text, variants_allowlisted
 from campaigns.settings_variants import VariantError, variant_settings, variants_clean
 
@@ -68,11 +69,13 @@ def variants_allowlist_check(*, variants: list[dict[str, Any]], targets: Iterabl
     return written
 
 
-def variants_check(*, variants: Any, targets: Iterable[Target], connect: bool = True) -> list[dict[str, Any]]:
+def variants_check(*, variants: Any, targets: Iterable[Target], connect: bool = True,
+                   user: Any = None) -> list[dict[str, Any]]:
     """The variants cleaned, once they are on the allowlist for every target and (with `connect`, for
     every campaign but a bundle's, whose targets are another site's) every target has said it can take its
-    driver's settings at run time. ValidationError on "variants" naming the target, the variant and the
-    setting."""
+    driver's settings at run time. Each target asked spends one of `user`'s connection checks (the budget of
+    target checks and quick compare: a variant's check connects wherever the target points). ValidationError on
+    "variants" naming the target, the variant and the setting, or saying the budget is spent."""
     try:
         cleaned = variants_clean(variants)
     except VariantError as exc:
@@ -98,6 +101,10 @@ def variants_check(*, variants: Any, targets: Iterable[Target], connect: bool = 
         found: list[str] = []
         try:
             for round_ in rounds:
+                if user is not None:  # each connection to where the target points spends one check
+                    check_budget_spend(user)
+                    log.info("settings check of variants by %s (id %s) of target %s at %s %s:%s",
+                             user.get_username(), user.pk, target.pk, target.driver, target.host, target.port)
                 for problem in settings_check(target_connection(target=target), round_):
                     name = problem.split(":", 1)[0]
                     variants_named = owners.get((name, round_.get(name, "")), [])
