@@ -436,7 +436,8 @@ def setting_allowed(driver: str, name: str, value: str, *, memory: Memory | None
                     "an administrator may add it with BENCHAPP_VARIANT_SETTINGS_EXTRA)")
     text = value.strip()
     if allowed.kind == "bool":
-        if text.lower() not in _TRUE | _FALSE:
+        words = (_TRUE | _FALSE) - ({"yes", "no"} if driver == "mysql" else set())  # SET GLOBAL refuses yes/no
+        if text.lower() not in words:
             return "", f"{name}: {text!r} is not on or off"
         return text, ""
     if allowed.kind == "enum":

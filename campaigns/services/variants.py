@@ -26,7 +26,7 @@ from campaigns.models import SettingsChange, Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import SettingRefused, settings_check
 from campaigns.services.targets import check_budget_spend
-from campaigns.settings_allowlist import GIB, Memory, settings_allowed, size_text, variants_allowlisted
+from campaigns.settings_allowlist import GIB, Memory, settings_allowed, variants_allowlisted
 from campaigns.settings_variants import VariantError, variant_settings, variants_clean
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def target_memory(target: Target) -> Memory | None:
         import psutil
 
         total = int(psutil.virtual_memory().total)
-        return Memory(total, f"this machine's, {size_text(total)}, where the target runs")
+        return Memory(total, "this machine's, where the target runs")
     return None
 
 
