@@ -535,6 +535,12 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
 # Connection checks (target check page and API, quick compare's connection test) per user: each one connects
 # wherever the target points, so they are budgeted and logged (campaigns/services/targets.py).
 BENCHAPP_CHECK_RATE_USER = envrate("BENCHAPP_CHECK_RATE_USER", "30/hour")
+# Settings variants change only the settings on campaigns/settings_allowlist.py's list. An administrator may add
+# more, "driver name kind [low..high | a|b|c] [unit=U] [memory]" separated by ";" (docs/variants.md), e.g.
+# "mysql innodb_log_file_size size 4M..8G; pgsql enable_group_by_reordering bool". A setting refused for good
+# (a file, a command, a library, authentication, read-only mode, connection limits, data safety) is refused at
+# start-up (campaigns.apps).
+BENCHAPP_VARIANT_SETTINGS_EXTRA = os.environ.get("BENCHAPP_VARIANT_SETTINGS_EXTRA", "")
 # Share links (/s/<token>/, no login): requests per client address, over every link (campaigns/ratelimit.py).
 BENCHAPP_SHARE_RATE_ADDRESS = envrate("BENCHAPP_SHARE_RATE_ADDRESS", "60/minute")
 INSTALLED_APPS += ["axes"]

@@ -213,7 +213,8 @@ class CampaignScheduleAdmin(admin.ModelAdmin):
     readonly_fields = ("periodic_task", "last_fired_at")
 
     def save_model(self, request: HttpRequest, obj: Any, form: forms.ModelForm, change: bool) -> None:
-        monitoring.schedule_save(schedule=obj)  # its Celery beat entry kept in step, as from the pages and the API
+        # Its Celery beat entry kept in step, as from the pages and the API; the admin may change any schedule.
+        monitoring.schedule_save(schedule=obj, user=request.user)
 
 
 @admin.register(models.ScheduleFiring)

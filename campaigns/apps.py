@@ -8,8 +8,19 @@ class CampaignsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.conf import settings
+        from django.core.exceptions import ImproperlyConfigured
+
         from benchapp import requestid
         from campaigns import cache, worker_signals
+        from campaigns.settings_allowlist import AllowlistConfigError, extras_parse
+
+        # Settings an administrator adds to the variants' allowlist: a malformed entry, or one refused for good,
+        # stops the start rather than being ignored.
+        try:
+            extras_parse(settings.BENCHAPP_VARIANT_SETTINGS_EXTRA)
+        except AllowlistConfigError as exc:
+            raise ImproperlyConfigured(f"BENCHAPP_VARIANT_SETTINGS_EXTRA: {exc}") from None
 
         # Cached comparisons are outdated by model signals, in every process that writes.
         cache.signals_connect()

@@ -140,3 +140,24 @@ def same_server(host_a: str, host_b: str, port: int | None) -> bool:
     if a & b:
         return True
     return bool(a and b) and all(map(is_local_address, a | b))
+
+
+def own_server_problem(*, host: str, port: int | str | None) -> str | None:
+    """Why a target on this endpoint may not have settings variants (None when it may): it is on a server
+    benchapp itself uses, its PostgreSQL or its Redis, whatever the database. A variant changes server-wide
+    settings, so on benchapp's own cluster it would change benchapp's (and a lock-out would lock benchapp out);
+    such a target still runs campaigns without variants (the demo PostgreSQL target of `make run` is one)."""
+    try:
+        port_number = int(port or 0)
+    except (TypeError, ValueError):
+        return None
+    if not host or not port_number:
+        return None
+    target_addresses = _addresses(host, port_number)
+    for service in own_services():
+        if service.port == port_number and _same_server(target_addresses, service):
+            what = "PostgreSQL server (it holds benchapp's own database)" if service.kind == "database" else \
+                "Redis (its broker and cache)"
+            return (f"{host}:{port_number} is benchapp's own {what}: settings variants change server-wide settings, "
+                    "so they are refused on it; the target runs campaigns without variants")
+    return None

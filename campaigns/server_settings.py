@@ -11,6 +11,7 @@ Connections go through campaigns.probes (time-outs, no clear-text password, neve
 """
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ from campaigns.probes import (
 )
 from campaigns.settings_variants import NUMBER, setting_matches, setting_name_problem
 from campaigns.sysbench.command import Connection
+
+log = logging.getLogger(__name__)
 
 # PostgreSQL contexts a reload reaches (pg_settings.context): "backend" ones reach new sessions, which is what
 # sysbench opens. "postmaster" and "internal" need a restart or cannot change at all.
@@ -301,3 +304,146 @@ def settings_mismatches(wanted: dict[str, str], got: dict[str, str]) -> list[str
     """One sentence per setting the server did not take: its name, the value wanted and the value read."""
     return [f"{name}: wanted {value}, the server has {got.get(name, '(nothing)')}"
             for name, value in wanted.items() if not setting_matches(value, got.get(name))]
+
+
+# ---------------------------------------------------------------- a session kept for the restore, and a fresh one
+
+# PostgreSQL's SQLSTATE of a configuration file it cannot parse (ALTER SYSTEM on a postgresql.auto.conf that no
+# longer parses: "could not parse contents of file").
+_PG_CONFIG_FILE_ERROR = "F0000"
+# How often, and how far apart, a fresh session asks whether the configuration files still parse: a log line
+# written into one reaches it a moment after the statement.
+_CONFIG_CHECKS = 3
+_CONFIG_CHECK_GAP_S = 0.25
+
+
+def pg_auto_conf(conn: Connection) -> dict[str, str] | None:
+    """What postgresql.auto.conf sets now ({name: value}), None when this user may not read it (pg_file_settings
+    is a superuser's): what a restore writes back if the file stops parsing."""
+    try:
+        with pg_connect(conn) as db, db.cursor() as cur:
+            try:
+                cur.execute("SELECT name, setting FROM pg_file_settings WHERE sourcefile LIKE %s AND error IS NULL"
+                            " ORDER BY seqno", ["%/postgresql.auto.conf"])
+            except psycopg.errors.InsufficientPrivilege:
+                return None
+            return {str(name): str(value) for name, value in cur.fetchall()}
+    except psycopg.Error as exc:
+        raise pg_probe_error(exc, conn) from None
+
+
+def fresh_session_problem(conn: Connection) -> str:
+    """Why a new session can no longer log in and work after a change ("" when it can): it cannot connect or
+    run a query (a library it must load, a connection limit…), or, on PostgreSQL, the server's configuration files
+    no longer parse (a log written into postgresql.auto.conf: the next start would fail)."""
+    try:
+        if conn.driver == "mysql":
+            db = mysql_connect(conn)
+            try:
+                db.cursor().execute("SELECT 1")
+            finally:
+                db.close()
+            return ""
+        with pg_connect(conn) as pg, pg.cursor() as cur:
+            cur.execute("SELECT 1")
+            for attempt in range(_CONFIG_CHECKS):
+                try:
+                    cur.execute("SELECT sourcefile, sourceline, error FROM pg_file_settings WHERE error IS NOT NULL"
+                                " LIMIT 1")
+                except psycopg.errors.InsufficientPrivilege:
+                    return ""  # not this user's to see; the login and the query worked
+                row = cur.fetchone()
+                if row is not None:
+                    return (f"the server's configuration files no longer parse ({row[0]}:{row[1]}: {row[2]}): its "
+                            "next start would fail")
+                if attempt + 1 < _CONFIG_CHECKS:
+                    time.sleep(_CONFIG_CHECK_GAP_S)
+    except (MySQLdb.Error, psycopg.Error) as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"a new session cannot log in and run a query ({text[:300]})"
+    except ProbeError as exc:
+        return f"a new session cannot log in and run a query ({exc})"
+    return ""
+
+
+def restore_statements(conn: Connection, originals: dict[str, Original],
+                       auto_conf: dict[str, str] | None = None) -> list[str]:
+    """The exact statements that put the originals back, for a DBA when benchapp could not (values quoted as
+    SQL literals: they come from the server, never from the variant)."""
+    if conn.driver == "mysql":
+        return [f"SET GLOBAL {name} = {o.value if NUMBER.match(o.value) else _sql_quote(o.value)};"
+                for name, o in originals.items()]
+    lines = [f"ALTER SYSTEM SET {name} = {_sql_quote(o.value)};" if o.in_auto_conf else f"ALTER SYSTEM RESET {name};"
+             for name, o in originals.items()]
+    lines.append("SELECT pg_reload_conf();")
+    options = " ".join(f"-c {name}=" for name in originals if name.endswith("preload_libraries"))
+    if options:
+        lines.insert(0, f"-- new sessions cannot start: connect with PGOPTIONS='{options}' psql …")
+    if auto_conf is not None:
+        lines.append("-- if ALTER SYSTEM answers 'could not parse contents of file postgresql.auto.conf':")
+        lines.append("ALTER SYSTEM RESET ALL;")
+        lines += [f"ALTER SYSTEM SET {name} = {_sql_quote(value)};" for name, value in auto_conf.items()]
+        lines.append("SELECT pg_reload_conf();")
+    return lines
+
+
+def _sql_quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class KeptSession:
+    """A session to the target opened before a change and kept for putting it back: a change that locks new
+    sessions out (a library every session must load, a connection limit) cannot lock this one out."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        try:
+            self.db: Any = mysql_connect(conn) if conn.driver == "mysql" else pg_connect(conn)
+        except MySQLdb.Error as exc:
+            raise mysql_probe_error(exc, conn) from None
+        except psycopg.Error as exc:
+            raise pg_probe_error(exc, conn) from None
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except (MySQLdb.Error, psycopg.Error):
+            pass
+
+    def restore(self, originals: dict[str, Original], auto_conf: dict[str, str] | None = None) -> None:
+        """Puts the originals back through this session. On PostgreSQL, when postgresql.auto.conf no longer
+        parses (ALTER SYSTEM refuses it), the file is written anew as it was before the change (ALTER SYSTEM RESET
+        ALL, which reads nothing, then the recorded entries) when `auto_conf` is known. SettingRefused or
+        ProbeError says why it could not."""
+        _checked(list(originals))
+        if self.conn.driver == "mysql":
+            try:
+                cur = self.db.cursor()
+                for name, o in originals.items():
+                    _mysql_set(cur, name, o.value)
+            except MySQLdb.Error as exc:
+                code, text = mysql_error_parts(exc)
+                if code is not None and code < 2000:
+                    raise SettingRefused(f"refused by the server ({text})") from None
+                raise mysql_probe_error(exc, self.conn) from None
+            return
+        try:
+            try:
+                for name, o in originals.items():
+                    statement = (sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(o.value))
+                                 if o.in_auto_conf else sql.SQL("ALTER SYSTEM RESET {}").format(sql.Identifier(name)))
+                    self.db.execute(statement)
+            except psycopg.Error as exc:
+                if exc.sqlstate != _PG_CONFIG_FILE_ERROR or auto_conf is None:
+                    raise
+                log.warning("postgresql.auto.conf of %s:%s no longer parses (%s): writing it anew as it was",
+                            self.conn.host, self.conn.port, str(exc).strip().splitlines()[0])
+                self.db.execute("ALTER SYSTEM RESET ALL")
+                for name, value in auto_conf.items():
+                    self.db.execute(sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name),
+                                                                               sql.Literal(value)))
+            self.db.execute("SELECT pg_reload_conf()")
+        except psycopg.Error as exc:
+            if pg_unreachable(exc):
+                raise pg_probe_error(exc, self.conn) from None
+            raise SettingRefused(f"refused by the server ({str(exc).strip().splitlines()[0]})") from None

@@ -55,6 +55,7 @@ urlpatterns = [
     *catalogue_urls(catalogue.TARGETS),
     path("targets/<int:pk>/", catalogue.target_detail, name="targets-detail"),
     path("targets/<int:pk>/check/", catalogue.target_check, name="targets-check"),
+    path("targets/<int:pk>/settings-confirm/", catalogue.target_settings_confirm, name="targets-settings-confirm"),
     *catalogue_urls(scenarios.SCENARIOS, edit_view=scenarios.scenario_edit),
     path("scenarios/<int:pk>/", scenarios.scenario_detail, name="scenarios-detail"),
     # The scenario page's buttons other than "Save", for a new scenario and for one being edited.

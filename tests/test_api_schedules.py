@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from campaigns import monitoring, roles
 from campaigns.models import CampaignSchedule
@@ -57,3 +58,41 @@ def test_regressions_are_listed_and_filtered_by_campaign():
     assert listed["count"] == 1
     assert listed["results"][0]["kind"] == "regression" and listed["results"][0]["run"] == current.pk
     assert viewer.get(f"/api/v1/regressions/?campaign={campaign.pk + 1000}").json()["count"] == 0
+
+
+def test_cron_fields_are_read_in_cron_order_day_of_month_then_month_then_weekday():
+    operator = client_for(make_user(roles.OPERATOR, "cron-order-op"))
+    campaign = CampaignFactory()
+    fifteenth = operator.post("/api/v1/schedules/", {"campaign": campaign.pk, "cron": "0 3 15 * *"}, format="json")
+    assert fifteenth.status_code == 201, fifteenth.content
+    crontab = CampaignSchedule.objects.get(pk=fifteenth.json()["id"]).periodic_task.crontab
+    assert (crontab.minute, crontab.hour, crontab.day_of_month, crontab.month_of_year, crontab.day_of_week) == (
+        "0", "3", "15", "*", "*")
+    eighth_weekday = operator.post("/api/v1/schedules/", {"campaign": campaign.pk, "cron": "0 0 * * 8"},
+                                   format="json")
+    assert eighth_weekday.status_code == 400 and "not a valid cron expression" in str(eighth_weekday.json()["cron"])
+    # The campaign's page still answers with the schedule in force (it answered 500 for everyone before).
+    page = Client()
+    page.force_login(make_user(roles.VIEWER, "cron-order-viewer"))
+    assert page.get(f"/campaigns/{campaign.pk}/").status_code == 200
+
+
+def test_only_its_owner_or_an_admin_changes_a_schedule():
+    owner_user = make_user(roles.OPERATOR, "schedule-owner")
+    owner, other = client_for(owner_user), client_for(make_user(roles.OPERATOR, "schedule-other"))
+    campaign = CampaignFactory()
+    created = owner.post("/api/v1/schedules/", {"campaign": campaign.pk, "cron": "0 2 * * *"}, format="json")
+    schedule = CampaignSchedule.objects.get(pk=created.json()["id"])
+    assert schedule.created_by == owner_user
+    refused = other.patch(f"/api/v1/schedules/{schedule.pk}/", {"cron": "* * * * *"}, format="json")
+    assert refused.status_code == 403 and "owner or an admin" in refused.json()["detail"]
+    schedule.refresh_from_db()
+    assert schedule.cron == "0 2 * * *"
+    page = Client()
+    page.force_login(make_user(roles.OPERATOR, "schedule-other-page"))
+    assert page.post(f"/schedules/{schedule.pk}/toggle/").status_code == 403
+    assert owner.patch(f"/api/v1/schedules/{schedule.pk}/", {"enabled": False}, format="json").status_code == 200
+    admin = client_for(make_user(roles.ADMIN, "schedule-admin"))
+    assert admin.patch(f"/api/v1/schedules/{schedule.pk}/", {"enabled": True}, format="json").status_code == 200
+    assert other.delete(f"/api/v1/schedules/{schedule.pk}/").status_code == 403  # operators never delete
+    assert admin.delete(f"/api/v1/schedules/{schedule.pk}/").status_code == 204

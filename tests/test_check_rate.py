@@ -70,3 +70,22 @@ def test_the_page_and_quick_compare_spend_the_same_budget_and_say_so():
         "tables": "4", "table_size": "10000", "threads": "1", "time_s": "10", "repetitions": "1"}).content.decode()
     assert "too many connection checks" in quick and not Target.objects.filter(name="scan").exists()
     assert client_for(user).post(f"/api/v1/targets/{target.pk}/check/").status_code == 429
+
+
+@override_settings(BENCHAPP_CHECK_RATE_USER="3/hour")
+def test_the_settings_check_of_variants_spends_the_same_budget(caplog):
+    """#39: PATCHing a target's port and saving a campaign with a variant probed it with no limit."""
+    user = make_user(roles.OPERATOR, "variant-scanner")
+    api = client_for(user)
+    target = TargetFactory(port=_closed_port())
+    body = {"name": "probe", "targets": [target.pk], "variants": [{"name": "x", "mysql": {"sync_binlog": "0"}}]}
+    with caplog.at_level(logging.INFO, logger="campaigns.services.variants"):
+        for _ in range(2):
+            answer = api.post("/api/v1/campaigns/", body, format="json")
+            assert answer.status_code == 400 and "connection refused" in str(answer.json()["variants"])
+    assert sum("settings check of variants by variant-scanner" in r.getMessage() for r in caplog.records) == 2
+    assert api.post(f"/api/v1/targets/{target.pk}/check/").status_code == 400  # the third check: refused port
+    answer = api.post("/api/v1/campaigns/", body, format="json")
+    assert answer.status_code == 400
+    assert "too many connection checks: the next one is allowed in" in str(answer.json()["variants"])
+    assert api.post(f"/api/v1/targets/{target.pk}/check/").status_code == 429

@@ -94,3 +94,14 @@ def test_the_policy_built_once_is_django_csps_and_per_response_changes_still_app
     assert directives(ours(rf.get("/"))) == {"default-src": "'none'", "script-src": "'self'"}
     response = CSPMiddleware(with_nonce)(rf.get("/"))
     assert directives(response)["script-src"] == f"'self' 'nonce-{response.content.decode()}'"
+
+
+def test_the_install_guide_and_the_shipped_proxy_examples_set_the_number_of_proxies():
+    """#39: behind the documented TLS proxy every request came from 127.0.0.1 (one lock-out for everyone)."""
+    root = ROOT
+    assert "BENCHAPP_NUM_PROXIES=1" in (root / "docs" / "install.md").read_text()
+    for example in ("deploy/nginx/benchapp.conf", "deploy/Caddyfile"):
+        text = (root / example).read_text()
+        assert "BENCHAPP_NUM_PROXIES=1" in text and "/metrics" in text and "127.0.0.1:8000" in text, example
+    # nginx overwrites what a client sent, so that the one address benchapp believes is the one nginx saw.
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in (root / "deploy/nginx/benchapp.conf").read_text()

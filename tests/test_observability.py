@@ -236,3 +236,19 @@ def test_beat_health_passes_while_beat_sends_its_reconcile_task():
     PeriodicTask.objects.filter(pk=task.pk).update(last_run_at=timezone.now() - timezone.timedelta(minutes=10))
     with pytest.raises(CommandError, match="last sent 600 s ago"):
         call_command("beat_health")
+
+
+@pytest.mark.parametrize("proxies", [0, 1])
+def test_a_proxied_request_for_metrics_is_refused_without_the_token_whatever_the_proxies(client, settings, proxies):
+    """#39: behind the documented TLS proxy every request comes from 127.0.0.1, so X-Forwarded-For from there
+    made /metrics public."""
+    settings.BENCHAPP_METRICS_TOKEN = "metrics-token-456"
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": proxies}
+    for header in ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP"):
+        value = "for=8.8.8.8" if header == "HTTP_FORWARDED" else "8.8.8.8"
+        assert client.get("/metrics", REMOTE_ADDR="127.0.0.1", **{header: value}).status_code == 403
+        assert client.get("/metrics", REMOTE_ADDR="127.0.0.1", **{header: "127.0.0.1"}).status_code == 403
+    response = client.get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="8.8.8.8",
+                          HTTP_AUTHORIZATION="Bearer metrics-token-456")
+    assert response.status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 200  # a scraper on this machine, direct

@@ -72,7 +72,7 @@ def test_values_read_back_match_in_the_servers_spellings():
 @pytest.mark.django_db
 def test_a_campaign_without_variants_plans_as_before_and_variants_multiply_its_jobs_interleaved():
     maria = TargetFactory(name="m")
-    pg = TargetFactory(name="p", driver="pgsql", port=5432)
+    pg = TargetFactory(name="p", driver="pgsql", port=1)  # not benchapp's own cluster: variants are refused there
     campaign = CampaignFactory(targets=[maria, pg], scenarios=[ScenarioFactory()], threads=[1, 2])
     plain = campaign_expand(campaign=campaign)
     assert len(plain) == 4 and {p.variant for p in plain} == {""} and all(not p.variant_settings for p in plain)
@@ -102,7 +102,7 @@ def test_a_campaign_without_variants_plans_as_before_and_variants_multiply_its_j
 def test_a_variant_that_changes_nothing_needs_no_server_and_bad_shapes_are_a_400_naming_the_field():
     target = TargetFactory(port=1)  # nothing listens there: a variant without settings for it asks nothing
     campaign = services.campaign_create(name="v", targets=[target], variants=[{"name": "default"},
-                                                                            {"name": "pg only", "pgsql": {"a": "1"}}])
+                                                                            {"name": "pg only", "pgsql": {"jit": "off"}}])
     assert [v["name"] for v in campaign.variants] == ["default", "pg only"]
     with pytest.raises(ValidationError) as caught:
         services.campaign_update(campaign=campaign, variants=[{"name": "x", "mysql": {"a b": "1"}}])
@@ -163,7 +163,7 @@ def _variant_run() -> Run:
     scenario = ScenarioFactory()
     campaign = services.campaign_create(name="bundled variants", targets=[target], scenarios=[scenario],
                                         threads=[4], variants=[{"name": "default"},
-                                                               {"name": "flush=2", "pgsql": {"fsync": "off"}}])
+                                                               {"name": "flush=2", "pgsql": {"jit": "off"}}])
     run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED)
     job = Job.objects.create(run=run, target=target, scenario=scenario, threads=4, status=Job.Status.SUCCEEDED,
                              variant="flush=2", variant_settings={"innodb_flush_log_at_trx_commit": "2"},
@@ -203,8 +203,95 @@ def test_the_pages_show_the_variants_the_plan_crosses_and_what_was_in_force():
     page = PageClient()
     page.force_login(make_user(roles.VIEWER, "variants-viewer"))
     html = page.get(f"/campaigns/{run.campaign_id}/").content.decode()
-    assert 'data-testid="variants"' in html and "fsync=off" in html
+    assert 'data-testid="variants"' in html and "jit=off" in html
     assert html.count('data-testid="plan-variant"') == 2  # 1 target × 1 scenario × 2 variants × 1 thread count
     html = page.get(f"/jobs/{run.jobs.get().pk}/").content.decode()
     assert 'data-testid="job-variant"' in html and "<strong>flush=2</strong>" in html
     assert "<td>2</td><td><strong>2</strong></td><td>1</td>" in html
+
+
+def test_no_setting_on_the_allowlist_is_one_refused_for_good():
+    from campaigns.settings_allowlist import BUILT_IN, refused_for_good
+
+    assert [(d, a.name) for d, items in BUILT_IN.items() for a in items if refused_for_good(d, a.name)] == []
+
+
+def test_an_administrator_adds_settings_but_never_one_refused_for_good(settings):
+    from campaigns.settings_allowlist import AllowlistConfigError, Memory, extras_parse, setting_allowed
+
+    assert setting_allowed("mysql", "innodb_log_file_size", "1G")[1].endswith("BENCHAPP_VARIANT_SETTINGS_EXTRA)")
+    settings.BENCHAPP_VARIANT_SETTINGS_EXTRA = "mysql innodb_log_file_size size 4M..8G; pgsql enable_x bool"
+    assert setting_allowed("mysql", "innodb_log_file_size", "1G") == (str(1024**3), "")
+    assert "more than its highest value here, 8 GiB" in setting_allowed("mysql", "innodb_log_file_size", "9G")[1]
+    assert setting_allowed("pgsql", "enable_x", "on") == ("on", "")
+    for entry, message in (("pgsql archive_command enum a|b", "archive_command is refused for good"),
+                           ("pgsql log_directory enum a", "refused for good"),
+                           ("mysql init_connect enum a", "refused for good"),
+                           ("mysql max_connections int 1..10", "refused for good"),
+                           ("pgsql fsync bool", "refused for good"),
+                           ("pgsql work_mem size", "needs an upper bound"),
+                           ("oracle x bool", "the driver is mysql or pgsql")):
+        with pytest.raises(AllowlistConfigError, match=message):
+            extras_parse(entry)
+    # A size the server allocates must fit in its memory, and the refusal names the figure.
+    assert setting_allowed("pgsql", "work_mem", "2GB", memory=Memory(1024**3, "instance spec 'small'"))[1] == (
+        "work_mem: 2GB (2 GiB) is more than the server's memory, 1 GiB (instance spec 'small')")
+
+
+@pytest.mark.django_db
+def test_a_bundle_import_and_the_admin_are_held_to_the_allowlist_too():
+    target = TargetFactory(port=1, name="elsewhere")
+    with pytest.raises(ValidationError) as caught:
+        services.campaign_create(name="b", targets=[target], check_variants=False,
+                                 variants=[{"name": "x", "mysql": {"init_connect": "x"}}])
+    assert caught.value.message_dict["variants"] == [
+        "target 'elsewhere', variant 'x': init_connect: refused for good (it runs SQL or reads files on the "
+        "server's behalf)"]
+
+
+@pytest.mark.django_db
+def test_a_target_on_benchapps_own_cluster_is_refused_for_variants_at_save_and_at_launch_but_runs_without():
+    from django.conf import settings as django_settings
+
+    own = django_settings.DATABASES["default"]
+    target = TargetFactory(name="own cluster", driver="pgsql", host="localhost", port=int(own.get("PORT") or 5432),
+                           database="postgres", user="postgres")
+    api = client_for(make_user(roles.OPERATOR, "own-cluster-op"))
+    answer = api.post("/api/v1/campaigns/", {"name": "own", "targets": [target.pk], "variants": [
+        {"name": "default"}, {"name": "lazy", "pgsql": {"synchronous_commit": "off"}}]}, format="json")
+    assert answer.status_code == 400
+    (message,) = answer.json()["variants"]
+    assert message.startswith("target 'own cluster', variant 'lazy': localhost:") and (
+        "is benchapp's own PostgreSQL server (it holds benchapp's own database): settings variants change "
+        "server-wide settings, so they are refused on it; the target runs campaigns without variants") in message
+    # Other addresses of the same server, and a Redis of benchapp's, are refused as well.
+    from campaigns.endpoints import own_server_problem
+
+    assert own_server_problem(host="127.1", port=target.port) and own_server_problem(host="2130706433",
+                                                                                     port=target.port)
+    redis_port = int(django_settings.CACHES["default"]["LOCATION"].rsplit(":", 1)[1].split("/")[0])
+    assert "Redis" in (own_server_problem(host="127.0.0.1", port=redis_port) or "")
+    # Without variants (or with a variant that gives it nothing) it is a target as any other.
+    answer = api.post("/api/v1/campaigns/", {"name": "own", "targets": [target.pk], "scenarios": [
+        ScenarioFactory().pk], "threads": [1], "variants": [{"name": "default"}, {"name": "m", "mysql": {
+            "sync_binlog": "0"}}]}, format="json")
+    assert answer.status_code == 201, answer.json()
+    campaign = Campaign.objects.get(pk=answer.json()["id"])
+    # A variant written into the database behind the services' back is refused at launch, naming why.
+    Campaign.objects.filter(pk=campaign.pk).update(variants=[{"name": "lazy", "pgsql": {"synchronous_commit": "off"}}])
+    answer = api.post(f"/api/v1/campaigns/{campaign.pk}/launch/", {}, format="json")
+    assert answer.status_code == 400 and "is benchapp's own PostgreSQL server" in answer.json()["variants"][0]
+    Campaign.objects.filter(pk=campaign.pk).update(variants=[{"name": "x", "pgsql": {"fsync": "off"}}])
+    with pytest.raises(services.VariantsRefused, match="variant 'x'"):
+        services.campaign_launch(campaign=Campaign.objects.get(pk=campaign.pk))
+    assert not Run.objects.filter(campaign=campaign).exists()
+
+
+@pytest.mark.django_db
+def test_a_launch_holds_the_variants_to_the_allowlist_again():
+    target = TargetFactory(name="elsewhere 2", port=1)
+    campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory()], threads=[1])
+    Campaign.objects.filter(pk=campaign.pk).update(variants=[{"name": "x", "mysql": {"init_connect": "x"}}])
+    with pytest.raises(services.VariantsRefused,
+                       match="target 'elsewhere 2', variant 'x': init_connect: refused for good"):
+        services.campaign_launch(campaign=Campaign.objects.get(pk=campaign.pk))

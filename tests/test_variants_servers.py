@@ -9,17 +9,21 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.test import Client as PageClient
 
-from campaigns import services
+from campaigns import roles, services
 from campaigns.comparison.query import comparison_build
+from campaigns.execution.dispatch import run_advance
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.execution.results import job_close
+from campaigns.execution.turns import target_busy
 from campaigns.execution.variants import settings_changes_sweep, variant_apply
 from campaigns.models import Campaign, Job, Run, SettingsChange, Target
 from campaigns.services.plans import campaign_plan
 from tests.conftest import record_measurement, wait_for
 from tests.factories import DatasetFactory, ProductFactory, ScenarioFactory
 from tests.helpers.servers import MariaDBServer, PostgresServer, free_port
+from tests.helpers.users import client_for, make_user
 
 # One pytest-xdist process runs the module (make test): its servers (module fixtures) are made once, not in each.
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("variants-servers")]
@@ -205,7 +209,7 @@ def test_the_reconciler_puts_back_what_a_dead_worker_left_changed(
 
 @pytest.mark.django_db(transaction=True)
 def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign_is_saved(
-        own_mariadb: MariaDBServer, own_postgres: PostgresServer) -> None:
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, settings: Any) -> None:
     maria, pg = _targets(own_mariadb, own_postgres, suffix=" 4")
     plain = services.target_create(name="MariaDB as plain", product=maria.product, driver="mysql", host="127.0.0.1",
                                    port=own_mariadb.port, database="sbtest", user="plain")
@@ -215,10 +219,16 @@ def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign
             services.campaign_create(name="refused", targets=targets, variants=variants)
         return " ".join(caught.value.message_dict["variants"])
 
-    text = refusal([maria, pg], [{"name": "big", "mysql": {"port": "3307"}, "pgsql": {"shared_buffers": "256MB"}}])
-    assert "target 'MariaDB (local) 4', variant 'big': port: read-only at run time (it needs a server restart)" in text
+    # innodb_log_buffer_size and shared_buffers are on the allowlist, but need a restart.
+    text = refusal([maria, pg], [{"name": "big", "mysql": {"innodb_log_buffer_size": "16M"},
+                                  "pgsql": {"shared_buffers": "256MB"}}])
+    assert ("target 'MariaDB (local) 4', variant 'big': innodb_log_buffer_size: read-only at run time (it needs a "
+            "server restart)") in text
     assert "variant 'big': shared_buffers: takes effect only at a server restart (context postmaster)" in text
+    # A setting an administrator added that this server does not have.
+    settings.BENCHAPP_VARIANT_SETTINGS_EXTRA = "mysql no_such_setting int 0..10"
     assert "no such global variable" in refusal([maria], [{"name": "x", "mysql": {"no_such_setting": "1"}}])
+    settings.BENCHAPP_VARIANT_SETTINGS_EXTRA = ""
     assert "synchronous_commit: 'never' is not one of" in refusal([pg], [{"name": "x", "pgsql": {PG_SETTING: "never"}}])
     assert "user 'plain' may not change it" in refusal([plain], [{"name": "x", "mysql": {MYSQL_SETTING: "2"}}])
     # Names and values never reach a server unchecked.
@@ -261,3 +271,227 @@ def test_a_job_fails_naming_the_setting_its_server_did_not_take_and_its_end_puts
         assert not SettingsChange.objects.filter(job=job, restored_at__isnull=True).exists()
     assert own_mariadb.sql("SELECT @@GLOBAL.sync_binlog").stdout.strip() == sync_binlog_before
     _originals_back(own_mariadb, own_postgres)
+
+
+# Every setting #39 found accepted at save, and the bounds cases: (driver, setting, value, what the 400 says).
+REFUSED = [
+    ("mysql", "general_log_file", "ibdata1", "names a file"),
+    ("mysql", "general_log_file", "aria_log_control", "names a file"),
+    ("mysql", "general_log", "ON", "refused for good (logging"),
+    ("mysql", "slow_query_log_file", "ib_logfile0", "names a file"),
+    ("mysql", "init_connect", "x", "refused for good"),
+    ("mysql", "require_secure_transport", "ON", "authentication"),
+    ("mysql", "read_only", "ON", "read-only mode"),
+    ("mysql", "max_connections", "10", "connection limits"),
+    ("mysql", "local_infile", "ON", "refused for good"),
+    ("mysql", "sql_log_off", "ON", "refused for good (logging"),
+    ("mysql", "innodb_doublewrite", "OFF", "data safety"),
+    ("mysql", "innodb_buffer_pool_size", "1TiB", "is more than the server's memory"),
+    ("mysql", "sort_buffer_size", "100000G", "is more than the server's memory"),
+    ("mysql", "innodb_flush_log_at_trx_commit", "7", "is more than its highest value here, 3"),
+    ("mysql", "innodb_io_capacity", "10", "is less than its lowest value here, 100"),
+    ("mysql", "transaction_isolation", "CHAOS", "is not one of READ-UNCOMMITTED"),
+    ("mysql", "innodb_adaptive_hash_index", "maybe", "is not on or off"),
+    ("mysql", "no_such_thing", "1", "not on benchapp's allowlist"),
+    ("pgsql", "archive_command", "x", "names a command"),
+    ("pgsql", "restore_command", "x", "names a command"),
+    ("pgsql", "ssl_passphrase_command", "x", "refused for good"),
+    ("pgsql", "archive_library", "x", "library"),
+    ("pgsql", "session_preload_libraries", "atk_nonexistent", "library"),
+    ("pgsql", "local_preload_libraries", "x", "library"),
+    ("pgsql", "dynamic_library_path", "x", "refused for good"),
+    ("pgsql", "log_directory", "..", "names a file or a directory"),
+    ("pgsql", "log_filename", ".profile", "names a file or a directory"),
+    ("pgsql", "log_filename", "postgresql.auto.conf", "names a file or a directory"),
+    ("pgsql", "log_file_mode", "0666", "names a file or a directory"),
+    ("pgsql", "fsync", "off", "data safety"),
+    ("pgsql", "full_page_writes", "off", "data safety"),
+    ("pgsql", "zero_damaged_pages", "on", "data safety"),
+    ("pgsql", "ignore_checksum_failure", "on", "data safety"),
+    ("pgsql", "allow_system_table_mods", "on", "data safety"),
+    ("pgsql", "log_statement", "all", "logging"),
+    ("pgsql", "default_transaction_read_only", "on", "read-only mode"),
+    ("pgsql", "statement_timeout", "1", "time-outs"),
+    ("pgsql", "password_encryption", "md5", "authentication"),
+    ("pgsql", "max_connections", "10", "connection limits"),
+    ("pgsql", "work_mem", "2TB", "is more than the server's memory"),
+    ("pgsql", "checkpoint_timeout", "10s", "is less than its lowest value here, 30 s"),
+    ("pgsql", "effective_io_concurrency", "5000", "is more than its highest value here, 1000"),
+    ("pgsql", "synchronous_commit", "never", "is not one of on, off"),
+    ("pgsql", "random_page_cost", "cheap", "is not a number"),
+    ("pgsql", "no_such_thing", "1", "not on benchapp's allowlist"),
+]
+# Allowlisted settings, each unlike the servers' defaults: (driver, setting, value written, as a new session reads it).
+ALLOWED = [
+    ("mysql", "innodb_io_capacity", "1234", "1234"),
+    ("mysql", "sort_buffer_size", "4M", "4194304"),
+    ("mysql", "tx_isolation", "READ-COMMITTED", "READ-COMMITTED"),
+    ("mysql", "innodb_adaptive_hash_index", "ON", "1"),
+    ("mysql", "table_open_cache", "1000", "1000"),
+    ("pgsql", "work_mem", "64MB", "64MB"),
+    ("pgsql", "random_page_cost", "1.1", "1.1"),
+    ("pgsql", "jit", "off", "off"),
+    ("pgsql", "checkpoint_timeout", "10min", "10min"),
+    ("pgsql", "effective_io_concurrency", "8", "8"),
+]
+
+
+def _new_session_value(driver: str, name: str, mariadb: MariaDBServer, postgres: PostgresServer) -> str:
+    done = mariadb.sql(f"SELECT @@GLOBAL.{name}") if driver == "mysql" else postgres.sql(f"SHOW {name}")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_refused_setting_is_a_400_naming_target_variant_and_setting_and_the_allowlisted_apply_and_restore(
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str) -> None:
+    maria, pg = _targets(own_mariadb, own_postgres, suffix=" 6")
+    target_of = {"mysql": maria, "pgsql": pg}
+    api = client_for(make_user(roles.OPERATOR, "allowlist-op"))
+    for driver, name, value, why in REFUSED:
+        target = target_of[driver]
+        answer = api.post("/api/v1/campaigns/", {"name": f"refused {name}", "targets": [target.pk],
+                                                 "variants": [{"name": "bad", driver: {name: value}}]}, format="json")
+        assert answer.status_code == 400, (name, value, answer.json())
+        text = " ".join(answer.json()["variants"])
+        assert f"target '{target.name}', variant 'bad': {name}: " in text and why in text, (name, text)
+    assert not Campaign.objects.filter(name__startswith="refused ").exists()
+
+    # The allowlisted ones save, apply (read back from a new session) and go back as the job ends.
+    variant = {"name": "tuned", "mysql": {n: v for d, n, v, _ in ALLOWED if d == "mysql"},
+               "pgsql": {n: v for d, n, v, _ in ALLOWED if d == "pgsql"}}
+    answer = api.post("/api/v1/campaigns/", {"name": "tuned", "targets": [maria.pk, pg.pk],
+                                             "variants": [variant]}, format="json")
+    assert answer.status_code == 201, answer.json()
+    campaign = Campaign.objects.get(pk=answer.json()["id"])
+    assert campaign.variants[0]["mysql"]["sort_buffer_size"] == "4194304"  # written as bytes: SET GLOBAL's unit
+    before = {(d, n): _new_session_value(d, n, own_mariadb, own_postgres) for d, n, _, _ in ALLOWED}
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-6", tables=1, table_size=100))
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
+    for target in (maria, pg):
+        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.PREPARING,
+                                 phase=Job.Phase.PREPARE, variant="tuned",
+                                 variant_settings=campaign.variants[0][target.driver])
+        job = Job.objects.select_related("target", "scenario", "run").get(pk=job.pk)
+        variant_apply(job, target_connection(target=target))
+        for driver, name, _, read in ALLOWED:
+            if driver == target.driver:
+                assert _new_session_value(driver, name, own_mariadb, own_postgres) == read, name
+        job_close(job, status=Job.Status.SUCCEEDED)
+    for driver, name, _, _ in ALLOWED:
+        assert _new_session_value(driver, name, own_mariadb, own_postgres) == before[(driver, name)], name
+    _originals_back(own_mariadb, own_postgres)
+
+
+@pytest.fixture
+def lockable_postgres() -> Iterator[PostgresServer]:
+    """A cluster of the test's own that a variant may lock out or break: its logging collector on, so that
+    log_directory and log_filename decide where the server writes."""
+    server = PostgresServer(free_port(), options=("logging_collector=on",))
+    try:
+        assert server.sql("CREATE DATABASE sbtest").returncode == 0
+        yield server
+    finally:
+        server.stop()
+
+
+def _bypassed_job(run: Run, target: Target, scenario: Any, settings: dict[str, str]) -> Job:
+    """A job whose variant settings were written into the database, past every check of the services."""
+    job = Job.objects.create(run=run, target=target, scenario=scenario, threads=1, status=Job.Status.PREPARING,
+                             phase=Job.Phase.PREPARE, variant="evil", variant_settings=settings)
+    return Job.objects.select_related("target", "scenario", "run").get(pk=job.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lock_out_and_a_log_into_the_config_file_are_refused_and_if_bypassed_put_back_before_measuring(
+        lockable_postgres: PostgresServer, own_queue: str) -> None:
+    server = lockable_postgres
+    pg = services.target_create(name="PostgreSQL (lockable)", product=ProductFactory(name="PG lockable",
+                                                                                     engine="postgresql"),
+                                driver="pgsql", host="127.0.0.1", port=server.port, database="sbtest",
+                                user="postgres")
+    lock_out = {"session_preload_libraries": "atk_nonexistent"}
+    config_log = {"log_directory": ".", "log_filename": "postgresql.auto.conf", "log_statement": "all"}
+    for settings in (lock_out, config_log):
+        with pytest.raises(ValidationError) as caught:
+            services.campaign_create(name="evil", targets=[pg], variants=[{"name": "evil", "pgsql": settings}])
+        text = " ".join(caught.value.message_dict["variants"])
+        assert all(f"target 'PostgreSQL (lockable)', variant 'evil': {name}: refused for good" in text
+                   for name in settings), text
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-7", tables=1, table_size=100))
+    campaign = services.campaign_create(name="evil bypassed", targets=[pg], scenarios=[scenario], threads=[1])
+    for settings, cause in ((lock_out, "a new session cannot log in and run a query"),
+                            (config_log, "the server's configuration files no longer parse")):
+        run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
+        job = _bypassed_job(run, pg, scenario, settings)
+        with pytest.raises(JobFailure) as caught:
+            variant_apply(job, target_connection(target=pg))
+        message = str(caught.value)
+        assert f"settings variant 'evil': after the change {cause}" in message, message
+        assert "put back at once through a session kept open for that, and the job failed before measuring" in message
+        job_close(job, status=Job.Status.FAILED, error=message)
+        run_advance(run_id=run.pk)
+        job.refresh_from_db()
+        run.refresh_from_db()
+        assert job.status == Job.Status.FAILED and job.measured_at is None and cause in job.error
+        assert run.status == Run.Status.FAILED
+        change = SettingsChange.objects.get(job=job)
+        assert change.restored_at is not None and change.held_at is None
+        # A new session gets in, the settings are the server's own again, and the files parse.
+        for name in settings:
+            assert server.sql(f"SELECT source FROM pg_settings WHERE name = '{name}'").stdout.strip() == "default"
+        assert server.sql("SELECT count(*) FROM pg_file_settings WHERE error IS NOT NULL").stdout.strip() == "0"
+        server.restart()
+        assert server.sql("SELECT 1").stdout.strip() == "1"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restore_that_fails_fails_the_job_and_run_with_the_statements_and_holds_the_server_until_confirmed(
+        own_mariadb: MariaDBServer, own_queue: str) -> None:
+    root = services.target_create(name="MariaDB (held)", product=ProductFactory(name="MariaDB held"), driver="mysql",
+                                  host="127.0.0.1", port=own_mariadb.port, database="sbtest", user="root")
+    # The variant's change was made as root; by the job's end the target logs in as a user that may no longer
+    # change global variables (its rights taken away meanwhile): the server answers, and refuses the restore.
+    plain = services.target_create(name="MariaDB (held, plain)", product=root.product, driver="mysql",
+                                   host="127.0.0.1", port=own_mariadb.port, database="sbtest", user="plain")
+    before = own_mariadb.sql("SELECT @@GLOBAL.innodb_io_capacity").stdout.strip()
+    scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-8", tables=1, table_size=100))
+    campaign = services.campaign_create(name="variants held", targets=[plain], scenarios=[scenario], threads=[1])
+    run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)
+    job = Job.objects.create(run=run, target=plain, scenario=scenario, threads=1, status=Job.Status.RUNNING,
+                             phase=Job.Phase.RUN, variant="io", variant_settings={"innodb_io_capacity": "1500"})
+    SettingsChange.objects.create(job=job, target=plain, variant="io", wanted={"innodb_io_capacity": "1500"},
+                                  originals={"innodb_io_capacity": {"value": before, "in_auto_conf": False}})
+    assert own_mariadb.sql("SET GLOBAL innodb_io_capacity = 1500").returncode == 0
+    job_close(Job.objects.select_related("target").get(pk=job.pk), status=Job.Status.SUCCEEDED)
+    run_advance(run_id=run.pk)
+    job.refresh_from_db()
+    run.refresh_from_db()
+    statement = f"SET GLOBAL innodb_io_capacity = {before};"
+    assert job.status == Job.Status.FAILED and run.status == Run.Status.FAILED
+    assert job.error.startswith(f"settings NOT put back on 127.0.0.1:{own_mariadb.port}: a DBA must run, as a "
+                                f"superuser: {statement} The server is held"), job.error
+    assert "user 'plain'" in job.error or "denied" in job.error.lower()
+    change = SettingsChange.objects.get(job=job)
+    assert change.is_held() and change.dba_sql == statement and change.restored_at is None
+    # The API, the job page and the run page say it, with the statement.
+    api = client_for(make_user(roles.OPERATOR, "held-op"))
+    assert statement in api.get(f"/api/v1/jobs/{job.pk}/").json()["error"]
+    page = PageClient()
+    page.force_login(make_user(roles.OPERATOR, "held-page-op"))
+    for url in (f"/jobs/{job.pk}/", f"/runs/{run.pk}/"):
+        html = page.get(url).content.decode()
+        assert 'data-testid="settings-held"' in html and statement in html and 'data-testid="settings-confirm"' in html
+    # Nobody tries again, and no job starts on the server, on any of its targets, until a person confirms.
+    assert settings_changes_sweep() == 0
+    other = Job.objects.create(run=Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue),
+                               target=root, scenario=scenario, threads=1, status=Job.Status.QUEUED)
+    busy = target_busy(Job.objects.select_related("target").get(pk=other.pk))
+    assert busy is not None and busy.reason.startswith("held: the settings variant 'io'")
+    assert own_mariadb.sql(statement).returncode == 0  # the DBA's part
+    answer = api.post(f"/api/v1/targets/{root.pk}/settings-confirm/", {}, format="json")
+    assert answer.status_code == 200 and answer.json() == {"confirmed": 1}
+    change.refresh_from_db()
+    assert not change.is_held() and change.confirmed_by is not None and change.restored_at is not None
+    assert target_busy(Job.objects.select_related("target").get(pk=other.pk)) is None
+    assert own_mariadb.sql("SELECT @@GLOBAL.innodb_io_capacity").stdout.strip() == before

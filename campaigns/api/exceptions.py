@@ -6,7 +6,8 @@ DRF already answers its own exceptions (400 validation, 401, 403, 404, 405). On 
 * ProtectedError / RestrictedError (deleting a row that others still refer to) → 409 naming them;
 * IntegrityError (a unique value taken by a concurrent request) → 409;
 * DataError (a value PostgreSQL cannot store) → 400;
-* services.StateConflict → 409 (but ScenarioDdlRefused, a scenario DDL a target cannot run → 400 on "scenarios");
+* services.StateConflict → 409 (but ScenarioDdlRefused, a scenario DDL a target cannot run → 400 on "scenarios";
+  VariantsRefused, a settings variant off the allowlist or on benchapp's own server → 400 on "variants");
   services.ImportRejected and the command parser's CommandError → 400;
 * ProbeError (a target that cannot be reached) → 400 with code "target_unreachable"; CheckRateExceeded (too many
   connection checks by one user) → 429 with Retry-After;
@@ -34,7 +35,7 @@ from rest_framework.views import set_rollback
 
 from campaigns.execution.dbretry import connection_lost
 from campaigns.probes import ProbeError
-from campaigns.services import CheckRateExceeded, ImportRejected, ScenarioDdlRefused, StateConflict
+from campaigns.services import CheckRateExceeded, ImportRejected, ScenarioDdlRefused, StateConflict, VariantsRefused
 from campaigns.sysbench.cmdline import CommandError
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,8 @@ def translate(exc: Exception) -> exceptions.APIException | None:
         return BadRequest(str(exc) or "the request was refused as malformed", code="malformed")
     if isinstance(exc, ScenarioDdlRefused):
         return exceptions.ValidationError({"scenarios": [str(exc)]})
+    if isinstance(exc, VariantsRefused):
+        return exceptions.ValidationError({"variants": [str(exc)]})
     if isinstance(exc, StateConflict):
         return Conflict(str(exc), code="state_conflict")
     if isinstance(exc, ImportRejected):

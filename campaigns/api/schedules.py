@@ -55,13 +55,17 @@ class ScheduleSerializer(StrictInputMixin, serializers.ModelSerializer):
             raise serializers.ValidationError(exc.message_dict) from None
         return attrs
 
+    def _user(self) -> Any:
+        request = self.context.get("request")
+        return getattr(request, "user", None)
+
     def create(self, validated_data: dict[str, Any]) -> CampaignSchedule:
-        return monitoring.schedule_save(schedule=CampaignSchedule(**validated_data))
+        return monitoring.schedule_save(schedule=CampaignSchedule(**validated_data), user=self._user())
 
     def update(self, instance: CampaignSchedule, validated_data: dict[str, Any]) -> CampaignSchedule:
         for key, value in validated_data.items():
             setattr(instance, key, value)
-        return monitoring.schedule_save(schedule=instance)
+        return monitoring.schedule_save(schedule=instance, user=self._user())
 
 
 class ScheduleFilterSet(filters.FilterSet):
@@ -81,11 +85,11 @@ class ScheduleViewSet(ModelViewSet):
     filterset_class = ScheduleFilterSet
     ordering_fields = ["id", "campaign", "last_fired_at"]
     # Admins delete (README: viewer reads, operator creates, edits, launches and cancels, admin deletes); an operator
-    # stops a schedule with enabled: false.
+    # stops a schedule with enabled: false. A schedule is changed only by its owner or an admin (schedule_save: 403).
 
     def perform_destroy(self, instance: CampaignSchedule) -> None:
         with transaction.atomic():
-            monitoring.schedule_delete(schedule=instance)
+            monitoring.schedule_delete(schedule=instance, user=self.request.user)
 
 
 class RegressionSerializer(serializers.ModelSerializer):

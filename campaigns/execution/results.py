@@ -244,15 +244,23 @@ def client_prefix(job: Job, client: JobClient) -> str:
 
 
 def job_close(job: Job, *, status: str, error: str = "") -> None:
-    """Records the end of a job's attempt (a cancel or failure recorded meanwhile wins over `status`). Nothing
-    when the job has been measured again since `job` was read: that attempt is not this caller's to end, and
-    its own closer restores the variant's settings."""
+    """Records the end of a job's attempt (a cancel or failure recorded meanwhile wins over `status`). A settings
+    variant goes back first, whatever the end: one that could not be put back fails the job, naming what a DBA
+    must run. Nothing when the job has been measured again since `job` was read: that attempt is not this
+    caller's to end, and its own closer puts the variant's settings back."""
+    if not Job.objects.filter(pk=job.pk, attempt=job.attempt).exists():
+        log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
+                    status)
+        return
+    if job.variant_settings:
+        held = variant_restore(job_id=job.pk)
+        if held:
+            status = Job.Status.FAILED
+            error = "; ".join(filter(None, [error, *held]))
     if not transitions.job_close(job_id=job.pk, status=status, error=error, attempt=job.attempt):
         log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
                     status)
         return
-    if job.variant_settings:  # the variant's settings go back as the job ends, whatever its end
-        variant_restore(job_id=job.pk)
     results_changed()  # a job that just succeeded joins the comparisons
 
 

@@ -62,9 +62,17 @@ def target_busy(job: Job) -> Busy | None:
     other waits with the reason on its run page, and the reconciler sends it again every few seconds until the
     server is free. A job without a variant also waits while a variant that has ended is still to be put back on
     its server (its restore failed: the reconciler tries again); a job with a variant puts such changes back
-    itself (variants.variant_apply).
+    itself (variants.variant_apply). Every job on a server waits while a change on it is held (a restore that
+    failed on a server that answers: variants.change_hold) until a person confirms the settings were put back.
     """
     target = job.target
+    if target.driver:
+        held = next((c for c in open_on_server(target) if c.is_held()), None)
+        if held is not None:  # a restore that failed: nobody goes on until a person has confirmed it
+            return Busy(job=None, reason=(
+                f"held: the settings variant {held.variant!r} of job #{held.job_id} could not be put back on "
+                f"{target.host}:{target.port}; starts once a person has confirmed it was put back "
+                f"(POST /api/v1/targets/{held.target_id}/settings-confirm/)"))
     others = (Job.objects.unsettled().filter(target__driver=target.driver, target__port=target.port)
               .exclude(run_id=job.run_id).select_related("run__campaign", "target"))
     earlier = [other for other in others

@@ -5,6 +5,12 @@ and committed before the server is changed, so whoever comes next (the job's own
 same server, the reconciler's sweep) can put them back. Changes of one server (driver, host, port) take one
 PostgreSQL advisory lock of benchapp's database in turn, so that a restore and the next job's change never
 interleave and the next job never reads a variant's values as "the originals".
+
+A session opened before the change is kept until a fresh session has shown it can still log in and work (and, on
+PostgreSQL, that the configuration files still parse): if not, the originals go back through the kept session at
+once and the job fails before measuring. A restore that fails on a server that answers holds the server
+(change_hold): the job and run fail with the statements a DBA must run, and no job starts on that server until a
+person confirms (campaigns.services.variants.settings_confirm).
 """
 from __future__ import annotations
 
@@ -12,25 +18,29 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
+from campaigns.endpoints import own_server_problem
 from campaigns.execution.hosts import own_queues
 from campaigns.execution.phases import JobFailure, TargetUnreachable, target_connection
 from campaigns.models import Job, SettingsChange, Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import (
+    KeptSession,
     Original,
     SettingRefused,
+    fresh_session_problem,
+    pg_auto_conf,
+    restore_statements,
     settings_apply,
     settings_mismatches,
     settings_read,
     settings_read_back,
-    settings_restore,
 )
 from campaigns.sysbench.command import Connection
 
@@ -65,26 +75,62 @@ def open_on_server(target: Target) -> list[SettingsChange]:
         target__port=target.port).select_related("target", "job").order_by("-created_at", "-pk"))
 
 
+def _originals(change: SettingsChange) -> dict[str, Original]:
+    return {name: Original(value=str(o["value"]), in_auto_conf=bool(o.get("in_auto_conf")))
+            for name, o in (change.originals or {}).items()}
+
+
+def change_hold(change: SettingsChange, *, cause: str, conn: Connection | None) -> str:
+    """Marks a change whose restore failed on a server that answers: nobody tries again, the server is held (no
+    job starts on it, campaigns.execution.turns.target_busy) until a person has put the settings back by hand and
+    confirmed it (campaigns.services.variants.settings_confirm). The message says why, and the exact statements."""
+    originals = _originals(change)
+    statements = (restore_statements(conn, originals, change.auto_conf) if conn is not None
+                  else [f"-- put back {name} = {o.value}" for name, o in originals.items()])
+    dba_sql = "\n".join(statements)
+    target = change.target
+    message = (f"settings NOT put back on {target.host}:{target.port}: a DBA must run, as a superuser: "
+               f"{' '.join(s for s in statements if not s.startswith('--'))} The server is held (no job starts on "
+               f"it) until a person confirms it (POST /api/v1/targets/{target.pk}/settings-confirm/, or the job "
+               f"page). Cause: {cause}")
+    now = timezone.now()
+    SettingsChange.objects.filter(pk=change.pk).update(held_at=now, dba_sql=dba_sql, restore_error=message[:2000],
+                                                       restore_tried_at=now)
+    change.held_at, change.dba_sql, change.restore_error = now, dba_sql, message[:2000]
+    log.error("settings of %s NOT put back, server held: %s\n%s", change, cause, dba_sql)
+    return message
+
+
 def change_restore(change: SettingsChange) -> bool:
     """Puts a change's originals back on its server (read back to be sure); False, with the cause recorded on
-    the row, when the server cannot be reached (the reconciler tries again)."""
+    the row, when it could not: the server cannot be reached (the reconciler tries again), or it answers but the
+    restore fails or reads back different (the change is held: change_hold)."""
     now = timezone.now()
-    originals = {name: Original(value=str(o["value"]), in_auto_conf=bool(o.get("in_auto_conf")))
-                 for name, o in (change.originals or {}).items()}
+    originals = _originals(change)
+    wanted = {name: o.value for name, o in originals.items()}
+    conn: Connection | None = None
     try:
         conn = target_connection(target=change.target)
-        settings_restore(conn, originals)
-        got = settings_read_back(conn, {name: o.value for name, o in originals.items()})
-    except (ProbeError, SettingRefused, DecryptionError) as exc:
+        session = KeptSession(conn)
+        try:
+            session.restore(originals, change.auto_conf)
+        finally:
+            session.close()
+        got = settings_read_back(conn, wanted)
+    except SettingRefused as exc:
+        change_hold(change, cause=f"could not put back the settings variant {change.variant!r}: {exc}", conn=conn)
+        return False
+    except (ProbeError, DecryptionError) as exc:
         _tried(change, str(exc))
         change.restore_error = str(exc)
         log.warning("could not put back the settings of %s: %s", change, exc)
         return False
-    mismatches = settings_mismatches({name: o.value for name, o in originals.items()}, got)
-    SettingsChange.objects.filter(pk=change.pk).update(
-        restored_at=now, restore_error="; ".join(mismatches)[:2000], restore_tried_at=now)
+    mismatches = settings_mismatches(wanted, got)
     if mismatches:
-        log.warning("settings of %s put back, but read back different: %s", change, "; ".join(mismatches))
+        change_hold(change, cause=(f"the settings variant {change.variant!r} was put back, but the server reads back "
+                                   + "; ".join(mismatches)), conn=conn)
+        return False
+    SettingsChange.objects.filter(pk=change.pk).update(restored_at=now, restore_error="", restore_tried_at=now)
     return True
 
 
@@ -98,19 +144,51 @@ def _still_measuring(change: SettingsChange, job: Job) -> bool:
             and other.measured_at is None)
 
 
+def _restore_at_once(job: Job, change: SettingsChange, kept: KeptSession, conn: Connection, problem: str) -> NoReturn:
+    """After a change that a new session cannot live with: puts the originals back through the kept session, at
+    once, then fails the job (nothing was measured). A restore that fails holds the server (change_hold)."""
+    cause = f"settings variant {job.variant!r}: after the change {problem}"
+    originals = _originals(change)
+    try:
+        kept.restore(originals, change.auto_conf)
+        still = fresh_session_problem(conn)
+        if still:
+            raise SettingRefused(f"after the restore {still}")
+        mismatches = settings_mismatches({n: o.value for n, o in originals.items()},
+                                         settings_read_back(conn, {n: o.value for n, o in originals.items()}))
+        if mismatches:
+            raise SettingRefused("the server reads back " + "; ".join(mismatches))
+    except (ProbeError, SettingRefused) as exc:
+        raise JobFailure(change_hold(change, cause=f"{cause}; putting it back through the kept session failed: "
+                                                   f"{exc}", conn=conn)) from None
+    now = timezone.now()
+    SettingsChange.objects.filter(pk=change.pk).update(restored_at=now, restore_tried_at=now,
+                                                       restore_error=cause[:2000])
+    log.warning("%s: put back at once through the kept session", cause)
+    raise JobFailure(f"{cause}: the settings were put back at once through a session kept open for that, and the "
+                     "job failed before measuring")
+
+
 def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
     """Applies the job's variant to its target and reads every setting back: the snapshot's "variant" part
     ({"name", "settings": {setting: {"wanted", "got", "original"}}}), None for a job without a variant.
-    JobFailure names a setting the server refused or did not take (wanted against got)."""
+    JobFailure names a setting the server refused or did not take (wanted against got), or says that a new
+    session could not live with the change, which was then put back at once through a session opened before it."""
     if not job.variant:
         return None
     wanted = {str(k): str(v) for k, v in (job.variant_settings or {}).items()}
     if not wanted:
         return {"name": job.variant, "settings": {}}
     target = job.target
+    own = own_server_problem(host=target.host, port=target.port)
+    if own:  # checked at save and launch; again here, since a name can resolve elsewhere by now
+        raise JobFailure(f"settings variant {job.variant!r}: {own}")
     try:
         with server_lock(target):
             for change in open_on_server(target):
+                if change.is_held():
+                    raise TargetUnreachable(change.restore_error or f"the server is held: job #{change.job_id}'s "
+                                            "settings were not put back")
                 if _still_measuring(change, job):
                     raise JobFailure(
                         f"the server {target.host}:{target.port} is measuring job #{change.job_id} under variant "
@@ -120,16 +198,25 @@ def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
                     raise TargetUnreachable(f"could not put back the settings variant {change.variant!r} of job "
                                             f"#{change.job_id} changed: {change.restore_error or 'see the log'}")
             originals = settings_read(conn, list(wanted))
+            auto_conf = pg_auto_conf(conn) if conn.driver == "pgsql" else None
             change = SettingsChange.objects.create(
-                job=job, target=target, variant=job.variant, wanted=wanted,
+                job=job, target=target, variant=job.variant, wanted=wanted, auto_conf=auto_conf,
                 originals={name: o.to_dict() for name, o in originals.items()})
+            # Opened before the change, so that a change that locks new sessions out cannot lock this one out.
+            kept = KeptSession(conn)
             try:
-                settings_apply(conn, wanted)
-            except SettingRefused as exc:
-                raise JobFailure(f"settings variant {job.variant!r}: {exc}") from None
-            SettingsChange.objects.filter(pk=change.pk).update(applied_at=timezone.now())
-            got = settings_read_back(conn, wanted)
-            SettingsChange.objects.filter(pk=change.pk).update(read_back=got)
+                try:
+                    settings_apply(conn, wanted)
+                except SettingRefused as exc:
+                    raise JobFailure(f"settings variant {job.variant!r}: {exc}") from None
+                SettingsChange.objects.filter(pk=change.pk).update(applied_at=timezone.now())
+                problem = fresh_session_problem(conn)
+                if problem:
+                    _restore_at_once(job, change, kept, conn, problem)
+                got = settings_read_back(conn, wanted)
+                SettingsChange.objects.filter(pk=change.pk).update(read_back=got)
+            finally:
+                kept.close()
     except ProbeError as exc:
         raise (TargetUnreachable if exc.unreachable else JobFailure)(
             f"settings variant {job.variant!r}: {exc}") from None
@@ -142,16 +229,19 @@ def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
                          for name in wanted}}
 
 
-def variant_restore(*, job_id: int) -> int:
-    """Puts back what the job's variant changed (at the job's end, whatever it was); the changes put back."""
-    changes = list(SettingsChange.objects.filter(job_id=job_id, restored_at__isnull=True).select_related("target"))
-    done = 0
+def variant_restore(*, job_id: int) -> list[str]:
+    """Puts back what the job's variant changed (at the job's end, whatever it was); why, for each change that
+    could not be put back on a server that answers (the server is held: the job fails with it)."""
+    changes = list(SettingsChange.objects.filter(job_id=job_id, restored_at__isnull=True, held_at__isnull=True)
+                   .select_related("target"))
+    held: list[str] = []
     for change in changes:
         with server_lock(change.target):
             change = SettingsChange.objects.select_related("target").get(pk=change.pk)
-            if change.restored_at is None:
-                done += int(change_restore(change))
-    return done
+            if change.restored_at is None and change.held_at is None and not change_restore(change):
+                if change.held_at is not None:
+                    held.append(change.restore_error)
+    return held
 
 
 def settings_changes_sweep(*, now: Any = None) -> int:
@@ -159,7 +249,7 @@ def settings_changes_sweep(*, now: Any = None) -> int:
     died, a server was away): put back now. Changes of a job still active are its own to put back."""
     now = now or timezone.now()
     retry_before = now - timedelta(seconds=RESTORE_RETRY_S)
-    open_changes = (SettingsChange.objects.filter(restored_at__isnull=True)
+    open_changes = (SettingsChange.objects.filter(restored_at__isnull=True, held_at__isnull=True)
                     .filter(Q(restore_tried_at__isnull=True) | Q(restore_tried_at__lt=retry_before))
                     .filter(Q(job__isnull=True) | Q(job__status__in=Job.FINISHED, job__run__queue__in=own_queues()))
                     .values_list("pk", flat=True))
@@ -168,6 +258,6 @@ def settings_changes_sweep(*, now: Any = None) -> int:
         change = SettingsChange.objects.select_related("target").get(pk=pk)
         with server_lock(change.target):
             change = SettingsChange.objects.select_related("target").get(pk=pk)
-            if change.restored_at is None:
+            if change.restored_at is None and change.held_at is None:
                 done += int(change_restore(change))
     return done

@@ -38,8 +38,12 @@ def validate_cron(value: str) -> None:
     parts = cron_expand(value).split()
     if len(parts) != 5:
         raise ValidationError("a cron expression has five fields: minute hour day-of-month month day-of-week")
+    minute, hour, day_of_month, month_of_year, day_of_week = parts
     try:
-        crontab(*parts)
+        # By keyword: crontab's positional order is minute, hour, day_of_week, day_of_month, month_of_year, not
+        # cron's (beat builds the schedule from these same five fields by name, campaigns.monitoring.schedules).
+        crontab(minute=minute, hour=hour, day_of_month=day_of_month, month_of_year=month_of_year,
+                day_of_week=day_of_week)
     except Exception as exc:  # celery's parser raises several kinds on odd input; all mean "invalid"
         raise ValidationError(f"not a valid cron expression: {str(exc)[:200]}") from None
 
@@ -71,12 +75,26 @@ class CampaignSchedule(models.Model):
                                          related_name="+")
     last_fired_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Who added it: only they, or an admin, may change it (None for rows older than the field: the campaign's
+    # creator, else admins only).
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+", editable=False)
 
     class Meta:
         ordering = ["campaign_id", "id"]
 
     def __str__(self) -> str:
         return f"{self.campaign.name}: {self.cron} {self.timezone}"
+
+    def owner_id(self) -> int | None:
+        """Whose schedule this is: who added it, else (an older row) who made its campaign."""
+        return self.created_by_id or self.campaign.created_by_id
+
+    def may_edit(self, user: Any) -> bool:
+        """Whether `user` may change, pause or delete it: its owner (an operator still) or an admin."""
+        if roles.can_admin(user):
+            return True
+        return roles.can_edit(user) and self.owner_id() is not None and self.owner_id() == user.pk
 
 
 class ScheduleFiring(models.Model):

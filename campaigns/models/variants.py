@@ -1,6 +1,7 @@
 """The server settings a job's variant changed, kept until they are put back."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from campaigns.models.core import Job, Target
@@ -29,6 +30,16 @@ class SettingsChange(models.Model):
     # The last restore that failed (the server away): the reconciler tries again.
     restore_error = models.TextField(blank=True)
     restore_tried_at = models.DateTimeField(null=True, blank=True)
+    # PostgreSQL: what postgresql.auto.conf set before the change ({name: value}; None when the target's user may
+    # not read it): written back whole if the file stops parsing.
+    auto_conf = models.JSONField(null=True, blank=True)
+    # A restore that failed on a server that answers (or after a lock-out): nobody tries again; the server is
+    # held (no job starts on it) until a person has run `dba_sql`, the exact statements, and confirmed it.
+    held_at = models.DateTimeField(null=True, blank=True)
+    dba_sql = models.TextField(blank=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    confirmed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -36,6 +47,10 @@ class SettingsChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.target} · {self.variant} (job #{self.job_id})"
+
+    def is_held(self) -> bool:
+        """Whether the server waits for a person to confirm the settings were put back by hand."""
+        return self.held_at is not None and self.confirmed_at is None
 
     def is_restored(self) -> bool:
         return self.restored_at is not None

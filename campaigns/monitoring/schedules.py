@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
@@ -19,9 +20,21 @@ from campaigns.services import StateConflict, campaign_launch
 MIN_FIRING_GAP_S = 50.0
 
 
-def schedule_save(*, schedule: CampaignSchedule) -> CampaignSchedule:
+def _may_edit_check(schedule: CampaignSchedule, user: Any) -> None:
+    if user is not None and schedule.pk is not None and not schedule.may_edit(user):
+        raise PermissionDenied("only the schedule's owner or an admin may change or delete it")
+
+
+def schedule_save(*, schedule: CampaignSchedule, user: Any = None) -> CampaignSchedule:
     """Validates and saves a schedule, keeping its Celery beat entry in step; a shorthand (@nightly, …) is stored
-    written out."""
+    written out. With `user` (a person's request): a new schedule is theirs, and an existing one may be changed only
+    by its owner or an admin (PermissionDenied)."""
+    if user is not None and schedule.pk is not None:
+        # Who may edit is decided by the stored row, not by fields the request may have set on this instance.
+        stored = CampaignSchedule.objects.select_related("campaign").get(pk=schedule.pk)
+        _may_edit_check(stored, user)
+    elif user is not None and schedule.created_by_id is None:
+        schedule.created_by = user
     schedule.cron = cron_expand(schedule.cron)
     schedule.full_clean()
     minute, hour, day, month, weekday = schedule.cron.split()
@@ -47,7 +60,9 @@ def schedule_save(*, schedule: CampaignSchedule) -> CampaignSchedule:
     return schedule
 
 
-def schedule_delete(*, schedule: CampaignSchedule) -> None:
+def schedule_delete(*, schedule: CampaignSchedule, user: Any = None) -> None:
+    """Deletes a schedule and its Celery beat entry; with `user`, only its owner or an admin (PermissionDenied)."""
+    _may_edit_check(schedule, user)
     with transaction.atomic():
         if schedule.periodic_task_id:
             PeriodicTask.objects.filter(pk=schedule.periodic_task_id).delete()

@@ -15,7 +15,14 @@ from campaigns.services.datasets import dataset_create, dataset_update
 from campaigns.services.demo import DEMO_TARGET_NAMES, demo_load
 from campaigns.services.hosttests import HOST_TEST_DATASET, host_test_dataset
 from campaigns.services.imports import ImportRejected, results_import
-from campaigns.services.launch import ScenarioDdlRefused, campaign_ddl_check, campaign_launch, run_cancel, run_rerun
+from campaigns.services.launch import (
+    ScenarioDdlRefused,
+    VariantsRefused,
+    campaign_ddl_check,
+    campaign_launch,
+    run_cancel,
+    run_rerun,
+)
 from campaigns.services.plans import (
     BYTES_PER_ROW,
     JOB_OVERHEAD_S,
@@ -44,16 +51,17 @@ from campaigns.services.rows import row_write
 from campaigns.services.scenarios import scenario_create, scenario_update
 from campaigns.services.targets import CheckRateExceeded, target_check, target_create, target_update
 from campaigns.services.tokens import token_hash, token_issue, token_revoke
+from campaigns.services.variants import settings_confirm
 
 __all__ = [
     "annotation_create", "annotation_update", "campaign_create", "campaign_update", "dataset_create",
     "dataset_update", "row_write", "scenario_create", "scenario_update", "target_create", "target_update",
     "BundleRejected", "bundle_import", "bundle_json", "run_export", "run_rerun",
     "BYTES_PER_ROW", "DEFAULT_PORTS", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure", "NewTarget",
-    "PlannedJob", "QuickMatrix", "QuickPlan", "ScenarioDdlRefused", "StateConflict", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
+    "PlannedJob", "QuickMatrix", "QuickPlan", "ScenarioDdlRefused", "StateConflict", "VariantsRefused", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
     "format_duration", "job_estimate_s", "quick_campaign_create", "quick_compare_launch",
     "quick_compare_plan", "quick_target_create", "results_import", "run_cancel", "run_progress", "runs_progress",
     "runs_with_progress", "measured_overhead_s",
     "HOST_TEST_DATASET", "host_test_dataset",
-    "split_threads", "target_check", "CheckRateExceeded", "target_connection", "token_hash", "token_issue", "token_revoke",
+    "settings_confirm", "split_threads", "target_check", "CheckRateExceeded", "target_connection", "token_hash", "token_issue", "token_revoke",
 ]

@@ -30,12 +30,14 @@ def _webhook_set(campaign: Campaign, webhook_url: str | None) -> None:
 def campaign_create(*, user: Any = None, targets: Iterable[Target] = (), scenarios: Iterable[Scenario] = (),
                     webhook_url: str = "", check_variants: bool = True, **fields: Any) -> Campaign:
     """A new campaign of these targets and scenarios. ValidationError keyed by field. Settings variants are asked
-    of every target (check_variants=False only for a bundle's campaign, whose variants are history)."""
+    of every target (check_variants=False only for a bundle's campaign, whose variants are history: they are still
+    held against the allowlist)."""
     campaign = Campaign()
     _webhook_set(campaign, webhook_url)
     targets = list(targets)
-    if fields.get("variants") and check_variants:
-        fields["variants"] = variants_check(variants=fields["variants"], targets=targets)
+    if fields.get("variants"):
+        fields["variants"] = variants_check(variants=fields["variants"], targets=targets, connect=check_variants,
+                                            user=user)
     return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
 
 
@@ -48,12 +50,13 @@ def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[T
     if targets is not None:
         targets = list(targets)
     variants = fields.get("variants", campaign.variants)
-    if variants and check_variants:
+    if variants:
         stored_targets = set(campaign.targets.values_list("pk", flat=True)) if campaign.pk else set()
         new_targets = {t.pk for t in targets} if targets is not None else stored_targets
         if variants != campaign.variants or new_targets != stored_targets:
             checked = variants_check(
-                variants=variants, targets=targets if targets is not None else campaign.targets.all())
+                variants=variants, targets=targets if targets is not None else campaign.targets.all(),
+                connect=check_variants, user=user)
             if "variants" in fields:
                 fields["variants"] = checked
     return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})

@@ -12,6 +12,7 @@ from campaigns.execution.dispatch import followers_start, run_advance
 from campaigns.execution.transitions import StateConflict
 from campaigns.models import Campaign, Job, Run, Scenario
 from campaigns.services.plans import PlannedJob, campaign_expand
+from campaigns.services.variants import variants_launch_problems
 from campaigns.sysbench.ddl import DRIVER_LABELS, DdlError, table_ddl_statements
 
 
@@ -36,6 +37,17 @@ def campaign_ddl_check(*, planned: list[PlannedJob]) -> None:
         except DdlError as exc:
             raise ScenarioDdlRefused(f"the table DDL of scenario '{scenario.name}' cannot run on target "
                                      f"'{p.target.name}' ({DRIVER_LABELS[p.target.driver]}): {exc}") from None
+
+
+class VariantsRefused(StateConflict):
+    """A settings variant a launch will not apply: off the allowlist, or on one of benchapp's own servers (the API
+    answers 400, naming the target, the variant and the setting)."""
+
+
+def variants_launch_check(*, jobs: list[tuple[Any, str, dict[str, str]]]) -> None:
+    problems = variants_launch_problems(jobs=jobs)
+    if problems:
+        raise VariantsRefused("; ".join(problems))
 
 
 def campaign_launch(
@@ -63,6 +75,7 @@ def campaign_launch(
     if not planned:
         raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
     campaign_ddl_check(planned=planned)
+    variants_launch_check(jobs=[(p.target, p.variant, p.variant_settings) for p in planned])
 
     def jobs(run: Run) -> list[Job]:
         return [Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads, repetition=p.repetition,
@@ -102,6 +115,7 @@ def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
                                            repetition=j.repetition, position=j.position, tables=j.tables,
                                            table_size=j.table_size, clients=j.clients_needed, time_s=j.run_time_s(),
                                            warmup_s=j.warmup_time_s()) for j in originals])
+    variants_launch_check(jobs=[(j.target, j.variant, dict(j.variant_settings or {})) for j in originals])
 
     def jobs(new: Run) -> list[Job]:
         return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,

@@ -1,7 +1,8 @@
 """Targets: the one way they are created and changed, and checking one from the app (the connection test of
 the target pages, the API and quick compare).
 
-Every connection check a person asks for comes through target_check: it is limited per user (a token bucket
+Every connection check a person asks for comes through target_check (and the settings check of a campaign's
+variants through check_budget_spend, the same budget): it is limited per user (a token bucket
 in the cache's Redis, BENCHAPP_CHECK_RATE_USER) and logged, with who asked, where it went and what came back,
 never the password. Its answers stay precise (refused, lost, not MySQL, access denied): operators need them to
 fix a target, and an operator can point a target anywhere anyway; the budget keeps that from being a fast
@@ -33,7 +34,10 @@ class CheckRateExceeded(ProbeError):
         super().__init__(f"too many connection checks: the next one is allowed in {self.wait_s} s")
 
 
-def _check_allowed(user: Any) -> None:
+def check_budget_spend(user: Any) -> None:
+    """Spends one of the user's connection checks (BENCHAPP_CHECK_RATE_USER), for every way benchapp opens a
+    connection to an address a person gave: the target check, quick compare, the settings check of variants.
+    CheckRateExceeded when they are used up; ProbeError when the budget's store does not answer."""
     try:
         wait_s = rate_take(scope="target-check", ident=str(user.pk), rate=settings.BENCHAPP_CHECK_RATE_USER)
     except RateUnavailable:
@@ -52,7 +56,7 @@ def target_check(*, target: Target, user: Any) -> dict[str, Any]:
     if target.is_client_host():
         raise ProbeError(f"{target.name} is a client host (host tests): there is no database to connect to; the "
                          "Hosts page says whether its worker is online")
-    _check_allowed(user)
+    check_budget_spend(user)
     where = f"{target.driver} {target.host}:{target.port}"
     name = f"target {target.pk}" if target.pk is not None else "a new target"
     started = time.monotonic()

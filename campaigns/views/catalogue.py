@@ -1,9 +1,12 @@
 """Products, instance specs, datasets and targets: list, create, edit, delete; a target's connection check."""
 from __future__ import annotations
 
+from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from campaigns import roles, services
@@ -86,3 +89,17 @@ def target_check(request: HttpRequest, pk: int) -> HttpResponse:
     except ProbeError as exc:
         check, error = None, str(exc)
     return _target_page(request, target, checked=True, check=check, check_error=error)
+
+
+@role_required(roles.OPERATOR)
+@require_POST
+def target_settings_confirm(request: HttpRequest, pk: int) -> HttpResponse:
+    """A person confirms the settings benchapp could not put back on the target's server were put back by hand;
+    back to the page it came from (a job's, a run's)."""
+    target = get_object_or_404(Target, pk=pk)
+    count = services.settings_confirm(target=target, user=request.user)
+    messages.success(request, f"{count} settings change(s) on {target.host}:{target.port} confirmed as put back: "
+                              "the server takes jobs again" if count else "nothing was held on that server")
+    back = request.POST.get("next", "")
+    return redirect(back if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}) else
+                    reverse("targets-detail", args=[target.pk]))

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from campaigns import monitoring, roles, services, validity
 from campaigns.comparison.published import published_links, template_keys
 from campaigns.filtersets import RunFilterSet
-from campaigns.models import Job, JobClient, Regression, RoundTrip, Run
+from campaigns.models import Job, JobClient, Regression, RoundTrip, Run, SettingsChange
 from campaigns.services import run_progress as progress
 from campaigns.services import runs_progress, runs_with_progress
 from campaigns.views.base import paginate, role_required
@@ -150,6 +150,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "running": state["running"], "can_edit": roles.can_edit(request.user),
         "live_url": reverse("run-live", args=[run.pk]), "timeline_url": reverse("run-timeline", args=[run.pk]),
         "changes": run_changes(run, jobs),
+        "held": list(SettingsChange.objects.filter(job__run=run, held_at__isnull=False).select_related(
+            "target", "confirmed_by")),
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
         "waiting_for_target": [j for j in jobs if j.waiting_for_target()],
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
@@ -289,6 +291,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "round_trips": list(RoundTrip.objects.filter(run_id=job.run_id, target_id=job.target_id)
                             .order_by("host_name")),
         "can_edit": roles.can_edit(request.user), "failure": job_failure(job),
+        "held": list(job.settings_changes.filter(held_at__isnull=False).select_related("target", "confirmed_by")),
         "per_client": _per_client(result, clients),
         # Clients whose share went to another host (its first host lost before it measured): every send of it.
         "attempts": [(client, client.attempt_history()) for client in clients if client.earlier_attempts],

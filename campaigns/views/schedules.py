@@ -23,7 +23,7 @@ def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
     form = ScheduleForm(request.POST, instance=CampaignSchedule(campaign=campaign))
     if form.is_valid():
         try:
-            schedule = monitoring.schedule_save(schedule=form.instance)
+            schedule = monitoring.schedule_save(schedule=form.instance, user=request.user)
         except ValidationError as exc:
             for field, errors in exc.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)
@@ -39,7 +39,7 @@ def schedule_add(request: HttpRequest, pk: int) -> HttpResponse:
 def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
     schedule = get_object_or_404(CampaignSchedule, pk=pk)
     schedule.enabled = not schedule.enabled
-    monitoring.schedule_save(schedule=schedule)
+    monitoring.schedule_save(schedule=schedule, user=request.user)  # its owner or an admin (else a 403)
     messages.success(request, f"Schedule {'enabled' if schedule.enabled else 'paused'}.")
     return HttpResponseRedirect(reverse("campaigns-detail", args=[schedule.campaign_id]) + "#schedules")
 
@@ -49,6 +49,6 @@ def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
 def schedule_delete(request: HttpRequest, pk: int) -> HttpResponse:
     schedule = get_object_or_404(CampaignSchedule, pk=pk)
     campaign_id = schedule.campaign_id
-    monitoring.schedule_delete(schedule=schedule)
+    monitoring.schedule_delete(schedule=schedule, user=request.user)
     messages.success(request, "Schedule deleted.")
     return HttpResponseRedirect(reverse("campaigns-detail", args=[campaign_id]) + "#schedules")

@@ -120,7 +120,7 @@ class PostgresServer:
     """A PostgreSQL cluster of the test's own (initdb as `postgres`, trust on loopback, a spare port): its settings
     are the test's to change with ALTER SYSTEM, never the machine's shared cluster's."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, options: tuple[str, ...] = ()) -> None:
         versions = sorted(os.listdir("/usr/lib/postgresql"), key=lambda v: [int(p) for p in v.split(".")])
         self.bin = Path("/usr/lib/postgresql") / versions[-1] / "bin"
         self.port = port
@@ -138,7 +138,7 @@ class PostgresServer:
         assert done.returncode == 0, done.stderr
         self.argv = [str(self.bin / "postgres"), "-D", str(self.datadir), "-p", str(port), "-c",
                      "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={self.datadir}", "-c",
-                     "fsync=off", "-c", "max_connections=100"]
+                     "fsync=off", "-c", "max_connections=100", *(arg for option in options for arg in ("-c", option))]
         self.start()
 
     def start(self) -> None:
@@ -151,6 +151,13 @@ class PostgresServer:
     def sql(self, statement: str, database: str = "postgres") -> subprocess.CompletedProcess[str]:
         return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database,
                                "-XAtq", "-c", statement], capture_output=True, text=True, timeout=30)
+
+    def restart(self) -> None:
+        """A fast shutdown and a start on the same data directory (AssertionError, with the log, if it cannot)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(timeout=60)
+        self.start()
 
     def stop(self) -> None:
         """A fast shutdown (SIGINT), as `pg_ctl stop -m fast`, and its files removed."""

@@ -32,6 +32,17 @@ class TargetViewSet(ModelViewSet):
     filterset_class = TargetFilterSet
     ordering_fields = ["id", "name", "host", "port", "driver", "created_at", "updated_at"]
 
+    @extend_schema(request=None, responses={200: OpenApiResponse(description="{confirmed: how many held settings "
+                                                                       "changes were confirmed}")},
+                   description="Confirms that the settings benchapp could not put back on the target's server (the "
+                               "job's error gives the statements a DBA must run) were put back by hand: the server "
+                               "takes jobs again.")
+    @action(detail=True, methods=["post"], url_path="settings-confirm")
+    def settings_confirm(self, request: Request, pk: str | None = None) -> Response:
+        target = self.get_object()
+        NoInputSerializer(data=request.data).is_valid(raise_exception=True)
+        return Response({"confirmed": services.settings_confirm(target=target, user=request.user)})
+
     @action(detail=True, methods=["post"])
     def check(self, request: Request, pk: str | None = None) -> Response:
         target = self.get_object()
