@@ -44,6 +44,7 @@ from campaigns.sysbench.hosttests import (
     summary_fields,
 )
 from campaigns.sysbench.runner import run_process, sysbench_version
+from campaigns.sysbench.sandbox import sandbox_unreachable, sandbox_workdir
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,13 @@ def _fileio_prepare(job: Job) -> str:
     job_dirs_sweep()
     workdir = job_dir(job.pk)
     workdir.mkdir(parents=True, exist_ok=True)
+    # sysbench writes there as the sandbox's user, and nowhere else (campaigns.sysbench.sandbox).
+    sandbox_workdir(str(workdir))
+    closed = sandbox_unreachable(str(workdir))
+    if closed is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise JobFailure(f"fileio's directory {workdir} is out of the sandbox's reach: its user cannot pass "
+                         f"through {closed} (chmod o+x it, or set BENCHAPP_HOSTTEST_DIR elsewhere)")
     options = job.scenario.options
     total = size_bytes(str(options.get("file-total-size", "2G"))) or 0
     free = shutil.disk_usage(workdir).free
