@@ -35,6 +35,7 @@ from rest_framework.views import set_rollback
 from campaigns.execution.dbretry import connection_lost
 from campaigns.probes import ProbeError
 from campaigns.services import CheckRateExceeded, ImportRejected, ScenarioDdlRefused, StateConflict
+from campaigns.services.hosttests import HostTestRefused
 from campaigns.sysbench.cmdline import CommandError
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ def translate(exc: Exception) -> exceptions.APIException | None:
         # Too many fields or files in an upload, a body over the size limit: Django would answer with
         # an HTML page.
         return BadRequest(str(exc) or "the request was refused as malformed", code="malformed")
-    if isinstance(exc, ScenarioDdlRefused):
+    if isinstance(exc, (ScenarioDdlRefused, HostTestRefused)):
         return exceptions.ValidationError({"scenarios": [str(exc)]})
     if isinstance(exc, StateConflict):
         return Conflict(str(exc), code="state_conflict")

@@ -10,6 +10,7 @@ any client. The job's status, barrier, heartbeats, samples and closing are the d
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ from campaigns.sysbench.command import Connection, format_command
 from campaigns.sysbench.errors import explain_failure
 from campaigns.sysbench.hostcommand import build_host_argv
 from campaigns.sysbench.hosttests import (
+    host_bounds_problem,
     host_figures,
     host_options_problem,
     host_second,
@@ -58,6 +60,11 @@ def host_phase_argv(*, job: Job, command: str, threads: int | None = None) -> li
     try:
         options = validate_options(scenario.test, scenario.options)
         problem = host_options_problem(scenario.test, options, max_file_bytes=settings.BENCHAPP_HOSTTEST_MAX_BYTES)
+        if problem is None:
+            # This host's own RAM, now: the launch checked the memory it announced.
+            problem = host_bounds_problem(scenario.test, options, threads=threads or job.threads,
+                                          memory_bytes=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+                                          host=f"client host {settings.BENCHAPP_HOSTNAME}")
         if problem is not None:
             raise OptionError(*problem)
         return build_host_argv(

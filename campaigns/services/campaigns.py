@@ -9,8 +9,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from campaigns.models import Campaign, Scenario, Target
+from campaigns.services.hosttests import HostTestRefused, host_bounds_check
+from campaigns.services.plans import campaign_expand
 from campaigns.services.rows import row_write
 from campaigns.services.variants import variants_check
 from campaigns.webhooks import WebhookRefused, webhook_url_check
@@ -36,7 +39,20 @@ def campaign_create(*, user: Any = None, targets: Iterable[Target] = (), scenari
     targets = list(targets)
     if fields.get("variants") and check_variants:
         fields["variants"] = variants_check(variants=fields["variants"], targets=targets)
-    return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
+    return _campaign_write(campaign, fields, user=user, targets=targets, scenarios=scenarios)
+
+
+def _campaign_write(campaign: Campaign, fields: dict[str, Any], *, user: Any, targets: Iterable[Target] | None,
+                    scenarios: Iterable[Scenario] | None) -> Campaign:
+    """row_write, and the campaign's host tests within their hosts' bounds, in one transaction: a refused
+    campaign is not stored (ValidationError on "scenarios", naming the option and the host's figure)."""
+    with transaction.atomic():
+        written = row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
+        try:
+            host_bounds_check(planned=campaign_expand(campaign=written))
+        except HostTestRefused as exc:
+            raise ValidationError({"scenarios": str(exc)}) from None
+    return written
 
 
 def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[Target] | None = None,
@@ -56,4 +72,4 @@ def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[T
                 variants=variants, targets=targets if targets is not None else campaign.targets.all())
             if "variants" in fields:
                 fields["variants"] = checked
-    return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
+    return _campaign_write(campaign, fields, user=user, targets=targets, scenarios=scenarios)

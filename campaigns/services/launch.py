@@ -11,6 +11,7 @@ from campaigns.execution import transitions
 from campaigns.execution.dispatch import followers_start, run_advance
 from campaigns.execution.transitions import StateConflict
 from campaigns.models import Campaign, Job, Run, Scenario
+from campaigns.services.hosttests import host_bounds_check
 from campaigns.services.plans import PlannedJob, campaign_expand
 from campaigns.sysbench.ddl import DRIVER_LABELS, DdlError, table_ddl_statements
 
@@ -63,6 +64,7 @@ def campaign_launch(
     if not planned:
         raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
     campaign_ddl_check(planned=planned)
+    host_bounds_check(planned=planned)
 
     def jobs(run: Run) -> list[Job]:
         return [Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads, repetition=p.repetition,
