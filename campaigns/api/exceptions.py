@@ -36,6 +36,7 @@ from campaigns.execution.dbretry import connection_lost
 from campaigns.probes import ProbeError
 from campaigns.services import CheckRateExceeded, ImportRejected, ScenarioDdlRefused, StateConflict
 from campaigns.services.hosttests import HostTestRefused
+from campaigns.services.launch import TargetForbidden
 from campaigns.sysbench.cmdline import CommandError
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,8 @@ def translate(exc: Exception) -> exceptions.APIException | None:
         return BadRequest(str(exc) or "the request was refused as malformed", code="malformed")
     if isinstance(exc, (ScenarioDdlRefused, HostTestRefused)):
         return exceptions.ValidationError({"scenarios": [str(exc)]})
+    if isinstance(exc, TargetForbidden):
+        return exceptions.ValidationError({"targets": [str(exc)]})
     if isinstance(exc, StateConflict):
         return Conflict(str(exc), code="state_conflict")
     if isinstance(exc, ImportRejected):

@@ -15,6 +15,7 @@ from campaigns.models import Campaign, Scenario, Target
 from campaigns.services.hosttests import HostTestRefused, host_bounds_check
 from campaigns.services.plans import campaign_expand
 from campaigns.services.rows import row_write
+from campaigns.services.targets import targets_use_check
 from campaigns.services.variants import variants_check
 from campaigns.webhooks import WebhookRefused, webhook_url_check
 
@@ -46,6 +47,11 @@ def _campaign_write(campaign: Campaign, fields: dict[str, Any], *, user: Any, ta
                     scenarios: Iterable[Scenario] | None) -> Campaign:
     """row_write, and the campaign's host tests within their hosts' bounds, in one transaction: a refused
     campaign is not stored (ValidationError on "scenarios", naming the option and the host's figure)."""
+    if targets is not None:
+        # Only the targets this write adds: a campaign keeps the targets it was given by someone allowed to.
+        kept = set(campaign.targets.values_list("pk", flat=True)) if campaign.pk else set()
+        targets = list(targets)
+        targets_use_check(user=user, targets=[t for t in targets if t.pk not in kept])
     with transaction.atomic():
         written = row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
         try:
