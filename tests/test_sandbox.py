@@ -322,3 +322,65 @@ def test_the_hosts_page_says_what_of_benchapps_services_the_sandbox_still_reache
         assert f"the sandbox reaches benchapp's {what} at {host}:{port}" in caplog.text
     if not reached:
         assert f"sysbench as {SANDBOX_USER} in bubblewrap" in html
+
+
+# ---------------------------------------------------------------- a job, watched while it runs
+
+
+ORDERS = ROOT / "tests" / "data" / "workloads" / "orders"
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_tpcc_shaped_workload_runs_as_the_sandbox_user_with_only_its_own_password(celery_worker_process,
+                                                                                   target_databases):
+    from campaigns import services
+    from campaigns.models import Job, JobClient
+    from tests.conftest import wait_for
+    from tests.factories import CampaignFactory, DatasetFactory, TargetFactory
+
+    files = {p.relative_to(ORDERS).as_posix(): p.read_text() for p in ORDERS.rglob("*.lua")}
+    api = client_for(make_user(roles.OPERATOR, "sbx-orders"))
+    uploaded = api.post("/api/v1/workloads/", {"name": "orders", "entry": "orders.lua", "files": files},
+                        format="json")
+    assert uploaded.status_code == 201, uploaded.content
+    assert [o["name"] for o in uploaded.json()["options"]] == ["orders-per-event", "warehouses"]
+    made = api.post("/api/v1/scenarios/", {"name": "orders sbx", "workload_version": uploaded.json()["id"],
+                                           "dataset": DatasetFactory(name="orders-sbx", tables=1, table_size=1).pk,
+                                           "options": {"warehouses": 3}, "time_s": 4, "warmup_s": 0,
+                                           "cleanup": "after_run", "prepare_mode": "always"}, format="json")
+    assert made.status_code == 201, made.content
+    # A MariaDB account with a password of its own: the one secret this sysbench may hold.
+    user, password = f"sbx{os.getpid()}", "own-" + os.urandom(6).hex()
+    database = os.environ.get("BENCHAPP_TEST_TARGET_DB", "bench_test")
+    subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e",
+                    f"DROP USER IF EXISTS '{user}'@'127.0.0.1'; CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY "
+                    f"'{password}'; GRANT ALL ON `{database}`.* TO '{user}'@'127.0.0.1';"], check=True)
+    try:
+        target = TargetFactory(user=user, database=database)
+        target.set_password(password)
+        target.save()
+        from campaigns.models import Scenario
+
+        campaign = CampaignFactory(targets=[target], scenarios=[Scenario.objects.get(pk=made.json()["id"])],
+                                   threads=[2])
+        run = services.campaign_launch(campaign=campaign)
+        client = wait_for(lambda: JobClient.objects.filter(job__run=run, pid__isnull=False,
+                                                           exit_code__isnull=True).first(),
+                          timeout_s=120, what="the job's sysbench to start")
+        seen = subprocess.run(["ps", "-o", "user:32=,comm=", "-p", str(client.pid)], capture_output=True,
+                              text=True).stdout.split()
+        environ = Path(f"/proc/{client.pid}/environ").read_bytes().split(b"\0")
+        wait_for(lambda: all(j.is_finished() for j in run.jobs.all()), timeout_s=120, what="the job to finish")
+    finally:
+        subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"DROP USER IF EXISTS '{user}'@'127.0.0.1'"])
+    job = run.jobs.get()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    expected = SANDBOX_USER if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+    assert seen == [expected, "sysbench"], seen
+    names = {item.split(b"=", 1)[0].decode() for item in environ if item}
+    assert names == {"PATH", "HOME", "LANG", "PWD", "LUA_PATH", "MYSQL_PWD"}, names
+    assert f"MYSQL_PWD={password}".encode() in environ
+    done = job.clients.get()
+    assert done.summary["qps"] > 0 and "Created 3 warehouses" in done.prepare_output
+    assert f"/{uploaded.json()['content_hash']}/orders.lua" in done.command_line
