@@ -357,7 +357,7 @@ def test_a_tpcc_shaped_workload_runs_as_the_sandbox_user_with_only_its_own_passw
                     f"DROP USER IF EXISTS '{user}'@'127.0.0.1'; CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY "
                     f"'{password}'; GRANT ALL ON `{database}`.* TO '{user}'@'127.0.0.1';"], check=True)
     try:
-        target = TargetFactory(user=user, database=database)
+        target = TargetFactory(user=user, database=database, workloads_allowed=True)
         target.set_password(password)
         target.save()
         from campaigns.models import Scenario

@@ -48,3 +48,37 @@ def test_an_operator_may_neither_use_nor_change_another_operators_target():
     assert launched.status_code == 400, launched.content
     assert "target 'victims db 2' is owner-victim's" in launched.json()["targets"][0]
     assert not campaign.runs.exists()
+
+
+@pytest.mark.django_db
+def test_an_uploaded_workload_runs_only_on_a_target_whose_owner_allows_it():
+    from campaigns import services
+    from campaigns.models import WorkloadVersion
+    from campaigns.services.launch import TargetForbidden
+    from tests.factories import CampaignFactory, TargetFactory
+    from tests.test_workloads import kv_files
+
+    owner = make_user(roles.OPERATOR, "wl-owner")
+    api = client_for(owner)
+    uploaded = api.post("/api/v1/workloads/", {"name": "kv-own", "entry": "kv.lua", "files": kv_files()},
+                        format="json")
+    assert uploaded.status_code == 201, uploaded.content
+    from tests.factories import DatasetFactory
+
+    made = api.post("/api/v1/scenarios/", {"name": "kv own", "workload_version": uploaded.json()["id"],
+                                           "dataset": DatasetFactory(name="kv-own").pk, "time_s": 2}, format="json")
+    assert made.status_code == 201, made.content
+    target = TargetFactory(name="no code here")
+    assert target.workloads_allowed is False  # off by default
+    from campaigns.models import Scenario
+
+    campaign = CampaignFactory(targets=[target], scenarios=[Scenario.objects.get(pk=made.json()["id"])])
+    with pytest.raises(TargetForbidden, match="target 'no code here' does not allow uploaded workloads"):
+        services.campaign_launch(campaign=campaign, user=owner)
+    launched = api.post(f"/api/v1/campaigns/{campaign.pk}/launch/", {}, format="json")
+    assert launched.status_code == 400 and "does not allow uploaded workloads" in launched.json()["targets"][0]
+    assert not campaign.runs.exists()
+    # Its owner (here: nobody, so anyone; an admin for an owned one) turns it on through the API.
+    assert api.patch(f"/api/v1/targets/{target.pk}/", {"workloads_allowed": True}, format="json").status_code == 200
+    assert services.campaign_launch(campaign=campaign, user=owner).jobs.count() == 1
+    assert WorkloadVersion.objects.count() == 1

@@ -14,7 +14,7 @@ from campaigns.execution.transitions import StateConflict
 from campaigns.models import Campaign, Job, Run, Scenario
 from campaigns.services.hosttests import host_bounds_check
 from campaigns.services.plans import PlannedJob, campaign_expand
-from campaigns.services.targets import targets_use_check
+from campaigns.services.targets import targets_use_check, workload_targets_check
 from campaigns.sysbench.ddl import DRIVER_LABELS, DdlError, table_ddl_statements
 
 
@@ -74,6 +74,8 @@ def campaign_launch(
     host_bounds_check(planned=planned)
     try:
         targets_use_check(user=user, targets={p.target.pk: p.target for p in planned}.values())
+        # (At launch, where code would run: an imported run's campaign names its workload and target too.)
+        workload_targets_check(pairs=[(p.target, p.scenario) for p in planned])
     except ValidationError as exc:
         raise TargetForbidden(" ".join(exc.messages)) from None
 

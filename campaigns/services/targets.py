@@ -104,6 +104,16 @@ def targets_use_check(*, user: Any, targets: Iterable[Target]) -> None:
                                               "an admin may run benchmarks on it"})
 
 
+def workload_targets_check(*, pairs: Iterable[tuple[Target, Any]]) -> None:
+    """ValidationError on "targets" naming the first (target, scenario) pair whose scenario runs an uploaded
+    workload on a target that does not allow them (Target.workloads_allowed, its owner's choice)."""
+    for target, scenario in pairs:
+        if scenario.workload_version_id is not None and not target.workloads_allowed:
+            raise ValidationError({"targets": f"target '{target.name}' does not allow uploaded workloads (scenario "
+                                              f"'{scenario.name}' runs {scenario.test}): its owner or an admin may "
+                                              "allow them"})
+
+
 def target_update(*, target: Target, by: Any = None, password: str | None = None, **fields: Any) -> Target:
     """Changes a target (its owner or an admin: PermissionDenied for anyone else). `password` None keeps the stored
     one (Target.save() still removes it when the endpoint changes: target.password_cleared says so afterwards), ""
