@@ -331,3 +331,14 @@ def test_the_campaign_form_does_not_make_templates(role_client):
         "scale_factor": "1", "is_template": "on", "template_key": ""})
     assert response.status_code == 302
     assert Campaign.objects.get(name="not a template").is_template is False
+
+
+@pytest.mark.django_db
+def test_a_lone_surrogate_in_any_field_is_a_400_not_a_500():
+    # (#37 item 6) JSON's "\ud800" decodes to a lone surrogate, which PostgreSQL cannot store.
+    api = client_for(make_user(roles.OPERATOR, "surrogate-operator"))
+    for path, body in (("/api/v1/products/", '{"name": "x\\ud800", "engine": "other"}'),
+                       ("/api/v1/workloads/", '{"name": "w", "entry": "a.lua", "files": {"a\\udfff.lua": "x=1"}}')):
+        answer = api.post(path, body, content_type="application/json")
+        assert answer.status_code == 400, (path, answer.content)
+        assert "lone UTF-16 surrogate" in answer.json()["detail"]
