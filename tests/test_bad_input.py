@@ -342,3 +342,15 @@ def test_a_lone_surrogate_in_any_field_is_a_400_not_a_500():
         answer = api.post(path, body, content_type="application/json")
         assert answer.status_code == 400, (path, answer.content)
         assert "lone UTF-16 surrogate" in answer.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_control_and_formatting_characters_are_refused_in_names():
+    # (#37 item 6) a newline, a terminal's escape, a right-to-left override: 400 naming the field.
+    api = client_for(make_user(roles.OPERATOR, "control-operator"))
+    for name, code in (("a\nb", "U+000A"), ("a\x1b[31mred", "U+001B"), ("abc\u202edcba", "U+202E")):
+        answer = api.post("/api/v1/products/", {"name": name, "engine": "other"}, format="json")
+        assert answer.status_code == 400, answer.content
+        assert code in answer.json()["name"][0], answer.json()
+    assert api.post("/api/v1/products/", {"name": "MariaDB 11 (ça va)", "engine": "other"},
+                    format="json").status_code == 201
