@@ -157,8 +157,8 @@ def host_bounds_problem(test: str, options: dict[str, object], *, threads: int, 
         asked.append(("thread-stack-size", stack * threads, f"{_size_text(stack)} × {threads} threads"))
     for option, need, how in asked:
         if budget is not None and memory_bytes is not None and need > budget:
-            total = "" if how == _size_text(need) else f" = {_size_text(need)}"
-            return option, (f"{how}{total} is above {MEMORY_SHARE:.0%} of the RAM of {host} "
+            equals = "" if how == _size_text(need) else f" = {_size_text(need)}"
+            return option, (f"{how}{equals} is above {MEMORY_SHARE:.0%} of the RAM of {host} "
                             f"({_size_text(memory_bytes)})")
     if test == "fileio" and free_bytes is not None:
         total = size_bytes(str(options.get("file-total-size", "2G"))) or 0
