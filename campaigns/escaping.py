@@ -51,3 +51,20 @@ def markdown_code_block(text: str) -> list[str]:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence, text, fence]
+
+
+# Fields that name a row on pages, in lists and in logs (#37 item 6).
+NAME_FIELDS = ("name", "label")
+
+
+def name_problem(field: str, value: object) -> str | None:
+    """Why `value` cannot be a row's name: a control character (a newline, a terminal's escape sequence) or a
+    formatting one (a right-to-left override that reverses what a page shows); None for plain text."""
+    import unicodedata
+
+    if not isinstance(value, str):
+        return None
+    bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is None:
+        return None
+    return f"{field} holds a control or formatting character (U+{ord(bad):04X}): a name is plain text on one line"

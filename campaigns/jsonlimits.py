@@ -42,3 +42,30 @@ def loads(text: str | bytes, **kwargs: Any) -> Any:
     except RecursionError:
         raise JSONTooDeep from None
     return check_depth(value)
+
+
+LONE_SURROGATE = "a text holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode text"
+
+
+class JSONNotText(ValueError):
+    def __init__(self) -> None:
+        super().__init__(LONE_SURROGATE)
+
+
+def check_text(value: Any) -> Any:
+    """`value` itself if every key and string in it is Unicode text, else JSONNotText: JSON's "\\ud800" escape
+    decodes to a lone surrogate, which no database or page can store (a 500 otherwise)."""
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise JSONNotText from None
+        elif isinstance(node, dict):
+            pending.extend(node.keys())
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return value

@@ -14,7 +14,8 @@
 #      Redis, MariaDB or web server.
 #   2. .venv from requirements-client.txt (no numpy, scipy, gunicorn: a client host's worker never imports them), with
 #      --require-hashes, only when the venv lacks one of its pins.
-#   3. A system user `benchapp`, and /etc/benchapp/client.env (0640, root:benchapp) with the settings above and
+#   3. A system user `benchapp`, the user `benchapp-sandbox` sysbench runs as, nftables rules closing the server's
+#      PostgreSQL and Redis to it (scripts/sandbox-firewall.sh), and /etc/benchapp/client.env (0640, root:benchapp) with the settings above and
 #      BENCHAPP_WORKER_ROLE=client. Nothing else: no secrets file of its own (the worker keeps no secret but these).
 #   4. The unit benchapp-client.service (enabled, started; the previous files put back if it does not start)
 #      running scripts/worker.sh as `benchapp`; or, with --foreground (where systemd is not PID 1), the worker in
@@ -22,7 +23,7 @@
 # The worker announces the host when it starts (name, address, CPU, memory, kernel, sysbench and client library
 # versions, clock offset from the server): it then shows on the server's Hosts page.
 #
-# Options for tests and packaging: --no-install skips steps 1, 2 and every systemctl call; --config-dir and
+# Options for tests and packaging: --no-install skips steps 1, 2, the sandbox's firewall and every systemctl call; --config-dir and
 # --unit-dir write the env file and the unit elsewhere; --no-start writes everything but starts nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -199,7 +200,7 @@ PINS_MISSING=()
 APT_MISSING=()
 if (( INSTALL )); then
     mapfile -t PINS_MISSING < <(venv_missing)
-    wanted=(sysbench)
+    wanted=(sysbench bubblewrap nftables)  # (#37: sysbench runs in bubblewrap, closed off by nftables)
     if (( ${#PINS_MISSING[@]} )); then
         # Making the venv and building mysqlclient need these; a venv that has every pin does not.
         wanted+=(python3-venv python3-dev default-libmysqlclient-dev pkg-config build-essential ca-certificates)
@@ -254,6 +255,31 @@ if (( EUID == 0 )); then
     id -u "$SERVICE_USER" >/dev/null 2>&1 || useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin \
         "$SERVICE_USER"
 fi
+# ---- sandbox (#37): the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and
+# the nftables rules that close the server's PostgreSQL and Redis (DATABASE_URL, REDIS_URL) to it
+# (scripts/sandbox-firewall.sh). Where they cannot be installed, the worker says so at start-up and on the Hosts page.
+url_endpoint() {  # postgres://user:password@host:port/db -> host:port (the default port when none is given)
+    local rest=${1#*://}
+    rest=${rest%%/*}
+    rest=${rest##*@}
+    if [[ $rest =~ ^(\[[^]]+\]|[^:]+)(:([0-9]+))?$ ]]; then
+        printf '%s:%s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[3]:-$2}"
+    fi
+}
+if (( EUID == 0 )); then
+    id -u benchapp-sandbox >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin --user-group benchapp-sandbox
+    sandbox_endpoints=()
+    for endpoint in "$(url_endpoint "${SETTINGS[DATABASE_URL]}" 5432)" "$(url_endpoint "${SETTINGS[REDIS_URL]}" 6379)"; do
+        [[ -n $endpoint ]] && sandbox_endpoints+=(--endpoint "$endpoint")
+    done
+    if (( INSTALL )); then
+        bash scripts/sandbox-firewall.sh --table benchapp_sandbox_client "${sandbox_endpoints[@]}" |
+            sed 's/^/join-client: /' ||
+            say "WARNING: the sandbox firewall could not be installed: sysbench's user can reach the server's services"
+    fi
+fi
+# ---- end of sandbox (#37)
 mkdir -p "$CONFIG_DIR"
 umask 027
 env_file_render >"$CONFIG_DIR/client.env.new"

@@ -14,6 +14,8 @@
 #          as OS root) to accept an empty password OR unix_socket, and root@127.0.0.1 and root@::1 are created with
 #          an empty password and all privileges.
 #      Both are for a development or CI machine whose databases listen on loopback only.
+#      As root: the system user `benchapp-sandbox`, which every sysbench process runs as (in bubblewrap), and the
+#      nftables table that closes Redis and the web port to it (scripts/sandbox-firewall.sh).
 #   3. Databases: PostgreSQL `benchapp` (the app's own) and `sbtest` (demo target), MariaDB `sbtest` (demo target).
 #   4. Python: .venv (made with $PYTHON, default python3), `pip install -r requirements.txt` (with SETUP_DEV=1:
 #      requirements-dev.txt, which includes it) when the file changed since the last install (stamps in .venv/).
@@ -77,7 +79,7 @@ wait_for() {
 # 1. Debian packages
 # ---------------------------------------------------------------------------------------------------------------
 packages=(postgresql redis-server mariadb-server sysbench chromium default-libmysqlclient-dev pkg-config
-    build-essential curl)
+    build-essential curl bubblewrap nftables)
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for pkg in "${packages[@]}"; do
@@ -162,6 +164,26 @@ if [[ $EUID -eq 0 ]] && ! id -u benchapp >/dev/null 2>&1; then
     log "creating the system user benchapp (web, worker and beat run as it)"
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin benchapp
 fi
+
+# ---- sandbox (#37): the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and the
+# nftables rules that close this machine's Redis and web ports to it (scripts/sandbox-firewall.sh). It owns nothing.
+# benchapp's PostgreSQL port stays open to it unless BENCHAPP_SANDBOX_CLOSE_PG=1: on a development or CI machine the
+# demo and test targets live on that same cluster (docs/security.md#the-sandbox says what that leaves open).
+if [[ $EUID -eq 0 ]]; then
+    if ! id -u benchapp-sandbox >/dev/null 2>&1; then
+        log "creating the system user benchapp-sandbox (sysbench runs as it, in its sandbox)"
+        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group benchapp-sandbox
+    fi
+    sandbox_ports=(--local-port "$REDIS_PORT" --local-port "${BENCHAPP_PORT:-${PORT:-8000}}")
+    [[ ${BENCHAPP_SANDBOX_CLOSE_PG:-0} == 1 ]] && sandbox_ports+=(--local-port "$PG_PORT")
+    if ! bash scripts/sandbox-firewall.sh --check "${sandbox_ports[@]}"; then
+        bash scripts/sandbox-firewall.sh "${sandbox_ports[@]}" | sed 's/^sandbox-firewall: /setup: sandbox firewall: /' ||
+            log "WARNING: the sandbox firewall could not be installed: sysbench's user can reach Redis and the web port"
+    fi
+else
+    log "WARNING: not root: no sandbox user or firewall made (the worker says so at start-up and on the Hosts page)"
+fi
+# ---- end of sandbox (#37)
 
 # PostgreSQL: user postgres over TCP from loopback without a password.
 pg_sql() { PGCONNECT_TIMEOUT=5 psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres "$@"; }

@@ -331,3 +331,26 @@ def test_the_campaign_form_does_not_make_templates(role_client):
         "scale_factor": "1", "is_template": "on", "template_key": ""})
     assert response.status_code == 302
     assert Campaign.objects.get(name="not a template").is_template is False
+
+
+@pytest.mark.django_db
+def test_a_lone_surrogate_in_any_field_is_a_400_not_a_500():
+    # (#37 item 6) JSON's "\ud800" decodes to a lone surrogate, which PostgreSQL cannot store.
+    api = client_for(make_user(roles.OPERATOR, "surrogate-operator"))
+    for path, body in (("/api/v1/products/", '{"name": "x\\ud800", "engine": "other"}'),
+                       ("/api/v1/workloads/", '{"name": "w", "entry": "a.lua", "files": {"a\\udfff.lua": "x=1"}}')):
+        answer = api.post(path, body, content_type="application/json")
+        assert answer.status_code == 400, (path, answer.content)
+        assert "lone UTF-16 surrogate" in answer.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_control_and_formatting_characters_are_refused_in_names():
+    # (#37 item 6) a newline, a terminal's escape, a right-to-left override: 400 naming the field.
+    api = client_for(make_user(roles.OPERATOR, "control-operator"))
+    for name, code in (("a\nb", "U+000A"), ("a\x1b[31mred", "U+001B"), ("abc\u202edcba", "U+202E")):
+        answer = api.post("/api/v1/products/", {"name": name, "engine": "other"}, format="json")
+        assert answer.status_code == 400, answer.content
+        assert code in answer.json()["name"][0], answer.json()
+    assert api.post("/api/v1/products/", {"name": "MariaDB 11 (ça va)", "engine": "other"},
+                    format="json").status_code == 201

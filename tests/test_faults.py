@@ -10,6 +10,7 @@ test-output/measurements.txt.
 """
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -313,11 +314,16 @@ def test_a_target_killed_mid_run_with_no_wait_allowed_fails_its_work_at_once_wit
 
 @pytest.mark.parametrize("phase", ["prepare", "run"])
 def test_a_phase_that_overruns_its_time_out_is_stopped_with_everything_it_started(
-        phase, own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db, tmp_path):
-    pids_file = tmp_path / "hanging-pids"
+        phase, own_redis, make_worker: Callable[..., WorkerProcess], test_db_name, fault_db):
+    mark = f"0.{int.from_bytes(os.urandom(6), 'big')}"  # the hanging child is `sleep 3600 <mark>`
+
+    def hanging() -> list[str]:
+        return subprocess.run(["pgrep", "-f", f"^sleep 3600 {mark}$"], capture_output=True, text=True).stdout.split()
+
     make_worker(host_named("client-t"), extra_env={
         **own_redis.env, "BENCHAPP_SYSBENCH": str(HANGING_SYSBENCH), "FAKE_SYSBENCH_HANG": phase,
-        "FAKE_SYSBENCH_PIDS": str(pids_file), "BENCHAPP_PREPARE_TIMEOUT_S": "3", "BENCHAPP_RUN_SLACK_S": "3",
+        "FAKE_SYSBENCH_MARK": mark, "BENCHAPP_SANDBOX_PASS_ENV": "FAKE_SYSBENCH_HANG,FAKE_SYSBENCH_MARK",
+        "BENCHAPP_PREPARE_TIMEOUT_S": "3", "BENCHAPP_RUN_SLACK_S": "3",
     })
     target = TargetFactory(database=fault_db)
     scenario = ScenarioFactory(time_s=2, dataset=DatasetFactory(name="timeout-data", tables=1, table_size=500))
@@ -327,11 +333,11 @@ def test_a_phase_that_overruns_its_time_out_is_stopped_with_everything_it_starte
 
     def hung_or_finished() -> bool:
         job.refresh_from_db()
-        return pids_file.exists() or job.status in Job.FINISHED
+        return bool(hanging()) or job.status in Job.FINISHED
 
     wait_for(hung_or_finished, timeout_s=30, what=f"sysbench to hang in {phase}")
-    assert pids_file.exists(), (f"the job ended before sysbench hung: {job.status} on {job.claimed_by!r}, "
-                                f"dispatched {job.dispatch_count}x: {job.error}")
+    assert hanging(), (f"the job ended before sysbench hung: {job.status} on {job.claimed_by!r}, "
+                       f"dispatched {job.dispatch_count}x: {job.error}")
     hung_at = time.monotonic()
 
     wait_status(job, Job.FINISHED, timeout_s=30)
@@ -339,9 +345,7 @@ def test_a_phase_that_overruns_its_time_out_is_stopped_with_everything_it_starte
     assert job.status == Job.Status.FAILED
     limit_s = 3 if phase == "prepare" else scenario.time_s + 3
     assert f"sysbench {phase} exceeded its time-out of {limit_s} s" in job.error, job.error
-    pids = [int(p) for p in pids_file.read_text().split()]
-    assert len(pids) == 2
-    wait_for(lambda: not any(alive(p) for p in pids), timeout_s=2, interval_s=0.05,
+    wait_for(lambda: not hanging(), timeout_s=2, interval_s=0.05,
              what="the hanging process and its child to be gone")
     wait_status(run, (Run.Status.FAILED,), timeout_s=20)
     record_measurement(f"{phase} time-out ({limit_s} s): job failed {stopped_s:.1f} s after sysbench hung "

@@ -3,7 +3,9 @@ verdicts that do not misfire, and a client host's self-measurement (docs/host-te
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -312,11 +314,15 @@ def _wait_run(run: Run, timeout_s: float) -> Run:
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_two_client_hosts_run_cpu_memory_and_fileio_and_are_compared(celery_worker_process, make_worker,
-                                                                       target_databases, tmp_path):
+                                                                       target_databases, request):
     started = time.monotonic()
+    # fileio writes as the sandbox's user, who must pass through the directory's parents (pytest's are 0700).
+    hosttest_dir = Path(tempfile.mkdtemp(prefix="benchapp-hosttests-"))
+    hosttest_dir.chmod(0o711)
+    request.addfinalizer(lambda: shutil.rmtree(hosttest_dir, ignore_errors=True))
     # A host that joins measures itself (sysbench cpu and memory), and the Hosts page shows it.
     make_worker("host-b", extra_env={"BENCHAPP_SELF_MEASURE": "true", "BENCHAPP_SELF_MEASURE_S": "1",
-                                     "BENCHAPP_HOSTTEST_DIR": str(tmp_path / "host-b")})
+                                     "BENCHAPP_HOSTTEST_DIR": str(hosttest_dir / "host-b")})
     measured = wait_for(lambda: ClientHost.objects.filter(hostname="host-b").exclude(self_measurement={}).first(),
                         timeout_s=60, what="host-b's self-measurement")
     assert measured.self_measurement["cpu_events_per_s"] > 0 and measured.self_measurement["memory_mib_per_s"] > 0
@@ -388,7 +394,7 @@ def test_two_client_hosts_run_cpu_memory_and_fileio_and_are_compared(celery_work
             assert job.result.qps == pytest.approx(figures["read_mib_per_s"] + figures["written_mib_per_s"])
             assert "fileio" in client.prepare_output and "--file-total-size=16M" in client.prepare_output
             assert not (Path(ROOT) / "var" / "hosttests" / f"job-{job.pk}").exists()
-            assert not (tmp_path / "host-b" / f"job-{job.pk}").exists()
+            assert not (hosttest_dir / "host-b" / f"job-{job.pk}").exists()
         if job.target.host == "host-b":
             # The job's environment keeps the host's speed as it was when the job ran.
             assert client.host_facts["self_measurement"]["cpu_events_per_s"] > 0

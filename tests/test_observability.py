@@ -252,3 +252,20 @@ def test_a_proxied_request_for_metrics_is_refused_without_the_token_whatever_the
                           HTTP_AUTHORIZATION="Bearer metrics-token-456")
     assert response.status_code == 200
     assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 200  # a scraper on this machine, direct
+
+
+@pytest.mark.django_db
+def test_the_sentry_scrubber_removes_sysbench_passwords_target_passwords_and_values_with_commas():
+    # (#37 item 6) MYSQL_PWD=…, a password holding commas, and a target's password quoted anywhere.
+    from benchapp.sentry import FILTERED, before_send
+    from tests.factories import TargetFactory
+
+    target = TargetFactory()
+    target.set_password("tgt-Secret-77")
+    target.save()
+    event = {"message": "sysbench failed: MYSQL_PWD=a,b,c PGPASSWORD=p,q password='x, y' (target tgt-Secret-77)",
+             "extra": {"env": {"MYSQL_PWD": "a,b,c", "PGPASSWORD": "p,q"}, "argv": ["--mysql-password=s,t,u"]}}
+    sent = json.dumps(before_send(event))
+    for leaked in ("a,b,c", "p,q", "x, y", "tgt-Secret-77", "s,t,u"):
+        assert leaked not in sent, (leaked, sent)
+    assert sent.count(FILTERED) >= 6

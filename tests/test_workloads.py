@@ -278,8 +278,9 @@ def test_a_two_file_workload_runs_on_mariadb_and_postgresql_with_two_clients_and
     }, format="json")
     assert made.status_code == 201, made.content
     scenario = Scenario.objects.get(pk=made.json()["id"])
-    maria = TargetFactory(product=ProductFactory(name="MariaDB kv"))
-    postgres = PgTargetFactory(product=ProductFactory(name="PostgreSQL kv"))
+    # Their owners allow uploaded workloads on them (off by default, #37).
+    maria = TargetFactory(product=ProductFactory(name="MariaDB kv"), workloads_allowed=True)
+    postgres = PgTargetFactory(product=ProductFactory(name="PostgreSQL kv"), workloads_allowed=True)
     wait_for(lambda: ClientHost.objects.online().filter(hostname__in=["client-a", "client-b"]).count() == 2,
              timeout_s=30, what="both client hosts online")
     campaign = CampaignFactory(targets=[maria, postgres], scenarios=[scenario], threads=[2], clients_min=2)

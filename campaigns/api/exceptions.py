@@ -36,6 +36,8 @@ from rest_framework.views import set_rollback
 from campaigns.execution.dbretry import connection_lost
 from campaigns.probes import ProbeError
 from campaigns.services import CheckRateExceeded, ImportRejected, ScenarioDdlRefused, StateConflict, VariantsRefused
+from campaigns.services.hosttests import HostTestRefused
+from campaigns.services.launch import TargetForbidden
 from campaigns.sysbench.cmdline import CommandError
 
 log = logging.getLogger(__name__)
@@ -104,10 +106,12 @@ def translate(exc: Exception) -> exceptions.APIException | None:
         # Too many fields or files in an upload, a body over the size limit: Django would answer with
         # an HTML page.
         return BadRequest(str(exc) or "the request was refused as malformed", code="malformed")
-    if isinstance(exc, ScenarioDdlRefused):
+    if isinstance(exc, (ScenarioDdlRefused, HostTestRefused)):
         return exceptions.ValidationError({"scenarios": [str(exc)]})
     if isinstance(exc, VariantsRefused):
         return exceptions.ValidationError({"variants": [str(exc)]})
+    if isinstance(exc, TargetForbidden):
+        return exceptions.ValidationError({"targets": [str(exc)]})
     if isinstance(exc, StateConflict):
         return Conflict(str(exc), code="state_conflict")
     if isinstance(exc, ImportRejected):

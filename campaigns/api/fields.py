@@ -15,6 +15,7 @@ from rest_framework import serializers
 
 from campaigns import roles
 from campaigns.api.exceptions import django_validation_detail
+from campaigns.escaping import NAME_FIELDS, name_problem
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_TABLE_ROWS_REASON, MAX_THREADS
 from campaigns.sysbench.threads import MAX_THREAD_VALUES
 
@@ -159,6 +160,8 @@ class StrictInputMixin:
                 errors[str(name)[:100]] = [f"unknown field: this request takes {known}"]
             elif field.read_only:
                 errors[name] = ["read-only: it cannot be set"]
+            elif name in NAME_FIELDS and (problem := name_problem(name, data[name])) is not None:
+                errors[name] = [problem]
         return errors
 
 

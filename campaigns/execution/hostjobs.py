@@ -10,6 +10,7 @@ any client. The job's status, barrier, heartbeats, samples and closing are the d
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from pathlib import Path
@@ -37,6 +38,7 @@ from campaigns.sysbench.command import Connection, format_command
 from campaigns.sysbench.errors import explain_failure
 from campaigns.sysbench.hostcommand import build_host_argv
 from campaigns.sysbench.hosttests import (
+    host_bounds_problem,
     host_figures,
     host_options_problem,
     host_second,
@@ -44,6 +46,7 @@ from campaigns.sysbench.hosttests import (
     summary_fields,
 )
 from campaigns.sysbench.runner import run_process, sysbench_version
+from campaigns.sysbench.sandbox import sandbox_unreachable, sandbox_workdir
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,11 @@ def host_phase_argv(*, job: Job, command: str, threads: int | None = None) -> li
     try:
         options = validate_options(scenario.test, scenario.options)
         problem = host_options_problem(scenario.test, options, max_file_bytes=settings.BENCHAPP_HOSTTEST_MAX_BYTES)
+        if problem is None:
+            # This host's own RAM, now: the launch checked the memory it announced.
+            problem = host_bounds_problem(scenario.test, options, threads=threads or job.threads,
+                                          memory_bytes=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+                                          host=f"client host {settings.BENCHAPP_HOSTNAME}")
         if problem is not None:
             raise OptionError(*problem)
         return build_host_argv(
@@ -94,6 +102,13 @@ def _fileio_prepare(job: Job) -> str:
     job_dirs_sweep()
     workdir = job_dir(job.pk)
     workdir.mkdir(parents=True, exist_ok=True)
+    # sysbench writes there as the sandbox's user, and nowhere else (campaigns.sysbench.sandbox).
+    sandbox_workdir(str(workdir))
+    closed = sandbox_unreachable(str(workdir))
+    if closed is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise JobFailure(f"fileio's directory {workdir} is out of the sandbox's reach: its user cannot pass "
+                         f"through {closed} (chmod o+x it, or set BENCHAPP_HOSTTEST_DIR elsewhere)")
     options = job.scenario.options
     total = size_bytes(str(options.get("file-total-size", "2G"))) or 0
     free = shutil.disk_usage(workdir).free

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from campaigns.execution.sandboxcheck import sandbox_fact
 from campaigns.models import ClientHost, JobClient, Run
 from campaigns.models.core import hosts_allowed
 from campaigns.sysbench.runner import sysbench_version
@@ -66,7 +67,8 @@ def local_host_facts() -> dict[str, Any]:
     return {"hostname": settings.BENCHAPP_HOSTNAME or socket.gethostname(), "cores": os.cpu_count() or 1,
             "memory_gb": round(pages / 2**30, 1), "version": sysbench_version(settings.BENCHAPP_SYSBENCH),
             "cpu_model": cpu_model()[:200], "kernel": f"{platform.system()} {platform.release()}"[:200],
-            "client_versions": client_versions()}
+            # (The sandbox in a line, and a warning for each of benchapp's services it still reaches: logged too.)
+            "client_versions": {**client_versions(), "sandbox": sandbox_fact()}}
 
 
 def cpu_model() -> str:

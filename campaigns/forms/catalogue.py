@@ -83,7 +83,8 @@ class TargetForm(RowForm):
 
     class Meta:
         model = Target
-        fields = ["name", "kind", "product", "spec", "driver", "host", "port", "database", "user"]
+        fields = ["name", "kind", "product", "spec", "driver", "host", "port", "database", "user", "workloads_allowed"]
+        labels = {"workloads_allowed": "Uploaded workloads may run on it"}
         help_texts = {"driver": "mysql for MySQL and MariaDB, pgsql for PostgreSQL.",
                       "kind": "A client host is measured by host tests (cpu, memory, fileio, threads, mutex): give "
                               "its registered name as the host and leave driver, port, database and user empty.",

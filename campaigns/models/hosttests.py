@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from campaigns.sysbench.catalogue import TESTS
-from campaigns.sysbench.hosttests import host_options_problem
+from campaigns.sysbench.hosttests import host_bounds_problem, host_options_problem
 
 if TYPE_CHECKING:
     from campaigns.models.core import Scenario, Target
@@ -60,6 +60,15 @@ def host_scenario_clean(scenario: Scenario) -> None:
     if scenario.table_ddl:
         raise ValidationError({"table_ddl": f"{scenario.test} is a host test: it creates no tables"})
     problem = host_options_problem(scenario.test, scenario.options, max_file_bytes=settings.BENCHAPP_HOSTTEST_MAX_BYTES)
+    if problem is None:
+        # One thread on the largest client host known: a campaign checks its own threads on its own hosts.
+        from campaigns.models.core import ClientHost
+
+        largest = ClientHost.objects.exclude(memory_gb=0).order_by("-memory_gb").first()
+        if largest is not None:
+            problem = host_bounds_problem(scenario.test, scenario.options, threads=1,
+                                          memory_bytes=int(largest.memory_gb * 2**30),
+                                          host=f"the largest client host, {largest.hostname}")
     if problem is not None:
         raise ValidationError({"options": f"{problem[0]}: {problem[1]}"})
     scenario.prepare_mode = scenario.PrepareMode.NEVER

@@ -9,9 +9,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import transaction
 
 from campaigns.models import Campaign, Scenario, Target
+from campaigns.services.hosttests import HostTestRefused, host_bounds_check
+from campaigns.services.plans import campaign_expand
 from campaigns.services.rows import row_write
+from campaigns.services.targets import targets_use_check
 from campaigns.services.variants import variants_check
 from campaigns.webhooks import WebhookRefused, webhook_url_check
 
@@ -38,7 +42,25 @@ def campaign_create(*, user: Any = None, targets: Iterable[Target] = (), scenari
     if fields.get("variants"):
         fields["variants"] = variants_check(variants=fields["variants"], targets=targets, connect=check_variants,
                                             user=user)
-    return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
+    return _campaign_write(campaign, fields, user=user, targets=targets, scenarios=scenarios)
+
+
+def _campaign_write(campaign: Campaign, fields: dict[str, Any], *, user: Any, targets: Iterable[Target] | None,
+                    scenarios: Iterable[Scenario] | None) -> Campaign:
+    """row_write, and the campaign's host tests within their hosts' bounds, in one transaction: a refused
+    campaign is not stored (ValidationError on "scenarios", naming the option and the host's figure)."""
+    if targets is not None:
+        # Only the targets this write adds: a campaign keeps the targets it was given by someone allowed to.
+        kept = set(campaign.targets.values_list("pk", flat=True)) if campaign.pk else set()
+        targets = list(targets)
+        targets_use_check(user=user, targets=[t for t in targets if t.pk not in kept])
+    with transaction.atomic():
+        written = row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
+        try:
+            host_bounds_check(planned=campaign_expand(campaign=written))
+        except HostTestRefused as exc:
+            raise ValidationError({"scenarios": str(exc)}) from None
+    return written
 
 
 def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[Target] | None = None,
@@ -59,4 +81,4 @@ def campaign_update(*, campaign: Campaign, user: Any = None, targets: Iterable[T
                 connect=check_variants, user=user)
             if "variants" in fields:
                 fields["variants"] = checked
-    return row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
+    return _campaign_write(campaign, fields, user=user, targets=targets, scenarios=scenarios)

@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 from campaigns.execution.hostjobs import host_phase_argv
 from campaigns.execution.phases import JobFailure
-from campaigns.models import Dataset, Job
+from campaigns.execution.transitions import StateConflict
+from campaigns.models import ClientHost, Dataset, Job
 from campaigns.services.rows import row_write
 from campaigns.sysbench.catalogue import TESTS
 from campaigns.sysbench.command import format_command
-from campaigns.sysbench.hosttests import HEADLINE_UNITS, size_bytes
+from campaigns.sysbench.hosttests import HEADLINE_UNITS, host_bounds_problem, size_bytes
 
 if TYPE_CHECKING:
     from campaigns.services.plans import PlannedJob
@@ -38,6 +39,32 @@ def scenario_host_fields(fields: dict[str, Any], *, user: Any = None) -> dict[st
     if spec is not None and spec.host and fields.get("dataset") is None and fields.get("dataset_id") is None:
         return {**fields, "dataset": host_test_dataset(user=user)}
     return fields
+
+
+class HostTestRefused(StateConflict):
+    """A host test that would take more of its client host than it may (sysbench.hosttests.host_bounds_problem):
+    400 on "scenarios", naming the scenario, the host, the option and the host's figure."""
+
+
+def host_bounds_check(*, planned: list[PlannedJob]) -> None:
+    """Refuses a campaign (when saved and when launched) whose host test, at one of its thread counts, would take
+    more of its client host's memory than it may; the host's figure is the memory it announced."""
+    memory = dict(ClientHost.objects.filter(hostname__in={p.target.host for p in planned
+                                                          if p.target.is_client_host()})
+                  .values_list("hostname", "memory_gb"))
+    seen: set[tuple[int, int, int]] = set()
+    for p in planned:
+        key = (p.target.pk, p.scenario.pk, p.threads)
+        if not p.target.is_client_host() or key in seen:
+            continue
+        seen.add(key)
+        memory_gb = memory.get(p.target.host) or 0
+        problem = host_bounds_problem(p.scenario.test, p.scenario.options, threads=p.threads,
+                                      memory_bytes=int(memory_gb * 2**30) if memory_gb else None,
+                                      host=f"client host {p.target.host}")
+        if problem is not None:
+            raise HostTestRefused(f"scenario '{p.scenario.name}' with {p.threads} threads on client host "
+                                  f"{p.target.host}: {problem[0]}: {problem[1]}")
 
 
 def hostjob_plan(p: PlannedJob) -> dict[str, Any]:

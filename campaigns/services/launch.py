@@ -5,15 +5,23 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from campaigns.execution import transitions
 from campaigns.execution.dispatch import followers_start, run_advance
 from campaigns.execution.transitions import StateConflict
 from campaigns.models import Campaign, Job, Run, Scenario
+from campaigns.services.hosttests import host_bounds_check
 from campaigns.services.plans import PlannedJob, campaign_expand
+from campaigns.services.targets import targets_use_check, workload_targets_check
 from campaigns.services.variants import variants_launch_problems
 from campaigns.sysbench.ddl import DRIVER_LABELS, DdlError, table_ddl_statements
+
+
+class TargetForbidden(StateConflict):
+    """A launch by a user who may not run benchmarks on one of the campaign's targets (services.targets
+    .target_may_use): the API answers 400 on "targets", naming it."""
 
 
 class ScenarioDdlRefused(StateConflict):
@@ -76,6 +84,13 @@ def campaign_launch(
         raise StateConflict("the campaign has no jobs: add targets, scenarios and thread counts")
     campaign_ddl_check(planned=planned)
     variants_launch_check(jobs=[(p.target, p.variant, p.variant_settings) for p in planned])
+    host_bounds_check(planned=planned)
+    try:
+        targets_use_check(user=user, targets={p.target.pk: p.target for p in planned}.values())
+        # (At launch, where code would run: an imported run's campaign names its workload and target too.)
+        workload_targets_check(pairs=[(p.target, p.scenario) for p in planned])
+    except ValidationError as exc:
+        raise TargetForbidden(" ".join(exc.messages)) from None
 
     def jobs(run: Run) -> list[Job]:
         return [Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads, repetition=p.repetition,

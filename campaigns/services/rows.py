@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
+from campaigns.escaping import NAME_FIELDS, name_problem
+
 M = TypeVar("M", bound=models.Model)
 
 
@@ -32,6 +34,10 @@ def row_write(row: M, fields: Mapping[str, Any], *, user: Any = None,
         if name not in known:
             raise ValidationError({name: f"{type(row).__name__} has no field {name!r}"})
         setattr(row, name, value)
+    for name in NAME_FIELDS:
+        problem = name_problem(name, getattr(row, name, None))
+        if problem is not None:
+            raise ValidationError({name: problem})
     if row.pk is None and getattr(row, "created_by_id", "none") is None:
         row.created_by = acting_user(user)  # type: ignore[attr-defined]
     row.full_clean(exclude=list(exclude))

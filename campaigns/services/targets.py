@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
 
+from campaigns import roles
 from campaigns.crypto import DecryptionError
 from campaigns.execution.phases import target_connection
 from campaigns.models import Target
@@ -83,9 +86,45 @@ def target_create(*, by: Any = None, password: str = "", **fields: Any) -> Targe
     return row_write(target, fields, user=by, exclude=["password_encrypted"])
 
 
+def target_may_use(*, user: Any, target: Target) -> bool:
+    """Whether `user` may run sysbench on (or change) this target (#37): its owner (who created it), an admin, or
+    anyone when it has no owner (demo targets, older rows); None is benchapp itself (a schedule, a seed), whose
+    campaigns were checked when they were saved."""
+    if user is None or target.created_by_id is None:
+        return True
+    return bool(target.created_by_id == getattr(user, "pk", None) or roles.can_admin(user))
+
+
+def _owner_text(target: Target) -> str:
+    owner = target.created_by
+    return f"{owner.get_username()}'s" if owner is not None else "someone else's"
+
+
+def targets_use_check(*, user: Any, targets: Iterable[Target]) -> None:
+    """ValidationError on "targets" naming the first target `user` may not use (target_may_use)."""
+    for target in targets:
+        if not target_may_use(user=user, target=target):
+            raise ValidationError({"targets": f"target '{target.name}' is {_owner_text(target)}: only its owner or "
+                                              "an admin may run benchmarks on it"})
+
+
+def workload_targets_check(*, pairs: Iterable[tuple[Target, Any]]) -> None:
+    """ValidationError on "targets" naming the first (target, scenario) pair whose scenario runs an uploaded
+    workload on a target that does not allow them (Target.workloads_allowed, its owner's choice)."""
+    for target, scenario in pairs:
+        if scenario.workload_version_id is not None and not target.workloads_allowed:
+            raise ValidationError({"targets": f"target '{target.name}' does not allow uploaded workloads (scenario "
+                                              f"'{scenario.name}' runs {scenario.test}): its owner or an admin may "
+                                              "allow them"})
+
+
 def target_update(*, target: Target, by: Any = None, password: str | None = None, **fields: Any) -> Target:
-    """Changes a target. `password` None keeps the stored one (Target.save() still removes it when the endpoint
-    changes: target.password_cleared says so afterwards), "" clears it."""
+    """Changes a target (its owner or an admin: PermissionDenied for anyone else). `password` None keeps the stored
+    one (Target.save() still removes it when the endpoint changes: target.password_cleared says so afterwards), ""
+    clears it."""
+    if target.pk is not None and not target_may_use(user=by, target=target):
+        raise PermissionDenied(f"target '{target.name}' is {_owner_text(target)}: only its owner or an admin may "
+                               "change it")
     if password is not None:
         target.set_password(password)
     return row_write(target, fields, user=by, exclude=["password_encrypted"])

@@ -520,6 +520,19 @@ def _pattern(regex: str, what: str) -> Callable[[str, object], str]:
     return check
 
 
+# A thread's stack, as sysbench allocates it for each of its threads (#37 item 5: 100G was accepted).
+THREAD_STACK_MAX = 64 << 20
+_STACK_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def _thread_stack_size(option: str, value: object) -> str:
+    text = _pattern(r"[0-9]{1,12}[KkMmGgTt]?", "a size such as 64K or 1M")(option, value)
+    digits = text.rstrip("KkMmGgTt")
+    if int(digits) * _STACK_UNITS[text[len(digits):].lower()] > THREAD_STACK_MAX:
+        raise OptionError(option, f"{text} per thread is above the cap of {THREAD_STACK_MAX >> 20}M")
+    return text
+
+
 def _forced_shutdown(option: str, value: object) -> str:
     if isinstance(value, bool):
         raise OptionError(option, "expected 'off', a number of seconds or a percentage of --time")
@@ -553,7 +566,7 @@ _IDENTIFIER = _pattern(r"[A-Za-z][A-Za-z0-9_]{0,63}", "a storage engine name (le
 # Options whose accepted values a type alone does not describe.
 _SPECIAL: dict[str, Callable[[str, object], object]] = {
     "forced-shutdown": _forced_shutdown,
-    "thread-stack-size": _pattern(r"[0-9]{1,12}[KkMmGgTt]?", "a size such as 64K or 1M"),
+    "thread-stack-size": _thread_stack_size,
     "report-checkpoints": _checkpoints,
     "mysql-ignore-errors": _ignore_errors,
     "mysql-ssl-cipher": _pattern(r"[A-Za-z0-9_:+!@.=-]{1,512}", "an OpenSSL cipher list"),

@@ -118,6 +118,56 @@ def host_options_problem(test: str, options: dict[str, object], *,
     return None
 
 
+# What one host test may take of its host (#37 item 5): sysbench allocates memory-block-size per thread
+# (memory-scope=local; once with global), file-block-size per fileio thread, and thread-stack-size per thread.
+MEMORY_SHARE = 0.5
+THREAD_STACK_MAX_BYTES = 64 << 20
+
+
+def _size_text(n: float) -> str:
+    for unit, factor in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= factor:
+            return f"{n / factor:,.1f} {unit}"
+    return f"{n:,.0f} bytes"
+
+
+def host_bounds_problem(test: str, options: dict[str, object], *, threads: int, memory_bytes: int | None,
+                        free_bytes: int | None = None, host: str = "the host") -> tuple[str, str] | None:
+    """(option, why) when a host test would take more of its host than it may: memory for its threads above
+    MEMORY_SHARE of the host's RAM (memory_bytes; None: not known, not checked), a thread stack above
+    THREAD_STACK_MAX_BYTES, fileio's files above the free space of its directory (free_bytes). The message
+    names the option, the figure asked and the host's own."""
+    threads = max(1, threads)
+    stack = size_bytes(str(options.get("thread-stack-size", "64K"))) or 0
+    if stack > THREAD_STACK_MAX_BYTES:
+        return "thread-stack-size", (f"{_size_text(stack)} per thread is above the cap of "
+                                     f"{_size_text(THREAD_STACK_MAX_BYTES)}")
+    budget = memory_bytes * MEMORY_SHARE if memory_bytes else None
+    asked: list[tuple[str, int, str]] = []
+    if test == "memory":
+        block = size_bytes(str(options.get("memory-block-size", "1K"))) or 0
+        local = str(options.get("memory-scope", "global")) == "local"
+        per = threads if local else 1
+        asked.append(("memory-block-size", block * per, f"{_size_text(block)}"
+                      + (f" × {threads} threads (memory-scope=local)" if local and threads > 1 else "")))
+    if test == "fileio":
+        block = int(str(options.get("file-block-size", 16384)) or 0)
+        asked.append(("file-block-size", block * threads, f"{_size_text(block)} × {threads} threads"))
+    if stack * threads > (budget or float("inf")):
+        asked.append(("thread-stack-size", stack * threads, f"{_size_text(stack)} × {threads} threads"))
+    for option, need, how in asked:
+        if budget is not None and memory_bytes is not None and need > budget:
+            equals = "" if how == _size_text(need) else f" = {_size_text(need)}"
+            return option, (f"{how}{equals} is above {MEMORY_SHARE:.0%} of the RAM of {host} "
+                            f"({_size_text(memory_bytes)})")
+    if test == "fileio" and free_bytes is not None:
+        total = size_bytes(str(options.get("file-total-size", "2G"))) or 0
+        if total > free_bytes:
+            return "file-total-size", (f"{_size_text(total)} of test files is above the {_size_text(free_bytes)} "
+                                       f"free on {host}")
+    return None
+
+
 # ---------------------------------------------------------------- figures
 
 

@@ -19,6 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from campaigns.sysbench.command import secrets_to_env
+from campaigns.sysbench.sandbox import (
+    PG_REQUIRE_AUTH,
+    SandboxedCommand,
+    SandboxLimits,
+    SandboxUnavailable,
+    sandbox_command,
+)
 
 _PR_SET_PDEATHSIG = 1
 # Loaded once here: loading a library in the forked child of a multi-threaded worker could block
@@ -81,6 +88,77 @@ def script_lua_path(argv: Sequence[str]) -> dict[str, str]:
     return {"LUA_PATH": f"{folder}/?.lua;{folder}/?/init.lua;;"}
 
 
+@dataclass(frozen=True, slots=True)
+class Box:
+    """How one process is boxed (campaigns.sysbench.sandbox): directories it reads, the one it writes (its
+    working directory), its limits (None: the defaults)."""
+
+    read_only: tuple[str, ...] = ()
+    limits: SandboxLimits | None = None
+
+
+def is_sysbench(argv: Sequence[str]) -> bool:
+    """Whether argv starts sysbench (or the stand-in BENCHAPP_SYSBENCH names): such a process always runs boxed."""
+    if not argv:
+        return False
+    configured = os.environ.get("BENCHAPP_SYSBENCH", "sysbench")
+    return os.path.basename(argv[0]).startswith("sysbench") or argv[0] == configured
+
+
+def _box_env(env: Mapping[str, str] | None, secret_env: Mapping[str, str], argv: Sequence[str],
+             work_dir: str | None) -> dict[str, str]:
+    """The whole environment of a boxed process: nothing inherited but the variables a test names in
+    BENCHAPP_SANDBOX_PASS_ENV (never a secret of benchapp's: those are refused by name)."""
+    box_env = {"PATH": "/usr/bin:/bin", "HOME": work_dir or "/tmp", "LANG": "C.UTF-8"}
+    for name in filter(None, os.environ.get("BENCHAPP_SANDBOX_PASS_ENV", "").split(",")):
+        if name in os.environ and not _benchapp_secret_name(name):
+            box_env[name] = os.environ[name]
+    box_env.update(env or {})
+    box_env.update(secret_env)
+    box_env.update(script_lua_path(argv))
+    if "PGPASSWORD" in box_env:
+        # libpq >= 16: never answer a server's request for the password in clear (Debian 12's libpq 15 ignores it).
+        box_env["PGREQUIREAUTH"] = PG_REQUIRE_AUTH
+    return box_env
+
+
+def _benchapp_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return (upper.startswith("BENCHAPP_") or upper in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "SENTRY_DSN")
+            or any(word in upper for word in ("PASSWORD", "SECRET", "TOKEN", "KEY", "PWD")))
+
+
+def _boxed_pid(outer_pid: int, binary: str, alive: Callable[[], bool], wait_s: float = 2.0) -> int:
+    """The host pid of the boxed command (bwrap's grandchild), once bwrap has set the box up; the outer pid if
+    it does not appear within wait_s (the command failed early, or exited already)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        frontier, seen = [outer_pid], set()
+        while frontier:
+            pid = frontier.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            if pid != outer_pid:
+                try:
+                    if os.readlink(f"/proc/{pid}/exe") == binary:
+                        return pid
+                    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                        if cmdline.read().split(b"\0")[0].decode(errors="replace") == binary:
+                            return pid
+                except OSError:
+                    pass
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as children:
+                    frontier.extend(int(c) for c in children.read().split())
+            except OSError:
+                continue
+        if not alive():
+            return outer_pid
+        time.sleep(0.002)
+    return outer_pid
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM to the process group, then SIGKILL to whatever is left of it.
 
@@ -112,18 +190,37 @@ def run_process(
     poll_s: float = 1.0,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
+    box: Box | None = None,
 ) -> ProcessOutcome:
     """Runs argv to completion, streaming lines; never raises for a failing process.
 
     A password option in argv (--mysql-password=…) travels in the process's environment instead: every
     local user can read a process's argv.
+
+    sysbench (is_sysbench) always runs in its sandbox (campaigns.sysbench.sandbox), `box` saying what it reads
+    and `cwd` being the one directory it may write; its environment is `env` and what it needs, nothing inherited.
+    Any other program (a test's) runs as before, with `env` or this process's environment.
     """
     started = time.monotonic()
     argv, secret_env = secrets_to_env(argv)
-    process_env = {**(dict(env) if env is not None else os.environ), **secret_env, **script_lua_path(argv)}
     # An empty variable is still read by libpq as a password; absent is what "no password" means.
-    process_env = {k: v for k, v in process_env.items() if v or k not in secret_env}
-    spawn_argv, preexec = _spawn_argv(argv)
+    boxed: SandboxedCommand | None = None
+    if box is not None or is_sysbench(argv):
+        box = box or Box()
+        try:
+            given = {k: v for k, v in secret_env.items() if v}
+            boxed = sandbox_command(argv, env=_box_env(env, given, argv, cwd), read_only=box.read_only,
+                                    work_dir=cwd, limits=box.limits)
+        except (SandboxUnavailable, OSError) as exc:
+            return ProcessOutcome(exit_code=None, output="", wall_time_s=0.0, pid=0,
+                                  start_error=f"cannot start {argv[0]} in its sandbox: {exc}")
+        spawn_argv, preexec = boxed.argv, None
+        process_env: dict[str, str] = {"PATH": "/usr/bin:/bin"}
+        cwd = "/"
+    else:
+        process_env = {**(dict(env) if env is not None else os.environ), **secret_env, **script_lua_path(argv)}
+        process_env = {k: v for k, v in process_env.items() if v or k not in secret_env}
+        spawn_argv, preexec = _spawn_argv(argv)
     try:
         proc = subprocess.Popen(
             spawn_argv,
@@ -134,12 +231,19 @@ def run_process(
             preexec_fn=preexec,
             env=process_env,
             cwd=cwd,
+            pass_fds=boxed.pass_fds if boxed is not None else (),
         )
     except OSError as exc:
         return ProcessOutcome(
             exit_code=None, output="", wall_time_s=0.0, pid=0,
             start_error=f"cannot start {argv[0]}: {exc.strerror or exc}",
         )
+    finally:
+        if boxed is not None:
+            boxed.close()
+    pid = proc.pid
+    if boxed is not None:
+        pid = _boxed_pid(proc.pid, boxed.argv[-len(argv)], lambda: proc.poll() is None)
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -180,7 +284,7 @@ def run_process(
 
     try:
         if on_start is not None:
-            on_start(proc.pid)
+            on_start(pid)
         eof = False
         # The phase ends when the process has exited, not merely closed its output: the time-out
         # and cancellation keep applying to a process that hangs after its last line.
@@ -221,7 +325,7 @@ def run_process(
         exit_code=exit_code,
         output="".join(chunks),
         wall_time_s=time.monotonic() - started,
-        pid=proc.pid,
+        pid=pid,
         cancelled=cancelled,
         timed_out=timed_out,
     )

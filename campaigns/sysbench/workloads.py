@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from campaigns.sysbench.catalogue import OptionSpec, TestSpec
-from campaigns.sysbench.runner import run_process
+from campaigns.sysbench.runner import Box, run_process
+from campaigns.sysbench.sandbox import SandboxLimits
 
 # Limits of what is accepted (a real suite such as Percona's sysbench-tpcc is four files under 60 KiB in all).
 MAX_FILES = 32
@@ -57,6 +58,13 @@ print("BENCHAPP-EVENT\t" .. type(event))
 _HELP_LINE = re.compile(r"^  --(?P<name>[A-Za-z0-9_][A-Za-z0-9_-]*)(?P<kind>\[=on\|off\]|=N|=STRING|=\[LIST,\.\.\.\])"
                         r"\s+(?P<rest>.*)$")
 _DEFAULT = re.compile(r"^(?P<help>.*?)\s*\[(?P<default>[^\[\]]*)\]$")
+
+
+def probe_limits() -> SandboxLimits:
+    """The save-time probe's box: 1 GiB of address space, 64 tasks, no file written over 1 MiB, CPU time as
+    long as its wall-clock bound."""
+    return SandboxLimits(address_space_bytes=2**30, processes=64, file_size_bytes=2**20,
+                         cpu_s=int(HELP_TIMEOUT_S) + 1)
 
 
 class WorkloadError(ValueError):
@@ -152,11 +160,16 @@ def content_hash(files: Mapping[str, str], entry: str) -> str:
 
 
 def _write_tree(root: Path, files: Mapping[str, str]) -> None:
+    """The files under root, readable by everyone (the sandbox's user reads them) and writable by nobody; root's
+    own parent (0700, this user's) keeps other local users out, the sandbox reaches them through a bound fd."""
+    root.mkdir(exist_ok=True)
+    root.chmod(0o755)
     for path, text in files.items():
         target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+        target.parent.chmod(0o755)
         target.write_text(text, encoding="utf-8")
-        target.chmod(0o400)
+        target.chmod(0o444)
 
 
 def workload_inspect(*, files: Mapping[str, str], entry: str, sysbench: str = "sysbench") -> WorkloadCheck:
@@ -164,13 +177,18 @@ def workload_inspect(*, files: Mapping[str, str], entry: str, sysbench: str = "s
 
     Raises WorkloadError naming the file with a syntax error, the entry script's load error, a missing event()
     function, or a `help` that failed or did not end within HELP_TIMEOUT_S."""
-    with tempfile.TemporaryDirectory(prefix="benchapp-workload-") as tmp:
-        root = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="benchapp-workload-") as private:
+        root = Path(private) / "files"
+        tmp = str(root)
         _write_tree(root, files)
         (root / PROBE_NAME).write_text(_PROBE, encoding="utf-8")
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp,
-               "BENCHAPP_LUA_FILES": "\n".join(sorted(files)), "BENCHAPP_LUA_ENTRY": entry}
-        probe = run_process([sysbench, str(root / PROBE_NAME), "help"], timeout_s=HELP_TIMEOUT_S, env=env, cwd=tmp)
+        (root / PROBE_NAME).chmod(0o444)
+        # The files' names are relative to root: sysbench runs in the sandbox's own /tmp, with root bound
+        # read-only (its top level is a stranger's code: campaigns.sysbench.sandbox).
+        env = {"BENCHAPP_LUA_FILES": "\n".join(f"{tmp}/{name}" for name in sorted(files)),
+               "BENCHAPP_LUA_ENTRY": f"{tmp}/{entry}"}
+        box = Box(read_only=(tmp,), limits=probe_limits())
+        probe = run_process([sysbench, str(root / PROBE_NAME), "help"], timeout_s=HELP_TIMEOUT_S, env=env, box=box)
         if probe.start_error:
             raise WorkloadError(f"sysbench could not be started to check the files: {probe.start_error}")
         if probe.timed_out:
@@ -181,7 +199,7 @@ def workload_inspect(*, files: Mapping[str, str], entry: str, sysbench: str = "s
         for line in probe.output.splitlines():
             parts = line.split("\t")
             if parts[0] == "BENCHAPP-SYNTAX" and len(parts) >= 3:
-                raise WorkloadError(f"file {parts[1]}: not valid Lua: {_short(parts[2], root)}")
+                raise WorkloadError(f"file {_short(parts[1], root)}: not valid Lua: {_short(parts[2], root)}")
             if parts[0] == "BENCHAPP-LOAD":
                 raise WorkloadError(f"entry script {entry} fails when loaded: {_short(parts[1], root)}",
                                     field="entry")
@@ -195,7 +213,7 @@ def workload_inspect(*, files: Mapping[str, str], entry: str, sysbench: str = "s
                                     f"{_short(_fatal(probe.output), root)}", field="entry")
             raise WorkloadError(f"entry script {entry} defines no event() function: sysbench would have nothing "
                                 "to run", field="entry")
-        helped = run_process([sysbench, str(root / entry), "help"], timeout_s=HELP_TIMEOUT_S, env=env, cwd=tmp)
+        helped = run_process([sysbench, str(root / entry), "help"], timeout_s=HELP_TIMEOUT_S, env=env, box=box)
         if helped.timed_out:
             raise WorkloadError(f"`sysbench {entry} help` did not end within {HELP_TIMEOUT_S:.0f} s", field="entry")
         if helped.exit_code != 0:

@@ -40,7 +40,7 @@ class TargetSerializer(ServiceWriteMixin, StrictInputMixin, FastReadMixin, Model
         model = Target
         fields = ["id", "name", "kind", "product", "product_name", "spec", "spec_label", "driver", "host", "port",
                   "database", "user", "password", "has_password", "password_cleared", "notice", "endpoint",
-                  "is_demo", "created_at", "updated_at"]
+                  "is_demo", "workloads_allowed", "created_at", "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
 
     def get_notice(self, instance: Target) -> str:

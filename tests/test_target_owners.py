@@ -1,0 +1,84 @@
+"""Who may run code on a target is its owner's choice (issue #37 item 3, the part built): a target is used and
+changed by its owner (who created it) and admins only. The attack: an operator built a campaign with another
+operator's target and a workload that printed its password reversed, and PATCHing that target answered 200."""
+from __future__ import annotations
+
+import pytest
+
+from campaigns import roles
+from campaigns.models import Campaign, Target
+from tests.factories import ProductFactory, ScenarioFactory
+from tests.helpers.users import client_for, make_user
+
+
+def _target(api, name: str) -> int:
+    answer = api.post("/api/v1/targets/", {"name": name, "product": ProductFactory(name=f"p {name}").pk,
+                                           "driver": "mysql", "host": "127.0.0.1", "port": 3306,
+                                           "database": "sbtest", "user": "root", "password": "victims-secret"},
+                      format="json")
+    assert answer.status_code == 201, answer.content
+    return answer.json()["id"]
+
+
+@pytest.mark.django_db
+def test_an_operator_may_neither_use_nor_change_another_operators_target():
+    victim = client_for(make_user(roles.OPERATOR, "owner-victim"))
+    attacker = client_for(make_user(roles.OPERATOR, "owner-attacker"))
+    admin = client_for(make_user(roles.ADMIN, "owner-admin"))
+    target = _target(victim, "victims db")
+    scenario = ScenarioFactory().pk
+    refused = attacker.post("/api/v1/campaigns/", {"name": "steal", "targets": [target], "scenarios": [scenario],
+                                                   "threads": [1]}, format="json")
+    assert refused.status_code == 400, refused.content
+    assert refused.json()["targets"] == ["target 'victims db' is owner-victim's: only its owner or an admin may run "
+                                         "benchmarks on it"]
+    assert not Campaign.objects.filter(name="steal").exists()
+    patched = attacker.patch(f"/api/v1/targets/{target}/", {"host": "10.9.9.9"}, format="json")
+    assert patched.status_code == 403, patched.content
+    assert Target.objects.get(pk=target).host == "127.0.0.1"
+    # Its owner and an admin may.
+    for who in (victim, admin):
+        made = who.post("/api/v1/campaigns/", {"name": f"ok {id(who)}", "targets": [target],
+                                               "scenarios": [scenario], "threads": [1]}, format="json")
+        assert made.status_code == 201, made.content
+    assert admin.patch(f"/api/v1/targets/{target}/", {"name": "victims db 2"}, format="json").status_code == 200
+    # A campaign of the owner's, launched by someone else, is refused naming the target.
+    campaign = Campaign.objects.filter(targets__pk=target).first()
+    launched = attacker.post(f"/api/v1/campaigns/{campaign.pk}/launch/", {}, format="json")
+    assert launched.status_code == 400, launched.content
+    assert "target 'victims db 2' is owner-victim's" in launched.json()["targets"][0]
+    assert not campaign.runs.exists()
+
+
+@pytest.mark.django_db
+def test_an_uploaded_workload_runs_only_on_a_target_whose_owner_allows_it():
+    from campaigns import services
+    from campaigns.models import WorkloadVersion
+    from campaigns.services.launch import TargetForbidden
+    from tests.factories import CampaignFactory, TargetFactory
+    from tests.test_workloads import kv_files
+
+    owner = make_user(roles.OPERATOR, "wl-owner")
+    api = client_for(owner)
+    uploaded = api.post("/api/v1/workloads/", {"name": "kv-own", "entry": "kv.lua", "files": kv_files()},
+                        format="json")
+    assert uploaded.status_code == 201, uploaded.content
+    from tests.factories import DatasetFactory
+
+    made = api.post("/api/v1/scenarios/", {"name": "kv own", "workload_version": uploaded.json()["id"],
+                                           "dataset": DatasetFactory(name="kv-own").pk, "time_s": 2}, format="json")
+    assert made.status_code == 201, made.content
+    target = TargetFactory(name="no code here")
+    assert target.workloads_allowed is False  # off by default
+    from campaigns.models import Scenario
+
+    campaign = CampaignFactory(targets=[target], scenarios=[Scenario.objects.get(pk=made.json()["id"])])
+    with pytest.raises(TargetForbidden, match="target 'no code here' does not allow uploaded workloads"):
+        services.campaign_launch(campaign=campaign, user=owner)
+    launched = api.post(f"/api/v1/campaigns/{campaign.pk}/launch/", {}, format="json")
+    assert launched.status_code == 400 and "does not allow uploaded workloads" in launched.json()["targets"][0]
+    assert not campaign.runs.exists()
+    # Its owner (here: nobody, so anyone; an admin for an owned one) turns it on through the API.
+    assert api.patch(f"/api/v1/targets/{target.pk}/", {"workloads_allowed": True}, format="json").status_code == 200
+    assert services.campaign_launch(campaign=campaign, user=owner).jobs.count() == 1
+    assert WorkloadVersion.objects.count() == 1
