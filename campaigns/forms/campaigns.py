@@ -53,10 +53,11 @@ class CampaignForm(RowForm):
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
-                  "job_tries", "target_wait_s", "remeasure_spoiled", "job_order", "share_server"]
+                  "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server"]
         labels = {"share_server": "Share servers and client hosts with other runs that share",
                   "job_order": "Order of the jobs",
                   "remeasure_spoiled": "Measure a spoiled job again",
+                  "quiet_s": "Watch for quiet before each job (s)",
                   "clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
@@ -123,7 +124,7 @@ class CampaignForm(RowForm):
                                         **self.field_values())
 
     DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries", "no_worker_notify_min",
-                 "job_tries", "target_wait_s", "job_order")
+                 "job_tries", "target_wait_s", "job_order", "quiet_s")
 
     def clean(self) -> dict[str, Any]:
         super().clean()
