@@ -3,9 +3,11 @@
 #
 #   scripts/join-client.sh --env-file client.env [--hostname NAME] [--labels "rack-2,near tdsql"] [--foreground]
 #
-# client.env is the file scripts/serve-clients.sh wrote on the server (var/client.env): DATABASE_URL, REDIS_URL and
-# BENCHAPP_FIELD_KEY (secrets: they come from that file or from the environment, never from flags, which every
-# local user sees in `ps`), optionally BENCHAPP_QUEUE, BENCHAPP_HOSTNAME, BENCHAPP_HOST_LABELS.
+# client.env is the file scripts/serve-clients.sh wrote on the server (var/client.env): DATABASE_URL and REDIS_URL
+# (secrets: they come from that file or from the environment, never from flags, which every local user sees in
+# `ps`), optionally BENCHAPP_QUEUE, BENCHAPP_HOSTNAME, BENCHAPP_HOST_LABELS. No field key: a client host reads no
+# target password at rest; its worker makes a key pair in memory when it starts, and the server seals each job's
+# password for it (campaigns/sealing.py). An env file that still carries BENCHAPP_FIELD_KEY is refused.
 #
 # It checks everything first, prints its plan (--dry-run stops there), then applies it; each step is skipped when
 # already done, and the files it writes appear whole or not at all:
@@ -47,7 +49,7 @@ usage() {
 usage: scripts/join-client.sh [--env-file FILE] [--hostname NAME] [--labels LIST] [--queue NAME]
                               [--concurrency N] [--foreground] [--no-install] [--no-start] [--dry-run]
                               [--config-dir DIR] [--unit-dir DIR]
-  --env-file FILE   DATABASE_URL, REDIS_URL, BENCHAPP_FIELD_KEY (and optional BENCHAPP_* settings), KEY=VALUE lines;
+  --env-file FILE   DATABASE_URL, REDIS_URL (and optional BENCHAPP_* settings), KEY=VALUE lines;
                     variables already in the environment are used when the file lacks them
   --hostname NAME   this client host's name (BENCHAPP_HOSTNAME; default: the machine's)
   --labels LIST     labels it announces (BENCHAPP_HOST_LABELS, comma-separated)
@@ -75,7 +77,7 @@ while (( $# )); do
         --no-start) START=0; shift ;;
         --dry-run) DRY_RUN=1; shift ;;
         -h|--help) usage; exit 0 ;;
-        --database-url|--redis-url|--field-key)
+        --database-url|--redis-url)
             die "$1: secrets are read from --env-file or the environment, never from the command line" ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -83,8 +85,8 @@ done
 
 # ---------------------------------------------------------------- settings: env file, then environment, then flags
 declare -A SETTINGS=()
-KEYS=(DATABASE_URL REDIS_URL BENCHAPP_FIELD_KEY BENCHAPP_FIELD_KEYS BENCHAPP_QUEUE BENCHAPP_HOSTNAME
-      BENCHAPP_HOST_LABELS BENCHAPP_HEARTBEAT_S BENCHAPP_SYSBENCH LOG_LEVEL)
+KEYS=(DATABASE_URL REDIS_URL BENCHAPP_QUEUE BENCHAPP_HOSTNAME BENCHAPP_HOST_LABELS BENCHAPP_HEARTBEAT_S
+      BENCHAPP_SYSBENCH LOG_LEVEL)
 if [[ -n $ENV_FILE ]]; then
     [[ -r $ENV_FILE ]] || die "--env-file $ENV_FILE: no such readable file"
     lineno=0
@@ -94,6 +96,8 @@ if [[ -n $ENV_FILE ]]; then
         [[ $line =~ ^([A-Z_][A-Z0-9_]*)=(.*)$ ]] || die "$ENV_FILE line $lineno: not KEY=VALUE"
         name=${BASH_REMATCH[1]}
         value=${BASH_REMATCH[2]}
+        [[ $name != BENCHAPP_FIELD_KEY && $name != BENCHAPP_FIELD_KEYS ]] \
+            || die "$ENV_FILE line $lineno: $name: a client host holds no field key (the server seals each job's password for it): delete that line, and the copy of the server's field key"
         if [[ $value =~ ^\"(.*)\"$ ]]; then value=${BASH_REMATCH[1]}; fi
         [[ " ${KEYS[*]} " == *" $name "* ]] || die "$ENV_FILE line $lineno: unknown setting $name"
         SETTINGS[$name]=$value
@@ -112,8 +116,6 @@ SETTINGS[WORKER_CONCURRENCY]=$CONCURRENCY
     || die "DATABASE_URL: needs postgres://USER:PASSWORD@SERVER:5432/DATABASE (from the server's var/client.env)"
 [[ ${SETTINGS[REDIS_URL]:-} =~ ^rediss?://[^/]+(/[0-9]+)?$ ]] \
     || die "REDIS_URL: needs redis://:PASSWORD@SERVER:6379/0 (from the server's var/client.env)"
-[[ -n ${SETTINGS[BENCHAPP_FIELD_KEY]:-}${SETTINGS[BENCHAPP_FIELD_KEYS]:-} ]] \
-    || die "BENCHAPP_FIELD_KEY: missing; it must be the server's (client hosts decrypt target passwords)"
 [[ $CONCURRENCY =~ ^[1-9][0-9]?$ ]] || die "--concurrency: a number from 1 to 99, not '$CONCURRENCY'"
 if [[ -n ${SETTINGS[BENCHAPP_HOSTNAME]:-} ]]; then
     [[ ${SETTINGS[BENCHAPP_HOSTNAME]} =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$ ]] \

@@ -5,7 +5,7 @@
 #                            [--dry-run]
 #
 # It first checks everything it needs (the cluster is online and answers, the database exists, Redis answers, the
-# field key is known, the files it writes can be written), prints its plan, and with --dry-run stops there. Then it
+# files it writes can be written), prints its plan, and with --dry-run stops there. Then it
 # applies the plan; a step that fails undoes the steps before it (files restored from copies, a role it created
 # dropped, the services restarted as they were), so it leaves all of it or none:
 #   1. PostgreSQL (the cluster --pg-cluster, or the one on --pg-port): a login role `benchapp_client` with a
@@ -20,13 +20,14 @@
 #      holds in memory: do it while no run is active.
 #   3. The secrets file (var/secrets.env): BENCHAPP_CLIENT_DB_PASSWORD, BENCHAPP_REDIS_PASSWORD and REDIS_URL, which
 #      benchapp's own processes read. Restart `make run` afterwards.
-#   4. var/client.env (0600): what a client host needs (DATABASE_URL, REDIS_URL, BENCHAPP_FIELD_KEY, the queue).
-#      Copy it to the client host and give it to scripts/join-client.sh --env-file.
+#   4. var/client.env (0600): what a client host needs (DATABASE_URL, REDIS_URL, the queue), and no field key: a
+#      client host opens only the passwords the server seals for it (campaigns/sealing.py). Copy it to the client
+#      host, give it to scripts/join-client.sh --env-file, then delete the copy.
 # Services are restarted as scripts/setup.sh starts them: through systemd where it is PID 1, else pg_ctlcluster
 # and redis-server themselves.
 #
-# Trust: a client host holds these credentials and the field key (it decrypts target passwords for sysbench): it
-# can read every target password and write any row of benchapp's database. Add only machines you trust as much
+# Trust: a client host holds these credentials (no field key: it reads only the target passwords sealed for it),
+# which still read and write benchapp's tables (docs/security.md, "What a client host holds"). Add only machines you trust as much
 # as this one, keep --clients as narrow as your network allows, and prefer a private network or a VPN: the
 # broker's traffic is not encrypted (PostgreSQL's is, when its server has a certificate: `sslmode=require`).
 set -euo pipefail
@@ -183,9 +184,7 @@ else
     REDIS_LOG=$(redis_get logfile)
 fi
 
-# ---------------------------------------------------------------- the field key and the files written
-FIELD_KEY=$(secret_get BENCHAPP_FIELD_KEY)
-[[ -n $FIELD_KEY ]] || die "no BENCHAPP_FIELD_KEY in $SECRETS_FILE: start benchapp once (make run)"
+# ---------------------------------------------------------------- the files written
 for file in "$SECRETS_FILE" "$CLIENT_ENV"; do
     [[ -d $(dirname "$file") && -w $(dirname "$file") ]] || die "$(dirname "$file"): not a writable directory"
     [[ ! -e $file || -f $file ]] || die "$file: not a regular file"
@@ -215,7 +214,7 @@ say "     $HBA gains (if missing): $HBA_LINE"
 say "     listen_addresses '$PG_LISTEN' (now '$PG_LISTEN_BEFORE'), then: ${PG_RESTART[*]}"
 say "  2. Redis on port $REDIS_PORT: bind $REDIS_BIND, requirepass (generated)$([[ $REDIS_MODE == file ]] && echo " in $REDIS_CONF"), then: $REDIS_HOW"
 say "  3. $SECRETS_FILE: BENCHAPP_CLIENT_DB_PASSWORD, BENCHAPP_REDIS_PASSWORD, REDIS_URL"
-say "  4. $CLIENT_ENV (0600): DATABASE_URL=postgres://$ROLE:***@$SERVER_ADDRESS:$PG_PORT/$DATABASE, REDIS_URL=redis://:***@$SERVER_ADDRESS:$REDIS_PORT/0, BENCHAPP_FIELD_KEY, BENCHAPP_QUEUE"
+say "  4. $CLIENT_ENV (0600): DATABASE_URL=postgres://$ROLE:***@$SERVER_ADDRESS:$PG_PORT/$DATABASE, REDIS_URL=redis://:***@$SERVER_ADDRESS:$REDIS_PORT/0, BENCHAPP_QUEUE (no field key)"
 if (( DRY_RUN )); then
     say "dry run: nothing changed"
     exit 0
@@ -392,10 +391,9 @@ cat >"$CLIENT_ENV.new" <<EOF
 # benchapp client host settings, from scripts/serve-clients.sh on $(hostname). Secrets: keep it 0600.
 DATABASE_URL=postgres://$ROLE:$PG_PASSWORD@$SERVER_ADDRESS:$PG_PORT/$DATABASE
 REDIS_URL=redis://:$NEW_REDIS_PASSWORD@$SERVER_ADDRESS:$REDIS_PORT/0
-BENCHAPP_FIELD_KEY=$FIELD_KEY
 BENCHAPP_QUEUE=${BENCHAPP_QUEUE:-benchapp}
 EOF
 mv "$CLIENT_ENV.new" "$CLIENT_ENV"
-say "wrote $CLIENT_ENV (0600): copy it to each client host, then run scripts/join-client.sh --env-file there"
+say "wrote $CLIENT_ENV (0600): copy it to each client host, run scripts/join-client.sh --env-file there, then delete the copy"
 UNDO=()
 say "done. Restart benchapp (make run) so that its processes use the Redis password."

@@ -227,10 +227,9 @@ def test_serve_clients_leaves_nothing_half_applied(own_cluster, own_redis, secre
     and must be put back); run alone, the role is new and must be dropped."""
     before = _state(own_cluster, own_redis, secrets_file)
     # A check that fails: nothing is applied.
-    no_key = tmp_path / "no-key.env"
-    no_key.write_text(secrets_file.read_text().replace("BENCHAPP_FIELD_KEY=", "OTHER="))
-    refused = _serve(own_cluster, own_redis, no_key, tmp_path / "client.env", "--clients", "10.9.0.0/24")
-    assert refused.returncode == 2 and f"no BENCHAPP_FIELD_KEY in {no_key}" in refused.stderr
+    refused = _serve(own_cluster, own_redis, secrets_file, tmp_path / "client.env", "--clients", "10.9.0.0/24",
+                     "--database", "no_such_database")
+    assert refused.returncode == 2 and "--database no_such_database: no such database" in refused.stderr
     assert "PostgreSQL: role" not in refused.stdout
     # A step that fails mid-way: 192.0.2.1 (TEST-NET-1) is no address of this machine, so PostgreSQL starts (it
     # listens where it can) but Redis cannot bind it. The PostgreSQL steps applied before are undone.
@@ -313,6 +312,8 @@ def test_a_client_host_joins_a_server_made_ready_by_serve_clients_and_runs_a_job
     assert values["DATABASE_URL"].endswith(f"@{netns_lab.address}:{own_cluster.port}/benchapp")
     assert values["REDIS_URL"].endswith(f"@{netns_lab.address}:{own_redis.port}/0")
     assert values["BENCHAPP_QUEUE"] == queue
+    # No field key goes to a client host: the server seals each job's password for the host that runs it.
+    assert "BENCHAPP_FIELD_KEY" not in values and settings.FIELD_ENCRYPTION_KEYS[0] not in client_env.read_text()
     server_values = _env_values(secrets_file)
     redis_password, db_password = server_values["BENCHAPP_REDIS_PASSWORD"], server_values["BENCHAPP_CLIENT_DB_PASSWORD"]
     assert own_redis.ask("PING").startswith("NOAUTH") and own_redis.ask("PING", password=redis_password) == "PONG"

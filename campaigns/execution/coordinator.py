@@ -337,5 +337,5 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     own = next((client.pk for client in clients if client.host_name == host), None)
     for client in clients:
         if client.pk != own:
-            jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+            jobclient_dispatch(client_id=client.pk, hostname=client.host_name, job=job, password=conn.password)
     return own

@@ -21,6 +21,7 @@ from django.utils import timezone
 from campaigns.execution import attempts, transitions
 from campaigns.execution.dispatch import jobclient_dispatch
 from campaigns.execution.hosts import client_doing, host_mark_offline, stale_clients, worker_lost_cause
+from campaigns.execution.sealed import holds_field_key
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.models.core import hosts_allowed
 
@@ -126,6 +127,8 @@ def clients_sweep_lost() -> int:
     clients or to the reconciler: a measuring client must not stop reading its sysbench for that.
     """
     global _next_sweep_at
+    if not holds_field_key():
+        return 0  # a client host's worker: the server's reconciler does it (it may seal for the next host)
     now = time.monotonic()
     if now < _next_sweep_at:
         return 0

@@ -17,7 +17,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import run_advance
-from campaigns.execution.phases import target_connection
+from campaigns.execution.phases import job_target_connection
 from campaigns.execution.variants import variant_restore
 from campaigns.execution.verdict import job_judge
 from campaigns.models import Job, JobClient, JobResult, Scenario
@@ -266,7 +266,7 @@ def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
     warning = ""
     if "after" not in snapshot:  # normally taken by the last client as it exited (client._measurement_end)
         try:
-            conn = target_connection(target=job.target)
+            conn = job_target_connection(job)
             snapshot["after"] = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
         except (ProbeError, DecryptionError) as exc:
             snapshot["after"] = {"error": str(exc)}

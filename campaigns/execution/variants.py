@@ -21,6 +21,7 @@ from django.utils import timezone
 from campaigns.crypto import DecryptionError
 from campaigns.execution.hosts import own_queues
 from campaigns.execution.phases import JobFailure, TargetUnreachable, target_connection
+from campaigns.execution.sealed import holds_field_key, job_password
 from campaigns.models import Job, SettingsChange, Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import (
@@ -72,7 +73,9 @@ def change_restore(change: SettingsChange) -> bool:
     originals = {name: Original(value=str(o["value"]), in_auto_conf=bool(o.get("in_auto_conf")))
                  for name, o in (change.originals or {}).items()}
     try:
-        conn = target_connection(target=change.target)
+        # A client host holds only its job's password (sealed for it); the server reads any.
+        password = job_password(change.job) if change.job is not None and not holds_field_key() else None
+        conn = target_connection(target=change.target, password=password)
         settings_restore(conn, originals)
         got = settings_read_back(conn, {name: o.value for name, o in originals.items()})
     except (ProbeError, SettingRefused, DecryptionError) as exc:

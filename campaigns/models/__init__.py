@@ -19,6 +19,7 @@ from campaigns.models.core import (
 from campaigns.models.metrics import HostSample, RoundTrip, ServerSample
 from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.models.published import PublishedResult
+from campaigns.models.sealed import SealedPassword
 from campaigns.models.sharing import ShareLink
 from campaigns.models.tokens import ApiToken
 from campaigns.models.variants import SettingsChange
@@ -29,5 +30,5 @@ __all__ = [
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
+    "PublishedResult", "SealedPassword", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
 ]

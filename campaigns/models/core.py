@@ -1039,6 +1039,9 @@ class ClientHost(models.Model):
     # memory_mib_per_s, measured_at, seconds}; and, while that runs, until when (no job starts on it meanwhile).
     self_measurement = models.JSONField(default=dict, blank=True)
     self_measuring_until = models.DateTimeField(null=True, blank=True)
+    # The public half of the key pair its worker made in memory when it joined (campaigns.sealing): the server
+    # seals each job's target password for it (SealedPassword). Empty: nothing can be sealed for it yet.
+    public_key = models.CharField(max_length=64, blank=True)
 
     objects = ClientHostQuerySet.as_manager()
 
