@@ -167,6 +167,12 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A client host's connections cross a network that can vanish (a reboot, a cut): libpq's TCP keepalives notice a dead
+# server within about a minute and a half instead of the kernel's two hours (its role has the same on the server's
+# side: campaigns.services.client_access.ROLE_SETTINGS).
+if _CLIENT_HOST:
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 6})
 # Separate test databases let two test sessions share one PostgreSQL server.
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("BENCHAPP_TEST_DB_NAME") or None}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
@@ -255,6 +261,11 @@ CACHES = {
 # Celery: Redis is only the nudge; PostgreSQL holds every job's state, so a lost message is
 # re-sent by the reconciler rather than lost work.
 CELERY_BROKER_URL = REDIS_URL
+# A client host's own credentials (campaigns/services/client_access.py): the PostgreSQL group role every client host's
+# login role belongs to (its grants and row-level security), and the broker's Redis as the server reaches it to
+# create and delete their ACL users (the default user's password: the server's own).
+BENCHAPP_CLIENT_DB_GROUP = os.environ.get("BENCHAPP_CLIENT_DB_GROUP", "benchapp_client")
+BENCHAPP_BROKER_ADMIN_URL = os.environ.get("BENCHAPP_BROKER_ADMIN_URL") or CELERY_BROKER_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # Celery's defaults, stated: a message from Redis is JSON, never a pickle (#27: nothing unpickles what Redis holds).
@@ -300,8 +311,9 @@ CELERY_WORKER_POOL = BENCHAPP_WORKER_POOL
 BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
 # Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
 # reconcile task waits for a free pool slot, and during long jobs every slot may be busy.
-# Not on a client host's worker: repairing other hosts' jobs is the server's (it seals passwords for the next host).
-BENCHAPP_RECONCILE_IN_WORKER = envbool("BENCHAPP_RECONCILE_IN_WORKER", "false" if _CLIENT_HOST else "true")
+# Never on a client host's worker, whatever its environment says: repairing other hosts' jobs is the server's (it
+# seals passwords for the next host; a client host may not even read those jobs' rows).
+BENCHAPP_RECONCILE_IN_WORKER = envbool("BENCHAPP_RECONCILE_IN_WORKER", "true") and not _CLIENT_HOST
 # Per-second host and server samples beside every job (campaigns/execution/metrics.py); off only to measure the
 # application's own cost without them (bench/overhead.py).
 BENCHAPP_METRICS_SAMPLING = envbool("BENCHAPP_METRICS_SAMPLING", "true")

@@ -24,6 +24,11 @@ def jobclient_execute_task(client_id: int, attempt: int = 1) -> None:
     execution.jobclient_execute(client_id=client_id, attempt=attempt)
 
 
+@shared_task(acks_late=True, ignore_result=True)
+def job_finalize_task(job_id: int, attempt: int | None = None) -> None:
+    execution.job_finalize(job_id=job_id, attempt=attempt)
+
+
 # A client host's worker closes its own client; moving the run on (its next job, its end, its data dropped) is the
 # server's, which holds every target's password.
 @shared_task(acks_late=True, ignore_result=True)

@@ -110,6 +110,12 @@ def _password_seal(*, job: Job, hostname: str, plain: str | None = None) -> None
         log.warning("job %s: its target password was not sealed for %s: %s", job.pk, hostname, exc)
 
 
+def job_finalize_dispatch(*, job_id: int, attempt: int | None) -> None:
+    """A client host's last client has closed: the server closes the job (its figures, verdict, snapshot, cleanup
+    and the run's next job read and write rows and passwords the host does not hold)."""
+    _send("job_finalize_task", args=[job_id, attempt], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
 def run_finished_dispatch(run_id: int) -> None:
     _send("run_finished_task", args=[run_id], queue=server_queue())
 

@@ -22,7 +22,7 @@ from campaigns.execution import attempts, transitions
 from campaigns.execution.dispatch import jobclient_dispatch
 from campaigns.execution.hosts import client_doing, host_mark_offline, stale_clients, worker_lost_cause
 from campaigns.execution.sealed import holds_field_key
-from campaigns.models import ClientHost, Job, JobClient
+from campaigns.models import ClientHost, Job, JobClient, SealedPassword
 from campaigns.models.core import hosts_allowed
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,9 @@ def client_resend_lost(*, client: JobClient, heartbeat_before: datetime, cause: 
     if not transitions.client_resend(client_id=client.pk, attempt=client.attempt, host_name=host,
                                      heartbeat_before=heartbeat_before, earlier=earlier):
         return False, ""
-    jobclient_dispatch(client_id=client.pk, hostname=host, attempt=client.attempt + 1)
+    # The lost host's copy of the password goes: the job is no longer its (nor are its rows: client_access).
+    SealedPassword.objects.filter(job_id=job.pk, host_name=client.host_name).delete()
+    jobclient_dispatch(client_id=client.pk, hostname=host, attempt=client.attempt + 1, job=job)
     log.warning("job %s: %s; its share (client %s) sent again to %s, try %s of %s", job.pk, cause, client.index,
                 host, client.attempt + 1, job.run.campaign.client_tries)
     return True, host

@@ -1,6 +1,7 @@
 """benchapp's models, one module per area; import them from here."""
 from __future__ import annotations
 
+from campaigns.models.access import HostAccess
 from campaigns.models.core import (
     Campaign,
     ClientHost,
@@ -30,5 +31,5 @@ __all__ = [
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult", "SealedPassword", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
+    "PublishedResult", "HostAccess", "SealedPassword", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
 ]

@@ -86,6 +86,23 @@ class InstanceSpec(models.Model):
             raise ValidationError(problems)
 
 
+class SecretsDeferredManager(models.Manager[Any]):
+    """A client host's worker never selects a model's encrypted columns: its database role may not read them (and
+    has no key for them: campaigns.services.client_access). Every other process loads them as usual."""
+
+    def __init__(self, *columns: str) -> None:
+        super().__init__()
+        self.secret_columns = columns
+
+    def deconstruct(self) -> Any:
+        as_manager, path, qs_class, _, kwargs = super().deconstruct()
+        return as_manager, path, qs_class, self.secret_columns, kwargs
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        queryset = super().get_queryset()
+        return queryset.defer(*self.secret_columns) if settings.BENCHAPP_WORKER_ROLE == "client" else queryset
+
+
 class Target(models.Model):
     """One endpoint that sysbench connects to: a product running on an instance spec.
 
@@ -140,8 +157,11 @@ class Target(models.Model):
     password_cleared = False
     _password_given = False
 
+    objects = SecretsDeferredManager("password_encrypted")
+
     class Meta:
         ordering = ["name"]
+        base_manager_name = "objects"  # a job's target, loaded by itself: without the encrypted password too
 
     def __str__(self) -> str:
         return self.name
@@ -450,8 +470,11 @@ class Campaign(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = SecretsDeferredManager("webhook_url_encrypted")
+
     class Meta:
         ordering = ["-created_at"]
+        base_manager_name = "objects"  # a run's campaign, loaded by itself: without the encrypted webhook too
 
     def __str__(self) -> str:
         return self.name
@@ -1064,6 +1087,19 @@ class ClientHost(models.Model):
         from campaigns.models.hosttests import self_measurement_text
 
         return self_measurement_text(self.self_measurement)
+
+    def access_state(self) -> str:
+        """"own" when it was issued credentials of its own (HostAccess), "revoked" once they were, else "shared"."""
+        if hasattr(self, "access_issued"):  # services.client_access.hosts_with_access()
+            issued, revoked_at = getattr(self, "access_issued"), getattr(self, "access_revoked_at")  # noqa: B009
+        else:
+            from campaigns.models.access import HostAccess
+
+            found = list(HostAccess.objects.filter(hostname=self.hostname).values_list("revoked_at", flat=True)[:1])
+            issued, revoked_at = bool(found), found[0] if found else None
+        if not issued:
+            return "shared"
+        return "revoked" if revoked_at is not None else "own"
 
     def is_online(self) -> bool:
         age = (timezone.now() - self.last_heartbeat).total_seconds()
