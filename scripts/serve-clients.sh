@@ -368,6 +368,11 @@ if [[ $REDIS_MODE == file ]]; then
     keep_copy "$REDIS_CONF"
     sed -i -e '/^bind /d' -e '/^requirepass /d' "$REDIS_CONF"
     printf 'bind %s\nrequirepass %s\n' "$REDIS_BIND" "$NEW_REDIS_PASSWORD" >>"$REDIS_CONF"
+    # It holds the password now: not for every local user to read (Debian's own is 0640 redis:redis).
+    if [[ $(stat -c %A "$REDIS_CONF") =~ ^.......r ]]; then
+        chmod o-rwx "$REDIS_CONF"
+        say "Redis: $REDIS_CONF holds the password now: others may no longer read it (chmod o-rwx)"
+    fi
 else
     undo "redis_start '$REDIS_PASSWORD' '$REDIS_BIND_BEFORE'"
 fi

@@ -211,6 +211,8 @@ def test_serve_clients_changes_a_redis_configuration_file_and_restarts_redis_wit
         lines = conf.read_text().splitlines()
         assert "bind 127.0.0.1 -::1 127.0.0.2" in lines and f"requirepass {password}" in lines
         assert "bind 127.0.0.1" not in lines and f"port {redis.port}" in lines
+        # It holds the password: no longer readable by every local user (it was 0644).
+        assert conf.stat().st_mode & 0o007 == 0 and "others may no longer read it" in done.stdout
         assert redis.pid() != first_pid and redis.ask("PING").startswith("NOAUTH")
         beside = _run(["redis-cli", "-h", "127.0.0.2", "-p", str(redis.port), "PING"],
                       env={**os.environ, "REDISCLI_AUTH": password})
