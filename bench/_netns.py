@@ -41,11 +41,9 @@ class NetnsClient:
         assert stack.pg is not None and stack.redis is not None
         state = stack.dir / f"client-{self.name}"
         state.mkdir(exist_ok=True)
-        secrets_env = dict(line.split("=", 1) for line in (stack.dir / "secrets.env").read_text().splitlines()
-                           if "=" in line and not line.startswith("#"))
         join = join_client_command(
             state, hostname=self.name, database_url=f"postgres://postgres@{self.address}:{stack.pg.port}/benchapp",
-            redis_url=f"redis://{self.address}:{stack.redis.port}/0", field_key=secrets_env["BENCHAPP_FIELD_KEY"],
+            redis_url=f"redis://{self.address}:{stack.redis.port}/0",
             queue=f"faults-{stack.marker}", concurrency=2)
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
         # Its own marker: the stack's role and sysbench look-ups are about the server's processes.

@@ -79,7 +79,7 @@ def main() -> None:
     state = Path(tempfile.mkdtemp(prefix="memory-client-"))
     state.chmod(0o755)
     join = join_client_command(state, hostname=HOSTNAME, database_url=database_url, redis_url=env["REDIS_URL"],
-                               field_key=secrets["BENCHAPP_FIELD_KEY"], queue=queue)
+                               queue=queue)
     # Only what a client host's shell would have: the settings come from the env file, as on a real client host.
     client_env = {name: os.environ[name] for name in ("PATH", "LANG", "TERM") if name in os.environ}
     client_env["PYTHONUNBUFFERED"] = "1"

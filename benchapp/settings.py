@@ -50,21 +50,21 @@ def envlist(name: str, default: str) -> list[str]:
 DEBUG = envbool("DEBUG", "false")
 # SECRET_KEY, BENCHAPP_FIELD_KEY and the first admin password: from the environment, else this installation's own,
 # generated on first start into a 0600 file outside git (benchapp/local_secrets.py).
-# A client host's worker (BENCHAPP_WORKER_ROLE=client) writes no secrets file: it gets the server's field key from its
-# environment (scripts/join-client.sh), and what it never uses (SECRET_KEY, the admin password) lives in memory only.
+# A client host's worker (BENCHAPP_WORKER_ROLE=client) writes no secrets file and holds no field key: it reads no
+# secret at rest, and opens only the target passwords the server sealed for it (campaigns.sealing). What it never
+# uses (SECRET_KEY, the admin password, a field key that decrypts nothing) lives in its memory only, whatever its
+# environment or a readable secrets file say.
+_CLIENT_HOST = os.environ.get("BENCHAPP_WORKER_ROLE") == "client"
 _SECRETS_PATH = Path(os.environ.get("BENCHAPP_SECRETS_FILE", BASE_DIR / "var" / "secrets.env"))
-_SECRETS = local_secrets.local_secrets(_SECRETS_PATH, write=os.environ.get("BENCHAPP_WORKER_ROLE") != "client")
-if not (os.environ.get("BENCHAPP_FIELD_KEYS") or local_secrets.has_secret(_SECRETS_PATH, "BENCHAPP_FIELD_KEY")):
-    from django.core.exceptions import ImproperlyConfigured
-
-    raise ImproperlyConfigured("BENCHAPP_FIELD_KEY: a client host needs the server's (from its var/client.env)")
+_SECRETS = local_secrets.local_secrets(_SECRETS_PATH, write=not _CLIENT_HOST)
 SECRET_KEY = local_secrets.secret(_SECRETS, "SECRET_KEY")
 BENCHAPP_ADMIN_PASSWORD = local_secrets.secret(_SECRETS, "BENCHAPP_ADMIN_PASSWORD")
 # Keys for encrypting secrets at rest (target passwords, webhook URLs; Fernet keys derived from these strings). The
 # first encrypts; every one decrypts: to rotate, put the new key first (BENCHAPP_FIELD_KEYS=new,old), run
 # `manage.py rotate_field_key`, then drop the old one. The key the repository used to ship only ever decrypts.
-FIELD_ENCRYPTION_KEYS = envlist("BENCHAPP_FIELD_KEYS", "") or [local_secrets.secret(_SECRETS, "BENCHAPP_FIELD_KEY")]
-FIELD_DECRYPTION_ONLY_KEYS = list(local_secrets.PUBLIC_FIELD_KEYS)
+FIELD_ENCRYPTION_KEYS = (envlist("BENCHAPP_FIELD_KEYS", "") or [local_secrets.secret(_SECRETS, "BENCHAPP_FIELD_KEY")]
+                         if not _CLIENT_HOST else [local_secrets.GENERATED["BENCHAPP_FIELD_KEY"]()])
+FIELD_DECRYPTION_ONLY_KEYS = list(local_secrets.PUBLIC_FIELD_KEYS) if not _CLIENT_HOST else []
 if not DEBUG:
     _public = {"SECRET_KEY": SECRET_KEY in local_secrets.PUBLIC_SECRET_KEYS,
                "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] in local_secrets.PUBLIC_FIELD_KEYS}
@@ -167,6 +167,12 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A client host's connections cross a network that can vanish (a reboot, a cut): libpq's TCP keepalives notice a dead
+# server within about a minute and a half instead of the kernel's two hours (its role has the same on the server's
+# side: campaigns.services.client_access.ROLE_SETTINGS).
+if _CLIENT_HOST:
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 6})
 # Separate test databases let two test sessions share one PostgreSQL server.
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("BENCHAPP_TEST_DB_NAME") or None}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
@@ -255,6 +261,11 @@ CACHES = {
 # Celery: Redis is only the nudge; PostgreSQL holds every job's state, so a lost message is
 # re-sent by the reconciler rather than lost work.
 CELERY_BROKER_URL = REDIS_URL
+# A client host's own credentials (campaigns/services/client_access.py): the PostgreSQL group role every client host's
+# login role belongs to (its grants and row-level security), and the broker's Redis as the server reaches it to
+# create and delete their ACL users (the default user's password: the server's own).
+BENCHAPP_CLIENT_DB_GROUP = os.environ.get("BENCHAPP_CLIENT_DB_GROUP", "benchapp_client")
+BENCHAPP_BROKER_ADMIN_URL = os.environ.get("BENCHAPP_BROKER_ADMIN_URL") or CELERY_BROKER_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # Celery's defaults, stated: a message from Redis is JSON, never a pickle (#27: nothing unpickles what Redis holds).
@@ -300,7 +311,9 @@ CELERY_WORKER_POOL = BENCHAPP_WORKER_POOL
 BENCHAPP_HEARTBEAT_S = envfloat("BENCHAPP_HEARTBEAT_S", "10")
 # Each worker also reconciles from a thread of its main process, every BENCHAPP_RECONCILE_S: beat's
 # reconcile task waits for a free pool slot, and during long jobs every slot may be busy.
-BENCHAPP_RECONCILE_IN_WORKER = envbool("BENCHAPP_RECONCILE_IN_WORKER", "true")
+# Never on a client host's worker, whatever its environment says: repairing other hosts' jobs is the server's (it
+# seals passwords for the next host; a client host may not even read those jobs' rows).
+BENCHAPP_RECONCILE_IN_WORKER = envbool("BENCHAPP_RECONCILE_IN_WORKER", "true") and not _CLIENT_HOST
 # Per-second host and server samples beside every job (campaigns/execution/metrics.py); off only to measure the
 # application's own cost without them (bench/overhead.py).
 BENCHAPP_METRICS_SAMPLING = envbool("BENCHAPP_METRICS_SAMPLING", "true")

@@ -24,6 +24,18 @@ def jobclient_execute_task(client_id: int, attempt: int = 1) -> None:
     execution.jobclient_execute(client_id=client_id, attempt=attempt)
 
 
+@shared_task(acks_late=True, ignore_result=True)
+def job_finalize_task(job_id: int, attempt: int | None = None) -> None:
+    execution.job_finalize(job_id=job_id, attempt=attempt)
+
+
+# A client host's worker closes its own client; moving the run on (its next job, its end, its data dropped) is the
+# server's, which holds every target's password.
+@shared_task(acks_late=True, ignore_result=True)
+def run_advance_task(run_id: int) -> None:
+    execution.run_advance(run_id=run_id)
+
+
 # A client host measures itself on its own queue; while a job is active there it tries again later.
 @shared_task(bind=True, ignore_result=True, max_retries=60, soft_time_limit=120, time_limit=180)
 def host_self_measure_task(self: Any, hostname: str) -> None:

@@ -86,6 +86,7 @@ urlpatterns = [
     path("regressions/<int:pk>/acknowledge/", runs.regression_acknowledge, name="regression-acknowledge"),
     path("jobs/<int:pk>/", runs.job_detail, name="job-detail"),
     path("hosts/", hosts.host_list, name="host-list"),
+    path("hosts/<int:pk>/revoke/", hosts.host_revoke, name="host-revoke"),
     path("seeds/", seeds.seed_list, name="seeds"),
     path("seeds/quick-run/", seeds.seed_quick_run, name="seeds-quick-run"),
     path("seeds/<slug:key>/instantiate/", seeds.seed_instantiate, name="seeds-instantiate"),

@@ -1,6 +1,6 @@
-"""Client-host registration: a Celery worker announces its host, consumes the host's own
-queue besides the shared one (and the server queue, unless BENCHAPP_WORKER_ROLE=client), and keeps a heartbeat
-while it lives.
+"""Client-host registration: a Celery worker announces its host (and the public key of the key pair it made in
+memory, campaigns.sealing), consumes the host's own queue besides the shared one and the server queue (a worker with
+BENCHAPP_WORKER_ROLE=client: its own queue only), and keeps a heartbeat while it lives.
 
 signals_connect() is called from CampaignsConfig.ready(); the handlers only act inside a Celery worker, and one in
 beat: it watches for runs that no live worker can take (campaigns.monitoring.runs_no_worker_notify).
@@ -17,16 +17,23 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from campaigns import execution
+from campaigns import execution, sealing
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
 
 
 def _add_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
-    instance.app.amqp.queues.select_add(execution.host_queue(settings.BENCHAPP_HOSTNAME))
+    """The host's own queue; the server queue for the server's worker. A client host's worker consumes only its own
+    queue: what it is sent there comes with its target's password sealed for it, a job from the shared queue would
+    not (and coordinating or closing other hosts' jobs is the server's)."""
+    sealing.host_key()  # this worker's key pair, made before any pool process is forked (they share it)
+    queues = instance.app.amqp.queues
+    queues.select_add(execution.host_queue(settings.BENCHAPP_HOSTNAME))
     if settings.BENCHAPP_WORKER_ROLE != "client":
-        instance.app.amqp.queues.select_add(execution.server_queue())
+        queues.select_add(execution.server_queue())
+    else:
+        queues.deselect([settings.CELERY_TASK_DEFAULT_QUEUE])
 
 
 def _beat_forever(interval_s: float) -> None:
@@ -72,7 +79,7 @@ def _register_host(**kwargs: Any) -> None:
     execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME, cores=facts["cores"],
                              memory_gb=facts["memory_gb"], version=facts["version"],
                              labels=settings.BENCHAPP_HOST_LABELS, facts=facts,
-                             role=settings.BENCHAPP_WORKER_ROLE)
+                             role=settings.BENCHAPP_WORKER_ROLE, public_key=sealing.public_key_text())
     threading.Thread(target=_beat_forever, args=(settings.BENCHAPP_HEARTBEAT_S,), daemon=True,
                      name="benchapp-heartbeat").start()
     if settings.BENCHAPP_RECONCILE_IN_WORKER:

@@ -3,9 +3,11 @@
 #
 #   scripts/join-client.sh --env-file client.env [--hostname NAME] [--labels "rack-2,near tdsql"] [--foreground]
 #
-# client.env is the file scripts/serve-clients.sh wrote on the server (var/client.env): DATABASE_URL, REDIS_URL and
-# BENCHAPP_FIELD_KEY (secrets: they come from that file or from the environment, never from flags, which every
-# local user sees in `ps`), optionally BENCHAPP_QUEUE, BENCHAPP_HOSTNAME, BENCHAPP_HOST_LABELS.
+# client.env is the file scripts/serve-clients.sh wrote on the server (var/client.env): DATABASE_URL and REDIS_URL
+# (secrets: they come from that file or from the environment, never from flags, which every local user sees in
+# `ps`), optionally BENCHAPP_QUEUE, BENCHAPP_HOSTNAME, BENCHAPP_HOST_LABELS. No field key: a client host reads no
+# target password at rest; its worker makes a key pair in memory when it starts, and the server seals each job's
+# password for it (campaigns/sealing.py). An env file that still carries BENCHAPP_FIELD_KEY is refused.
 #
 # It checks everything first, prints its plan (--dry-run stops there), then applies it; each step is skipped when
 # already done, and the files it writes appear whole or not at all:
@@ -13,13 +15,18 @@
 #      python3-venv and what mysqlclient needs to build); `apt-get update` only when one is missing. No PostgreSQL,
 #      Redis, MariaDB or web server.
 #   2. .venv from requirements-client.txt (no numpy, scipy, gunicorn: a client host's worker never imports them), with
-#      --require-hashes, only when the venv lacks one of its pins.
-#   3. A system user `benchapp`, the user `benchapp-sandbox` sysbench runs as, nftables rules closing the server's
-#      PostgreSQL and Redis to it (scripts/sandbox-firewall.sh), and /etc/benchapp/client.env (0640, root:benchapp) with the settings above and
-#      BENCHAPP_WORKER_ROLE=client. Nothing else: no secrets file of its own (the worker keeps no secret but these).
+#      --require-hashes, only when the venv lacks one of its pins; from the server's wheels when this copy has them
+#      (var/wheelhouse, made by `scripts/serve-clients.sh --wheelhouse`, or --wheelhouse DIR): no package index
+#      needed. A .venv it made is removed again if the install fails: nothing half-made stays.
+#   3. A system user `benchapp`, the directories its worker writes (var/workloads, var/hosttests, owned by it), the
+#      user `benchapp-sandbox` sysbench runs as, nftables rules closing the server's PostgreSQL and Redis to it
+#      (scripts/sandbox-firewall.sh), and /etc/benchapp/client.env (0640, root:benchapp) with the settings above
+#      and BENCHAPP_WORKER_ROLE=client. Nothing else: no secrets file of its own (the worker keeps no secret but
+#      these).
 #   4. The unit benchapp-client.service (enabled, started; the previous files put back if it does not start)
 #      running scripts/worker.sh as `benchapp`; or, with --foreground (where systemd is not PID 1), the worker in
-#      this terminal, as `benchapp` too (Ctrl-C stops it), and no unit.
+#      this terminal, as `benchapp` too (Ctrl-C stops it), and no unit. A worker of the same host name that
+#      runs already (another --foreground one, or the unit) is never started twice: it refuses, saying so.
 # The worker announces the host when it starts (name, address, CPU, memory, kernel, sysbench and client library
 # versions, clock offset from the server): it then shows on the server's Hosts page.
 #
@@ -41,20 +48,24 @@ DRY_RUN=0
 HOSTNAME_FLAG=""
 LABELS_FLAG=""
 QUEUE_FLAG=""
+WHEELHOUSE=${BENCHAPP_WHEELHOUSE:-}
+[[ -n $WHEELHOUSE || ! -f var/wheelhouse/requirements.txt ]] || WHEELHOUSE=$ROOT_DIR/var/wheelhouse
 CONCURRENCY=${WORKER_CONCURRENCY:-2}
 
 usage() {
     cat <<'EOF'
 usage: scripts/join-client.sh [--env-file FILE] [--hostname NAME] [--labels LIST] [--queue NAME]
                               [--concurrency N] [--foreground] [--no-install] [--no-start] [--dry-run]
-                              [--config-dir DIR] [--unit-dir DIR]
-  --env-file FILE   DATABASE_URL, REDIS_URL, BENCHAPP_FIELD_KEY (and optional BENCHAPP_* settings), KEY=VALUE lines;
+                              [--config-dir DIR] [--unit-dir DIR] [--wheelhouse DIR]
+  --env-file FILE   DATABASE_URL, REDIS_URL (and optional BENCHAPP_* settings), KEY=VALUE lines;
                     variables already in the environment are used when the file lacks them
   --hostname NAME   this client host's name (BENCHAPP_HOSTNAME; default: the machine's)
   --labels LIST     labels it announces (BENCHAPP_HOST_LABELS, comma-separated)
   --queue NAME      the server's shared queue (BENCHAPP_QUEUE, default benchapp)
   --concurrency N   tasks at once, threads of the one worker process (default 2: one coordinates while one measures)
   --foreground      run the worker here (as user benchapp) instead of installing a systemd unit
+  --wheelhouse DIR  install .venv from these wheels (and their requirements.txt) only, without the package index
+                    (default: var/wheelhouse when this copy has one)
   --dry-run         check, print the plan, change nothing
 EOF
 }
@@ -71,12 +82,13 @@ while (( $# )); do
         --concurrency) CONCURRENCY=${2:?--concurrency needs a value}; shift 2 ;;
         --config-dir) CONFIG_DIR=${2:?--config-dir needs a value}; shift 2 ;;
         --unit-dir) UNIT_DIR=${2:?--unit-dir needs a value}; shift 2 ;;
+        --wheelhouse) WHEELHOUSE=${2:?--wheelhouse needs a value}; shift 2 ;;
         --foreground) FOREGROUND=1; shift ;;
         --no-install) INSTALL=0; shift ;;
         --no-start) START=0; shift ;;
         --dry-run) DRY_RUN=1; shift ;;
         -h|--help) usage; exit 0 ;;
-        --database-url|--redis-url|--field-key)
+        --database-url|--redis-url)
             die "$1: secrets are read from --env-file or the environment, never from the command line" ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -84,8 +96,8 @@ done
 
 # ---------------------------------------------------------------- settings: env file, then environment, then flags
 declare -A SETTINGS=()
-KEYS=(DATABASE_URL REDIS_URL BENCHAPP_FIELD_KEY BENCHAPP_FIELD_KEYS BENCHAPP_QUEUE BENCHAPP_HOSTNAME
-      BENCHAPP_HOST_LABELS BENCHAPP_HEARTBEAT_S BENCHAPP_SYSBENCH LOG_LEVEL)
+KEYS=(DATABASE_URL REDIS_URL BENCHAPP_QUEUE BENCHAPP_HOSTNAME BENCHAPP_HOST_LABELS BENCHAPP_HEARTBEAT_S
+      BENCHAPP_SYSBENCH LOG_LEVEL)
 if [[ -n $ENV_FILE ]]; then
     [[ -r $ENV_FILE ]] || die "--env-file $ENV_FILE: no such readable file"
     lineno=0
@@ -95,6 +107,8 @@ if [[ -n $ENV_FILE ]]; then
         [[ $line =~ ^([A-Z_][A-Z0-9_]*)=(.*)$ ]] || die "$ENV_FILE line $lineno: not KEY=VALUE"
         name=${BASH_REMATCH[1]}
         value=${BASH_REMATCH[2]}
+        [[ $name != BENCHAPP_FIELD_KEY && $name != BENCHAPP_FIELD_KEYS ]] \
+            || die "$ENV_FILE line $lineno: $name: a client host holds no field key (the server seals each job's password for it): delete that line, and the copy of the server's field key"
         if [[ $value =~ ^\"(.*)\"$ ]]; then value=${BASH_REMATCH[1]}; fi
         [[ " ${KEYS[*]} " == *" $name "* ]] || die "$ENV_FILE line $lineno: unknown setting $name"
         SETTINGS[$name]=$value
@@ -113,8 +127,6 @@ SETTINGS[WORKER_CONCURRENCY]=$CONCURRENCY
     || die "DATABASE_URL: needs postgres://USER:PASSWORD@SERVER:5432/DATABASE (from the server's var/client.env)"
 [[ ${SETTINGS[REDIS_URL]:-} =~ ^rediss?://[^/]+(/[0-9]+)?$ ]] \
     || die "REDIS_URL: needs redis://:PASSWORD@SERVER:6379/0 (from the server's var/client.env)"
-[[ -n ${SETTINGS[BENCHAPP_FIELD_KEY]:-}${SETTINGS[BENCHAPP_FIELD_KEYS]:-} ]] \
-    || die "BENCHAPP_FIELD_KEY: missing; it must be the server's (client hosts decrypt target passwords)"
 [[ $CONCURRENCY =~ ^[1-9][0-9]?$ ]] || die "--concurrency: a number from 1 to 99, not '$CONCURRENCY'"
 if [[ -n ${SETTINGS[BENCHAPP_HOSTNAME]:-} ]]; then
     [[ ${SETTINGS[BENCHAPP_HOSTNAME]} =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$ ]] \
@@ -219,12 +231,16 @@ else
         say "  1. Debian packages: all present (no apt-get)"
     fi
     if (( ${#PINS_MISSING[@]} )); then
-        say "  2. pip install --require-hashes -r requirements-client.txt (.venv lacks ${#PINS_MISSING[@]}: ${PINS_MISSING[*]:0:4})"
+        if [[ -n $WHEELHOUSE ]]; then
+            say "  2. pip install --require-hashes --no-index from the server's wheels in $WHEELHOUSE (.venv lacks ${#PINS_MISSING[@]}: ${PINS_MISSING[*]:0:4})"
+        else
+            say "  2. pip install --require-hashes -r requirements-client.txt (.venv lacks ${#PINS_MISSING[@]}: ${PINS_MISSING[*]:0:4})"
+        fi
     else
         say "  2. .venv has every pin of requirements-client.txt (no pip)"
     fi
 fi
-say "  3. user $SERVICE_USER$(id -u "$SERVICE_USER" >/dev/null 2>&1 && echo " (exists)"); $CONFIG_DIR/client.env (0640, root:$SERVICE_USER): $(printf '%s\n' "${!SETTINGS[@]}" | sort | tr '\n' ' ')"
+say "  3. user $SERVICE_USER$(id -u "$SERVICE_USER" >/dev/null 2>&1 && echo " (exists)"), var/workloads and var/hosttests its own; $CONFIG_DIR/client.env (0640, root:$SERVICE_USER): $(printf '%s\n' "${!SETTINGS[@]}" | sort | tr '\n' ' ')"
 if (( FOREGROUND )); then
     say "  4. $( (( START )) && echo "the worker in the foreground as $RUN_AS: scripts/worker.sh" || echo "nothing started (--no-start)")"
 else
@@ -235,6 +251,22 @@ if (( DRY_RUN )); then
     exit 0
 fi
 
+# ---------------------------------------------------------------- one worker per host name
+# A second worker under a running one's name would take its jobs' messages and beat for it: refused. The lock is
+# held by this process and, after exec, by the worker itself, for as long as it runs.
+WORKER_NAME=${SETTINGS[BENCHAPP_HOSTNAME]:-$(hostname)}
+if (( START && FOREGROUND )); then
+    if (( SYSTEMD )) && systemctl is-active --quiet "$UNIT" 2>/dev/null; then
+        die "$UNIT runs on this machine already: stop it first (systemctl stop $UNIT), or use it"
+    fi
+    LOCK_DIR=/run/benchapp
+    (( EUID == 0 )) || LOCK_DIR=$CONFIG_DIR
+    mkdir -p "$LOCK_DIR"
+    exec {WORKER_LOCK}>>"$LOCK_DIR/worker-$WORKER_NAME.lock"
+    flock -n "$WORKER_LOCK" \
+        || die "a worker named $WORKER_NAME runs on this machine already (it holds $LOCK_DIR/worker-$WORKER_NAME.lock): stop it first"
+fi
+
 # ---------------------------------------------------------------- 1, 2: packages and the Python environment
 if (( ${#APT_MISSING[@]} )); then
     say "installing ${APT_MISSING[*]} (apt)"
@@ -243,17 +275,34 @@ if (( ${#APT_MISSING[@]} )); then
     apt-get install -y -q --no-install-recommends "${APT_MISSING[@]}"
 fi
 if (( ${#PINS_MISSING[@]} )); then
+    VENV_MADE=0
     if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c '' 2>/dev/null; then
         rm -rf .venv
-        python3 -m venv .venv
+        VENV_MADE=1
     fi
-    .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements-client.txt
+    PIP_FROM=(-r requirements-client.txt)
+    if [[ -n $WHEELHOUSE ]]; then
+        [[ -f $WHEELHOUSE/requirements.txt ]] || die "--wheelhouse $WHEELHOUSE: no requirements.txt (serve-clients.sh --wheelhouse makes one)"
+        PIP_FROM=(--no-index --find-links "$WHEELHOUSE" -r "$WHEELHOUSE/requirements.txt")
+    fi
+    if ! { { (( ! VENV_MADE )) || python3 -m venv .venv; } \
+           && .venv/bin/pip install -q --disable-pip-version-check --require-hashes "${PIP_FROM[@]}"; }; then
+        if (( VENV_MADE )); then
+            rm -rf .venv
+            die "installing .venv failed (above): it was removed, nothing half-made is left$([[ -z $WHEELHOUSE ]] && echo "; without the package index, give the server's wheels: --wheelhouse DIR")"
+        fi
+        die "installing into .venv failed (above): it lacks what it lacked before$([[ -z $WHEELHOUSE ]] && echo "; without the package index, give the server's wheels: --wheelhouse DIR")"
+    fi
 fi
 
 # ---------------------------------------------------------------- 3: the user and the env file
 if (( EUID == 0 )); then
     id -u "$SERVICE_USER" >/dev/null 2>&1 || useradd --system --home-dir /nonexistent --shell /usr/sbin/nologin \
         "$SERVICE_USER"
+    # What the worker writes: its workloads' cache and host tests' files (a root-owned checkout gave
+    # PermissionError on var/). Only these: var/ itself, and anything else in it, keep their owner.
+    install -d -m 755 var
+    install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 750 var/workloads var/hosttests
 fi
 # ---- sandbox (#37): the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and
 # the nftables rules that close the server's PostgreSQL and Redis (DATABASE_URL, REDIS_URL) to it

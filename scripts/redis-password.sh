@@ -64,6 +64,12 @@ case $reply in
         # Kept across restarts where Redis has a configuration file (a system service's); one started without a
         # file gets the password again from the next scripts/setup.sh.
         REDISCLI_AUTH=$password cli config rewrite >/dev/null 2>&1 || true
+        # The file now holds the password: not for every local user to read (Debian's own is 0640 redis:redis).
+        conf=$(REDISCLI_AUTH=$password cli info server 2>/dev/null | tr -d '\r' | sed -n 's/^config_file://p')
+        if [[ -n $conf && -f $conf && $(stat -c %A "$conf") =~ ^.......r ]]; then
+            chmod o-rwx "$conf"
+            printf 'redis-password: %s holds the password now: others may no longer read it (chmod o-rwx)\n' "$conf"
+        fi
         record_write "$password"
         printf 'redis-password: Redis on port %s now asks for the password in %s\n' "$port" "$secrets_file"
         ;;

@@ -5,28 +5,31 @@
 #                            [--dry-run]
 #
 # It first checks everything it needs (the cluster is online and answers, the database exists, Redis answers, the
-# field key is known, the files it writes can be written), prints its plan, and with --dry-run stops there. Then it
+# files it writes can be written), prints its plan, and with --dry-run stops there. Then it
 # applies the plan; a step that fails undoes the steps before it (files restored from copies, a role it created
 # dropped, the services restarted as they were), so it leaves all of it or none:
-#   1. PostgreSQL (the cluster --pg-cluster, or the one on --pg-port): a login role `benchapp_client` with a
-#      generated password (SCRAM), allowed to read and write benchapp's tables, not to create or drop any;
-#      `listen_addresses` gains --listen (ALTER SYSTEM); pg_hba.conf gains one line
-#      `host <database> benchapp_client <clients> scram-sha-256`. The cluster is restarted (listen_addresses needs it).
+#   1. PostgreSQL (the cluster --pg-cluster, or the one on --pg-port): the group role `benchapp_client` (NOLOGIN:
+#      each client host logs in as a role of its own, a member of it, issued by `manage.py client_host_issue`,
+#      whose row-level security limits it to its own jobs: campaigns/services/client_access.py); the broad grants
+#      and the password an older version gave it are taken back; `listen_addresses` gains --listen (ALTER SYSTEM);
+#      pg_hba.conf gains one line `host <database> +benchapp_client <clients> scram-sha-256`. The cluster is
+#      restarted (listen_addresses needs it).
 #   2. Redis (the one on --redis-port): `bind` gains --listen and `requirepass` a generated password (one Redis
 #      serves the broker and the cache and cannot tell users apart by address, so every client, local ones included,
 #      needs it from now on). A Redis with a configuration file (--redis-conf, or the one it was started with) has
 #      the two lines changed there; one started with flags only (as scripts/setup.sh starts it) is started again
 #      with the flags it runs with, the password given on standard input. Restarting Redis drops the messages it
 #      holds in memory: do it while no run is active.
-#   3. The secrets file (var/secrets.env): BENCHAPP_CLIENT_DB_PASSWORD, BENCHAPP_REDIS_PASSWORD and REDIS_URL, which
-#      benchapp's own processes read. Restart `make run` afterwards.
-#   4. var/client.env (0600): what a client host needs (DATABASE_URL, REDIS_URL, BENCHAPP_FIELD_KEY, the queue).
-#      Copy it to the client host and give it to scripts/join-client.sh --env-file.
+#   3. The secrets file (var/secrets.env): BENCHAPP_REDIS_PASSWORD and REDIS_URL, which benchapp's own processes
+#      read (a BENCHAPP_CLIENT_DB_PASSWORD of an older version goes). Restart `make run` afterwards.
+# No client host's credentials: each is issued its own on this machine, with benchapp's settings, by
+#   .venv/bin/python manage.py client_host_issue NAME --server-address ADDRESS --pg-port PORT --redis-port PORT
+# (its own PostgreSQL role and Redis ACL user, in var/clients/NAME.env: copy it to that host for join-client.sh);
+# no field key either: a client host opens only the passwords the server seals for it (campaigns/sealing.py).
 # Services are restarted as scripts/setup.sh starts them: through systemd where it is PID 1, else pg_ctlcluster
 # and redis-server themselves.
 #
-# Trust: a client host holds these credentials and the field key (it decrypts target passwords for sysbench): it
-# can read every target password and write any row of benchapp's database. Add only machines you trust as much
+# Trust: a client host holds only its own credentials (docs/security.md, "What a client host holds"). Add only machines you trust as much
 # as this one, keep --clients as narrow as your network allows, and prefer a private network or a VPN: the
 # broker's traffic is not encrypted (PostgreSQL's is, when its server has a certificate: `sslmode=require`).
 set -euo pipefail
@@ -39,24 +42,24 @@ DRY_RUN=0
 DATABASE=${BENCHAPP_DATABASE:-benchapp}
 ROLE=benchapp_client
 SECRETS_FILE=${BENCHAPP_SECRETS_FILE:-$ROOT_DIR/var/secrets.env}
-CLIENT_ENV=$ROOT_DIR/var/client.env
 SERVER_ADDRESS=""
 PG_CLUSTER=""
 PG_PORT=""
 REDIS_PORT=6379
 REDIS_CONF=""
 WAIT_S=${SERVE_CLIENTS_WAIT_S:-60}
+WHEELHOUSE=0
 
 usage() {
     cat <<'EOF'
 usage: scripts/serve-clients.sh --clients CIDR [--listen ADDRESS] [--server-address ADDRESS]
                                 [--pg-cluster VERSION/NAME | --pg-port PORT] [--database NAME]
                                 [--redis-port PORT] [--redis-conf FILE]
-                                [--secrets-file FILE] [--client-env FILE] [--dry-run]
+                                [--secrets-file FILE] [--wheelhouse] [--dry-run]
   --clients CIDR            the network client hosts connect from (10.0.0.0/24); required, never 0.0.0.0/0
   --listen ADDRESS          the address PostgreSQL and Redis listen on besides loopback (default: all, "*")
   --server-address ADDRESS  the address client hosts reach this machine by (default: --listen, or the first
-                            address of `hostname -I`); written into the client env file
+                            address of `hostname -I`); printed for client_host_issue
   --pg-cluster VERSION/NAME the PostgreSQL cluster benchapp's database is in (pg_lsclusters; default: the one on
                             --pg-port)
   --pg-port PORT            the port of that cluster (default: the cluster's, else 5432)
@@ -64,7 +67,8 @@ usage: scripts/serve-clients.sh --clients CIDR [--listen ADDRESS] [--server-addr
   --redis-port PORT         the port of benchapp's Redis on this machine (default 6379)
   --redis-conf FILE         its configuration file (default: the one it runs with, if any; must be that one)
   --secrets-file FILE       benchapp's secrets file (default: var/secrets.env, or BENCHAPP_SECRETS_FILE)
-  --client-env FILE         where to write what client hosts need (default: var/client.env)
+  --wheelhouse              also build var/wheelhouse (scripts/wheelhouse.sh): the wheels client hosts without the
+                            package index install from
   --dry-run                 check, print the plan, change nothing
 EOF
 }
@@ -83,7 +87,7 @@ while (( $# )); do
         --redis-port) REDIS_PORT=${2:?--redis-port needs a value}; shift 2 ;;
         --redis-conf) REDIS_CONF=${2:?--redis-conf needs a value}; shift 2 ;;
         --secrets-file) SECRETS_FILE=${2:?--secrets-file needs a value}; shift 2 ;;
-        --client-env) CLIENT_ENV=${2:?--client-env needs a value}; shift 2 ;;
+        --wheelhouse) WHEELHOUSE=1; shift ;;
         --dry-run) DRY_RUN=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
@@ -183,10 +187,8 @@ else
     REDIS_LOG=$(redis_get logfile)
 fi
 
-# ---------------------------------------------------------------- the field key and the files written
-FIELD_KEY=$(secret_get BENCHAPP_FIELD_KEY)
-[[ -n $FIELD_KEY ]] || die "no BENCHAPP_FIELD_KEY in $SECRETS_FILE: start benchapp once (make run)"
-for file in "$SECRETS_FILE" "$CLIENT_ENV"; do
+# ---------------------------------------------------------------- the files written
+for file in "$SECRETS_FILE"; do
     [[ -d $(dirname "$file") && -w $(dirname "$file") ]] || die "$(dirname "$file"): not a writable directory"
     [[ ! -e $file || -f $file ]] || die "$file: not a regular file"
 done
@@ -196,7 +198,7 @@ PG_LISTEN="localhost,$LISTEN"
 [[ $LISTEN == "*" ]] && PG_LISTEN="*"
 REDIS_BIND="127.0.0.1 -::1 $LISTEN"
 [[ $LISTEN == "*" ]] && REDIS_BIND="* -::*"
-HBA_LINE="host $DATABASE $ROLE $CLIENTS scram-sha-256  # benchapp scripts/serve-clients.sh"
+HBA_LINE="host $DATABASE +$ROLE $CLIENTS scram-sha-256  # benchapp scripts/serve-clients.sh"
 if (( SYSTEMD )); then
     PG_RESTART=(systemctl restart "postgresql@$PG_VERSION-$PG_NAME")
 else
@@ -210,12 +212,13 @@ else
     REDIS_HOW="redis-server with the flags it runs with (${REDIS_FLAGS[*]}), bind and requirepass on standard input"
 fi
 say "plan ($( (( SYSTEMD )) && echo "systemd is PID 1" || echo "no systemd: services started directly"); passwords elided):"
-say "  1. PostgreSQL $PG_VERSION/$PG_NAME (port $PG_PORT): role $ROLE ($([[ $ROLE_EXISTED == 1 ]] && echo "exists: new password" || echo "created")) may read and write the tables of database $DATABASE"
+say "  1. PostgreSQL $PG_VERSION/$PG_NAME (port $PG_PORT): group role $ROLE ($([[ $ROLE_EXISTED == 1 ]] && echo "exists: NOLOGIN, its broad grants taken back" || echo "created, NOLOGIN")): client hosts' own roles join it (manage.py client_host_issue)"
 say "     $HBA gains (if missing): $HBA_LINE"
 say "     listen_addresses '$PG_LISTEN' (now '$PG_LISTEN_BEFORE'), then: ${PG_RESTART[*]}"
 say "  2. Redis on port $REDIS_PORT: bind $REDIS_BIND, requirepass (generated)$([[ $REDIS_MODE == file ]] && echo " in $REDIS_CONF"), then: $REDIS_HOW"
-say "  3. $SECRETS_FILE: BENCHAPP_CLIENT_DB_PASSWORD, BENCHAPP_REDIS_PASSWORD, REDIS_URL"
-say "  4. $CLIENT_ENV (0600): DATABASE_URL=postgres://$ROLE:***@$SERVER_ADDRESS:$PG_PORT/$DATABASE, REDIS_URL=redis://:***@$SERVER_ADDRESS:$REDIS_PORT/0, BENCHAPP_FIELD_KEY, BENCHAPP_QUEUE"
+say "  3. $SECRETS_FILE: BENCHAPP_REDIS_PASSWORD, REDIS_URL"
+(( ! WHEELHOUSE )) || say "  4. var/wheelhouse: every pin of requirements-client.txt as a wheel (scripts/wheelhouse.sh), for client hosts without the package index"
+say "  then, for each client host: manage.py client_host_issue NAME --server-address $SERVER_ADDRESS --pg-port $PG_PORT --redis-port $REDIS_PORT"
 if (( DRY_RUN )); then
     say "dry run: nothing changed"
     exit 0
@@ -265,37 +268,34 @@ pg_restart() { "${PG_RESTART[@]}" >/dev/null && wait_for "PostgreSQL $PG_VERSION
 
 # A password of URL-safe characters only, so that it goes into a URL as it is.
 new_password() { python3 -c 'import secrets; print(secrets.token_urlsafe(24))'; }
-PG_PASSWORD=$(secret_get BENCHAPP_CLIENT_DB_PASSWORD)
-[[ -n $PG_PASSWORD ]] || PG_PASSWORD=$(new_password)
 NEW_REDIS_PASSWORD=${REDIS_PASSWORD:-$(new_password)}
 
 # ---------------------------------------------------------------- 1. PostgreSQL
-say "PostgreSQL: role $ROLE may read and write the tables of database $DATABASE"
-role_password_restore() {
+say "PostgreSQL: group role $ROLE (NOLOGIN) for the client hosts' own roles"
+ROLE_LOGIN=$(psql_owner -d postgres -c "select rolcanlogin from pg_roles where rolname = '$ROLE'")
+role_restore() {
     if [[ -n $ROLE_VERIFIER ]]; then
         psql_owner -d postgres >/dev/null <<<"ALTER ROLE $ROLE PASSWORD '$ROLE_VERIFIER'"
-    else
-        psql_owner -d postgres -c "ALTER ROLE $ROLE PASSWORD NULL" >/dev/null
     fi
+    if [[ $ROLE_LOGIN == t ]]; then psql_owner -d postgres -c "ALTER ROLE $ROLE LOGIN" >/dev/null; fi
 }
 if [[ $ROLE_EXISTED == 1 ]]; then
-    undo role_password_restore
+    undo role_restore
 else
     undo "psql_owner -d '$DATABASE' -c 'DROP OWNED BY $ROLE' >/dev/null; psql_owner -d postgres -c 'REVOKE ALL ON DATABASE $DATABASE FROM $ROLE; DROP ROLE IF EXISTS $ROLE' >/dev/null"
 fi
-# On standard input, never in argv: every local user sees a process's arguments.
 psql_owner -d postgres >/dev/null <<EOF
-DO \$\$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$ROLE') THEN CREATE ROLE $ROLE LOGIN; END IF; END\$\$;
-SET password_encryption = 'scram-sha-256';
-ALTER ROLE $ROLE LOGIN PASSWORD '$PG_PASSWORD';
+DO \$\$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '$ROLE') THEN CREATE ROLE $ROLE NOLOGIN; END IF; END\$\$;
+ALTER ROLE $ROLE NOLOGIN PASSWORD NULL;
 GRANT CONNECT ON DATABASE $DATABASE TO $ROLE;
 EOF
+# What an older version granted the shared login role: every table and sequence. The client hosts' own grants and
+# row-level security are put in place by manage.py client_host_issue (campaigns/services/client_access.py).
 psql_owner -d "$DATABASE" >/dev/null <<EOF
-GRANT USAGE ON SCHEMA public TO $ROLE;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO $ROLE;
-GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO $ROLE;
-ALTER DEFAULT PRIVILEGES FOR ROLE $PG_OWNER IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO $ROLE;
-ALTER DEFAULT PRIVILEGES FOR ROLE $PG_OWNER IN SCHEMA public GRANT USAGE, SELECT, UPDATE ON SEQUENCES TO $ROLE;
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM $ROLE;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM $ROLE;
+ALTER DEFAULT PRIVILEGES FOR ROLE $PG_OWNER IN SCHEMA public REVOKE ALL ON TABLES FROM $ROLE;
+ALTER DEFAULT PRIVILEGES FOR ROLE $PG_OWNER IN SCHEMA public REVOKE ALL ON SEQUENCES FROM $ROLE;
 EOF
 # Undos run in reverse order: the files are put back first, then the cluster restarted with them.
 undo "pg_restart"
@@ -368,34 +368,35 @@ if [[ $REDIS_MODE == file ]]; then
     keep_copy "$REDIS_CONF"
     sed -i -e '/^bind /d' -e '/^requirepass /d' "$REDIS_CONF"
     printf 'bind %s\nrequirepass %s\n' "$REDIS_BIND" "$NEW_REDIS_PASSWORD" >>"$REDIS_CONF"
+    # It holds the password now: not for every local user to read (Debian's own is 0640 redis:redis).
+    if [[ $(stat -c %A "$REDIS_CONF") =~ ^.......r ]]; then
+        chmod o-rwx "$REDIS_CONF"
+        say "Redis: $REDIS_CONF holds the password now: others may no longer read it (chmod o-rwx)"
+    fi
 else
     undo "redis_start '$REDIS_PASSWORD' '$REDIS_BIND_BEFORE'"
 fi
 redis_start "$NEW_REDIS_PASSWORD" "$REDIS_BIND"
 
-# ---------------------------------------------------------------- 3, 4: the secrets file and the client's env file
+# ---------------------------------------------------------------- 3: the secrets file
 keep_copy "$SECRETS_FILE"
-keep_copy "$CLIENT_ENV"
 umask 077
 {
     if [[ -f $SECRETS_FILE ]]; then
         grep -v -e '^BENCHAPP_CLIENT_DB_PASSWORD=' -e '^BENCHAPP_REDIS_PASSWORD=' -e '^REDIS_URL=' "$SECRETS_FILE" || true
     fi
-    printf 'BENCHAPP_CLIENT_DB_PASSWORD=%s\nBENCHAPP_REDIS_PASSWORD=%s\nREDIS_URL=%s\n' "$PG_PASSWORD" \
-        "$NEW_REDIS_PASSWORD" "redis://:$NEW_REDIS_PASSWORD@127.0.0.1:$REDIS_PORT/0"
+    printf 'BENCHAPP_REDIS_PASSWORD=%s\nREDIS_URL=%s\n' "$NEW_REDIS_PASSWORD" \
+        "redis://:$NEW_REDIS_PASSWORD@127.0.0.1:$REDIS_PORT/0"
 } >"$SECRETS_FILE.new"
 # The file keeps its owner: benchapp's processes may run as a user of their own that must go on reading it.
 if [[ -f $SECRETS_FILE ]]; then chown --reference="$SECRETS_FILE" "$SECRETS_FILE.new"; fi
 mv "$SECRETS_FILE.new" "$SECRETS_FILE"
 say "wrote $SECRETS_FILE"
-cat >"$CLIENT_ENV.new" <<EOF
-# benchapp client host settings, from scripts/serve-clients.sh on $(hostname). Secrets: keep it 0600.
-DATABASE_URL=postgres://$ROLE:$PG_PASSWORD@$SERVER_ADDRESS:$PG_PORT/$DATABASE
-REDIS_URL=redis://:$NEW_REDIS_PASSWORD@$SERVER_ADDRESS:$REDIS_PORT/0
-BENCHAPP_FIELD_KEY=$FIELD_KEY
-BENCHAPP_QUEUE=${BENCHAPP_QUEUE:-benchapp}
-EOF
-mv "$CLIENT_ENV.new" "$CLIENT_ENV"
-say "wrote $CLIENT_ENV (0600): copy it to each client host, then run scripts/join-client.sh --env-file there"
+say "next, for each client host: .venv/bin/python manage.py client_host_issue NAME --server-address $SERVER_ADDRESS --pg-port $PG_PORT --redis-port $REDIS_PORT (writes var/clients/NAME.env: copy it to that host for scripts/join-client.sh --env-file, then delete the copy)"
 UNDO=()
+# The wheels last, outside all-or-none: the services are reconfigured either way, and a wheelhouse that cannot be
+# built (no package index here either) leaves the one before it and says so.
+if (( WHEELHOUSE )); then
+    bash scripts/wheelhouse.sh "$ROOT_DIR/var/wheelhouse" || say "the wheelhouse could not be built (above); the services are ready without it"
+fi
 say "done. Restart benchapp (make run) so that its processes use the Redis password."

@@ -124,21 +124,23 @@ def test_a_client_hosts_worker_loads_neither_numpy_nor_scipy():
 
 
 def test_server_tasks_go_to_the_server_queue_which_only_a_full_worker_consumes(settings):
+    """A full worker: the shared queue (-Q), its host's and the server's. A client host's worker: its host's queue
+    only, where everything it gets comes with its password sealed for it (#38)."""
+    from celery.app.amqp import Queues
+    from kombu import Queue
+
     from campaigns import worker_signals
 
-    class Queues:
-        def __init__(self) -> None:
-            self.added: list[str] = []
+    def consumed(role: str) -> set[str]:
+        shared = settings.CELERY_TASK_DEFAULT_QUEUE
+        queues = Queues([Queue(shared)])
+        queues.select([shared])  # what the worker's -Q gives
+        instance = type("W", (), {"app": type("A", (), {"amqp": type("Q", (), {"queues": queues})()})()})()
+        settings.BENCHAPP_WORKER_ROLE = role
+        worker_signals._add_host_queue(None, instance)
+        return set(queues.consume_from)
 
-        def select_add(self, name: str) -> None:
-            self.added.append(name)
-
-    queues = Queues()
-    instance = type("W", (), {"app": type("A", (), {"amqp": type("Q", (), {"queues": queues})()})()})()
-    settings.BENCHAPP_WORKER_ROLE = "client"
-    worker_signals._add_host_queue(None, instance)
-    assert queues.added == [execution.host_queue(settings.BENCHAPP_HOSTNAME)]
-    settings.BENCHAPP_WORKER_ROLE = "all"
-    worker_signals._add_host_queue(None, instance)
-    assert queues.added[1:] == [execution.host_queue(settings.BENCHAPP_HOSTNAME), execution.server_queue()]
+    host = execution.host_queue(settings.BENCHAPP_HOSTNAME)
+    assert consumed("client") == {host}
+    assert consumed("all") == {settings.CELERY_TASK_DEFAULT_QUEUE, host, execution.server_queue()}
     assert execution.server_queue() == f"{settings.CELERY_TASK_DEFAULT_QUEUE}.server"

@@ -43,13 +43,13 @@ def _env_values(path: Path) -> dict[str, str]:
 def test_it_writes_the_env_file_and_a_systemd_unit_from_the_servers_env_file(tmp_path):
     done = _join(tmp_path, "--hostname", "rack2-c1", "--labels", "near tdsql,rack-2", env_file=(
         "# from serve-clients.sh\n"
-        f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\nBENCHAPP_FIELD_KEY=field-key-3\n"
+        f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\n"
         "BENCHAPP_QUEUE=benchapp\n"))
     assert done.returncode == 0, done.stderr
     env_path = tmp_path / "etc" / "client.env"
     values = _env_values(env_path)
     assert values == {
-        "BENCHAPP_FIELD_KEY": "field-key-3", "BENCHAPP_HOSTNAME": "rack2-c1", "BENCHAPP_HOST_LABELS": "near tdsql,rack-2",
+        "BENCHAPP_HOSTNAME": "rack2-c1", "BENCHAPP_HOST_LABELS": "near tdsql,rack-2",
         "BENCHAPP_QUEUE": "benchapp", "BENCHAPP_WORKER_ROLE": "client", "DATABASE_URL": SECRET_DB_URL, "REDIS_URL": SECRET_REDIS_URL,
         "WORKER_CONCURRENCY": "2"}
     assert stat.S_IMODE(env_path.stat().st_mode) == 0o640
@@ -57,7 +57,7 @@ def test_it_writes_the_env_file_and_a_systemd_unit_from_the_servers_env_file(tmp
     assert f"EnvironmentFile={env_path}" in unit and f"ExecStart=/bin/bash {ROOT}/scripts/worker.sh" in unit
     assert "User=benchapp" in unit and "WantedBy=multi-user.target" in unit
     # Secrets live in the 0640 env file only: not in the unit (world-readable), not in what the script printed.
-    for secret in ("Db-Secret-1", "Redis-Secret-2", "field-key-3"):
+    for secret in ("Db-Secret-1", "Redis-Secret-2"):
         assert secret not in unit and secret not in done.stdout + done.stderr
     # What bash makes of the file is what systemd does: the labels keep their space.
     sourced = subprocess.run(["bash", "-c", f"set -a; source {env_path}; echo \"$BENCHAPP_HOST_LABELS|$REDIS_URL\""],
@@ -67,23 +67,25 @@ def test_it_writes_the_env_file_and_a_systemd_unit_from_the_servers_env_file(tmp
 
 def test_the_environment_fills_what_the_file_lacks_and_flags_win(tmp_path):
     done = _join(tmp_path, "--queue", "bench-b", env_file="BENCHAPP_HOSTNAME=from-file\n",
-                 extra_env={"DATABASE_URL": SECRET_DB_URL, "REDIS_URL": SECRET_REDIS_URL, "BENCHAPP_FIELD_KEY": "k",
-                            "BENCHAPP_QUEUE": "from-env"})
+                 extra_env={"DATABASE_URL": SECRET_DB_URL, "REDIS_URL": SECRET_REDIS_URL,
+                            "BENCHAPP_FIELD_KEY": "from-env-ignored", "BENCHAPP_QUEUE": "from-env"})
     assert done.returncode == 0, done.stderr
     values = _env_values(tmp_path / "etc" / "client.env")
     assert values["DATABASE_URL"] == SECRET_DB_URL and values["BENCHAPP_QUEUE"] == "bench-b"
     assert values["BENCHAPP_HOSTNAME"] == "from-file"
+    assert "BENCHAPP_FIELD_KEY" not in values  # a client host holds no field key, whatever its environment has
 
 
 @pytest.mark.parametrize(("args", "env_file", "message"), [
-    ([], "REDIS_URL=redis://x:6379/0\nBENCHAPP_FIELD_KEY=k\n", "DATABASE_URL: needs postgres://"),
-    ([], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL=http://x\nBENCHAPP_FIELD_KEY=k\n", "REDIS_URL: needs redis://"),
-    ([], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\n", "BENCHAPP_FIELD_KEY: missing"),
-    ([], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\nBENCHAPP_FIELD_KEY=a$b\n", "must not contain"),
+    ([], "REDIS_URL=redis://x:6379/0\n", "DATABASE_URL: needs postgres://"),
+    ([], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL=http://x\n", "REDIS_URL: needs redis://"),
+    ([], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\nBENCHAPP_FIELD_KEY=k\n",
+     "line 3: BENCHAPP_FIELD_KEY: a client host holds no field key"),
+    ([], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\nBENCHAPP_HOST_LABELS=a$b\n", "must not contain"),
     ([], "SECRET_KEY=x\n", "line 1: unknown setting SECRET_KEY"),
-    (["--hostname", "bad name;rm"], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\n"
-                                    "BENCHAPP_FIELD_KEY=k\n", "--hostname: letters, digits"),
-    (["--field-key", "k"], None, "never from the command line"),
+    (["--hostname", "bad name;rm"], f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\n",
+     "--hostname: letters, digits"),
+    (["--redis-url", "k"], None, "never from the command line"),
     (["--frobnicate"], None, "unknown argument: --frobnicate"),
 ])
 def test_it_refuses_bad_settings_naming_them_and_writes_nothing(tmp_path, args, env_file, message):
@@ -96,7 +98,7 @@ def test_without_systemd_it_asks_for_foreground_before_installing_or_writing_any
     if Path("/run/systemd/system").is_dir() or os.geteuid() != 0:
         pytest.skip("needs root on a machine where systemd is not PID 1")
     env_file = tmp_path / "client.env"
-    env_file.write_text(f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\nBENCHAPP_FIELD_KEY=k\n")
+    env_file.write_text(f"DATABASE_URL={SECRET_DB_URL}\nREDIS_URL={SECRET_REDIS_URL}\n")
     done = subprocess.run(["bash", str(SCRIPT), "--env-file", str(env_file), "--config-dir", str(tmp_path / "etc"),
                            "--unit-dir", str(tmp_path / "units")], capture_output=True, text=True, timeout=60,
                           check=False)

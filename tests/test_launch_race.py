@@ -117,3 +117,27 @@ def test_a_run_queued_behind_another_campaigns_run_is_still_one_active_run_of_it
     assert queued.status == Run.Status.PENDING
     with pytest.raises(services.StateConflict, match="already has a run in progress"):
         services.campaign_launch(campaign=second)
+
+
+@pytest.mark.django_db
+def test_a_launch_refused_by_another_constraint_says_so_rather_than_a_run_in_progress():
+    """A job id sequence set back behind its table (`setval`, which no rollback undoes: #38) made every launch
+    answer "already has a run in progress" with none active. Now the refusal names the constraint."""
+    from campaigns.execution.transitions import StateConflict
+    from tests.factories import JobFactory
+
+    taken = JobFactory()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT last_value, is_called FROM campaigns_job_id_seq")
+        last_value, is_called = cursor.fetchone()
+        cursor.execute("SELECT setval('campaigns_job_id_seq', %s, false)", [taken.pk])
+    try:
+        campaign = _campaign()
+        with pytest.raises(StateConflict) as refused:
+            services.campaign_launch(campaign=campaign)
+    finally:
+        with connection.cursor() as cursor:  # the sequence is the session's, not this test's transaction
+            cursor.execute("SELECT setval('campaigns_job_id_seq', %s, %s)", [last_value, is_called])
+    message = str(refused.value)
+    assert "campaigns_job_pkey" in message and "not because of a run in progress" in message
+    assert not Run.objects.filter(campaign=campaign).exists()

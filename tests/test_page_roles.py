@@ -106,7 +106,8 @@ def test_a_viewer_reads_but_every_write_page_refuses(role_client):
 def test_only_an_admin_opens_delete_pages(role_client):
     operator, admin = role_client(roles.OPERATOR), role_client(roles.ADMIN)
     deletes = [url for url, view in pages() if required_role(view) == roles.ADMIN]
-    assert deletes and all(url.endswith("/delete/") for url in deletes)
+    # Deletes, and revoking a client host's credentials (#38).
+    assert deletes and all(url.endswith(("/delete/", "/revoke/")) for url in deletes)
     for url in deletes:
         assert operator.get(url).status_code == 403, url
         assert operator.post(url).status_code == 403, url

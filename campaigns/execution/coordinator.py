@@ -1,7 +1,9 @@
 """The coordinator of a job: claims it, checks the target, prepares the dataset once, warms up, picks
 as many distinct online client hosts as the job needs, and sends each its client task.
 
-Any worker may coordinate (shared queue); the database claim makes duplicate messages harmless.
+Any of the server's workers may coordinate (the shared queue, which client hosts' workers do not consume); the
+database claim makes duplicate messages harmless. Only a host test's job is coordinated on a client host: the one
+it measures.
 """
 from __future__ import annotations
 
@@ -120,13 +122,13 @@ def _handed_on(job_id: int, host: str) -> bool:
     an eligible online host's own queue, or, with none online, waits with the reason (the reconciler sends it
     again). Before the claim, so that no part of the job, the prepare and warm-up included, runs here."""
     found = (Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.WAITING])
-             .values_list("run__campaign__client_hosts", "target__kind", "target__host").first())
-    if found is None:
+             .values_list("target__kind", "target__host").first())
+    # A database test's job is coordinated here, on the server (the shared queue is only the server's workers'),
+    # its clients sent to the campaign's hosts (_pick_hosts): a client host holds only its clients' rows and
+    # passwords (#38). A host test runs on its target, the client host it measures, whatever the campaign chose.
+    if found is None or found[0] != Target.Kind.CLIENT_HOST:
         return False
-    # A host test runs on its target, the client host it measures, whatever hosts the campaign chose.
-    row = [found[2]] if found[1] == Target.Kind.CLIENT_HOST else found[0]
-    if not row:
-        return False
+    row = [found[1]]
     labels = ClientHost.objects.filter(hostname=host).values_list("labels", flat=True).first() or []
     if hosts_allowed(row, host, labels):
         return False
@@ -144,10 +146,15 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
     first; None if too few."""
     needed = client_count(job)
     choice = job.run.campaign.client_hosts
-    if needed <= 1:
+    labels = ClientHost.objects.filter(hostname=coordinator).values_list("labels", flat=True).first() or []
+    if needed <= 1 and hosts_allowed(choice, coordinator, labels):
         return [coordinator]
     online = _eligible_online(choice)
     online.sort(key=lambda name: (name != coordinator, name))
+    if not online and needed == 1:
+        transitions.job_wait(job_id=job.pk, reason=f"waits for a client host among {', '.join(choice)}: none is "
+                                                   "online")
+        return None
     if len(online) < needed:
         names = ", ".join(online) or "none"
         among = f" among {', '.join(choice)}" if choice else ""
@@ -422,5 +429,5 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     own = next((client.pk for client in clients if client.host_name == host), None)
     for client in clients:
         if client.pk != own:
-            jobclient_dispatch(client_id=client.pk, hostname=client.host_name)
+            jobclient_dispatch(client_id=client.pk, hostname=client.host_name, job=job, password=conn.password)
     return own

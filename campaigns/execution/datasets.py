@@ -20,9 +20,9 @@ from campaigns.execution.phases import (
     JobFailure,
     TargetUnreachable,
     job_heartbeat,
+    job_target_connection,
     phase_argv,
     sysbench_phase,
-    target_connection,
 )
 from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import Job, PreparedDataset, Run, Scenario, Target
@@ -128,7 +128,7 @@ def dataset_drop(*, job: Job, signature: str) -> None:
     up meanwhile, so that the reconciler does not take a long cleanup for a dead worker.
     """
     try:
-        conn = target_connection(target=job.target)
+        conn = job_target_connection(job)
         connection_guard(conn)
     except (DecryptionError, ProbeError) as exc:
         log.warning("cleanup of %s on %s skipped: %s", signature, job.target, exc)

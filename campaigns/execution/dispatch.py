@@ -16,9 +16,11 @@ from django.db.models import F
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import run_cleanup_data
 from campaigns.execution.hosts import host_queue, server_queue
+from campaigns.execution.sealed import holds_field_key, job_password_seal
 from campaigns.models import Job, Run
 
 log = logging.getLogger(__name__)
@@ -77,15 +79,41 @@ def job_stage_next(*, job: Job) -> None:
 
 def job_forward(*, job_id: int, hostname: str) -> None:
     """Sends the job to one client host's own queue: its campaign may run only on chosen hosts, and the worker
-    that got it from the shared queue is not one of them."""
+    that got it from the shared queue is not one of them. Its target's password goes with it, sealed for that
+    host (execution.sealed): the host coordinates the job, and holds no field key."""
+    _password_seal(job=Job.objects.select_related("target").get(pk=job_id), hostname=hostname)
     _send("job_execute_task", args=[job_id], queue=host_queue(hostname))
 
 
-def jobclient_dispatch(*, client_id: int, hostname: str, attempt: int | None = None) -> None:
+def jobclient_dispatch(*, client_id: int, hostname: str, attempt: int | None = None, job: Job | None = None,
+                       password: str | None = None) -> None:
     """Sends a client to its host's queue; a re-send (attempt 2 and on) names its attempt, so that a message of an
-    earlier send, picked up late, never runs the share that another host now has."""
+    earlier send, picked up late, never runs the share that another host now has.
+
+    The job's target password is sealed for that host first, for its worker's current key (`password` when the
+    caller holds it: a coordinator on a client host has only the copy sealed for itself)."""
+    if job is None:
+        job = Job.objects.select_related("target").get(clients__pk=client_id)
+    _password_seal(job=job, hostname=hostname, plain=password)
     args = [client_id] if attempt is None or attempt <= 1 else [client_id, attempt]
     _send("jobclient_execute_task", args=args, queue=host_queue(hostname))
+
+
+def _password_seal(*, job: Job, hostname: str, plain: str | None = None) -> None:
+    """A host test connects to no database: nothing to seal. A password that cannot be read is the job's
+    coordinator's to report (its connection fails with the cause), not a reason to keep the message back."""
+    if job.target.is_client_host():
+        return
+    try:
+        job_password_seal(job=job, hostname=hostname, plain=plain)
+    except DecryptionError as exc:
+        log.warning("job %s: its target password was not sealed for %s: %s", job.pk, hostname, exc)
+
+
+def job_finalize_dispatch(*, job_id: int, attempt: int | None) -> None:
+    """A client host's last client has closed: the server closes the job (its figures, verdict, snapshot, cleanup
+    and the run's next job read and write rows and passwords the host does not hold)."""
+    _send("job_finalize_task", args=[job_id, attempt], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
 def run_finished_dispatch(run_id: int) -> None:
@@ -97,7 +125,13 @@ def run_advance(*, run_id: int) -> None:
 
     Jobs of one run execute one at a time: two benchmarks on the same target at once would
     measure each other.
+
+    On a client host (which holds only its own jobs' passwords, and may not touch other jobs' rows) it is the
+    server's to do: the run's id goes to the shared queue, which only the server's workers consume.
     """
+    if not holds_field_key():
+        _send("run_advance_task", args=[run_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        return
     with transaction.atomic():
         run = Run.objects.select_for_update().filter(pk=run_id).first()
         if run is None or run.is_finished():

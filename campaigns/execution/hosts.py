@@ -35,9 +35,10 @@ def server_queue() -> str:
 
 def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float | None = None,
                    version: str | None = None, labels: list[str] | None = None,
-                   facts: dict[str, Any] | None = None, role: str | None = None) -> ClientHost:
+                   facts: dict[str, Any] | None = None, role: str | None = None,
+                   public_key: str | None = None) -> ClientHost:
     """Marks the host alive; with cores (at join), also stores its facts: those given, and its address and
-    clock as seen from here (join_facts_measure)."""
+    clock as seen from here (join_facts_measure), and the public key its worker made (campaigns.sealing)."""
     defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
     if cores is not None:
         defaults.update(cores=cores, memory_gb=memory_gb or 0, sysbench_version=version or "",
@@ -47,6 +48,8 @@ def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float 
         defaults.update(join_facts_measure())
     if role is not None:
         defaults["role"] = role
+    if public_key is not None:
+        defaults["public_key"] = public_key
     if labels:  # announced at join; without any, the labels an operator gave the host stay
         defaults["labels"] = sorted({label.strip() for label in labels if label.strip()})
     host, _ = ClientHost.objects.update_or_create(hostname=hostname, defaults=defaults)

@@ -10,6 +10,7 @@ from django.db import InterfaceError, OperationalError, connection
 
 from campaigns.crypto import DecryptionError
 from campaigns.execution.dbretry import connection_drop, connection_lost
+from campaigns.execution.sealed import job_password
 from campaigns.execution.workloads import WorkloadUnavailable, scenario_test
 from campaigns.models import Job, Target
 from campaigns.probes import ProbeError, connection_guard, connection_verify
@@ -45,18 +46,26 @@ class JobLost(JobFailure):
         self.client_fields = client_fields or {}
 
 
-def target_connection(*, target: Target) -> Connection:
+def target_connection(*, target: Target, password: str | None = None) -> Connection:
+    """The target's endpoint, with `password` or else the one stored (decrypted with the field key: the server's)."""
     return Connection(
         driver=target.driver, host=target.host, port=target.port or 0, database=target.database,
-        user=target.user, password=target.get_password(),
+        user=target.user, password=target.get_password() if password is None else password,
     )
 
 
+def job_target_connection(job: Job) -> Connection:
+    """The job's target endpoint with the password this process may have: decrypted on the server, opened from the
+    copy sealed for it on a client host (execution.sealed; DecryptionError when there is none)."""
+    return target_connection(target=job.target, password=job_password(job))
+
+
 def job_connection(job: Job) -> Connection:
-    """The job's target connection; an undecryptable password, or an endpoint that is benchapp's own
-    database or Redis (resolved now, not only when the target was saved), is the job's failure, said plainly."""
+    """The job's target connection; an undecryptable password (or none sealed for this client host), or an
+    endpoint that is benchapp's own database or Redis (resolved now, not only when the target was saved), is the
+    job's failure, said plainly."""
     try:
-        conn = target_connection(target=job.target)
+        conn = job_target_connection(job)
         connection_guard(conn)
     except (DecryptionError, ProbeError) as exc:
         raise JobFailure(str(exc)) from None
@@ -79,9 +88,10 @@ def sysbench_gate(conn: Connection) -> None:
 def job_secrets(job: Job) -> list[str]:
     """What must never reach an error, an output or a log of this job."""
     try:
-        return [job.target.get_password()] if job.target.has_password() else []
+        password = job_password(job)
     except DecryptionError:
         return []
+    return [password] if password else []
 
 
 def split_threads(threads: int, clients: int) -> list[int]:

@@ -21,7 +21,8 @@ from django.utils import timezone
 from campaigns.execution import attempts, transitions
 from campaigns.execution.dispatch import jobclient_dispatch
 from campaigns.execution.hosts import client_doing, host_mark_offline, stale_clients, worker_lost_cause
-from campaigns.models import ClientHost, Job, JobClient
+from campaigns.execution.sealed import holds_field_key
+from campaigns.models import ClientHost, Job, JobClient, SealedPassword
 from campaigns.models.core import hosts_allowed
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,9 @@ def client_resend_lost(*, client: JobClient, heartbeat_before: datetime, cause: 
     if not transitions.client_resend(client_id=client.pk, attempt=client.attempt, host_name=host,
                                      heartbeat_before=heartbeat_before, earlier=earlier):
         return False, ""
-    jobclient_dispatch(client_id=client.pk, hostname=host, attempt=client.attempt + 1)
+    # The lost host's copy of the password goes: the job is no longer its (nor are its rows: client_access).
+    SealedPassword.objects.filter(job_id=job.pk, host_name=client.host_name).delete()
+    jobclient_dispatch(client_id=client.pk, hostname=host, attempt=client.attempt + 1, job=job)
     log.warning("job %s: %s; its share (client %s) sent again to %s, try %s of %s", job.pk, cause, client.index,
                 host, client.attempt + 1, job.run.campaign.client_tries)
     return True, host
@@ -133,6 +136,8 @@ def clients_sweep_lost() -> int:
     clients or to the reconciler: a measuring client must not stop reading its sysbench for that.
     """
     global _next_sweep_at
+    if not holds_field_key():
+        return 0  # a client host's worker: the server's reconciler does it (it may seal for the next host)
     now = time.monotonic()
     if now < _next_sweep_at:
         return 0

@@ -19,8 +19,9 @@ from campaigns.cache import results_changed
 from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
-from campaigns.execution.dispatch import run_advance
-from campaigns.execution.phases import target_connection
+from campaigns.execution.dispatch import job_finalize_dispatch, run_advance
+from campaigns.execution.phases import job_target_connection
+from campaigns.execution.sealed import holds_field_key
 from campaigns.execution.variants import variant_restore
 from campaigns.execution.verdict import job_judge
 from campaigns.models import IntervalSample, Job, JobClient, JobResult, Scenario
@@ -236,7 +237,10 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
 
 def job_load(job_id: int) -> Job:
     """The job with the rows its execution reads (target, scenario, dataset, run), in one query."""
-    return Job.objects.select_related("target", "target__spec", "scenario", "scenario__dataset", "run").get(pk=job_id)
+    jobs = Job.objects.select_related("target", "target__spec", "scenario", "scenario__dataset", "run")
+    if not holds_field_key():  # a client host may not read it (models.SecretsDeferredManager)
+        jobs = jobs.defer("target__password_encrypted")
+    return jobs.get(pk=job_id)
 
 
 def client_prefix(job: Job, client: JobClient) -> str:
@@ -267,7 +271,11 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
 def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
     """Merges the clients' figures into the job once all have finished; True if this call did it.
 
-    A client passes the job's attempt it measured for: a client of a lost attempt closes nothing."""
+    A client passes the job's attempt it measured for: a client of a lost attempt closes nothing. On a client host
+    it is left to the server (dispatch.job_finalize_dispatch): False."""
+    if not holds_field_key():
+        job_finalize_dispatch(job_id=job_id, attempt=attempt)
+        return False
     if JobClient.objects.filter(job_id=job_id, status__in=transitions.CLIENT_ACTIVE).exists():
         return False
     # Exactly one caller wins the move out of the "run" phase, whoever else arrives. The heartbeat
@@ -284,7 +292,7 @@ def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
     warning = ""
     if "after" not in snapshot:  # normally taken by the last client as it exited (client._measurement_end)
         try:
-            conn = target_connection(target=job.target)
+            conn = job_target_connection(job)
             snapshot["after"] = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
         except (ProbeError, DecryptionError) as exc:
             snapshot["after"] = {"error": str(exc)}

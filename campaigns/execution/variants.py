@@ -28,6 +28,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.endpoints import own_server_problem
 from campaigns.execution.hosts import own_queues
 from campaigns.execution.phases import JobFailure, TargetUnreachable, target_connection
+from campaigns.execution.sealed import holds_field_key, job_password
 from campaigns.models import Job, SettingsChange, Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import (
@@ -110,7 +111,9 @@ def change_restore(change: SettingsChange) -> bool:
     wanted = {name: o.value for name, o in originals.items()}
     conn: Connection | None = None
     try:
-        conn = target_connection(target=change.target)
+        # A client host holds only its job's password (sealed for it); the server reads any.
+        password = job_password(change.job) if change.job is not None and not holds_field_key() else None
+        conn = target_connection(target=change.target, password=password)
         session = KeptSession(conn)
         try:
             session.restore(originals, change.auto_conf)

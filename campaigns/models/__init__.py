@@ -1,6 +1,7 @@
 """benchapp's models, one module per area; import them from here."""
 from __future__ import annotations
 
+from campaigns.models.access import HostAccess
 from campaigns.models.core import (
     Campaign,
     ClientHost,
@@ -19,6 +20,7 @@ from campaigns.models.core import (
 from campaigns.models.metrics import HostSample, RoundTrip, ServerSample
 from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.models.published import PublishedResult
+from campaigns.models.sealed import SealedPassword
 from campaigns.models.sharing import ShareLink
 from campaigns.models.tokens import ApiToken
 from campaigns.models.variants import SettingsChange
@@ -29,5 +31,5 @@ __all__ = [
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
+    "PublishedResult", "HostAccess", "SealedPassword", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
 ]

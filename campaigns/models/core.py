@@ -87,6 +87,23 @@ class InstanceSpec(models.Model):
             raise ValidationError(problems)
 
 
+class SecretsDeferredManager(models.Manager[Any]):
+    """A client host's worker never selects a model's encrypted columns: its database role may not read them (and
+    has no key for them: campaigns.services.client_access). Every other process loads them as usual."""
+
+    def __init__(self, *columns: str) -> None:
+        super().__init__()
+        self.secret_columns = columns
+
+    def deconstruct(self) -> Any:
+        as_manager, path, qs_class, _, kwargs = super().deconstruct()
+        return as_manager, path, qs_class, self.secret_columns, kwargs
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        queryset = super().get_queryset()
+        return queryset.defer(*self.secret_columns) if settings.BENCHAPP_WORKER_ROLE == "client" else queryset
+
+
 class Target(models.Model):
     """One endpoint that sysbench connects to: a product running on an instance spec.
 
@@ -146,8 +163,11 @@ class Target(models.Model):
     password_cleared = False
     _password_given = False
 
+    objects = SecretsDeferredManager("password_encrypted")
+
     class Meta:
         ordering = ["name"]
+        base_manager_name = "objects"  # a job's target, loaded by itself: without the encrypted password too
 
     def __str__(self) -> str:
         return self.name
@@ -489,8 +509,11 @@ class Campaign(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = SecretsDeferredManager("webhook_url_encrypted")
+
     class Meta:
         ordering = ["-created_at"]
+        base_manager_name = "objects"  # a run's campaign, loaded by itself: without the encrypted webhook too
 
     def __str__(self) -> str:
         return self.name
@@ -1095,6 +1118,9 @@ class ClientHost(models.Model):
     # memory_mib_per_s, measured_at, seconds}; and, while that runs, until when (no job starts on it meanwhile).
     self_measurement = models.JSONField(default=dict, blank=True)
     self_measuring_until = models.DateTimeField(null=True, blank=True)
+    # The public half of the key pair its worker made in memory when it joined (campaigns.sealing): the server
+    # seals each job's target password for it (SealedPassword). Empty: nothing can be sealed for it yet.
+    public_key = models.CharField(max_length=64, blank=True)
 
     objects = ClientHostQuerySet.as_manager()
 
@@ -1117,6 +1143,19 @@ class ClientHost(models.Model):
         from campaigns.models.hosttests import self_measurement_text
 
         return self_measurement_text(self.self_measurement)
+
+    def access_state(self) -> str:
+        """"own" when it was issued credentials of its own (HostAccess), "revoked" once they were, else "shared"."""
+        if hasattr(self, "access_issued"):  # services.client_access.hosts_with_access()
+            issued, revoked_at = getattr(self, "access_issued"), getattr(self, "access_revoked_at")  # noqa: B009
+        else:
+            from campaigns.models.access import HostAccess
+
+            found = list(HostAccess.objects.filter(hostname=self.hostname).values_list("revoked_at", flat=True)[:1])
+            issued, revoked_at = bool(found), found[0] if found else None
+        if not issued:
+            return "shared"
+        return "revoked" if revoked_at is not None else "own"
 
     def is_online(self) -> bool:
         age = (timezone.now() - self.last_heartbeat).total_seconds()

@@ -1,6 +1,7 @@
 """Launching a campaign and cancelling a run."""
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,8 @@ from campaigns.services.plans import PlannedJob, campaign_expand
 from campaigns.services.targets import targets_use_check, workload_targets_check
 from campaigns.services.variants import variants_launch_problems
 from campaigns.sysbench.ddl import DRIVER_LABELS, DdlError, table_ddl_statements
+
+log = logging.getLogger(__name__)
 
 
 class TargetForbidden(StateConflict):
@@ -166,15 +169,28 @@ def _run_insert(*, campaign: Campaign, jobs: Callable[[Run], list[Job]], user: A
             )
             transitions.jobs_create(jobs=jobs(run))
             transaction.on_commit(lambda: run_advance(run_id=run.pk))
-    except IntegrityError:
+    except IntegrityError as exc:
         # Only a writer that skipped the row lock gets here (the lock serialises launches): the key's run, if it
-        # made one, or the rule that was broken.
-        if idempotency_key:
+        # made one, or the rule that was broken. Any other constraint is no run in progress: said as what it is
+        # (a sequence set back behind its table's ids gave "duplicate key ... campaigns_job_pkey", #38).
+        constraint = integrity_constraint(exc)
+        if idempotency_key and constraint in ("run_unique_idempotency_key", ""):
             existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()
             if existing is not None:
                 return existing
-        raise StateConflict(f"campaign '{campaign.name}' already has a run in progress") from None
+        if constraint == "run_one_active_per_campaign":
+            raise StateConflict(f"campaign '{campaign.name}' already has a run in progress") from None
+        log.error("launching campaign %s: benchapp's database refused the run: %s", campaign.pk, exc)
+        raise StateConflict(f"the run of campaign '{campaign.name}' could not be stored: benchapp's database "
+                            f"refused it ({constraint or 'a constraint'} was violated), not because of a run in "
+                            "progress; the server's log has the details") from None
     return run
+
+
+def integrity_constraint(exc: IntegrityError) -> str:
+    """The name of the constraint an IntegrityError broke ("" when the driver does not say)."""
+    diag = getattr(exc.__cause__, "diag", None)
+    return str(getattr(diag, "constraint_name", "") or "")
 
 
 def run_cancel(*, run: Run) -> Run:

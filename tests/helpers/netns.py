@@ -72,13 +72,11 @@ class NetnsHost(Namespace):
         return self.worker
 
     def _join_command(self, env: dict[str, str]) -> list[str]:
-        from django.conf import settings
-
         state = Path(tempfile.mkdtemp(prefix=f"{self.name}-"))
         self.lab.cleanups.append(lambda: shutil.rmtree(state, ignore_errors=True))
         return join_client_command(state, hostname=self.name, database_url=env["DATABASE_URL"],
-                                   redis_url=env["REDIS_URL"], field_key=settings.FIELD_ENCRYPTION_KEYS[0],
-                                   queue=os.environ["BENCHAPP_QUEUE"], labels=self.labels, concurrency=1)
+                                   redis_url=env["REDIS_URL"], queue=os.environ["BENCHAPP_QUEUE"],
+                                   labels=self.labels, concurrency=1)
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.worker is not None:

@@ -14,8 +14,8 @@ ENCRYPTED = ((Target, "password_encrypted"), (Campaign, "webhook_url_encrypted")
 
 class Command(BaseCommand):
     help = ("Re-encrypt every stored target password and webhook URL with the first key of BENCHAPP_FIELD_KEYS "
-            "(rows written with an older key, or with the development key benchapp used to ship). Give every "
-            "client host the new key list first: they decrypt target passwords.")
+            "(rows written with an older key, or with the development key benchapp used to ship). Client hosts "
+            "hold no field key (the server seals each job's password for them): nothing to give them.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         done, unreadable = 0, []

@@ -1,0 +1,330 @@
+"""Each client host's own credentials, and nothing more (issue #38): issued by an admin for one host name, revoked
+at once.
+
+- **PostgreSQL**: a login role of its own, a member of the group role BENCHAPP_CLIENT_DB_GROUP (`benchapp_client`).
+  The group may read and write only what a client host's worker needs, and row-level security limits every row to
+  the host's own jobs: a job it has a client of, was sent a password for, or that tests the host itself. It reads
+  those jobs, their clients, runs, campaigns and targets (the catalogue of scenarios, datasets and workloads too),
+  updates its own client rows and its active jobs, inserts their samples; it cannot update a finished job, read
+  another host's, or touch auth_*, sessions, API tokens, other hosts' sealed passwords or any sequence but the
+  samples' (USAGE: nextval, never setval). Its sessions keep TCP keepalives, so that a host that vanishes frees them
+  within minutes.
+- **Redis**: an ACL user of its own, limited to the broker's queues and the commands Celery's worker uses: no
+  FLUSHALL, CONFIG, SHUTDOWN, KEYS or other dangerous commands, and not the cache's keys.
+- **Revoking** locks the role (NOLOGIN, out of the group), ends its sessions and deletes the Redis user (its
+  connections are closed): the host's next heartbeat fails.
+
+client_access_install() puts the group's grants, functions and policies in place (idempotent; issuing a host calls
+it); serve-clients.sh calls it through `manage.py client_host_issue --install-only`.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import redis
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import connection, models, transaction
+from django.utils import timezone
+from psycopg import sql
+
+from campaigns.models import (
+    Campaign,
+    ClientHost,
+    Dataset,
+    HostAccess,
+    HostSample,
+    InstanceSpec,
+    IntervalSample,
+    Job,
+    JobClient,
+    JobResult,
+    Product,
+    RoundTrip,
+    Run,
+    Scenario,
+    SealedPassword,
+    ServerSample,
+    Target,
+    Workload,
+    WorkloadVersion,
+)
+
+HOSTNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+FINISHED = "('succeeded', 'failed', 'cancelled')"
+# Server-side TCP keepalives of a client host's sessions (its role's settings): a host that vanished without closing
+# them (a reboot, a cut cable) has them ended after about 60 + 6 x 10 s instead of the kernel's 2 hours.
+ROLE_SETTINGS = {"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6"}
+
+
+@dataclass(frozen=True)
+class HostCredentials:
+    """What an issued host is given, once: its settings for scripts/join-client.sh --env-file (secrets: 0600)."""
+
+    hostname: str
+    db_role: str
+    redis_user: str
+    database_url: str
+    redis_url: str
+
+    def env_text(self) -> str:
+        return (f"# benchapp client host {self.hostname}: its own credentials (campaigns/services/client_access.py)."
+                " Secrets: keep it 0600, delete the copy once joined.\n"
+                f"DATABASE_URL={self.database_url}\nREDIS_URL={self.redis_url}\n"
+                f"BENCHAPP_HOSTNAME={self.hostname}\nBENCHAPP_QUEUE={settings.CELERY_TASK_DEFAULT_QUEUE}\n")
+
+
+def _table(model: type[models.Model]) -> sql.Identifier:
+    return sql.Identifier(model._meta.db_table)
+
+
+def _columns(model: type[models.Model], *, leave_out: Iterable[str]) -> sql.Composable:
+    left = set(leave_out)
+    names = [str(f.column) for f in model._meta.concrete_fields if f.name not in left and f.column not in left]
+    return sql.SQL(", ").join([sql.Identifier(name) for name in names])
+
+
+def _sequence(model: type[models.Model]) -> sql.Identifier:
+    return sql.Identifier(f"{model._meta.db_table}_id_seq")
+
+
+# Read-only, every row: what any job's scenario is made of (no secrets in them).
+CATALOGUE: tuple[type[models.Model], ...] = (Scenario, Dataset, Product, InstanceSpec, Workload, WorkloadVersion)
+# Under row-level security: each gets the client group's policies below, and one that lets every other role through.
+GUARDED: tuple[type[models.Model], ...] = (Job, JobClient, JobResult, IntervalSample, HostSample, ServerSample,
+                                            RoundTrip, ClientHost, SealedPassword, Target, Run, Campaign)
+
+_FUNCTIONS = """
+CREATE OR REPLACE FUNCTION benchapp_host() RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = public, pg_temp AS
+$$ SELECT hostname::text FROM campaigns_hostaccess WHERE db_role = session_user AND revoked_at IS NULL $$;
+CREATE OR REPLACE FUNCTION benchapp_host_job(bigint) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = public, pg_temp AS
+$$ SELECT EXISTS (SELECT 1 FROM campaigns_jobclient c WHERE c.job_id = $1 AND c.host_name = benchapp_host())
+       OR EXISTS (SELECT 1 FROM campaigns_sealedpassword s WHERE s.job_id = $1 AND s.host_name = benchapp_host())
+       OR EXISTS (SELECT 1 FROM campaigns_job j JOIN campaigns_target t ON t.id = j.target_id
+                  WHERE j.id = $1 AND t.kind = 'client_host' AND t.host = benchapp_host()) $$;
+CREATE OR REPLACE FUNCTION benchapp_host_job_active(bigint) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path = public, pg_temp AS
+$$ SELECT benchapp_host_job($1)
+      AND EXISTS (SELECT 1 FROM campaigns_job j WHERE j.id = $1 AND j.status NOT IN ('succeeded', 'failed',
+                                                                                     'cancelled')) $$;
+"""
+
+# (table, command, USING, WITH CHECK) for the client group; None leaves a clause out.
+_POLICIES: tuple[tuple[type[models.Model], str, str | None, str | None], ...] = (
+    (Job, "SELECT", "benchapp_host_job(id)", None),
+    (Job, "UPDATE", "benchapp_host_job_active(id)", "benchapp_host_job(id)"),
+    (JobClient, "SELECT", "benchapp_host_job(job_id)", None),
+    (JobClient, "UPDATE", f"host_name = benchapp_host() AND status NOT IN {FINISHED}",
+     "host_name = benchapp_host() AND benchapp_host_job(job_id)"),
+    # A host test's coordinator, on the host it tests, makes that job's one client.
+    (JobClient, "INSERT", None, "host_name = benchapp_host() AND benchapp_host_job_active(job_id)"),
+    (JobResult, "SELECT", "benchapp_host_job(job_id)", None),
+    (JobResult, "DELETE", "benchapp_host_job_active(job_id)", None),  # a measurement started again
+    (IntervalSample, "SELECT", "benchapp_host_job(job_id)", None),
+    (IntervalSample, "INSERT", None, "benchapp_host_job_active(job_id)"),
+    (HostSample, "SELECT", "benchapp_host_job(job_id)", None),
+    (HostSample, "INSERT", None, "benchapp_host_job_active(job_id)"),
+    (ServerSample, "SELECT", "benchapp_host_job(job_id)", None),
+    (ServerSample, "INSERT", None, "benchapp_host_job_active(job_id)"),
+    (RoundTrip, "SELECT", "host_name = benchapp_host()", None),
+    (RoundTrip, "INSERT", None, "host_name = benchapp_host() AND EXISTS (SELECT 1 FROM campaigns_job j WHERE "
+                                "j.run_id = campaigns_roundtrip.run_id AND j.target_id = campaigns_roundtrip.target_id"
+                                " AND benchapp_host_job_active(j.id))"),
+    (ClientHost, "SELECT", "hostname = benchapp_host()", None),
+    (ClientHost, "INSERT", None, "hostname = benchapp_host()"),
+    (ClientHost, "UPDATE", "hostname = benchapp_host()", "hostname = benchapp_host()"),
+    (SealedPassword, "SELECT", "host_name = benchapp_host()", None),
+    # The job policies above apply inside these subqueries: only the host's own jobs' targets, runs and campaigns.
+    (Target, "SELECT", "EXISTS (SELECT 1 FROM campaigns_job j WHERE j.target_id = campaigns_target.id) OR "
+                       "(kind = 'client_host' AND host = benchapp_host())", None),
+    (Run, "SELECT", "EXISTS (SELECT 1 FROM campaigns_job j WHERE j.run_id = campaigns_run.id)", None),
+    (Campaign, "SELECT", "EXISTS (SELECT 1 FROM campaigns_run r WHERE r.campaign_id = campaigns_campaign.id)", None),
+)
+
+
+def hosts_with_access() -> models.QuerySet[ClientHost]:
+    """Every client host with its own credentials' state (ClientHost.access_state()) in the same query."""
+    issued = HostAccess.objects.filter(hostname=models.OuterRef("hostname"))
+    return ClientHost.objects.annotate(access_issued=models.Exists(issued),
+                                       access_revoked_at=models.Subquery(issued.values("revoked_at")[:1]))
+
+
+def client_group() -> str:
+    return settings.BENCHAPP_CLIENT_DB_GROUP
+
+
+def client_access_install() -> None:
+    """The client group role (NOLOGIN), its grants, the functions its policies use and the policies themselves, in
+    benchapp's database; run again, it puts them back as they should be (a grant given since is taken away)."""
+    group = sql.Identifier(client_group())
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Roles are the cluster's: another database's installation may have made it at the same moment.
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtext('benchapp client group role'))")
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [client_group()])
+        if cursor.fetchone() is None:
+            cursor.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(group))
+        else:  # the shared login role of serve-clients.sh before #38: a group now, no one logs in as it
+            cursor.execute(sql.SQL("ALTER ROLE {} NOLOGIN PASSWORD NULL").format(group))
+        cursor.execute(sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(group))
+        cursor.execute(sql.SQL("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {}").format(group))
+        cursor.execute(sql.SQL("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM {}").format(group))
+        cursor.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(group))
+        cursor.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+            sql.Identifier(connection.settings_dict["NAME"]), group))
+        cursor.execute(_FUNCTIONS)
+        for name in ("benchapp_host()", "benchapp_host_job(bigint)", "benchapp_host_job_active(bigint)"):
+            cursor.execute(sql.SQL("REVOKE ALL ON FUNCTION {} FROM PUBLIC").format(sql.SQL(name)))
+            cursor.execute(sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}").format(sql.SQL(name), group))
+        for model in CATALOGUE:
+            cursor.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(_table(model), group))
+        grants = [
+            ("SELECT", Job), ("SELECT", JobClient), ("INSERT", JobClient), ("SELECT, DELETE", JobResult),
+            ("SELECT, INSERT", IntervalSample), ("SELECT, INSERT", HostSample), ("SELECT, INSERT", ServerSample),
+            ("SELECT, INSERT", RoundTrip), ("SELECT, INSERT", ClientHost), ("SELECT", SealedPassword),
+            ("SELECT", Run),
+        ]
+        for privileges, model in grants:
+            cursor.execute(sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(privileges), _table(model), group))
+        # Not the encrypted columns, even of its own jobs' target and campaign: it has no key for them, and its
+        # worker never selects them (models.SecretsDeferredManager).
+        for model, secret in ((Target, "password_encrypted"), (Campaign, "webhook_url_encrypted")):
+            cursor.execute(sql.SQL("GRANT SELECT ({}) ON {} TO {}").format(
+                _columns(model, leave_out=("id", secret)) + sql.SQL(", id"), _table(model), group))
+        # Updates only of what a job's execution writes: never which run, target or scenario a job is, which job
+        # or host a client is, or a host's name.
+        for model, fixed in ((Job, ("id", "run", "target", "scenario", "imported")),
+                             (JobClient, ("id", "job", "index", "host_name")), (ClientHost, ("id", "hostname"))):
+            cursor.execute(sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
+                _columns(model, leave_out=fixed), _table(model), group))
+        for model in (JobClient, IntervalSample, HostSample, ServerSample, RoundTrip, ClientHost):
+            cursor.execute(sql.SQL("GRANT USAGE ON SEQUENCE {} TO {}").format(_sequence(model), group))
+        for model in GUARDED:
+            table = _table(model)
+            cursor.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(table))
+            cursor.execute("SELECT policyname FROM pg_policies WHERE schemaname = 'public' AND tablename = %s "
+                           "AND policyname LIKE 'benchapp\\_%%'", [model._meta.db_table])
+            for (policy,) in cursor.fetchall():
+                cursor.execute(sql.SQL("DROP POLICY {} ON {}").format(sql.Identifier(policy), table))
+            # Every role that is no client host passes as before (benchapp's own, when it owns no table).
+            cursor.execute(sql.SQL(
+                "CREATE POLICY benchapp_others ON {} TO PUBLIC USING ((SELECT NOT pg_has_role(current_user, {}, "
+                "'MEMBER'))) WITH CHECK ((SELECT NOT pg_has_role(current_user, {}, 'MEMBER')))").format(
+                table, sql.Literal(client_group()), sql.Literal(client_group())))
+        for n, (model, command, using, check) in enumerate(_POLICIES):
+            clauses = [sql.SQL("USING ({})").format(sql.SQL(using))] if using else []
+            if check:
+                clauses.append(sql.SQL("WITH CHECK ({})").format(sql.SQL(check)))
+            cursor.execute(sql.SQL("CREATE POLICY {} ON {} FOR {} TO {} {}").format(
+                sql.Identifier(f"benchapp_client_{command.lower()}_{n}"), _table(model), sql.SQL(command), group,
+                sql.SQL(" ").join(clauses)))
+
+
+def db_role_name(hostname: str) -> str:
+    """The host's PostgreSQL role: its name, and a hash of it and this database's (roles are the cluster's)."""
+    digest = hashlib.sha256(f"{connection.settings_dict['NAME']}/{hostname}".encode()).hexdigest()[:10]
+    return f"bh_{digest}_{re.sub(r'[^a-z0-9_]', '_', hostname.lower())}"[:63]
+
+
+def redis_user_name(hostname: str) -> str:
+    return f"benchapp-host-{settings.CELERY_TASK_DEFAULT_QUEUE}-{hostname}"
+
+
+def hostname_check(hostname: str) -> str:
+    if not HOSTNAME_RE.match(hostname or ""):
+        raise ValidationError({"hostname": "letters, digits, '.', '_' and '-' (up to 63), starting with a letter or "
+                                           "digit"})
+    return hostname
+
+
+def broker_admin() -> redis.Redis:
+    """The broker's Redis as the server reaches it (its password: the default user's), for ACL commands."""
+    return redis.Redis.from_url(settings.BENCHAPP_BROKER_ADMIN_URL, socket_timeout=10)
+
+
+def redis_acl_rules(password: str) -> list[str]:
+    """The ACL of a client host's Redis user: its password, the broker's keys, Celery's worker's commands."""
+    queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    return ["reset", "on", f">{password}",
+            # The shared queue, the host queues and the server queue (and kombu's priority lists beside them), the
+            # exchange bindings, Celery's unacked messages, its workers' control queues.
+            f"~{queue}", f"~{queue}.*", f"~{queue}\x06*", "~_kombu.*", "~unacked", "~unacked_index",
+            "~unacked_mutex", "~*.celery.pidbox*", "~*.reply.celery.pidbox*", "~celeryev.*", "&*",
+            "-@all", "+@connection", "+@list", "+@set", "+@sortedset", "+@hash", "+@string", "+@pubsub",
+            # kombu's mutex is a Lua script: scripts run under this user's ACL too (keys and commands alike).
+            "+@transaction", "+@scripting", "+time", "+del", "+exists", "+expire", "+pexpire", "+type", "+ttl",
+            "-@dangerous", "+info", "-flushall", "-flushdb", "-config", "-shutdown", "-debug", "-keys", "-monitor",
+            "-acl", "-module", "-replicaof", "-slaveof", "-save", "-bgsave", "-bgrewriteaof", "-script|flush",
+            "-script|kill", "-function"]
+
+
+def client_host_issue(*, hostname: str, user: Any = None, server_address: str | None = None,
+                      pg_port: int | None = None, redis_port: int | None = None) -> HostCredentials:
+    """Issues (or issues again, with new passwords) the credentials of one client host name; returns them, the only
+    time they are shown. The host's worker joins with them under that name only."""
+    hostname_check(hostname)
+    client_access_install()
+    role = db_role_name(hostname)
+    db_password = secrets.token_urlsafe(24)
+    redis_password = secrets.token_urlsafe(24)
+    redis_user = redis_user_name(hostname)
+    connection.ensure_connection()
+    raw = connection.connection
+    # The SCRAM verifier is made here: the statement (and any log of it) carries no password.
+    verifier = raw.pgconn.encrypt_password(db_password.encode(), role.encode(), b"scram-sha-256").decode()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role])
+        exists = cursor.fetchone() is not None
+        # Its privileges come from the group (INHERIT), its rows from its own name (benchapp_host()).
+        cursor.execute(sql.SQL("{} ROLE {} LOGIN INHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD {}").format(
+            sql.SQL("ALTER" if exists else "CREATE"), sql.Identifier(role), sql.Literal(verifier)))
+        cursor.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(client_group()), sql.Identifier(role)))
+        for name, value in ROLE_SETTINGS.items():
+            cursor.execute(sql.SQL("ALTER ROLE {} SET {} = {}").format(sql.Identifier(role), sql.Identifier(name),
+                                                                       sql.Literal(value)))
+        HostAccess.objects.update_or_create(hostname=hostname, defaults={
+            "db_role": role, "redis_user": redis_user, "issued_at": timezone.now(),
+            "issued_by": user if getattr(user, "is_authenticated", False) else None,
+            "revoked_at": None, "revoked_by": None})
+        broker_admin().execute_command("ACL", "SETUSER", redis_user, *redis_acl_rules(redis_password))
+    db = connection.settings_dict
+    broker = urlsplit(settings.CELERY_BROKER_URL)
+    address = server_address or db.get("HOST") or "127.0.0.1"
+    database_url = (f"postgres://{role}:{quote(db_password, safe='')}@{address}:{pg_port or db.get('PORT') or 5432}"
+                    f"/{db['NAME']}")
+    redis_url = (f"redis://{quote(redis_user, safe='')}:{quote(redis_password, safe='')}@"
+                 f"{server_address or broker.hostname}:{redis_port or broker.port or 6379}{broker.path or '/0'}")
+    return HostCredentials(hostname=hostname, db_role=role, redis_user=redis_user, database_url=database_url,
+                           redis_url=redis_url)
+
+
+def client_host_revoke(*, hostname: str, user: Any = None) -> HostAccess:
+    """Ends all a client host may do, at once: its role can no longer log in (and is out of the client group), its
+    sessions are ended, its Redis user is deleted (which closes its connections), and its ClientHost row shows it
+    offline from its last heartbeat on. ValidationError when the name was never issued credentials."""
+    access = HostAccess.objects.filter(hostname=hostname).first()
+    if access is None:
+        raise ValidationError({"hostname": f"client host {hostname} has no credentials of its own to revoke"})
+    role = sql.Identifier(access.db_role)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [access.db_role])
+        if cursor.fetchone() is not None:
+            cursor.execute(sql.SQL("ALTER ROLE {} NOLOGIN PASSWORD NULL").format(role))
+            cursor.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(client_group()), role))
+        HostAccess.objects.filter(pk=access.pk).update(
+            revoked_at=timezone.now(), revoked_by=user if getattr(user, "is_authenticated", False) else None)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                       [access.db_role])
+    if access.redis_user:
+        # Deleting the user closes the connections it authenticated (Redis 6.2 and later).
+        broker_admin().execute_command("ACL", "DELUSER", access.redis_user)
+    access.refresh_from_db()
+    return access
