@@ -427,18 +427,27 @@ LOGGING = {
                    "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}",
                                      "style": "{"}},
     # A share link's token never reaches a log (Django logs the path of every 404, runserver every request).
-    "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"}},
+    "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"},
+                "request_ids": {"()": "benchapp.requestid.RequestIdFilter"},
+                "routine_tasks": {"()": "campaigns.logfilters.RoutineTaskFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["share_tokens"],
                              "formatter": "json" if BENCHAPP_LOG_FORMAT == "json" else "plain"},
                  "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"}},
     # On the loggers too: their records reach Django's own handlers (DEBUG's console, runserver's) before ours.
-    "loggers": {"django.request": {"filters": ["share_tokens"]},
+    "loggers": {"django.request": {"filters": ["request_ids", "share_tokens"]},
+                **{name: {"filters": ["routine_tasks"]} for name in ("celery.beat", "celery.worker.strategy",
+                                                                      "celery.app.trace")},
                 "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False,
                                   "filters": ["share_tokens"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 if BENCHAPP_LOG_FORMAT == "json":  # python-json-logger, imported only then
     LOGGING["formatters"]["json"] = {"()": "benchapp.logs.JsonFormatter"}  # type: ignore[index]
+    # Python's warnings (DeprecationWarning, RuntimeWarning …) go to the `py.warnings` logger, and from there to the
+    # JSON handler, instead of plain text on stderr.
+    import logging as _logging
+
+    _logging.captureWarnings(True)
 # Celery's worker formats its own lines unless told to leave the root logger alone: in JSON mode it does, so that
 # the worker writes the same JSON as the web; in text mode its format gains the request id.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = BENCHAPP_LOG_FORMAT != "json"

@@ -18,6 +18,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import run_advance
+from campaigns.execution.outcomes import job_ended_log
 from campaigns.execution.phases import target_connection
 from campaigns.execution.variants import variant_restore
 from campaigns.execution.verdict import job_judge
@@ -249,6 +250,7 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
         log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
                     status)
         return
+    job_ended_log(job_id=job.pk)  # a WARNING when it failed or ended invalid (with whatever won meanwhile)
     if job.variant_settings:  # the variant's settings go back as the job ends, whatever its end
         variant_restore(job_id=job.pk)
     results_changed()  # a job that just succeeded joins the comparisons
