@@ -65,6 +65,11 @@ BENCHAPP_ADMIN_PASSWORD = local_secrets.secret(_SECRETS, "BENCHAPP_ADMIN_PASSWOR
 # `manage.py rotate_field_key`, then drop the old one. The key the repository used to ship only ever decrypts.
 FIELD_ENCRYPTION_KEYS = envlist("BENCHAPP_FIELD_KEYS", "") or [local_secrets.secret(_SECRETS, "BENCHAPP_FIELD_KEY")]
 FIELD_DECRYPTION_ONLY_KEYS = list(local_secrets.PUBLIC_FIELD_KEYS)
+# Where the field key came from, for the start-up check that refuses a key that reads none of the database's
+# encrypted values (campaigns/keycheck.py: a database restored without its secrets file).
+BENCHAPP_SECRETS_PATH = str(_SECRETS_PATH)
+BENCHAPP_FIELD_KEY_MADE_NOW = ("BENCHAPP_FIELD_KEY" in local_secrets.MADE_NOW
+                               and not os.environ.get("BENCHAPP_FIELD_KEYS") and not os.environ.get("BENCHAPP_FIELD_KEY"))
 if not DEBUG:
     _public = {"SECRET_KEY": SECRET_KEY in local_secrets.PUBLIC_SECRET_KEYS,
                "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] in local_secrets.PUBLIC_FIELD_KEYS}

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from celery import current_app
-from celery.signals import beat_init, celeryd_after_setup, task_retry, worker_ready, worker_shutdown
+from celery.signals import beat_init, celeryd_after_setup, task_retry, worker_init, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
@@ -105,7 +105,17 @@ def _count_retry(sender: Any = None, **kwargs: Any) -> None:
         metrics.webhook_retry_count()
 
 
+def _refuse_a_foreign_key(**kwargs: Any) -> None:
+    """A worker or beat whose field key reads none of the database's encrypted values does not start (the process
+    exits with the message: campaigns/keycheck.py); a SystemExit is what Celery's signal dispatch lets through."""
+    from campaigns.keycheck import start_refused_unless_key_reads
+
+    start_refused_unless_key_reads()
+
+
 def signals_connect() -> None:
+    worker_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-worker-key-check")
+    beat_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-beat-key-check")
     task_retry.connect(_count_retry, dispatch_uid="benchapp-count-retry")
     celeryd_after_setup.connect(_add_host_queue, dispatch_uid="benchapp-host-queue")
     worker_ready.connect(_register_host, dispatch_uid="benchapp-register-host")
