@@ -14,6 +14,13 @@ KEYLESS_COMMANDS = {"help", "--help", "-h", "version", "--version", "check", "ma
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchapp.settings")
+    if len(sys.argv) > 1 and sys.argv[1] in ("worker_health", "beat_health"):
+        # Run every few seconds by a health check: Redis read, no Django set-up, no PostgreSQL, no Celery app
+        # (benchapp/liveness.py).
+        os.environ["BENCHAPP_LIVENESS_ONLY"] = "1"
+        from benchapp.liveness import main as liveness_main
+
+        sys.exit(liveness_main(sys.argv[1:]))
     from django.core.management import execute_from_command_line
 
     if len(sys.argv) > 1 and sys.argv[1] not in KEYLESS_COMMANDS:

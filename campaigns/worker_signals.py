@@ -12,11 +12,20 @@ import threading
 from typing import Any
 
 from celery import current_app
-from celery.signals import beat_init, celeryd_after_setup, task_retry, worker_init, worker_ready, worker_shutdown
+from celery.signals import (
+    beat_init,
+    before_task_publish,
+    celeryd_after_setup,
+    task_retry,
+    worker_init,
+    worker_ready,
+    worker_shutdown,
+)
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from benchapp import pulse
 from campaigns import execution
 
 log = logging.getLogger(__name__)
@@ -30,7 +39,12 @@ def _add_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 
 def _beat_forever(interval_s: float) -> None:
+    """The host's heartbeat in the database (what /readyz, the hosts' online state and job placement read), written
+    only while the worker's consumer pulses (benchapp/liveness.py): a worker whose consumer stopped consuming goes
+    offline after BENCHAPP_HOST_OFFLINE_S, however alive this thread is."""
     while not _stop.wait(interval_s):
+        if not pulse.pulse_fresh(max_age_s=3 * interval_s):
+            continue  # the consumer's step said why when it stopped consuming
         try:
             close_old_connections()
             execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME)
@@ -62,6 +76,8 @@ def _watch_for_no_worker(interval_s: float) -> None:
 
 
 def _start_beat_watch(**kwargs: Any) -> None:
+    # beat's liveness: the time of the last task it sent (benchapp/liveness.py, manage.py beat_health).
+    before_task_publish.connect(pulse.beat_sent, dispatch_uid="benchapp-beat-sent", weak=False)
     threading.Thread(target=_watch_for_no_worker, args=(settings.BENCHAPP_NO_WORKER_CHECK_S,), daemon=True,
                      name="benchapp-no-worker-watch").start()
     log.info("beat watches for runs without a live worker every %s s", settings.BENCHAPP_NO_WORKER_CHECK_S)
@@ -114,6 +130,7 @@ def _refuse_a_foreign_key(**kwargs: Any) -> None:
 
 
 def signals_connect() -> None:
+    before_task_publish.connect(pulse.stamp_sent_at, dispatch_uid="benchapp-sent-at", weak=False)
     worker_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-worker-key-check")
     beat_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-beat-key-check")
     task_retry.connect(_count_retry, dispatch_uid="benchapp-count-retry")

@@ -207,32 +207,3 @@ def test_collected_static_files_have_hashed_names_and_a_long_cache(tmp_path, set
         middleware = WhiteNoiseMiddleware(lambda request: None)
         headers = middleware.files[f"/static/{hashed}"].get_response("GET", {}).headers
     assert dict(headers)["Cache-Control"] == "max-age=315360000, public, immutable"
-
-
-# ---------------------------------------------------------------- worker and beat health commands
-
-def test_worker_health_passes_while_the_hosts_heartbeat_is_fresh_and_says_why_not():
-    from django.core.management import CommandError, call_command
-
-    with pytest.raises(CommandError, match="no heartbeat yet"):
-        call_command("worker_health", hostname="w-all")
-    host = _live_worker("all")
-    call_command("worker_health", hostname="w-all")
-    ClientHost.objects.filter(pk=host.pk).update(last_heartbeat=timezone.now() - timezone.timedelta(minutes=5))
-    with pytest.raises(CommandError, match="last heartbeat 300 s ago"):
-        call_command("worker_health", hostname="w-all")
-
-
-def test_beat_health_passes_while_beat_sends_its_reconcile_task():
-    from django.core.management import CommandError, call_command
-    from django_celery_beat.models import IntervalSchedule, PeriodicTask
-
-    with pytest.raises(CommandError, match="never sent"):
-        call_command("beat_health")
-    every = IntervalSchedule.objects.create(every=10, period=IntervalSchedule.SECONDS)
-    task = PeriodicTask.objects.create(name="benchapp-reconcile-jobs", task="campaigns.tasks.jobs_reconcile_task",
-                                       interval=every, last_run_at=timezone.now())
-    call_command("beat_health")
-    PeriodicTask.objects.filter(pk=task.pk).update(last_run_at=timezone.now() - timezone.timedelta(minutes=10))
-    with pytest.raises(CommandError, match="last sent 600 s ago"):
-        call_command("beat_health")

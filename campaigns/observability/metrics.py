@@ -9,9 +9,11 @@ PostgreSQL does not keep, a webhook's retry, is counted in the broker's Redis by
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from benchapp.pulse import SENT_AT_HEADER
 from campaigns.execution.hosts import server_queue
 from campaigns.models import ClientHost, HostSample, IntervalSample, Job, Regression, Run, ServerSample
 
@@ -55,6 +58,17 @@ _WAIT_REASONS = (
 # kombu's Redis transport keeps a queue's messages of priority n > 0 in "<queue>\x06\x16<n>".
 _PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
 WEBHOOK_RETRIES_KEY = "benchapp:metrics:{queue}:webhook_retries"
+
+
+def _sent_at(raw: bytes | None) -> float | None:
+    """When a queued message was sent (its benchapp_sent_at header, benchapp/pulse.py), None if it does not say."""
+    if raw is None:
+        return None
+    try:
+        sent = json.loads(raw).get("headers", {}).get(SENT_AT_HEADER)
+        return float(sent) if sent is not None else None
+    except (ValueError, AttributeError, TypeError):
+        return None
 
 
 def wait_reason_kind(reason: str) -> str:
@@ -148,17 +162,27 @@ class BenchappCollector(Collector):
         length = GaugeMetricFamily("benchapp_celery_queue_length", "Messages waiting in each Celery queue (Redis)",
                                    labels=["queue"])
         retries = CounterMetricFamily("benchapp_webhook_retries", "Webhook deliveries retried after a failure")
+        oldest = GaugeMetricFamily("benchapp_celery_queue_oldest_age_seconds",
+                                   "Seconds the oldest message of each Celery queue has waited (0 when empty)",
+                                   labels=["queue"])
         up = GaugeMetricFamily("benchapp_broker_up", "1 when the broker's Redis answered this scrape")
         try:
             client = broker_redis()
             pipe = client.pipeline(transaction=False)
-            for queue in dict.fromkeys(queues):
+            names = list(dict.fromkeys(queues))
+            for queue in names:
                 for suffix in _PRIORITY_SUFFIXES:
                     pipe.llen(queue + suffix)
+                    pipe.lindex(queue + suffix, -1)  # kombu LPUSHes and BRPOPs: the right end waited longest
             pipe.get(WEBHOOK_RETRIES_KEY.format(queue=shared))
             answers = pipe.execute()
-            for i, queue in enumerate(dict.fromkeys(queues)):
-                length.add_metric([queue], sum(answers[i * len(_PRIORITY_SUFFIXES):(i + 1) * len(_PRIORITY_SUFFIXES)]))
+            now_s = time.time()
+            width = 2 * len(_PRIORITY_SUFFIXES)
+            for i, queue in enumerate(names):
+                part = answers[i * width:(i + 1) * width]
+                length.add_metric([queue], sum(part[0::2]))
+                oldest.add_metric([queue], max([0.0, *(now_s - sent for sent in map(_sent_at, part[1::2])
+                                                      if sent is not None)]))
             retries.add_metric([], int(answers[-1] or 0))
             up.add_metric([], 1)
         except Exception as exc:  # the scrape still answers: the queue series are missing, broker_up says why
@@ -167,6 +191,7 @@ class BenchappCollector(Collector):
             yield up
             return
         yield length
+        yield oldest
         yield retries
         yield up
 
