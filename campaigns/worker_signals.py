@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from benchapp import pulse
+from benchapp import drain, pulse
 from campaigns import execution
 
 log = logging.getLogger(__name__)
@@ -33,9 +33,21 @@ _stop = threading.Event()
 
 
 def _add_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
+    _drain_command_register()
     instance.app.amqp.queues.select_add(execution.host_queue(settings.BENCHAPP_HOSTNAME))
     if settings.BENCHAPP_WORKER_ROLE != "client":
         instance.app.amqp.queues.select_add(execution.server_queue())
+
+
+def _drain_command_register() -> None:
+    """The worker's remote-control command `benchapp_drain` (manage.py worker_drain; campaigns.execution.drain)."""
+    from celery.worker.control import control_command
+
+    from campaigns.execution.drain import CONTROL_COMMAND, host_drain_here
+
+    @control_command(name=CONTROL_COMMAND, args=[("hostname", str)], signature="<hostname>")
+    def benchapp_drain(state: Any, hostname: str = "", **_: Any) -> dict[str, Any]:
+        return host_drain_here(consumer=state.consumer, hostname=hostname)
 
 
 def _beat_forever(interval_s: float) -> None:
@@ -43,8 +55,8 @@ def _beat_forever(interval_s: float) -> None:
     only while the worker's consumer pulses (benchapp/liveness.py): a worker whose consumer stopped consuming goes
     offline after BENCHAPP_HOST_OFFLINE_S, however alive this thread is."""
     while not _stop.wait(interval_s):
-        if not pulse.pulse_fresh(max_age_s=3 * interval_s):
-            continue  # the consumer's step said why when it stopped consuming
+        if drain.is_draining() or not pulse.pulse_fresh(max_age_s=3 * interval_s):
+            continue  # draining: offline on purpose; else the consumer's step said why it stopped consuming
         try:
             close_old_connections()
             execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME)
