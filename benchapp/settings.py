@@ -268,6 +268,11 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A prefork pool process is replaced once it has run this many tasks, or after a task that left it over this resident
+# size (KB): a regression check loads numpy and scipy (60-80 MB) in the process that runs it, which would keep them
+# for good. Not for the threads pool (a client host's worker), which has no process to replace.
+CELERY_WORKER_MAX_TASKS_PER_CHILD = envint("BENCHAPP_WORKER_MAX_TASKS_PER_CHILD", "100") or None
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("BENCHAPP_WORKER_MAX_MEMORY_KB", "200000") or None
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BENCHAPP_QUEUE", "benchapp")
 CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", str(48 * 3600))
 CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", str(48 * 3600 - 60))

@@ -18,6 +18,11 @@ import os
 from typing import Any
 
 preload_app = True
+# Each worker is replaced after about WEB_MAX_REQUESTS requests (jitter: not all at once): the one that served a
+# comparison carries numpy and scipy (60-80 MB) from then on, and its replacement is forked from the master, which never
+# loads them (campaigns/lazy.py). 0 turns it off.
+max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "500"))
+max_requests_jitter = max(0, max_requests // 10)
 # gunicorn 27's control socket defaults to one path per user ($HOME/.gunicorn/gunicorn.ctl): a second server of the
 # same user (tests, another port) would take it over. benchapp does not use it.
 control_socket_disable = True
