@@ -89,6 +89,9 @@ def test_metrics_show_benchapp_series(client):
     assert 'benchapp_samples_stored_total{kind="interval"}' in text
     assert 'benchapp_job_phase_duration_seconds_bucket{le="+Inf",phase="run"}' in text
     assert "benchapp_regression_checks_total" in text and 'benchapp_notifications_total{outcome="failed"}' in text
+    assert 'benchapp_regressions_found_total{kind="regression"}' in text
+    assert "benchapp_build_info{commit=" in text and "benchapp_database_up 1.0" in text
+    assert "benchapp_run_progress_age_max_seconds" in text and "run=" not in text
     assert "benchapp_webhook_retries_total" in text
     assert 'benchapp_http_request_duration_seconds_count{method="GET",status="200",view="healthz"}' in text
 
@@ -207,3 +210,36 @@ def test_collected_static_files_have_hashed_names_and_a_long_cache(tmp_path, set
         middleware = WhiteNoiseMiddleware(lambda request: None)
         headers = middleware.files[f"/static/{hashed}"].get_response("GET", {}).headers
     assert dict(headers)["Cache-Control"] == "max-age=315360000, public, immutable"
+
+
+def test_regression_counters_only_go_up_when_the_rows_they_counted_are_deleted(client):
+    from campaigns.counters import counter_add
+
+    def checks() -> float:
+        line = next(x for x in client.get("/metrics").content.decode().splitlines()
+                    if x.startswith("benchapp_regression_checks_total "))
+        return float(line.split()[-1])
+
+    before = checks()
+    counter_add("regression_checks")
+    run = services.campaign_launch(campaign=CampaignFactory(targets=[TargetFactory()],
+                                                            scenarios=[ScenarioFactory(time_s=1)]))
+    assert checks() == before + 1
+    run.delete()
+    assert checks() == before + 1
+
+
+@pytest.mark.slow  # a fresh Django process: 2 s
+def test_metrics_answer_503_in_the_exposition_format_while_postgresql_is_away():
+    from tests.helpers.servers import free_port
+
+    code = ("import django; django.setup(); from django.test import Client; r = Client().get('/metrics'); "
+            "print(r.status_code, r['Content-Type']); print(r.content.decode())")
+    away = f"postgres://postgres@127.0.0.1:{free_port()}/benchapp"  # nothing listens: what a stopped server gives
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchapp.settings", "DATABASE_URL": away},
+                         check=True)
+    status, body = out.stdout.split("\n", 1)
+    assert status == "503 text/plain; version=0.0.4; charset=utf-8", out.stdout + out.stderr
+    assert "benchapp_database_up 0.0" in body and "benchapp_build_info{" in body
+    assert "<html" not in body.lower()

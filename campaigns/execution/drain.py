@@ -54,7 +54,7 @@ def _running(app: Any, node: str) -> int:
 
 def host_drain(*, hostname: str, wait_s: float = 0.0, poll_s: float = 2.0) -> Drained:
     """Asks the worker of `hostname` to drain; given wait_s, waits that long at most for its running tasks to end."""
-    from benchapp.celery import app
+    from celery import current_app as app  # benchapp's (benchapp/__init__.py makes it first)
 
     replies = app.control.broadcast(CONTROL_COMMAND, arguments={"hostname": hostname}, reply=True, timeout=5)
     answers = {node: answer for reply in replies or [] for node, answer in reply.items() if "ok" in answer}
