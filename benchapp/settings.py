@@ -513,6 +513,15 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": BENCHAPP_RECONCILE_S,
     },
 }
+# Expired sessions and django-axes' access records older than this many days are deleted daily
+# (campaigns/services/retention.py; `manage.py retention_sweep --dry-run` says what would go).
+BENCHAPP_ACCESS_LOG_KEEP_DAYS = envint("BENCHAPP_ACCESS_LOG_KEEP_DAYS", "90")
+if BENCHAPP_ACCESS_LOG_KEEP_DAYS < 1:
+    raise ValueError("BENCHAPP_ACCESS_LOG_KEEP_DAYS must be at least 1")
+CELERY_BEAT_SCHEDULE["benchapp-retention-sweep"] = {
+    "task": "campaigns.tasks.retention_sweep_task",
+    "schedule": 24 * 3600.0,
+}
 if BENCHAPP_SELF_MEASURE:
     CELERY_BEAT_SCHEDULE["benchapp-hosts-self-measure"] = {
         "task": "campaigns.tasks.hosts_self_measure_due_task",

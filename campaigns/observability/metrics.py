@@ -254,6 +254,11 @@ class BenchappCollector(Collector):
             for outcome in ("sent", "failed"):
                 notes.add_metric([outcome], counted.get(field("notifications", {"outcome": outcome}), 0.0))
             yield notes
+            swept = CounterMetricFamily("benchapp_retention_deleted", "Rows the daily retention sweep deleted, by kind",
+                                        labels=["kind"])
+            for kind in ("sessions", "access_logs", "access_failures", "access_attempts"):
+                swept.add_metric([kind], counted.get(field("retention_deleted", {"kind": kind}), 0.0))
+            yield swept
         pending = GaugeMetricFamily("benchapp_notifications_pending", "Regressions not notified yet")
         pending.add_metric([], Regression.objects.filter(notified_at__isnull=True, notification_error="").count())
         yield pending
