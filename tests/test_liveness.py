@@ -123,3 +123,16 @@ def test_metrics_say_how_long_the_oldest_message_of_a_queue_has_waited():
         assert f'benchapp_celery_queue_length{{queue="{queue}"}} 2.0' in text
     finally:
         liveness.redis_client().delete(queue)
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_client_hosts_worker_in_threads_pulses_too(make_worker):
+    hostname = f"client-pulse-{os.getpid()}"
+    worker = make_worker(hostname, extra_env={"BENCHAPP_WORKER_ROLE": "client"})
+    wait_for(lambda: _health("worker_health", "--hostname", hostname, BENCHAPP_WORKER_ROLE="client")[0] == 0,
+             timeout_s=30, what="the client worker's consumer to pulse")
+    assert "(thread)" in worker.log_text()  # the pool of a client host's worker: its consumer's timer is a thread's
+    time.sleep(3)  # a few beats of the database heartbeat, which beats only while the pulse is fresh
+    host = ClientHost.objects.get(hostname=hostname)
+    assert (timezone.now() - host.last_heartbeat).total_seconds() < 5
