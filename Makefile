@@ -6,6 +6,8 @@
 #   make check   the fast loop (under 90 s): ruff, mypy, makemigrations --check, the import contract, and the tests
 #                that need no Celery worker, browser or fuzzing
 #   make test    make check, then every other test (workers, sysbench, browser, schema fuzzing)
+#   make upgrade with `make run` going in another shell, after a `git pull`: packages, migrate, static files, then the
+#                worker drained (its job finishes, no new one) and restarted, then web and beat restarted
 #   make bench   runs every bench/*.py with the venv's python but bench/faults.py (about 40 min: run it alone)
 #
 # PORT picks the web port (default 8000): `PORT=8080 make run`.
@@ -23,12 +25,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: help setup setup-dev run check test bench
+.PHONY: help setup setup-dev run upgrade check test bench
 
 help:
 	@echo "make run     set up, migrate, load demo data, serve on http://127.0.0.1:$(PORT)/ with worker and beat"
 	@echo "make check   set up, then ruff, mypy, makemigrations --check, lint-imports, the fast tests (< 90 s)"
 	@echo "make test    make check, then every other test (workers, sysbench, browser, schema fuzzing)"
+	@echo "make upgrade after a git pull, with make run going: migrate, drain and restart the worker, restart web and beat"
 	@echo "make bench   set up, then run every bench/*.py"
 	@echo "make setup   only scripts/setup.sh (packages, services, databases, .venv, front end)"
 
@@ -49,6 +52,18 @@ run: setup
 	@echo "Log in as user 'admin' with the password load_demo printed above."
 	@echo
 	BENCHAPP_PORT=$(PORT) exec bash scripts/supervise.sh
+
+# Migrations first, while the old code still runs (benchapp's migrations add, never drop or rename in the same release:
+# docs/operations.md, "Upgrades"); then the worker drained, so that its restart loses no job, and restarted; web and
+# beat last (gunicorn preloads the application: a HUP would not load the new code, a restart does).
+DRAIN_WAIT_S ?= 3900
+upgrade: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput
+	$(PY) manage.py worker_drain --wait $(DRAIN_WAIT_S)
+	bash scripts/supervise.sh ctl restart worker
+	bash scripts/supervise.sh ctl restart web beat
+	bash scripts/supervise.sh ctl status
 
 # The fast tests: no Celery worker, no browser, no schema fuzzing (markers in pyproject.toml).
 FAST := not integration and not browser and not slow

@@ -9,6 +9,8 @@ import redis
 from celery import Celery
 from kombu.transport import redis as kombu_redis
 
+from benchapp.pulse import ConsumerPulse
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchapp.settings")
 # Celery runs Django's system checks when a worker or beat starts, and the URL checks import every view and the API
 # (30-40 MB in each process, and in each pool process forked from it). Neither serves a view: `manage.py migrate`,
@@ -58,3 +60,5 @@ if not getattr(_original_connparams, "benchapp_guarded", False):
 app = Celery("benchapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The worker's liveness is its consumer's: a step of the consumer pulses while it consumes (benchapp/liveness.py).
+app.steps["consumer"].add(ConsumerPulse)

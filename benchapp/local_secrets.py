@@ -34,6 +34,11 @@ GENERATED = {
 }
 
 
+# The names this process generated (rather than read from the file or another process's write): a field key made now
+# over a database of encrypted values means the file was lost (campaigns/keycheck.py refuses to start then).
+MADE_NOW: set[str] = set()
+
+
 def _read(path: Path) -> dict[str, str]:
     values = {}
     for line in path.read_text().splitlines():
@@ -65,6 +70,7 @@ def local_secrets(path: Path, *, write: bool = True) -> dict[str, str]:
             out.writelines(f"{name}={value}\n" for name, value in values.items())
         try:
             os.link(temporary, path)  # the first process to start wins; the others read what it wrote
+            MADE_NOW.update(missing)
         except FileExistsError:
             values = {**_read(path), **{k: v for k, v in values.items() if k not in _read(path)}}
         finally:
@@ -86,6 +92,7 @@ def _add_missing(path: Path) -> dict[str, str]:
                 held.write("\n")
             held.writelines(f"{name}={value}\n" for name, value in missing.items())
             values.update(missing)
+            MADE_NOW.update(missing)
     os.chmod(path, 0o600)
     return values
 

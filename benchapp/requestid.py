@@ -48,6 +48,17 @@ def _record_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
     return record
 
 
+class RequestIdFilter(logging.Filter):
+    """django.request's lines (4xx and 5xx answers) are written by Django's handler after the middleware has left the
+    request's context, so the record factory found no id: the id comes from the request the record carries."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        value = getattr(getattr(record, "request", None), "request_id", None)
+        if value and getattr(record, "request_id", "-") == "-":
+            record.request_id = value
+        return True
+
+
 def logging_install() -> None:
     """Every log record gets `request_id`, whichever handler formats it (Django's, Celery's, gunicorn's)."""
     if logging.getLogRecordFactory() is not _record_factory:

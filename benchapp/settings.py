@@ -65,6 +65,12 @@ BENCHAPP_ADMIN_PASSWORD = local_secrets.secret(_SECRETS, "BENCHAPP_ADMIN_PASSWOR
 FIELD_ENCRYPTION_KEYS = (envlist("BENCHAPP_FIELD_KEYS", "") or [local_secrets.secret(_SECRETS, "BENCHAPP_FIELD_KEY")]
                          if not _CLIENT_HOST else [local_secrets.GENERATED["BENCHAPP_FIELD_KEY"]()])
 FIELD_DECRYPTION_ONLY_KEYS = list(local_secrets.PUBLIC_FIELD_KEYS) if not _CLIENT_HOST else []
+# Where the field key came from, for the start-up check that refuses a key that reads none of the database's
+# encrypted values (campaigns/keycheck.py: a database restored without its secrets file). A client host holds no
+# field key (its passwords come sealed for it), so it has nothing to check.
+BENCHAPP_SECRETS_PATH = str(_SECRETS_PATH)
+BENCHAPP_FIELD_KEY_MADE_NOW = (not _CLIENT_HOST and "BENCHAPP_FIELD_KEY" in local_secrets.MADE_NOW
+                               and not os.environ.get("BENCHAPP_FIELD_KEYS") and not os.environ.get("BENCHAPP_FIELD_KEY"))
 if not DEBUG:
     _public = {"SECRET_KEY": SECRET_KEY in local_secrets.PUBLIC_SECRET_KEYS,
                "BENCHAPP_FIELD_KEY": FIELD_ENCRYPTION_KEYS[0] in local_secrets.PUBLIC_FIELD_KEYS}
@@ -274,6 +280,11 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A prefork pool process is replaced once it has run this many tasks, or after a task that left it over this resident
+# size (KB): a regression check loads numpy and scipy (60-80 MB) in the process that runs it, which would keep them
+# for good. Not for the threads pool (a client host's worker), which has no process to replace.
+CELERY_WORKER_MAX_TASKS_PER_CHILD = envint("BENCHAPP_WORKER_MAX_TASKS_PER_CHILD", "100") or None
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = envint("BENCHAPP_WORKER_MAX_MEMORY_KB", "200000") or None
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BENCHAPP_QUEUE", "benchapp")
 CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", str(48 * 3600))
 CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", str(48 * 3600 - 60))
@@ -445,18 +456,27 @@ LOGGING = {
                    "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}",
                                      "style": "{"}},
     # A share link's token never reaches a log (Django logs the path of every 404, runserver every request).
-    "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"}},
+    "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"},
+                "request_ids": {"()": "benchapp.requestid.RequestIdFilter"},
+                "routine_tasks": {"()": "campaigns.logfilters.RoutineTaskFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["share_tokens"],
                              "formatter": "json" if BENCHAPP_LOG_FORMAT == "json" else "plain"},
                  "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"}},
     # On the loggers too: their records reach Django's own handlers (DEBUG's console, runserver's) before ours.
-    "loggers": {"django.request": {"filters": ["share_tokens"]},
+    "loggers": {"django.request": {"filters": ["request_ids", "share_tokens"]},
+                **{name: {"filters": ["routine_tasks"]} for name in ("celery.beat", "celery.worker.strategy",
+                                                                      "celery.app.trace")},
                 "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False,
                                   "filters": ["share_tokens"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 if BENCHAPP_LOG_FORMAT == "json":  # python-json-logger, imported only then
     LOGGING["formatters"]["json"] = {"()": "benchapp.logs.JsonFormatter"}  # type: ignore[index]
+    # Python's warnings (DeprecationWarning, RuntimeWarning …) go to the `py.warnings` logger, and from there to the
+    # JSON handler, instead of plain text on stderr.
+    import logging as _logging
+
+    _logging.captureWarnings(True)
 # Celery's worker formats its own lines unless told to leave the root logger alone: in JSON mode it does, so that
 # the worker writes the same JSON as the web; in text mode its format gains the request id.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = BENCHAPP_LOG_FORMAT != "json"
@@ -511,6 +531,15 @@ CELERY_BEAT_SCHEDULE = {
         "task": "campaigns.tasks.jobs_reconcile_task",
         "schedule": BENCHAPP_RECONCILE_S,
     },
+}
+# Expired sessions and django-axes' access records older than this many days are deleted daily
+# (campaigns/services/retention.py; `manage.py retention_sweep --dry-run` says what would go).
+BENCHAPP_ACCESS_LOG_KEEP_DAYS = envint("BENCHAPP_ACCESS_LOG_KEEP_DAYS", "90")
+if BENCHAPP_ACCESS_LOG_KEEP_DAYS < 1:
+    raise ValueError("BENCHAPP_ACCESS_LOG_KEEP_DAYS must be at least 1")
+CELERY_BEAT_SCHEDULE["benchapp-retention-sweep"] = {
+    "task": "campaigns.tasks.retention_sweep_task",
+    "schedule": 24 * 3600.0,
 }
 if BENCHAPP_SELF_MEASURE:
     CELERY_BEAT_SCHEDULE["benchapp-hosts-self-measure"] = {

@@ -1,7 +1,10 @@
-"""Logging filters: a share link's token is a secret, so no log line carries it.
+"""Logging filters: a share link's token is a secret, so no log line carries it; routine tasks say nothing.
 
 Django logs the path of every 4xx/5xx answer ("Not Found: /s/<token>/") and the development server every request
-line; this filter, on every handler (settings.LOGGING), writes `/s/***/` instead. It imports no model: logging is
+line; ShareTokenFilter, on every handler (settings.LOGGING), writes `/s/***/` instead. RoutineTaskFilter mutes
+Celery's INFO lines ("Sending due task", "received", "succeeded") of the tasks that run every few seconds whether
+or not there is work (the reconciler, the worker's heartbeat): three lines every 10 s were 4 MB of log a day. Those
+tasks log themselves when they do something; their failures (ERROR) still show. It imports no model: logging is
 configured before the apps are.
 """
 from __future__ import annotations
@@ -24,4 +27,23 @@ class ShareTokenFilter(logging.Filter):
         elif isinstance(record.args, dict):  # in place: gunicorn's access atoms are a dict of its own class
             for key, value in record.args.items():
                 record.args[key] = mask(value)
+        return True
+
+
+# Tasks that run every few seconds whatever there is to do: their routine INFO lines are muted.
+ROUTINE_TASKS = frozenset({"campaigns.tasks.jobs_reconcile_task", "campaigns.tasks.worker_heartbeat_task"})
+
+
+class RoutineTaskFilter(logging.Filter):
+    """On Celery's loggers celery.beat ("Sending due task <entry> (<task>)"), celery.worker.strategy ("Task <name>[id]
+    received") and celery.app.trace ("Task <name>[id] succeeded in …"): drops their INFO lines of ROUTINE_TASKS."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.INFO:
+            return True
+        args = record.args
+        if isinstance(args, dict):  # the worker's: Celery's context dict (name, id, …)
+            return args.get("name") not in ROUTINE_TASKS
+        if isinstance(args, tuple) and len(args) == 2 and record.name == "celery.beat":
+            return args[1] not in ROUTINE_TASKS
         return True

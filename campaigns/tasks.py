@@ -82,3 +82,10 @@ def webhook_notify_task(self: Any, run_id: int, regression_ids: list[int]) -> No
 
     monitoring.webhook_notify(run_id=run_id, regression_ids=regression_ids,
                               final_attempt=self.request.retries >= self.max_retries)
+
+
+@shared_task(ignore_result=True)
+def retention_sweep_task() -> dict[str, int]:
+    from campaigns.services.retention import retention_sweep
+
+    return retention_sweep()

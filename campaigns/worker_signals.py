@@ -12,11 +12,20 @@ import threading
 from typing import Any
 
 from celery import current_app
-from celery.signals import beat_init, celeryd_after_setup, task_retry, worker_ready, worker_shutdown
+from celery.signals import (
+    beat_init,
+    before_task_publish,
+    celeryd_after_setup,
+    task_retry,
+    worker_init,
+    worker_ready,
+    worker_shutdown,
+)
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from benchapp import drain, pulse
 from campaigns import execution, sealing
 
 log = logging.getLogger(__name__)
@@ -27,6 +36,7 @@ def _add_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
     """The host's own queue; the server queue for the server's worker. A client host's worker consumes only its own
     queue: what it is sent there comes with its target's password sealed for it, a job from the shared queue would
     not (and coordinating or closing other hosts' jobs is the server's)."""
+    _drain_command_register()
     sealing.host_key()  # this worker's key pair, made before any pool process is forked (they share it)
     queues = instance.app.amqp.queues
     queues.select_add(execution.host_queue(settings.BENCHAPP_HOSTNAME))
@@ -36,8 +46,24 @@ def _add_host_queue(sender: Any, instance: Any, **kwargs: Any) -> None:
         queues.deselect([settings.CELERY_TASK_DEFAULT_QUEUE])
 
 
+def _drain_command_register() -> None:
+    """The worker's remote-control command `benchapp_drain` (manage.py worker_drain; campaigns.execution.drain)."""
+    from celery.worker.control import control_command
+
+    from campaigns.execution.drain import CONTROL_COMMAND, host_drain_here
+
+    @control_command(name=CONTROL_COMMAND, args=[("hostname", str)], signature="<hostname>")
+    def benchapp_drain(state: Any, hostname: str = "", **_: Any) -> dict[str, Any]:
+        return host_drain_here(consumer=state.consumer, hostname=hostname)
+
+
 def _beat_forever(interval_s: float) -> None:
+    """The host's heartbeat in the database (what /readyz, the hosts' online state and job placement read), written
+    only while the worker's consumer pulses (benchapp/liveness.py): a worker whose consumer stopped consuming goes
+    offline after BENCHAPP_HOST_OFFLINE_S, however alive this thread is."""
     while not _stop.wait(interval_s):
+        if drain.is_draining() or not pulse.pulse_fresh(max_age_s=3 * interval_s):
+            continue  # draining: offline on purpose; else the consumer's step said why it stopped consuming
         try:
             close_old_connections()
             execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME)
@@ -69,6 +95,8 @@ def _watch_for_no_worker(interval_s: float) -> None:
 
 
 def _start_beat_watch(**kwargs: Any) -> None:
+    # beat's liveness: the time of the last task it sent (benchapp/liveness.py, manage.py beat_health).
+    before_task_publish.connect(pulse.beat_sent, dispatch_uid="benchapp-beat-sent", weak=False)
     threading.Thread(target=_watch_for_no_worker, args=(settings.BENCHAPP_NO_WORKER_CHECK_S,), daemon=True,
                      name="benchapp-no-worker-watch").start()
     log.info("beat watches for runs without a live worker every %s s", settings.BENCHAPP_NO_WORKER_CHECK_S)
@@ -112,7 +140,18 @@ def _count_retry(sender: Any = None, **kwargs: Any) -> None:
         metrics.webhook_retry_count()
 
 
+def _refuse_a_foreign_key(**kwargs: Any) -> None:
+    """A worker or beat whose field key reads none of the database's encrypted values does not start (the process
+    exits with the message: campaigns/keycheck.py); a SystemExit is what Celery's signal dispatch lets through."""
+    from campaigns.keycheck import start_refused_unless_key_reads
+
+    start_refused_unless_key_reads()
+
+
 def signals_connect() -> None:
+    before_task_publish.connect(pulse.stamp_sent_at, dispatch_uid="benchapp-sent-at", weak=False)
+    worker_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-worker-key-check")
+    beat_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-beat-key-check")
     task_retry.connect(_count_retry, dispatch_uid="benchapp-count-retry")
     celeryd_after_setup.connect(_add_host_queue, dispatch_uid="benchapp-host-queue")
     worker_ready.connect(_register_host, dispatch_uid="benchapp-register-host")

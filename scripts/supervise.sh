@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs web, worker and beat under supervisord in the foreground (deploy/supervisord.conf): `make run` calls it.
 # A program that dies is restarted alone; Ctrl-C stops all three (the worker with a warm shutdown, at most
-# BENCHAPP_WORKER_STOP_S seconds, default 120). `scripts/supervise.sh ctl status` (or restart worker, tail -f web)
+# BENCHAPP_WORKER_STOP_S seconds, default 3900: the longest job benchapp expects, an hour, plus 5 minutes; raise it
+# when your jobs are longer, or drain the worker first: `manage.py worker_drain --wait`, `make upgrade`). `scripts/supervise.sh ctl status` (or restart worker, tail -f web)
 # talks to the running supervisord.
 #
 # The programs run as BENCHAPP_RUN_AS: when this script runs as root, the system user `benchapp` that
@@ -13,7 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export BENCHAPP_ROOT=$PWD
 export BENCHAPP_RUN_DIR=${BENCHAPP_RUN_DIR:-$PWD/var/run}
 export BENCHAPP_PORT=${BENCHAPP_PORT:-${PORT:-8000}}
-export BENCHAPP_WORKER_STOP_S=${BENCHAPP_WORKER_STOP_S:-120}
+export BENCHAPP_WORKER_STOP_S=${BENCHAPP_WORKER_STOP_S:-3900}
 if [[ -z ${BENCHAPP_RUN_AS:-} ]]; then
     if [[ $EUID -eq 0 ]]; then BENCHAPP_RUN_AS=benchapp; else BENCHAPP_RUN_AS=$(id -un); fi
 fi

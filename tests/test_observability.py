@@ -89,6 +89,9 @@ def test_metrics_show_benchapp_series(client):
     assert 'benchapp_samples_stored_total{kind="interval"}' in text
     assert 'benchapp_job_phase_duration_seconds_bucket{le="+Inf",phase="run"}' in text
     assert "benchapp_regression_checks_total" in text and 'benchapp_notifications_total{outcome="failed"}' in text
+    assert 'benchapp_regressions_found_total{kind="regression"}' in text
+    assert "benchapp_build_info{commit=" in text and "benchapp_database_up 1.0" in text
+    assert "benchapp_run_progress_age_max_seconds" in text and "run=" not in text
     assert "benchapp_webhook_retries_total" in text
     assert 'benchapp_http_request_duration_seconds_count{method="GET",status="200",view="healthz"}' in text
 
@@ -209,33 +212,37 @@ def test_collected_static_files_have_hashed_names_and_a_long_cache(tmp_path, set
     assert dict(headers)["Cache-Control"] == "max-age=315360000, public, immutable"
 
 
-# ---------------------------------------------------------------- worker and beat health commands
+def test_regression_counters_only_go_up_when_the_rows_they_counted_are_deleted(client):
+    from campaigns.counters import counter_add
 
-def test_worker_health_passes_while_the_hosts_heartbeat_is_fresh_and_says_why_not():
-    from django.core.management import CommandError, call_command
+    def checks() -> float:
+        line = next(x for x in client.get("/metrics").content.decode().splitlines()
+                    if x.startswith("benchapp_regression_checks_total "))
+        return float(line.split()[-1])
 
-    with pytest.raises(CommandError, match="no heartbeat yet"):
-        call_command("worker_health", hostname="w-all")
-    host = _live_worker("all")
-    call_command("worker_health", hostname="w-all")
-    ClientHost.objects.filter(pk=host.pk).update(last_heartbeat=timezone.now() - timezone.timedelta(minutes=5))
-    with pytest.raises(CommandError, match="last heartbeat 300 s ago"):
-        call_command("worker_health", hostname="w-all")
+    before = checks()
+    counter_add("regression_checks")
+    run = services.campaign_launch(campaign=CampaignFactory(targets=[TargetFactory()],
+                                                            scenarios=[ScenarioFactory(time_s=1)]))
+    assert checks() == before + 1
+    run.delete()
+    assert checks() == before + 1
 
 
-def test_beat_health_passes_while_beat_sends_its_reconcile_task():
-    from django.core.management import CommandError, call_command
-    from django_celery_beat.models import IntervalSchedule, PeriodicTask
+@pytest.mark.slow  # a fresh Django process: 2 s
+def test_metrics_answer_503_in_the_exposition_format_while_postgresql_is_away():
+    from tests.helpers.servers import free_port
 
-    with pytest.raises(CommandError, match="never sent"):
-        call_command("beat_health")
-    every = IntervalSchedule.objects.create(every=10, period=IntervalSchedule.SECONDS)
-    task = PeriodicTask.objects.create(name="benchapp-reconcile-jobs", task="campaigns.tasks.jobs_reconcile_task",
-                                       interval=every, last_run_at=timezone.now())
-    call_command("beat_health")
-    PeriodicTask.objects.filter(pk=task.pk).update(last_run_at=timezone.now() - timezone.timedelta(minutes=10))
-    with pytest.raises(CommandError, match="last sent 600 s ago"):
-        call_command("beat_health")
+    code = ("import django; django.setup(); from django.test import Client; r = Client().get('/metrics'); "
+            "print(r.status_code, r['Content-Type']); print(r.content.decode())")
+    away = f"postgres://postgres@127.0.0.1:{free_port()}/benchapp"  # nothing listens: what a stopped server gives
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "DJANGO_SETTINGS_MODULE": "benchapp.settings", "DATABASE_URL": away},
+                         check=True)
+    status, body = out.stdout.split("\n", 1)
+    assert status == "503 text/plain; version=0.0.4; charset=utf-8", out.stdout + out.stderr
+    assert "benchapp_database_up 0.0" in body and "benchapp_build_info{" in body
+    assert "<html" not in body.lower()
 
 
 @pytest.mark.parametrize("proxies", [0, 1])

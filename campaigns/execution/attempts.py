@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from campaigns.cache import results_changed
 from campaigns.execution import dispatch, transitions
+from campaigns.execution.outcomes import job_outcome_log
 from campaigns.execution.results import job_close
 from campaigns.models import IntervalSample, Job
 
@@ -63,7 +64,8 @@ def job_wait_for_target(*, job: Job, cause: str) -> float | None:
                      f"({_clock(waited_s)}; the campaign waits {_clock(limit_s)}): {cause}")
         job_close(job, status=Job.Status.FAILED, error=error)
         others = transitions.jobs_fail_pending(run_id=job.run_id, target_id=job.target_id, cause=error)
-        log.warning("job %s: %s (and %s other job(s) of the run on that target)", job.pk, error, others)
+        for other in others:
+            job_outcome_log(job_id=other, event="failed")
         return None
     delay_s = min(retry_delay_s(waited_s), max(MIN_DELAY_S, limit_s - waited_s))
     if not transitions.job_wait_target(job_id=job.pk, reason=cause, since=since,
@@ -96,7 +98,8 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
     if not transitions.job_measure_again(job_id=job_id, attempt=attempt, cause=cause, t_s=t_s,
                                          heartbeat_before=heartbeat_before, lost_client=lost_client):
         return "moved on"
-    log.warning("job %s: attempt %s of %s lost (%s); measuring it again", job_id, attempt, tries, cause)
+    job_outcome_log(job_id=job_id, event="measured again", attempt=attempt,
+                    cause=f"attempt {attempt} of {tries} lost: {cause}")
     results_changed()
     dispatch.run_advance(run_id=job.run_id)
     return "again"

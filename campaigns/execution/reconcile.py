@@ -1,6 +1,7 @@
 """Repairs what a lost worker or a lost broker message left behind."""
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -9,10 +10,13 @@ from django.utils import timezone
 
 from campaigns.execution import attempts, dispatch, transitions
 from campaigns.execution.hosts import client_doing, host_mark_offline, own_queues, stale_clients, worker_lost_cause
+from campaigns.execution.outcomes import job_ended_log
 from campaigns.execution.resend import jobclient_lose
 from campaigns.execution.results import job_finalize
 from campaigns.execution.variants import settings_changes_sweep
 from campaigns.models import ClientHost, Job, JobClient, Run
+
+log = logging.getLogger(__name__)
 
 WAITING_RETRY_S = 5.0
 
@@ -51,7 +55,10 @@ def jobs_reconcile(*, stale_after_s: float | None = None, redispatch_after_s: fl
     redispatched += _runs_next_job_resend(runs, limit=limit_redispatch, now=now)
     # Settings a variant changed whose job ended without putting them back (cancelled, its worker lost).
     restored = settings_changes_sweep(now=now)
-    return {"lost": lost, "closed": closed, "redispatched": redispatched, "settings_restored": restored}
+    counts = {"lost": lost, "closed": closed, "redispatched": redispatched, "settings_restored": restored}
+    if any(counts.values()):  # a pass that found nothing to repair says nothing (Celery's lines of it are muted)
+        log.info("reconcile: %s", ", ".join(f"{name} {n}" for name, n in counts.items() if n))
+    return counts
 
 
 def _coordinators_lost(jobs: QuerySet[Job], *, stale_s: float, limit: datetime) -> int:
@@ -70,6 +77,7 @@ def _coordinators_lost(jobs: QuerySet[Job], *, stale_s: float, limit: datetime) 
         if measured == "no try left":
             cause = attempts.no_try_left(cause, attempt=job.attempt, tries=job.run.campaign.job_tries)
         if transitions.job_lose_coordinator(job_id=job.pk, heartbeat_before=limit, cause=cause):
+            job_ended_log(job_id=job.pk)
             lost += 1
             host_mark_offline(hostname=job.claimed_by, heartbeat_before=limit)
             dispatch.run_advance(run_id=job.run_id)

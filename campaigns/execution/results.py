@@ -20,6 +20,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import job_finalize_dispatch, run_advance
+from campaigns.execution.outcomes import job_ended_log
 from campaigns.execution.phases import job_target_connection
 from campaigns.execution.sealed import holds_field_key
 from campaigns.execution.variants import variant_restore
@@ -265,6 +266,7 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
         log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
                     status)
         return
+    job_ended_log(job_id=job.pk)  # a WARNING when it failed or ended invalid (with whatever won meanwhile)
     results_changed()  # a job that just succeeded joins the comparisons
 
 

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Case, CharField, Count, F, Q, TextField, Value, When
 from django.utils import timezone
 
+from benchapp import requestid
 from campaigns.models import Job, JobClient, JobResult, Run
 
 JobStatus = Job.Status
@@ -242,13 +243,17 @@ def job_finalizing_restart(*, job_id: int, heartbeat_before: datetime) -> bool:
     ))
 
 
-def jobs_fail_pending(*, run_id: int, target_id: int, cause: str) -> int:
+def jobs_fail_pending(*, run_id: int, target_id: int, cause: str) -> list[int]:
     """The run's queued or waiting jobs on one target → failed and done with the cause (its target stayed away
-    longer than the campaign waits). Returns how many."""
-    return Job.objects.filter(run_id=run_id, target_id=target_id, status__in=Job.PENDING).update(
-        status=JobStatus.FAILED, phase=Phase.DONE, finished_at=timezone.now(), error=_error(cause),
-        next_try_at=None,
-    )
+    longer than the campaign waits). Returns their ids (locked first, so that the ids are the ones failed)."""
+    with transaction.atomic():
+        ids = list(Job.objects.select_for_update(of=("self",)).filter(
+            run_id=run_id, target_id=target_id, status__in=Job.PENDING).values_list("pk", flat=True))
+        Job.objects.filter(pk__in=ids).update(
+            status=JobStatus.FAILED, phase=Phase.DONE, finished_at=timezone.now(), error=_error(cause),
+            next_try_at=None,
+        )
+    return ids
 
 
 def jobs_cancel(*, run: Run) -> int:
@@ -393,7 +398,9 @@ def client_create_imported(*, complete: bool, **fields: Any) -> JobClient:
 
 
 def run_create(*, waits: bool, **fields: Any) -> Run:
-    """A new run: pending when it waits for another run, else running from now."""
+    """A new run: pending when it waits for another run, else running from now, under the id of the request (or
+    task) that launches it."""
+    fields.setdefault("request_id", requestid.current())
     return Run.objects.create(
         status=RunStatus.PENDING if waits else RunStatus.RUNNING,
         started_at=None if waits else timezone.now(), **fields,

@@ -641,6 +641,10 @@ class Run(models.Model):
     # two installations (or two test sessions, or a test with a broker of its own) on one database never
     # re-send each other's jobs.
     queue = models.CharField(max_length=200, blank=True)
+    # The id of the request (or the task) that launched it (benchapp/requestid.py): a job of the run that fails,
+    # is measured again or ends invalid logs it, so that `grep <id>` finds the launch and its outcome, whichever
+    # process (a reconciler, another host's worker) closed the job. Empty for a run no request started.
+    request_id = models.CharField(max_length=100, blank=True, default="")
     # When the campaign's webhook and recipients were told that no worker was alive for this run; cleared when one
     # is back, so that a later absence is told again (campaigns.monitoring.runs_no_worker_notify, from beat).
     no_worker_notified_at = models.DateTimeField(null=True, blank=True)

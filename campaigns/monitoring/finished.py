@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from campaigns.counters import counter_add
 from campaigns.models import Run
 from campaigns.monitoring.evaluation import annotations_auto, run_change_points, run_evaluate
 from campaigns.monitoring.notifications import regressions_notify
@@ -22,5 +23,7 @@ def run_finished(*, run_id: int) -> list[int]:
     if run.trigger == Run.Trigger.SCHEDULED:
         run_change_points(run=run)
     webhook_ids = regressions_notify(run=run)
+    if Run.objects.filter(pk=run.pk, evaluated_at__isnull=True).exists():
+        counter_add("regression_checks")  # once per run, however many times its message arrives
     Run.objects.filter(pk=run.pk).update(evaluated_at=timezone.now())
     return webhook_ids

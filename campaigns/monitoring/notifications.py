@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from campaigns import execution
+from campaigns.counters import counter_add
 from campaigns.crypto import DecryptionError
 from campaigns.models import Campaign, Run
 from campaigns.models.monitoring import Regression
@@ -40,6 +41,7 @@ def _changes_payload(run: Run, regressions: list[Regression]) -> dict[str, Any]:
 
 
 def _notification_error_add(regression_ids: list[int], error: str) -> None:
+    counter_add("notifications", len(regression_ids), outcome="failed")
     for regression in Regression.objects.filter(pk__in=regression_ids).only("pk", "notification_error"):
         text = "; ".join(e for e in (regression.notification_error, error) if e)[:2000]
         Regression.objects.filter(pk=regression.pk).update(notification_error=text)
@@ -65,6 +67,9 @@ def regressions_notify(*, run: Run) -> list[int]:
             errors.append(f"e-mail failed: {exc}")
     ids = [r.pk for r in pending]
     Regression.objects.filter(pk__in=ids).update(notified_at=timezone.now(), notification_error="; ".join(errors)[:2000])
+    for kind in {r.kind for r in pending}:  # each pending regression is a new one: counted once, here
+        counter_add("regressions_found", sum(1 for r in pending if r.kind == kind), kind=kind)
+    counter_add("notifications", len(ids), outcome="failed" if errors else "sent")
     return ids if campaign.has_webhook() else []
 
 

@@ -78,25 +78,5 @@ def readiness() -> tuple[bool, dict[str, Any]]:
     return ready, {"status": "ok" if ready else "unavailable", "failing": failing, "checks": checks}
 
 
-# ---------------------------------------------------------------- worker and beat, checked from their container
-
-def worker_heartbeat_age_s(hostname: str) -> float | None:
-    """Seconds since this host's worker last beat (campaigns.worker_signals), None if it never joined."""
-    from django.utils import timezone
-
-    beat = ClientHost.objects.filter(hostname=hostname).values_list("last_heartbeat", flat=True).first()
-    return None if beat is None else (timezone.now() - beat).total_seconds()
-
-
-# beat's one fixed entry (settings.CELERY_BEAT_SCHEDULE): sent every BENCHAPP_RECONCILE_S, and saved by
-# django-celery-beat's scheduler at least every 3 minutes.
-BEAT_ENTRY = "benchapp-reconcile-jobs"
-
-
-def beat_last_run_age_s() -> float | None:
-    """Seconds since beat last sent its reconcile task (as last saved), None if it never has."""
-    from django.utils import timezone
-    from django_celery_beat.models import PeriodicTask
-
-    last = PeriodicTask.objects.filter(name=BEAT_ENTRY).values_list("last_run_at", flat=True).first()
-    return None if last is None else (timezone.now() - last).total_seconds()
+# The worker's and beat's own checks (manage.py worker_health, beat_health) read the broker's Redis, not PostgreSQL:
+# benchapp/liveness.py.

@@ -9,21 +9,25 @@ PostgreSQL does not keep, a webhook's retry, is counted in the broker's Redis by
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from benchapp.pulse import SENT_AT_HEADER
+from campaigns.counters import counters_read, field
 from campaigns.execution.hosts import server_queue
 from campaigns.models import ClientHost, HostSample, IntervalSample, Job, Regression, Run, ServerSample
 
@@ -55,6 +59,17 @@ _WAIT_REASONS = (
 # kombu's Redis transport keeps a queue's messages of priority n > 0 in "<queue>\x06\x16<n>".
 _PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
 WEBHOOK_RETRIES_KEY = "benchapp:metrics:{queue}:webhook_retries"
+
+
+def _sent_at(raw: bytes | None) -> float | None:
+    """When a queued message was sent (its benchapp_sent_at header, benchapp/pulse.py), None if it does not say."""
+    if raw is None:
+        return None
+    try:
+        sent = json.loads(raw).get("headers", {}).get(SENT_AT_HEADER)
+        return float(sent) if sent is not None else None
+    except (ValueError, AttributeError, TypeError):
+        return None
 
 
 def wait_reason_kind(reason: str) -> str:
@@ -110,17 +125,19 @@ class BenchappCollector(Collector):
         for kind, n in kinds.items():
             waiting.add_metric([kind], n)
         yield waiting
-        # A running run's last sign of progress: its latest job heartbeat or job end, else its start.
-        progress = GaugeMetricFamily("benchapp_run_progress_age_seconds",
-                                     "Seconds since a running run last made progress (a job's heartbeat or end)",
-                                     labels=["run"])
+        # A running run's last sign of progress: its latest job heartbeat or job end, else its start. One series, the
+        # run that has gone longest without (a label per run would make a new series with every run).
+        progress = GaugeMetricFamily("benchapp_run_progress_age_max_seconds",
+                                     "Seconds since the running run that has gone longest without progress (a job's "
+                                     "heartbeat or end) made some; 0 when no run is running")
         now = timezone.now()
-        for run in Run.objects.filter(status=Run.Status.RUNNING).order_by("pk").values("pk", "started_at",
-                                                                                     "created_at"):
-            latest = Job.objects.filter(run_id=run["pk"]).order_by().aggregate(
-                beat=Max("heartbeat_at"), done=Max("finished_at"))
-            moments = [m for m in (latest["beat"], latest["done"], run["started_at"] or run["created_at"]) if m]
-            progress.add_metric([str(run["pk"])], max(0.0, (now - max(moments)).total_seconds()))
+        ages = [0.0]
+        for run in (Run.objects.filter(status=Run.Status.RUNNING).order_by()
+                    .annotate(beat=Max("jobs__heartbeat_at"), done=Max("jobs__finished_at"))
+                    .values("beat", "done", "started_at", "created_at")):
+            moments = [m for m in (run["beat"], run["done"], run["started_at"] or run["created_at"]) if m]
+            ages.append(max(0.0, (now - max(moments)).total_seconds()))
+        progress.add_metric([], max(ages))
         yield progress
 
     def _hosts(self) -> Iterator[Metric]:
@@ -148,17 +165,27 @@ class BenchappCollector(Collector):
         length = GaugeMetricFamily("benchapp_celery_queue_length", "Messages waiting in each Celery queue (Redis)",
                                    labels=["queue"])
         retries = CounterMetricFamily("benchapp_webhook_retries", "Webhook deliveries retried after a failure")
+        oldest = GaugeMetricFamily("benchapp_celery_queue_oldest_age_seconds",
+                                   "Seconds the oldest message of each Celery queue has waited (0 when empty)",
+                                   labels=["queue"])
         up = GaugeMetricFamily("benchapp_broker_up", "1 when the broker's Redis answered this scrape")
         try:
             client = broker_redis()
             pipe = client.pipeline(transaction=False)
-            for queue in dict.fromkeys(queues):
+            names = list(dict.fromkeys(queues))
+            for queue in names:
                 for suffix in _PRIORITY_SUFFIXES:
                     pipe.llen(queue + suffix)
+                    pipe.lindex(queue + suffix, -1)  # kombu LPUSHes and BRPOPs: the right end waited longest
             pipe.get(WEBHOOK_RETRIES_KEY.format(queue=shared))
             answers = pipe.execute()
-            for i, queue in enumerate(dict.fromkeys(queues)):
-                length.add_metric([queue], sum(answers[i * len(_PRIORITY_SUFFIXES):(i + 1) * len(_PRIORITY_SUFFIXES)]))
+            now_s = time.time()
+            width = 2 * len(_PRIORITY_SUFFIXES)
+            for i, queue in enumerate(names):
+                part = answers[i * width:(i + 1) * width]
+                length.add_metric([queue], sum(part[0::2]))
+                oldest.add_metric([queue], max([0.0, *(now_s - sent for sent in map(_sent_at, part[1::2])
+                                                      if sent is not None)]))
             retries.add_metric([], int(answers[-1] or 0))
             up.add_metric([], 1)
         except Exception as exc:  # the scrape still answers: the queue series are missing, broker_up says why
@@ -167,6 +194,7 @@ class BenchappCollector(Collector):
             yield up
             return
         yield length
+        yield oldest
         yield retries
         yield up
 
@@ -206,37 +234,117 @@ class BenchappCollector(Collector):
         return family
 
     def _monitoring(self) -> Iterator[Metric]:
-        checks = CounterMetricFamily("benchapp_regression_checks", "Finished runs checked for regressions")
-        checks.add_metric([], Run.objects.filter(evaluated_at__isnull=False).count())
-        yield checks
-        found = CounterMetricFamily("benchapp_regressions_found", "Regressions and improvements found, by kind",
-                                    labels=["kind"])
-        for kind, n in Regression.objects.order_by().values_list("kind").annotate(n=Count("id")):
-            found.add_metric([kind], n)
-        yield found
-        counts = Regression.objects.aggregate(
-            sent=Count("id", filter=Q(notified_at__isnull=False, notification_error="")),
-            failed=Count("id", filter=~Q(notification_error="")),
-            pending=Count("id", filter=Q(notified_at__isnull=True, notification_error="")))
-        notes = CounterMetricFamily("benchapp_notifications",
-                                    "Regression notifications (e-mail and webhook), by outcome", labels=["outcome"])
-        for outcome in ("sent", "failed"):
-            notes.add_metric([outcome], counts[outcome])
-        yield notes
+        # Counted when they happen (campaigns/counters.py), so that they never go down when rows are deleted.
+        try:
+            counted = counters_read(broker_redis())
+        except Exception as exc:  # the broker is away: benchapp_broker_up says so; these are missing meanwhile
+            log.warning("metrics: counters unreadable: %s", type(exc).__name__)
+            counted = None
+        if counted is not None:
+            checks = CounterMetricFamily("benchapp_regression_checks", "Finished runs checked for regressions")
+            checks.add_metric([], counted.get(field("regression_checks"), 0.0))
+            yield checks
+            found = CounterMetricFamily("benchapp_regressions_found", "Regressions and improvements found, by kind",
+                                        labels=["kind"])
+            for kind in Regression.Kind.values:
+                found.add_metric([kind], counted.get(field("regressions_found", {"kind": kind}), 0.0))
+            yield found
+            notes = CounterMetricFamily("benchapp_notifications",
+                                        "Regression notifications (e-mail and webhook), by outcome", labels=["outcome"])
+            for outcome in ("sent", "failed"):
+                notes.add_metric([outcome], counted.get(field("notifications", {"outcome": outcome}), 0.0))
+            yield notes
+            swept = CounterMetricFamily("benchapp_retention_deleted", "Rows the daily retention sweep deleted, by kind",
+                                        labels=["kind"])
+            for kind in ("sessions", "access_logs", "access_failures", "access_attempts"):
+                swept.add_metric([kind], counted.get(field("retention_deleted", {"kind": kind}), 0.0))
+            yield swept
         pending = GaugeMetricFamily("benchapp_notifications_pending", "Regressions not notified yet")
-        pending.add_metric([], counts["pending"])
+        pending.add_metric([], Regression.objects.filter(notified_at__isnull=True, notification_error="").count())
         yield pending
+        up = GaugeMetricFamily("benchapp_database_up", "1 when PostgreSQL answered this scrape")
+        up.add_metric([], 1)
+        yield up
 
 
-def scrape() -> bytes:
-    """The text a Prometheus server reads."""
+_COMMIT: list[str] = []
+
+
+def _commit() -> str:
+    """This checkout's commit (BENCHAPP_COMMIT when the image was built without .git), read once per process."""
+    if not _COMMIT:
+        value = os.environ.get("BENCHAPP_COMMIT", "")
+        if not value:
+            import subprocess
+
+            try:
+                value = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=settings.BASE_DIR,
+                                       capture_output=True, text=True, timeout=2).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                value = ""
+        _COMMIT.append(value or "unknown")
+    return _COMMIT[0]
+
+
+def build_info() -> Metric:
+    import platform
+
+    import django
+
+    info = GaugeMetricFamily("benchapp_build_info", "benchapp's build: commit, version, Python and Django (value 1)",
+                             labels=["commit", "version", "python", "django"])
+    info.add_metric([_commit(), str(settings.SPECTACULAR_SETTINGS.get("VERSION", "")), platform.python_version(),
+                     django.get_version()], 1)
+    return info
+
+
+class BuildCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        yield build_info()
+
+
+class BeatCollector(Collector):
+    """How long ago beat sent a task (benchapp/liveness.py), from the broker's Redis."""
+
+    def collect(self) -> Iterator[Metric]:
+        from benchapp import liveness
+
+        age = GaugeMetricFamily("benchapp_beat_last_sent_age_seconds", "Seconds since Celery beat last sent a task")
+        try:
+            raw = broker_redis().get(liveness.beat_key())
+        except Exception:  # the broker is away: benchapp_broker_up says so
+            return
+        if raw is not None:
+            age.add_metric([], max(0.0, time.time() - float(json.loads(raw)["at"])))
+            yield age
+
+
+def _registry(*, database: bool) -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         MultiProcessCollector(registry)
     else:
         registry.register(REQUEST_LATENCY)
-    registry.register(BenchappCollector())
-    return generate_latest(registry)
+    registry.register(BuildCollector())
+    registry.register(BeatCollector())
+    if database:
+        registry.register(BenchappCollector())
+    return registry
+
+
+DATABASE_DOWN = (b"# HELP benchapp_database_up 1 when PostgreSQL answered this scrape\n"
+                 b"# TYPE benchapp_database_up gauge\nbenchapp_database_up 0.0\n")
+
+
+def scrape() -> bytes:
+    """The text a Prometheus server reads."""
+    return generate_latest(_registry(database=True))
+
+
+def scrape_without_database() -> bytes:
+    """What can be said while PostgreSQL is away: build, request latency, beat's age and benchapp_database_up 0 (the
+    view answers it with a 503, still in the exposition format, which Prometheus parses and alerts on)."""
+    return generate_latest(_registry(database=False)) + DATABASE_DOWN
 
 
 def request_observe(*, view: str, method: str, status: int, duration_s: float) -> None:

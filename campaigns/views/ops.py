@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.logins import client_address
 from campaigns.observability import health, metrics
 
@@ -57,4 +58,12 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
                                            "through a proxy) or to a request with the bearer token "
                                            "BENCHAPP_METRICS_TOKEN"}, status=403)
         return response
-    return HttpResponse(metrics.scrape(), content_type=metrics.CONTENT_TYPE)
+    try:
+        body = metrics.scrape()
+    except Exception as exc:
+        if not connection_lost(exc):
+            raise
+        # PostgreSQL is away: a 503 in the exposition format (benchapp_database_up 0), not the HTML error page.
+        connection_drop()
+        return HttpResponse(metrics.scrape_without_database(), status=503, content_type=metrics.CONTENT_TYPE)
+    return HttpResponse(body, content_type=metrics.CONTENT_TYPE)

@@ -1,4 +1,7 @@
-"""Exit 0 while this host's Celery worker sends heartbeats: the worker container's (or unit's) health check."""
+"""Exit 0 while this host's Celery consumer consumes its queues: the worker container's (or unit's) health check.
+
+`manage.py worker_health` runs benchapp/liveness.py without Django's set-up (manage.py); this command is the same
+check for call_command."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,23 +9,21 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from campaigns.observability import health
+from benchapp import liveness
 
 
 class Command(BaseCommand):
-    # Run every few seconds by a health check: no system checks (they import every view).
     requires_system_checks: list[str] = []
-    help = ("Exit 0 when the worker of this host (BENCHAPP_HOSTNAME, or --hostname) sent its heartbeat within "
-            "--max-age seconds (default BENCHAPP_HOST_OFFLINE_S); else exit 1 saying why.")
+    help = ("Exit 0 when the Celery consumer of this host (BENCHAPP_HOSTNAME, or --hostname) pulsed while consuming "
+            "its queues within --max-age seconds (or drains); else exit 1 saying why. Reads the broker's Redis only.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--hostname", default=settings.BENCHAPP_HOSTNAME)
-        parser.add_argument("--max-age", type=float, default=settings.BENCHAPP_HOST_OFFLINE_S, dest="max_age_s")
+        parser.add_argument("--max-age", type=float, default=max(30.0, 3 * settings.BENCHAPP_HEARTBEAT_S),
+                            dest="max_age_s")
 
     def handle(self, *args: Any, hostname: str, max_age_s: float, **options: Any) -> None:
-        age_s = health.worker_heartbeat_age_s(hostname)
-        if age_s is None:
-            raise CommandError(f"worker {hostname}: no heartbeat yet (not joined)")
-        if age_s > max_age_s:
-            raise CommandError(f"worker {hostname}: last heartbeat {age_s:.0f} s ago (more than {max_age_s:g} s)")
-        self.stdout.write(f"worker {hostname}: heartbeat {age_s:.1f} s ago")
+        ok, line = liveness.worker_verdict(hostname=hostname, max_age_s=max_age_s)
+        if not ok:
+            raise CommandError(line)
+        self.stdout.write(line)
