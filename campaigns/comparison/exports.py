@@ -15,6 +15,7 @@ from campaigns.comparison.rows import (
     ComparisonLayout,
     ComparisonRow,
     ComparisonTable,
+    Mark,
     Metric,
     ReportSections,
 )
@@ -101,6 +102,14 @@ def table_header(table: ComparisonTable, names: Sequence[str]) -> list[str]:
     return header
 
 
+def _interval_words(mark: Mark) -> str:
+    """A Δ%'s interval in a file, where no hover shows the figure: "too noisy to tell: -100.0% … +139,116.8%"."""
+    figure = mark.get("interval_figure") or ""
+    if figure and mark["interval"] != figure:
+        return f"{mark['interval']}: {figure}"
+    return mark["interval"]
+
+
 def table_lines(table: ComparisonTable, names: Sequence[str]) -> list[list[str]]:
     lines = []
     for row in table["rows"]:
@@ -126,7 +135,7 @@ def table_lines(table: ComparisonTable, names: Sequence[str]) -> list[list[str]]
                 str(row["tables"] or "—")]
         line += [metric(c, "qps") for c in cells]
         line += [fmt_delta(d) if mark is None or d is None
-                 else f"{fmt_delta(d)} ({mark['interval']}), {mark['text']}" if mark.get("interval")
+                 else f"{fmt_delta(d)} ({_interval_words(mark)}), {mark['text']}" if mark.get("interval")
                  else f"{fmt_delta(d)}, {mark['text']}"
                  for d, mark in zip(row["deltas"], row["marks"], strict=True)]
         line += _beside_line(table, row)

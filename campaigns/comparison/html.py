@@ -127,7 +127,10 @@ def table_body_html(table: ComparisonTable, products: Sequence[Column],
                 if mark is None or d is None:
                     parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}{doubt}</td>')
                     continue
-                interval = (f'<span class="ci" data-testid="ci">{escape(mark["interval"])}</span>'
+                figure = mark.get("interval_figure") or ""
+                noisy = bool(mark.get("interval")) and figure and mark["interval"] != figure
+                hover = f' title="95% CI {escape(figure)}" data-too-noisy' if noisy else ""
+                interval = (f'<span class="ci" data-testid="ci"{hover}>{escape(mark["interval"])}</span>'
                             if mark.get("interval") else "")
                 parts.append(f'<td class="num delta{css}" data-metric="delta" '
                              f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}">'

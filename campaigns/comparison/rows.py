@@ -106,6 +106,8 @@ class Mark(TypedDict):
     sentence: str
     title: str
     n_text: NotRequired[str]
+    # The interval's two figures, where `interval` says it is too noisy to tell (the hover shows them).
+    interval_figure: NotRequired[str]
     ci95_pct: NotRequired[list[float | None] | None]
     runs_needed: NotRequired[int | None]
     change_pct: NotRequired[float | None]
