@@ -200,7 +200,9 @@ def test_the_print_report_of_a_seed_campaign_has_the_published_columns_in_its_qp
     conclusions = report.split("<h2>5. Conclusions</h2>", 1)[1].split("</section>", 1)[0]
     beside = re.search(r'data-testid="beside-summary"><strong>Beside the published figures.</strong> (.*?)</p>',
                        report, re.S).group(1)
-    assert "reaches " in beside and "× the published " in beside
+    # At this machine's scale the rows and thread counts are not the document's: no ratio sentence (issue #43).
+    assert "figures are not set against the published " in beside and "× the published " not in beside
+    assert "rows" in beside and "thread counts" in beside
     assert beside in summary and beside in conclusions, summary
     assert InstanceSpec.objects.filter(label="local MariaDB 2-core 8 GB").exists()
     assert Scenario.objects.filter(name__startswith="seed 004").count() == 3

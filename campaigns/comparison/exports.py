@@ -36,7 +36,9 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
                # The QPS Δ%'s 95% confidence interval (of the ratio of geometric means), n per side, the runs per
                # side that would tell a difference this large, and the verdict in words (issue #28).
                "qps_delta_ci95_low_pct", "qps_delta_ci95_high_pct", "n_baseline", "qps_delta_runs_needed",
-               "qps_delta_sentence", "untrusted_reasons"]
+               "qps_delta_sentence", "untrusted_reasons",
+               # What differs from the document's run behind the published figure (issue #43), "; "-separated.
+               "published_differences"]
 
 
 def _beside_csv(table: ComparisonTable, row: ComparisonRow, index: int) -> list[Any]:
@@ -48,6 +50,13 @@ def _beside_csv(table: ComparisonTable, row: ComparisonRow, index: int) -> list[
     assert chosen is not None  # a row has a published figure beside it only in a table that has one
     return [chosen["product"], beside["published_spec"], beside["published_threads"], beside["published_qps"],
             entry["per_core"], beside["published_per_core"], entry["ratio"], beside["basis"], beside["hardware"]]
+
+
+def _differences_csv(row: ComparisonRow, index: int) -> str | None:
+    beside = row.get("beside")
+    if beside is None or str(index) not in beside["by_column"]:
+        return None
+    return "; ".join(beside.get("differences") or []) or None
 
 
 def csv_lines(layout: ComparisonLayout) -> Iterable[list[Any]]:
@@ -72,7 +81,8 @@ def csv_lines(layout: ComparisonLayout) -> Iterable[list[Any]]:
                        *((mark.get("ci95_pct") or [None, None]) if mark else [None, None]),
                        mark.get("n_base") if mark else None, mark.get("runs_needed") if mark else None,
                        mark.get("sentence") or None if mark else None,
-                       "; ".join(trust["reasons"] if (trust := cell.get("trust")) else []) or None]
+                       "; ".join(trust["reasons"] if (trust := cell.get("trust")) else []) or None,
+                       _differences_csv(row, index)]
 
 
 def to_csv(layout: ComparisonLayout) -> str:

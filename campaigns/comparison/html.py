@@ -172,9 +172,16 @@ def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
     small = "".join(f'<br><span class="muted small">{line}</span>' for line in lines)
     title = entry["hardware"] + (f'; printed at {entry["published_threads"]:,} threads, the document\'s nearest to '
                                  f'{entry["threads"]:,}' if entry["nearest"] else "")
+    # What differs from the document's run, on the cell itself (issue #43): the kinds in a word each, the whole
+    # sentences in the hover and on paper below the table.
+    found = entry.get("differences") or []
+    unlike = entry.get("unlike") or []
+    differs = (f'<br><span class="small why" data-testid="differs">differs: {escape(", ".join(unlike))}</span>'
+               if unlike else "")
+    title += "".join(f"; {item}" for item in found if item != entry["hardware"])
     return (f'<td class="num published-figure" data-metric="published" data-value="{entry["published_qps"]!r}" '
-            f'data-published-threads="{entry["published_threads"]}" title="{escape(title)}">'
-            f'{fmt_number(entry["published_qps"])}{correction}{small}</td>')
+            f'data-published-threads="{entry["published_threads"]}" data-differences="{escape(" | ".join(found))}" '
+            f'title="{escape(title)}">{fmt_number(entry["published_qps"])}{correction}{small}{differs}</td>')
 
 
 def _ratio_cell(entry: BesideRow | None, index: int) -> str:
@@ -193,6 +200,10 @@ def _ratio_cell(entry: BesideRow | None, index: int) -> str:
                 if ci else "")
     article = "an" if cell["verdict"] == "invalid" else "a"
     doubt = (f'<span class="small why">from {article} {cell["verdict"]} cell</span>' if cell["verdict"] else "")
+    if entry.get("unlike"):
+        title += "; unlike runs: " + "; ".join(entry.get("differences") or [])
+        doubt += '<span class="small why" data-testid="unlike">unlike runs: not a finding</span>'
+
     css = " untrusted" if cell["verdict"] else ""
     return (f'<td class="num ratio{css}" data-metric="published" data-ratio="{cell["ratio"]!r}" '
             f'title="{escape(title)}">{fmt_ratio(cell["ratio"])}<br>'

@@ -89,6 +89,8 @@ class ComparisonCell(TypedDict):
     delta_ci95_pct: NotRequired[dict[str, list[float | None] | None]]
     significance: NotRequired[Significance | None]
     qps_ci95: NotRequired[list[float | None] | None]
+    time_s: NotRequired[int | None]  # measured: its jobs' longest measured time
+    clients: NotRequired[int | None]  # measured: its jobs' most client machines
     imported: NotRequired[bool]  # added by the layout
     trust: NotRequired[CellTrust | None]  # added by the layout to suspect and invalid cells
 
@@ -146,6 +148,9 @@ class BesideRow(TypedDict):
     published_latency_avg_ms: float | None
     published_latency_pct_ms: float | None
     published_latency_pct: float | None
+    # What differs from the document's run (comparison.differences), and the kinds that make the two unlike.
+    differences: NotRequired[list[str]]
+    unlike: NotRequired[list[str]]
 
 
 class CurvePoint(TypedDict):
@@ -181,6 +186,8 @@ class Beside(TypedDict):
     has_per_core: bool
     has_nearest: bool
     table_ref: NotRequired[str]
+    # Every difference from the document's runs that its rows name, hardware apart (that is in notes), once each.
+    differences: NotRequired[list[str]]
     document: NotRequired[str]
     match: NotRequired[tuple[str, str, str, str]]
 
