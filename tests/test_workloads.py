@@ -253,6 +253,7 @@ def test_an_operator_uploads_and_pastes_on_the_page_and_makes_a_scenario_with_th
     assert "kv" in viewer.get("/workloads/").content.decode()
 
 
+@pytest.mark.slow  # workload_save runs sysbench on the entry script (seconds)
 @pytest.mark.django_db
 def test_a_scenario_of_an_uploaded_workload_saves_with_a_new_dataset_typed_into_the_form():
     # Issue #43: the form looked the workload's label up among sysbench's built-in tests and answered 500.
