@@ -64,6 +64,10 @@ class Evidence:
     cache_hit_ratio: float | None = None
     shared_with: list[str] = field(default_factory=list)       # other jobs on the same target (database)
     shared_host_with: list[str] = field(default_factory=list)  # other jobs on one of its client hosts
+    # Ignored errors per second that are part of the workload (its declared rate × the job's TPS): within them a
+    # job is not suspect for its errors (issue #43). None: every error counts.
+    expected_errors_per_s: float | None = None
+    expected_errors_pct: float | None = None
     imported: bool = False
     # A multi-client job's merged throughput beside each client's own (sysbench's summaries), per measure.
     job_rates: dict[str, float | None] = field(default_factory=dict)          # "qps", "tps"
@@ -92,6 +96,7 @@ REASONS = {
     "server-disagrees": "the server counted other work than sysbench sent",
     "not-settled": "throughput had not settled",
     "errors": "sysbench reported ignored errors",
+    "errors-expected": "ignored errors within the workload's declared rate",
     "reconnects": "sysbench had to reconnect",
     "cache-cold": "the server's cache was cold",
     "overran": "sysbench ran past its time",
@@ -303,15 +308,31 @@ def _settled(e: Evidence) -> list[Finding]:
     return out
 
 
+# Errors a workload declares are a rate of chance events: up to this many times the declared rate is that rate.
+EXPECTED_ERRORS_MARGIN = 1.5
+
+
 def _errors(e: Evidence) -> list[Finding]:
     out = []
     for code, values, what in (("errors", e.errors_per_s, "ignored errors"),
                                ("reconnects", e.reconnects_per_s, "reconnects")):
         total = sum(values)
-        if total > 0:
-            out.append(Finding(code, SUSPECT, f"{total / len(values):.2f}/s",
-                               f"sysbench reported {what} ({total / len(values):.2f} per second on average): "
-                               "the figures include failed work."))
+        if total <= 0:
+            continue
+        rate = total / len(values)
+        expected = e.expected_errors_per_s if code == "errors" else None
+        declared = f"{e.expected_errors_pct:g} per 100 transactions" if e.expected_errors_pct is not None else ""
+        if expected is not None and rate <= expected * EXPECTED_ERRORS_MARGIN:
+            out.append(Finding("errors-expected", INFO, f"{rate:.2f}/s",
+                               f"sysbench reported {rate:.2f} ignored errors per second, within the "
+                               f"{expected:.2f}/s the workload declares as part of it ({declared}): counted, "
+                               "not held against the job."))
+            continue
+        beyond = (f", above the {expected:.2f}/s the workload declares as part of it ({declared})"
+                  if expected is not None else "")
+        out.append(Finding(code, SUSPECT, f"{rate:.2f}/s",
+                           f"sysbench reported {what} ({rate:.2f} per second on average{beyond}): the figures "
+                           "include failed work."))
     return out
 
 

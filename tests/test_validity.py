@@ -204,3 +204,18 @@ def test_the_regression_check_ignores_invalid_jobs():
         history([value])
     assert monitoring.run_evaluate(run=history([9000], verdict="invalid")) == []  # a busy client, not a regression
     assert len(monitoring.run_evaluate(run=history([9000]))) == 1
+
+
+def test_errors_a_workload_declares_are_counted_but_only_those_beyond_make_a_job_suspect():
+    # Issue #43: TPC-C's 1 % NewOrder rollbacks are sysbench errors; at 100 TPS that is about 1 a second.
+    within = Evidence(qps=STEADY, errors_per_s=[1.0, 0.0, 2.0] * 4, expected_errors_per_s=1.0,
+                      expected_errors_pct=1.0)
+    findings, verdict = judge(within)
+    assert [(f.code, f.level) for f in findings] == [("errors-expected", "info")] and verdict == "valid"
+    assert "within the 1.00/s the workload declares as part of it (1 per 100 transactions)" in findings[0].message
+    beyond = Evidence(qps=STEADY, errors_per_s=[5.0] * 12, expected_errors_per_s=1.0, expected_errors_pct=1.0)
+    findings, verdict = judge(beyond)
+    assert [(f.code, f.level) for f in findings] == [("errors", "suspect")] and verdict == "suspect"
+    assert "above the 1.00/s the workload declares" in findings[0].message
+    # Without a declared rate every error counts, as before.
+    assert _codes(Evidence(qps=STEADY, errors_per_s=[1.0] * 12)) == [("errors", "suspect")]

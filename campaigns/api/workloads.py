@@ -66,7 +66,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Workload
-        fields = ["id", "name", "description", "created_by", "created_at", "versions"]
+        fields = ["id", "name", "description", "expected_errors_pct", "created_by", "created_at", "versions"]
         read_only_fields = fields
 
 
@@ -78,6 +78,10 @@ class WorkloadUploadSerializer(StrictInputMixin, serializers.Serializer):
     entry = serializers.CharField(max_length=200, help_text="the file sysbench runs, e.g. tpcc.lua")
     note = serializers.CharField(required=False, allow_blank=True, max_length=300)
     files = LuaFilesField(required=False)
+    expected_errors_pct = serializers.FloatField(
+        required=False, allow_null=True, min_value=0.0, max_value=100.0,
+        help_text="ignored errors per 100 transactions that are part of the workload (e.g. 1 for TPC-C's NewOrder "
+                  "rollbacks): counted and shown, and only errors beyond this rate make a job suspect")
 
 
 def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -110,7 +114,8 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
         the file when one is refused, and nothing is stored)."""
         values, files = _upload_data(request)
         version = workload_save(user=request.user, files=files, entry=values["entry"], name=values.get("name", ""),
-                                description=values.get("description"), note=values.get("note", ""))
+                                description=values.get("description"), note=values.get("note", ""),
+                                expected_errors_pct=values.get("expected_errors_pct"))
         return Response(WorkloadVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer,
@@ -122,7 +127,8 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
         values, files = _upload_data(request)
         before = workload.versions.count()
         version = workload_save(user=request.user, workload=workload, files=files, entry=values["entry"],
-                                description=values.get("description"), note=values.get("note", ""))
+                                description=values.get("description"), note=values.get("note", ""),
+                                expected_errors_pct=values.get("expected_errors_pct"))
         created = workload.versions.count() > before
         return Response(WorkloadVersionSerializer(version).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

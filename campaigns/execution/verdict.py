@@ -156,6 +156,8 @@ def job_evidence(job: Job) -> validity.Evidence:
                 measure = "transactions (one per statement)"
     time_s = job.time_s or job.scenario.time_s
     shared = _shared_with(job, list(hosts.values())) if not job.imported else ([], [])
+    version = job.scenario.workload_version
+    expected_pct = version.workload.expected_errors_pct if version is not None else None
     return validity.Evidence(
         time_s=float(time_s) if time_s else None,
         duration_s=result.duration_s if result is not None else None,
@@ -172,6 +174,9 @@ def job_evidence(job: Job) -> validity.Evidence:
         server_measure=measure, server_total=server_total, sysbench_total=sysbench_total, window_s=window_s,
         full_cache="cache" in job.scenario.dataset.name.lower(), cache_hit_ratio=job.cache_hit_ratio,
         shared_with=shared[0], shared_host_with=shared[1],
+        expected_errors_per_s=(expected_pct / 100 * result.tps
+                               if expected_pct is not None and result is not None and result.tps else None),
+        expected_errors_pct=expected_pct,
         imported=job.imported,
         job_rates={"qps": result.qps, "tps": result.tps} if result is not None and len(clients) > 1 else {},
         client_rates={measure: [(c.summary or {}).get(measure) for c in clients] for measure in ("qps", "tps")},
