@@ -59,6 +59,12 @@ def test_a_seed_run_at_this_machines_scale_says_what_differs_beside_every_publis
         assert "rows: " in found and "threads: " in found and "duration: 4 s here, " in found, found
         assert "different hardware" in found, found
     assert page.count('data-testid="differs"') == len(figures)
+    # Each measured point stands beside the document's point it stands for: 3 ↔ 50, 6 ↔ 100 … 64 ↔ 1,000.
+    first = page.split('<table class="comparison', 1)[1].split("</table>", 1)[0]
+    pairs = re.findall(r'<tr[^>]*>.*?<td class="num">([\d,]+)</td>.*?data-published-threads="(\d+)"', first, re.S)
+    assert [(int(t.replace(",", "")), int(p)) for t, p in pairs] == [
+        (3, 50), (6, 100), (13, 200), (32, 500), (64, 1000)], pairs
+    assert "its 100 threads, scaled" in first
     ratios = re.findall(r'<td class="num ratio[^"]*"[^>]*>(.*?)</td>', page, re.S)
     assert ratios and all('data-testid="unlike"' in cell for cell in ratios)
     # No sentence sets the measured figures against the published ones: each says why not.
@@ -71,3 +77,12 @@ def test_a_seed_run_at_this_machines_scale_says_what_differs_beside_every_publis
         f"/compare/comparison.csv?campaign={campaign.pk}&published=004")))))
     measured = [r for r in rows if r["source"] == "measured" and r["published_qps"]]
     assert measured and all("threads: " in r["published_differences"] for r in measured)
+
+
+def test_a_ladder_scaled_down_whole_maps_point_to_point_and_nothing_else_does():
+    from campaigns.comparison.published import scaled_ladder
+
+    assert scaled_ladder([3, 6, 13, 32, 64], [50, 100, 200, 500, 1000]) == {3: 50, 6: 100, 13: 200, 32: 500,
+                                                                           64: 1000}
+    assert scaled_ladder([2, 4, 8, 64], [2, 4, 8, 3000]) == {}  # clipped, not scaled: the nearest rule applies
+    assert scaled_ladder([64, 96], [64, 96]) == {} and scaled_ladder([64], [256]) == {}

@@ -178,7 +178,7 @@ def _beside_line(table: ComparisonTable, row: ComparisonRow) -> list[str]:
         notes = []
         if entry["per_core"]:
             notes.append(f"{fmt_number(entry['published_per_core'])} per core")
-        if entry["nearest"]:
+        if entry["nearest"] or entry.get("scaled"):
             notes.append(f"at {entry['published_threads']:,} threads")
         if not beside["spec_label"]:
             notes.append(entry["published_spec"])

@@ -165,6 +165,8 @@ def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
         lines.append(f'{fmt_number(entry["published_per_core"])} per core')
     if entry["nearest"]:
         lines.append(f'at {entry["published_threads"]:,} threads')
+    if entry.get("scaled"):
+        lines.append(f'its {entry["published_threads"]:,} threads, scaled')
     if not beside["spec_label"]:
         lines.append(escape(entry["published_spec"]))
     correction = (f' <span class="badge published" title="{escape(entry["correction"])}">corrected</span>'
@@ -172,6 +174,10 @@ def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
     small = "".join(f'<br><span class="muted small">{line}</span>' for line in lines)
     title = entry["hardware"] + (f'; printed at {entry["published_threads"]:,} threads, the document\'s nearest to '
                                  f'{entry["threads"]:,}' if entry["nearest"] else "")
+    if entry.get("scaled"):
+        title += (f'; printed at {entry["published_threads"]:,} threads: this run scaled the document\'s thread '
+                  f'ladder down whole, and its {entry["threads"]:,} stands for the document\'s '
+                  f'{entry["published_threads"]:,}')
     # What differs from the document's run, on the cell itself (issue #43): the kinds in a word each, the whole
     # sentences in the hover and on paper below the table.
     found = entry.get("differences") or []
@@ -222,7 +228,7 @@ def _published_latency_cells(row: ComparisonRow, positions: Sequence[int], metri
             out.append(f'<td class="num" data-metric="{metric}">—</td>')
             continue
         at = (f'<br><span class="muted small">at {entry["published_threads"]:,} threads</span>'
-              if entry is not None and entry["nearest"] else "")
+              if entry is not None and (entry["nearest"] or entry.get("scaled")) else "")
         out.append(f'<td class="num published-latency" data-metric="{metric}" data-value="{value!r}">'
                    f'{fmt_ms(value)}{at}</td>')
     return out

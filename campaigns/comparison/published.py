@@ -181,6 +181,19 @@ def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> Curve:
     return {"spec": shape.label, "points": points}
 
 
+def scaled_ladder(measured: Sequence[int], published: Sequence[int]) -> dict[int, int]:
+    """Measured thread count → the document's, where the measured ladder is the document's scaled down whole to
+    fit a small server (campaigns.seeds.services.threads_fitted: 50 … 1,000 → 3, 6, 13, 32, 64): each point
+    stands beside the document's point it stands for, not the nearest one (all of them 50). {} otherwise."""
+    ours, theirs = sorted(set(measured)), sorted(set(published))
+    if len(ours) < 2 or len(ours) != len(theirs) or ours == theirs or not theirs[-1]:
+        return {}
+    factor = ours[-1] / theirs[-1]
+    if sorted({max(1, round(t * factor)) for t in theirs}) != ours:
+        return {}
+    return dict(zip(ours, theirs, strict=True))
+
+
 def _document_run(key: PublishedKey) -> tuple[TemplateDef | None, float | None]:
     """The template that reproduces a published table, and the document's duration for it (None if no template
     says)."""
@@ -252,6 +265,11 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
     notes: dict[str, None] = {}
     used: dict[int, SpecShape] = {}
     document_template, document_time_s = _document_run(key)
+    measured_threads: dict[int | None, list[int]] = defaultdict(list)
+    for row in table["rows"]:
+        if any(row["cells"][i] is not None for i in columns):
+            measured_threads[row["spec_id"]].append(row["threads"])
+    ladders: dict[tuple[int | None, int], dict[int, int]] = {}
     for row in table["rows"]:
         if not any(row["cells"][i] is not None for i in columns):
             continue
@@ -259,7 +277,11 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
         shape = nearest_spec(_spec_shape(measured_spec), list(shapes.values()))
         assert shape is not None  # `matching` is not empty
         used[shape.id] = shape
-        threads = nearest_threads(row["threads"], figures[shape.id])
+        ladder_key = (row["spec_id"], shape.id)
+        if ladder_key not in ladders:
+            ladders[ladder_key] = scaled_ladder(measured_threads[row["spec_id"]], list(figures[shape.id]))
+        scaled = ladders[ladder_key].get(row["threads"])
+        threads = scaled if scaled is not None else nearest_threads(row["threads"], figures[shape.id])
         assert threads is not None  # every published shape has figures
         figure = figures[shape.id][threads]
         cores = published_cores(shape.label, shape.cpu_cores)
@@ -283,7 +305,8 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
                             and cell.get("verdict") in ("suspect", "invalid") else None}
         entry: BesideRow = {
             "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
-            "published_threads": threads, "nearest": threads != row["threads"],
+            "published_threads": threads, "nearest": threads != row["threads"] and scaled is None,
+            "scaled": scaled is not None and threads != row["threads"],
             "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
             "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
             "correction": figure.correction, "cells": [by_column[str(i)] for i in columns], "by_column": by_column,
@@ -308,6 +331,7 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
                                                if item not in notes))
     beside["has_per_core"] = any(r["per_core"] for r in beside["rows"])
     beside["has_nearest"] = any(r["nearest"] for r in beside["rows"])
+    beside["has_scaled"] = any(r.get("scaled") for r in beside["rows"])
     beside["summary"] = _beside_summary(beside)
     return beside
 

@@ -148,6 +148,8 @@ class BesideRow(TypedDict):
     published_latency_avg_ms: float | None
     published_latency_pct_ms: float | None
     published_latency_pct: float | None
+    # The row's threads are the document's ladder scaled down (published_threads is the point it stands for).
+    scaled: NotRequired[bool]
     # What differs from the document's run (comparison.differences), and the kinds that make the two unlike.
     differences: NotRequired[list[str]]
     unlike: NotRequired[list[str]]
@@ -185,6 +187,7 @@ class Beside(TypedDict):
     summary: str
     has_per_core: bool
     has_nearest: bool
+    has_scaled: NotRequired[bool]
     table_ref: NotRequired[str]
     # Every difference from the document's runs that its rows name, hardware apart (that is in notes), once each.
     differences: NotRequired[list[str]]
