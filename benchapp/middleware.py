@@ -21,9 +21,12 @@ from csp.middleware import CSPMiddleware as DjangoCSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
 from django.core.signals import setting_changed
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseServerError, JsonResponse
+from django.template import TemplateDoesNotExist, loader
 from django.utils.html import escape
 from django.views import defaults
+
+from benchapp import requestid
 
 # What makes a response's header its own (set by csp.decorators).
 _PER_RESPONSE = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
@@ -107,11 +110,17 @@ class DatabaseAwayMiddleware:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """handler500: Django's own 500 page, but 503 when the error was benchapp's database away."""
+    """handler500: the 500 page with the request's id (which its log lines carry), but 503 when the error was
+    benchapp's database away. Rendered without the request's context: what broke may break a context processor."""
     from campaigns.execution.dbretry import connection_drop, connection_lost
 
     exc = sys.exc_info()[1]
     if exc is not None and connection_lost(exc):
         connection_drop()
         return database_away_response(request)
-    return defaults.server_error(request)
+    try:
+        template = loader.get_template(defaults.ERROR_500_TEMPLATE_NAME)
+    except TemplateDoesNotExist:
+        return defaults.server_error(request)
+    request_id = getattr(request, "request_id", "") or requestid.current()
+    return HttpResponseServerError(template.render({"request_id": request_id}))

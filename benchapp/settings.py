@@ -377,7 +377,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "campaigns.api.pagination.Pagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "campaigns.api.schema.UserAutoSchema",  # descriptions for users (#43)
     "EXCEPTION_HANDLER": "campaigns.api.exceptions.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
@@ -438,6 +438,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "campaigns.api.schema.add_error_responses",
         "campaigns.api.schema.descriptions_for_users",
+        "campaigns.api.schema.token_auth_first",
     ],
 }
 

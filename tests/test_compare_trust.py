@@ -54,9 +54,9 @@ def test_the_comparisons_api_gives_each_delta_its_interval_n_per_side_and_signif
     assert sig["p_value"] == pytest.approx(p, rel=1e-6) and sig["p_adjusted"] >= sig["p_value"]
     assert sig["runs_needed"] > 2
     # The words say the number, its interval and n, and cannot be read as "no difference".
-    assert sig["sentence"].startswith(f"{other['delta_pct']['qps']:+.1f}% (95% CI {low:+.1f}% … {high:+.1f}%), "
+    assert sig["sentence"].startswith(f"QPS {other['delta_pct']['qps']:+.1f}% (95% CI {low:+.1f}% … {high:+.1f}%), "
                                       "n = 2 each: too few runs to tell; about ")
-    assert sig["sentence"].endswith(f"about {sig['runs_needed']} runs per side would")
+    assert sig["sentence"].endswith(f"about {sig['runs_needed']} runs per side would tell a difference this large")
     # 16 threads: +50% with little spread is significant after the correction over the three Δ%.
     assert rows[16]["cells"][1]["significance"]["verdict"] == "significant"
     # Every metric has its interval (latency too).

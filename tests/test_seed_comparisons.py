@@ -105,8 +105,10 @@ def test_a_seed_004_campaign_beside_its_document_is_one_table_with_both_products
         assert row.count('class="num ratio') == 2
         # Three repetitions: every ratio has its 95% interval and n.
         assert row.count('data-testid="ratio-ci"') == 2 and row.count(" · n = 3</span>") == 2
-    # The published figure stands at the nearest concurrency the document has, and says so.
-    assert "at 50 threads</span>" in rows[0][1] and "the document&#x27;s nearest to 3" in rows[0][1]
+    # The run scaled the document's ladder (50 … 1,000 → 3 … 64): each row stands beside the point it stands for,
+    # and says so (issue #43; it was the nearest, 50, for all but the last).
+    assert "its 50 threads, scaled</span>" in rows[0][1] and "its 100 threads, scaled</span>" in rows[1][1]
+    assert "stands for the document&#x27;s 50" in rows[0][1]
     # The invalid cells keep their mark, and their ratios say where they come from.
     assert "verdict-invalid" in rows[-1][1] and rows[-1][1].count("from an invalid cell") == 2
     assert "from an invalid cell" not in rows[0][1]
@@ -200,7 +202,9 @@ def test_the_print_report_of_a_seed_campaign_has_the_published_columns_in_its_qp
     conclusions = report.split("<h2>5. Conclusions</h2>", 1)[1].split("</section>", 1)[0]
     beside = re.search(r'data-testid="beside-summary"><strong>Beside the published figures.</strong> (.*?)</p>',
                        report, re.S).group(1)
-    assert "reaches " in beside and "× the published " in beside
+    # At this machine's scale the rows and thread counts are not the document's: no ratio sentence (issue #43).
+    assert "figures are not set against the published " in beside and "× the published " not in beside
+    assert "rows" in beside and "thread counts" in beside
     assert beside in summary and beside in conclusions, summary
     assert InstanceSpec.objects.filter(label="local MariaDB 2-core 8 GB").exists()
     assert Scenario.objects.filter(name__startswith="seed 004").count() == 3

@@ -253,6 +253,30 @@ def test_an_operator_uploads_and_pastes_on_the_page_and_makes_a_scenario_with_th
     assert "kv" in viewer.get("/workloads/").content.decode()
 
 
+@pytest.mark.slow  # workload_save runs sysbench on the entry script (seconds)
+@pytest.mark.django_db
+def test_a_scenario_of_an_uploaded_workload_saves_with_a_new_dataset_typed_into_the_form():
+    # Issue #43: the form looked the workload's label up among sysbench's built-in tests and answered 500.
+    version = workload_save(files=kv_files(), entry="kv.lua", name="newuser-pointsel",
+                            user=make_user(roles.OPERATOR, "wl-new-dataset"))
+    page = PageClient()
+    page.force_login(version.uploaded_by)
+    answer = page.post("/scenarios/new/", {
+        "name": "kv new dataset", "test": version.label(), "dataset": "", "new_dataset_name": "kv typed",
+        "new_dataset_tables": "2", "new_dataset_table_size": "500", "time_s": 5, "warmup_s": 0,
+        "report_interval_s": 1, "percentile": 95, "prepare_mode": "auto", "cleanup": "keep", "prepare_threads": 2,
+        "table_ddl": "", "preset": "", "description": ""})
+    assert answer.status_code == 302, answer.content.decode()[-2000:]
+    scenario = Scenario.objects.get(name="kv new dataset")
+    assert scenario.workload_version == version
+    assert (scenario.dataset.name, scenario.dataset.tables, scenario.dataset.table_size) == ("kv typed", 2, 500)
+    # Left blank, the new dataset's fields are asked for beside the form, not a 500.
+    blank = page.post("/scenarios/new/", {"name": "kv blank", "test": version.label(), "dataset": "",
+                                          "time_s": 5, "warmup_s": 0, "report_interval_s": 1, "percentile": 95,
+                                          "prepare_mode": "auto", "cleanup": "keep", "prepare_threads": 2})
+    assert blank.status_code == 200 and "Required for a new dataset" in blank.content.decode()
+
+
 # ---------------------------------------------------------------- the "done when" run
 
 

@@ -24,7 +24,8 @@ import logging
 from collections import Counter
 from typing import Any
 
-from django.core.exceptions import SuspiciousOperation
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError, IntegrityError
 from django.db.models import ProtectedError, RestrictedError
@@ -85,6 +86,23 @@ def django_validation_detail(exc: DjangoValidationError) -> Any:
     return {"non_field_errors": exc.messages}
 
 
+def _size(n_bytes: int) -> str:
+    mib = n_bytes / (1024 * 1024)
+    return f"{mib:.1f} MiB".replace(".0 MiB", " MiB") if mib >= 1 else f"{n_bytes // 1024} KiB"
+
+
+def upload_limit_detail(exc: SuspiciousOperation) -> str:
+    """Django's refusal of a body over its limits, in a user's words with the limit itself."""
+    if isinstance(exc, RequestDataTooBig):
+        return (f"the request body is larger than the {_size(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)} benchapp reads "
+                "in one request; send fewer or smaller files (a multipart upload's files do not count towards it)")
+    if isinstance(exc, TooManyFilesSent):
+        return f"too many files in one request: at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES}"
+    if isinstance(exc, TooManyFieldsSent):
+        return f"too many fields in one request: at most {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}"
+    return "the request was refused as malformed"
+
+
 def translate(exc: Exception) -> exceptions.APIException | None:
     """The API exception a domain or database exception stands for, or None if it is not ours."""
     if connection_lost(exc):
@@ -104,8 +122,8 @@ def translate(exc: Exception) -> exceptions.APIException | None:
         return BadRequest("a value is out of the range the database can store", code="out_of_range")
     if isinstance(exc, SuspiciousOperation):
         # Too many fields or files in an upload, a body over the size limit: Django would answer with
-        # an HTML page.
-        return BadRequest(str(exc) or "the request was refused as malformed", code="malformed")
+        # an HTML page, and its message names a setting, not what the user can change.
+        return BadRequest(upload_limit_detail(exc), code="malformed")
     if isinstance(exc, (ScenarioDdlRefused, HostTestRefused)):
         return exceptions.ValidationError({"scenarios": [str(exc)]})
     if isinstance(exc, VariantsRefused):

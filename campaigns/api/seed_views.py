@@ -95,7 +95,7 @@ def _as_drf(exc: DjangoValidationError) -> serializers.ValidationError:
 
 
 class TemplateViewSet(viewsets.GenericViewSet):
-    """The seed templates. Reading needs a viewer; instantiating and running, an operator."""
+    """The seed templates: each seed white paper's campaign, with its published figures."""
 
     permission_classes = [RolePermission]
     serializer_class = TemplateSerializer
@@ -118,6 +118,8 @@ class TemplateViewSet(viewsets.GenericViewSet):
     @extend_schema(request=InstantiateSerializer, responses={201: CampaignSerializer})
     @action(detail=True, methods=["post"])
     def instantiate(self, request: Request, key: str | None = None) -> Response:
+        """A campaign of your own from the template, on the targets given, its dataset scaled by scale_factor and
+        its rows and threads bounded as asked (201 with the campaign; launch it to run it)."""
         template = self.get_object()
         body = InstantiateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -148,6 +150,8 @@ class TemplateViewSet(viewsets.GenericViewSet):
     )
     @action(detail=False, methods=["post"], url_path="quick-run")
     def quick_run(self, request: Request) -> Response:
+        """Instantiates and launches the templates given, reduced (scale, duration, threads) to run in minutes on
+        the targets given or the demo targets (202 with the runs); with preview, only what it would run."""
         body = QuickRunSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

@@ -81,6 +81,7 @@ urlpatterns = [
                                                                     permission_classes=[IsAuthenticated])),
          name="docs"),
     path("api/redoc/", login_required(SpectacularRedocView.as_view(url_name="api:schema",
+                                                                  template_name="campaigns/api_redoc.html",
                                                                   permission_classes=[IsAuthenticated])),
          name="redoc"),
     re_path(r"^api/docs/assets/(?P<path>[\w./-]+)$", serve, {"document_root": SIDECAR_STATIC}, name="docs-assets"),

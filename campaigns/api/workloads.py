@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import QueryDict
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -20,10 +20,26 @@ from campaigns.models import Workload, WorkloadVersion
 from campaigns.services.workloads import workload_files_from_uploads, workload_save
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {"type": "string"},
+                      "description": "the workload's files: each path (e.g. \"tpcc_common.lua\") and its Lua source; "
+                                     "in a multipart body, upload each file under the field name `files` instead",
+                      "example": {"kv.lua": "require(\"kv_common\")\n…", "kv_common.lua": "…"}})
+class LuaFilesField(serializers.JSONField):
+    """{path: Lua source}. Anything else is refused with a list of messages, as every other field's error is."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict) or not all(isinstance(text, str) for text in value.values()):
+            raise serializers.ValidationError("an object of file names and their Lua source is expected, "
+                                              "e.g. {\"kv.lua\": \"…\"}")
+        return value
+
+
 class WorkloadVersionSerializer(serializers.ModelSerializer):
     workload_name = serializers.CharField(source="workload.name", read_only=True)
     test_label = serializers.SerializerMethodField()
     uploaded_by = serializers.CharField(source="uploaded_by.username", read_only=True, default=None)
+    files = LuaFilesField(read_only=True)
 
     class Meta:
         model = WorkloadVersion
@@ -50,7 +66,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Workload
-        fields = ["id", "name", "description", "created_by", "created_at", "versions"]
+        fields = ["id", "name", "description", "expected_errors_pct", "created_by", "created_at", "versions"]
         read_only_fields = fields
 
 
@@ -61,7 +77,11 @@ class WorkloadUploadSerializer(StrictInputMixin, serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
     entry = serializers.CharField(max_length=200, help_text="the file sysbench runs, e.g. tpcc.lua")
     note = serializers.CharField(required=False, allow_blank=True, max_length=300)
-    files = serializers.JSONField(required=False, help_text="{\"path.lua\": \"Lua source\", …}")
+    files = LuaFilesField(required=False)
+    expected_errors_pct = serializers.FloatField(
+        required=False, allow_null=True, min_value=0.0, max_value=100.0,
+        help_text="ignored errors per 100 transactions that are part of the workload (e.g. 1 for TPC-C's NewOrder "
+                  "rollbacks): counted and shown, and only errors beyond this rate make a job suspect")
 
 
 def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -78,7 +98,8 @@ def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
     values = dict(query.validated_data)
     files = values.pop("files", None)
     if not isinstance(files, dict):
-        raise serializers.ValidationError({"files": "an object of file names and their Lua source is expected"})
+        raise serializers.ValidationError({"files": ["an object of file names and their Lua source is expected, "
+                                                     "e.g. {\"kv.lua\": \"…\"}"]})
     return values, files
 
 
@@ -88,9 +109,13 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
 
     @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer})
     def create(self, request: Request) -> Response:
+        """A new workload and its first version: `files` as {path: Lua source} in JSON, or uploaded as `files` in
+        a multipart body; sysbench lists the entry script's options, which scenarios on it then take (400 naming
+        the file when one is refused, and nothing is stored)."""
         values, files = _upload_data(request)
         version = workload_save(user=request.user, files=files, entry=values["entry"], name=values.get("name", ""),
-                                description=values.get("description"), note=values.get("note", ""))
+                                description=values.get("description"), note=values.get("note", ""),
+                                expected_errors_pct=values.get("expected_errors_pct"))
         return Response(WorkloadVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer,
@@ -102,7 +127,8 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
         values, files = _upload_data(request)
         before = workload.versions.count()
         version = workload_save(user=request.user, workload=workload, files=files, entry=values["entry"],
-                                description=values.get("description"), note=values.get("note", ""))
+                                description=values.get("description"), note=values.get("note", ""),
+                                expected_errors_pct=values.get("expected_errors_pct"))
         created = workload.versions.count() > before
         return Response(WorkloadVersionSerializer(version).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

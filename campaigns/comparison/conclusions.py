@@ -7,7 +7,13 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from campaigns.comparison.formatting import VERDICT_TOO_FEW_RUNS, VERDICT_WITHIN, fmt_number
+from campaigns.comparison.formatting import (
+    TOO_NOISY,
+    VERDICT_TOO_FEW_RUNS,
+    VERDICT_WITHIN,
+    fmt_number,
+    sentence_for_text,
+)
 from campaigns.comparison.rows import ComparisonCell, ComparisonRow, ComparisonTable, Mark
 from campaigns.comparison.significance import verdict_clause
 
@@ -37,7 +43,8 @@ def untrusted(cell: ComparisonCell | None) -> bool:
 
 def _extreme(item: tuple[ComparisonRow, float, Mark | None], many_specs: bool, many_sizes: bool) -> str:
     row, ratio, mark = item
-    ci = f" (95% CI {mark['interval']})" if mark and mark.get("interval") else ""
+    ci = "" if not mark or not mark.get("interval") else (
+        f" ({TOO_NOISY})" if mark["interval"] == TOO_NOISY else f" (95% CI {mark['interval']})")
     return f"{(ratio - 1) * 100:+.1f}%{ci} at {_where(row, many_specs, many_sizes)}"
 
 
@@ -78,7 +85,7 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
             where = _where(pairs[0][0], many_specs, many_sizes)
             lead = (f"{b_name} is {'faster' if mean_pct >= 0 else 'slower'} than {a_name}"
                     if mark["verdict"] == "significant" else f"{b_name} against {a_name}")
-            text = f"{lead} at {where}: {mark['sentence'].replace('%', '% QPS', 1)}"
+            text = f"{lead} at {where}: {sentence_for_text(mark)}"
         else:
             text = f"{b_name} against {a_name}: {mean_pct:+.1f}% QPS"
     else:
@@ -106,8 +113,9 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
     return text
 
 
-def _peak_clauses(table: ComparisonTable, names: Sequence[str]) -> list[str]:
-    """Where a product's QPS curve peaks and then falls, per spec, when there are enough points."""
+def _peak_clauses(table: ComparisonTable, names: Sequence[str], *, include_untrusted: bool = False) -> list[str]:
+    """Where a product's QPS curve peaks and then falls, per spec, when there are enough trusted points (untrusted
+    ones too if include_untrusted)."""
     falls: list[str] = []
     rising = curves = 0
     specs = table["spec_order"]
@@ -117,6 +125,7 @@ def _peak_clauses(table: ComparisonTable, names: Sequence[str]) -> list[str]:
         for spec in specs:
             points = [(row["threads"], value) for row in table["rows"]
                       if row["spec"] == spec and (cell := row["cells"][index]) is not None
+                      and (include_untrusted or not untrusted(cell))
                       and (value := cell["qps"]["value"]) is not None]
             if len(points) < 3:
                 continue
@@ -146,12 +155,18 @@ def conclusion(table: ComparisonTable, names: Sequence[str], *, include_untruste
     clauses: list[str] = []
     if len(present) == 1:
         only = present[0]
-        best = max(((row, cell) for row in table["rows"] if (cell := row["cells"][only]) and cell["qps"]["value"]),
+        # The cells' own statistic (the geometric mean of the repetitions, as the table shows it), from the cells
+        # the banner counts: untrusted ones only when the reader included them.
+        best = max(((row, cell) for row in table["rows"] if (cell := row["cells"][only]) and cell["qps"]["value"]
+                    and (include_untrusted or not untrusted(cell))),
                    key=lambda pair: pair[1]["qps"]["value"] or 0.0, default=None)
         if best is not None:
             clauses.append(f"Only {names[only]} has results here; its best is "
-                           f"{fmt_number(best[1]['qps']['median'])} QPS at "
+                           f"{fmt_number(best[1]['qps']['value'])} QPS at "
                            f"{_where(best[0], table['many_specs'], table['many_sizes'])}")
+        elif any(row["cells"][only] for row in table["rows"]):
+            clauses.append(f"Only {names[only]} has results here, and none is trusted: include untrusted cells to "
+                           "see them, knowing their figures may measure something else")
     else:
         base = present[0] if present else 0
         for other in present[1:]:
@@ -160,7 +175,7 @@ def conclusion(table: ComparisonTable, names: Sequence[str], *, include_untruste
                 clauses.append(clause)
         if not clauses and present:
             clauses.append("The products were never measured on the same rows, so no difference can be stated")
-    clauses += _peak_clauses(table, names)
+    clauses += _peak_clauses(table, names, include_untrusted=include_untrusted)
     if not clauses:
         return "No results."
     return "; ".join(clauses) + "."

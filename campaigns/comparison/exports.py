@@ -15,6 +15,7 @@ from campaigns.comparison.rows import (
     ComparisonLayout,
     ComparisonRow,
     ComparisonTable,
+    Mark,
     Metric,
     ReportSections,
 )
@@ -35,7 +36,9 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
                # The QPS Δ%'s 95% confidence interval (of the ratio of geometric means), n per side, the runs per
                # side that would tell a difference this large, and the verdict in words (issue #28).
                "qps_delta_ci95_low_pct", "qps_delta_ci95_high_pct", "n_baseline", "qps_delta_runs_needed",
-               "qps_delta_sentence", "untrusted_reasons"]
+               "qps_delta_sentence", "untrusted_reasons",
+               # What differs from the document's run behind the published figure (issue #43), "; "-separated.
+               "published_differences"]
 
 
 def _beside_csv(table: ComparisonTable, row: ComparisonRow, index: int) -> list[Any]:
@@ -47,6 +50,13 @@ def _beside_csv(table: ComparisonTable, row: ComparisonRow, index: int) -> list[
     assert chosen is not None  # a row has a published figure beside it only in a table that has one
     return [chosen["product"], beside["published_spec"], beside["published_threads"], beside["published_qps"],
             entry["per_core"], beside["published_per_core"], entry["ratio"], beside["basis"], beside["hardware"]]
+
+
+def _differences_csv(row: ComparisonRow, index: int) -> str | None:
+    beside = row.get("beside")
+    if beside is None or str(index) not in beside["by_column"]:
+        return None
+    return "; ".join(beside.get("differences") or []) or None
 
 
 def csv_lines(layout: ComparisonLayout) -> Iterable[list[Any]]:
@@ -71,7 +81,8 @@ def csv_lines(layout: ComparisonLayout) -> Iterable[list[Any]]:
                        *((mark.get("ci95_pct") or [None, None]) if mark else [None, None]),
                        mark.get("n_base") if mark else None, mark.get("runs_needed") if mark else None,
                        mark.get("sentence") or None if mark else None,
-                       "; ".join(trust["reasons"] if (trust := cell.get("trust")) else []) or None]
+                       "; ".join(trust["reasons"] if (trust := cell.get("trust")) else []) or None,
+                       _differences_csv(row, index)]
 
 
 def to_csv(layout: ComparisonLayout) -> str:
@@ -101,6 +112,14 @@ def table_header(table: ComparisonTable, names: Sequence[str]) -> list[str]:
     return header
 
 
+def _interval_words(mark: Mark) -> str:
+    """A Δ%'s interval in a file, where no hover shows the figure: "too noisy to tell: -100.0% … +139,116.8%"."""
+    figure = mark.get("interval_figure") or ""
+    if figure and mark["interval"] != figure:
+        return f"{mark['interval']}: {figure}"
+    return mark["interval"]
+
+
 def table_lines(table: ComparisonTable, names: Sequence[str]) -> list[list[str]]:
     lines = []
     for row in table["rows"]:
@@ -126,7 +145,7 @@ def table_lines(table: ComparisonTable, names: Sequence[str]) -> list[list[str]]
                 str(row["tables"] or "—")]
         line += [metric(c, "qps") for c in cells]
         line += [fmt_delta(d) if mark is None or d is None
-                 else f"{fmt_delta(d)} ({mark['interval']}), {mark['text']}" if mark.get("interval")
+                 else f"{fmt_delta(d)} ({_interval_words(mark)}), {mark['text']}" if mark.get("interval")
                  else f"{fmt_delta(d)}, {mark['text']}"
                  for d, mark in zip(row["deltas"], row["marks"], strict=True)]
         line += _beside_line(table, row)
@@ -159,7 +178,7 @@ def _beside_line(table: ComparisonTable, row: ComparisonRow) -> list[str]:
         notes = []
         if entry["per_core"]:
             notes.append(f"{fmt_number(entry['published_per_core'])} per core")
-        if entry["nearest"]:
+        if entry["nearest"] or entry.get("scaled"):
             notes.append(f"at {entry['published_threads']:,} threads")
         if not beside["spec_label"]:
             notes.append(entry["published_spec"])

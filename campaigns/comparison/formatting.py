@@ -82,9 +82,30 @@ def verdict_of(*, significant: bool, ci: Sequence[float | None] | None) -> str:
     return VERDICT_WITHIN if _within_pct(ci) is not None else VERDICT_TOO_FEW_RUNS
 
 
-def interval_text(ci: Sequence[float | None] | None) -> str:
-    """A Δ%'s 95% interval as the page writes it: "-20.0% … +180.0%"; "" without one."""
+# An interval whose high end is more than this many times its low end (as ratios: 1 + Δ%/100: not even the order of
+# magnitude is known), or that reaches −99% (a ratio of almost 0), says nothing a reader can use ("−100.0% …
+# +139,116,847.2%"): the page writes TOO_NOISY and keeps the figure for the hover.
+TOO_WIDE_RATIO_SPAN = 100.0
+TOO_NOISY = "too noisy to tell"
+
+
+def interval_too_wide(ci: Sequence[float | None] | None) -> bool:
+    """Whether a Δ%'s 95% interval is too wide to mean anything (TOO_WIDE_RATIO_SPAN); False without one."""
+    if not ci or not is_number(ci[0]) or not is_number(ci[1]):
+        return False
+    low, high = 1 + ci[0] / 100, 1 + ci[1] / 100
+    return low <= 0.01 or high / low > TOO_WIDE_RATIO_SPAN
+
+
+def interval_figure(ci: Sequence[float | None] | None) -> str:
+    """A Δ%'s 95% interval as its two figures: "-20.0% … +180.0%"; "" without one."""
     return f"{fmt_delta(ci[0])} … {fmt_delta(ci[1])}" if ci else ""
+
+
+def interval_text(ci: Sequence[float | None] | None) -> str:
+    """A Δ%'s 95% interval as the page writes it: "-20.0% … +180.0%", or "too noisy to tell" when it is too wide to
+    mean anything (interval_figure gives its figures for the hover); "" without one."""
+    return TOO_NOISY if interval_too_wide(ci) else interval_figure(ci)
 
 
 def runs_text(n_base: int, n_other: int) -> str:
@@ -108,13 +129,28 @@ def delta_short(mark: Mapping[str, Any]) -> str:
     return f"untested ({n})"
 
 
+def _noisy_figure(ci: Sequence[float | None]) -> str:
+    return f"95% CI {interval_figure(ci)}: {TOO_NOISY}"
+
+
+def sentence_for_text(mark: Mapping[str, Any]) -> str:
+    """The mark's sentence where no hover can show an interval too wide to mean anything: "too noisy to tell" in
+    its place (a conclusion, a summary)."""
+    sentence, ci = mark.get("sentence") or "", mark.get("ci95_pct")
+    return sentence.replace(_noisy_figure(ci), TOO_NOISY) if ci and interval_too_wide(ci) else sentence
+
+
 def delta_sentence(mark: Mapping[str, Any], *, what: str = "") -> str:
-    """A Δ% with its interval, n and a verdict that cannot contradict them:
-    "+62.1% (95% CI -20.0% … +180.0%), n = 2 each: too few runs to tell; about 12 runs per side would"."""
+    """A QPS Δ% with its interval, n and a verdict that cannot contradict them, starting with a word (a CSV cell
+    starting with a sign would be read as a formula, and escaped): "QPS +62.1% (95% CI -20.0% … +180.0%), n = 2
+    each: too few runs to tell; about 12 runs per side would tell a difference this large"."""
     change, ci = mark.get("change_pct"), mark.get("ci95_pct")
     n = runs_text(mark["n_base"], mark["n_other"])
-    head = f"{fmt_delta(change)}{f' {what}' if what else ''}"
-    head += f" (95% CI {interval_text(ci)}), {n}" if ci else f", {n}"
+    head = f"QPS {fmt_delta(change)}{f' {what}' if what else ''}"
+    if ci and interval_too_wide(ci):
+        head += f" ({_noisy_figure(ci)}), {n}"
+    else:
+        head += f" (95% CI {interval_text(ci)}), {n}" if ci else f", {n}"
     verdict = mark["verdict"]
     if verdict == VERDICT_SIGNIFICANT:
         return f"{head}: a difference larger than the runs' noise"
@@ -127,7 +163,7 @@ def delta_sentence(mark: Mapping[str, Any], *, what: str = "") -> str:
             return (f"{head}: not significant once the {mark.get('tested', 0)} Δ% compared here are counted "
                     f"(adjusted p = {mark['p_adjusted']:.2g})")
         needed = mark.get("runs_needed")
-        more = f"; about {needed} runs per side would" if needed and needed > min(mark["n_base"], mark["n_other"]) \
-            else ""
+        more = (f"; about {needed} runs per side would tell a difference this large"
+                if needed and needed > min(mark["n_base"], mark["n_other"]) else "")
         return f"{head}: too few runs to tell{more}"
     return f"{head}: one run cannot tell a difference from noise; repeat each cell 3 times or more"

@@ -127,7 +127,10 @@ def table_body_html(table: ComparisonTable, products: Sequence[Column],
                 if mark is None or d is None:
                     parts.append(f'<td class="num delta{css}" data-metric="delta">{fmt_delta(d)}{doubt}</td>')
                     continue
-                interval = (f'<span class="ci" data-testid="ci">{escape(mark["interval"])}</span>'
+                figure = mark.get("interval_figure") or ""
+                noisy = bool(mark.get("interval")) and figure and mark["interval"] != figure
+                hover = f' title="95% CI {escape(figure)}" data-too-noisy' if noisy else ""
+                interval = (f'<span class="ci" data-testid="ci"{hover}>{escape(mark["interval"])}</span>'
                             if mark.get("interval") else "")
                 parts.append(f'<td class="num delta{css}" data-metric="delta" '
                              f'data-significance="{mark["verdict"]}" title="{escape(mark["title"])}">'
@@ -162,6 +165,8 @@ def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
         lines.append(f'{fmt_number(entry["published_per_core"])} per core')
     if entry["nearest"]:
         lines.append(f'at {entry["published_threads"]:,} threads')
+    if entry.get("scaled"):
+        lines.append(f'its {entry["published_threads"]:,} threads, scaled')
     if not beside["spec_label"]:
         lines.append(escape(entry["published_spec"]))
     correction = (f' <span class="badge published" title="{escape(entry["correction"])}">corrected</span>'
@@ -169,9 +174,20 @@ def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
     small = "".join(f'<br><span class="muted small">{line}</span>' for line in lines)
     title = entry["hardware"] + (f'; printed at {entry["published_threads"]:,} threads, the document\'s nearest to '
                                  f'{entry["threads"]:,}' if entry["nearest"] else "")
+    if entry.get("scaled"):
+        title += (f'; printed at {entry["published_threads"]:,} threads: this run scaled the document\'s thread '
+                  f'ladder down whole, and its {entry["threads"]:,} stands for the document\'s '
+                  f'{entry["published_threads"]:,}')
+    # What differs from the document's run, on the cell itself (issue #43): the kinds in a word each, the whole
+    # sentences in the hover and on paper below the table.
+    found = entry.get("differences") or []
+    unlike = entry.get("unlike") or []
+    differs = (f'<br><span class="small why" data-testid="differs">differs: {escape(", ".join(unlike))}</span>'
+               if unlike else "")
+    title += "".join(f"; {item}" for item in found if item != entry["hardware"])
     return (f'<td class="num published-figure" data-metric="published" data-value="{entry["published_qps"]!r}" '
-            f'data-published-threads="{entry["published_threads"]}" title="{escape(title)}">'
-            f'{fmt_number(entry["published_qps"])}{correction}{small}</td>')
+            f'data-published-threads="{entry["published_threads"]}" data-differences="{escape(" | ".join(found))}" '
+            f'title="{escape(title)}">{fmt_number(entry["published_qps"])}{correction}{small}{differs}</td>')
 
 
 def _ratio_cell(entry: BesideRow | None, index: int) -> str:
@@ -190,6 +206,10 @@ def _ratio_cell(entry: BesideRow | None, index: int) -> str:
                 if ci else "")
     article = "an" if cell["verdict"] == "invalid" else "a"
     doubt = (f'<span class="small why">from {article} {cell["verdict"]} cell</span>' if cell["verdict"] else "")
+    if entry.get("unlike"):
+        title += "; unlike runs: " + "; ".join(entry.get("differences") or [])
+        doubt += '<span class="small why" data-testid="unlike">unlike runs: not a finding</span>'
+
     css = " untrusted" if cell["verdict"] else ""
     return (f'<td class="num ratio{css}" data-metric="published" data-ratio="{cell["ratio"]!r}" '
             f'title="{escape(title)}">{fmt_ratio(cell["ratio"])}<br>'
@@ -208,7 +228,7 @@ def _published_latency_cells(row: ComparisonRow, positions: Sequence[int], metri
             out.append(f'<td class="num" data-metric="{metric}">—</td>')
             continue
         at = (f'<br><span class="muted small">at {entry["published_threads"]:,} threads</span>'
-              if entry is not None and entry["nearest"] else "")
+              if entry is not None and (entry["nearest"] or entry.get("scaled")) else "")
         out.append(f'<td class="num published-latency" data-metric="{metric}" data-value="{value!r}">'
                    f'{fmt_ms(value)}{at}</td>')
     return out

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
+from campaigns.comparison.differences import Side, differences, unlike_words
 from campaigns.comparison.formatting import fmt_ratio, is_number
 from campaigns.comparison.query import delta_pct
 from campaigns.comparison.rows import (
@@ -36,7 +37,7 @@ from campaigns.seeds.matching import (
     published_cores,
     published_key,
 )
-from campaigns.seeds.templates import TEMPLATES
+from campaigns.seeds.templates import TEMPLATES, TemplateDef
 
 
 def _stat(value: float | None) -> MetricStats:
@@ -180,6 +181,48 @@ def _curve(shape: SpecShape, figures: dict[int, PublishedResult]) -> Curve:
     return {"spec": shape.label, "points": points}
 
 
+def scaled_ladder(measured: Sequence[int], published: Sequence[int]) -> dict[int, int]:
+    """Measured thread count → the document's, where the measured ladder is the document's scaled down whole to
+    fit a small server (campaigns.seeds.services.threads_fitted: 50 … 1,000 → 3, 6, 13, 32, 64): each point
+    stands beside the document's point it stands for, not the nearest one (all of them 50). {} otherwise."""
+    ours, theirs = sorted(set(measured)), sorted(set(published))
+    if len(ours) < 2 or len(ours) != len(theirs) or ours == theirs or not theirs[-1]:
+        return {}
+    factor = ours[-1] / theirs[-1]
+    if sorted({max(1, round(t * factor)) for t in theirs}) != ours:
+        return {}
+    return dict(zip(ours, theirs, strict=True))
+
+
+def _document_run(key: PublishedKey) -> tuple[TemplateDef | None, float | None]:
+    """The template that reproduces a published table, and the document's duration for it (None if no template
+    says)."""
+    for template in TEMPLATES:
+        for scenario in template.scenarios:
+            if published_key(scenario.name) == key:
+                return template, float(scenario.time_s)
+    return None, None
+
+
+def _document_clients(template: TemplateDef | None, threads: int) -> int | None:
+    """The client machines the document used at `threads` (its template's rule, as Campaign.clients_for)."""
+    if template is None:
+        return None
+    if not template.clients_per_threads:
+        return template.clients_min
+    per = template.clients_per_threads
+    return template.clients_min + max(0, math.ceil((threads - per) / per))
+
+
+def _measured_side(row: ComparisonRow, columns: Sequence[int], memory_gb: float | None) -> Side:
+    cells = [c for i in columns if (c := row["cells"][i]) is not None]
+    times = [t for c in cells if (t := c.get("time_s"))]
+    clients = [n for c in cells if (n := c.get("clients"))]
+    return Side(tables=row["tables"], table_size=row["table_size"], threads=row["threads"],
+                clients=max(clients) if clients else None, time_s=float(max(times)) if times else None,
+                memory_gb=memory_gb)
+
+
 def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
                  published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> Beside:
     """A measured table's rows set beside the matching published table of one published product.
@@ -221,6 +264,12 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
     beside["column_index"] = columns
     notes: dict[str, None] = {}
     used: dict[int, SpecShape] = {}
+    document_template, document_time_s = _document_run(key)
+    measured_threads: dict[int | None, list[int]] = defaultdict(list)
+    for row in table["rows"]:
+        if any(row["cells"][i] is not None for i in columns):
+            measured_threads[row["spec_id"]].append(row["threads"])
+    ladders: dict[tuple[int | None, int], dict[int, int]] = {}
     for row in table["rows"]:
         if not any(row["cells"][i] is not None for i in columns):
             continue
@@ -228,7 +277,11 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
         shape = nearest_spec(_spec_shape(measured_spec), list(shapes.values()))
         assert shape is not None  # `matching` is not empty
         used[shape.id] = shape
-        threads = nearest_threads(row["threads"], figures[shape.id])
+        ladder_key = (row["spec_id"], shape.id)
+        if ladder_key not in ladders:
+            ladders[ladder_key] = scaled_ladder(measured_threads[row["spec_id"]], list(figures[shape.id]))
+        scaled = ladders[ladder_key].get(row["threads"])
+        threads = scaled if scaled is not None else nearest_threads(row["threads"], figures[shape.id])
         assert threads is not None  # every published shape has figures
         figure = figures[shape.id][threads]
         cores = published_cores(shape.label, shape.cpu_cores)
@@ -252,13 +305,21 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
                             and cell.get("verdict") in ("suspect", "invalid") else None}
         entry: BesideRow = {
             "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
-            "published_threads": threads, "nearest": threads != row["threads"],
+            "published_threads": threads, "nearest": threads != row["threads"] and scaled is None,
+            "scaled": scaled is not None and threads != row["threads"],
             "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
             "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
             "correction": figure.correction, "cells": [by_column[str(i)] for i in columns], "by_column": by_column,
             "published_latency_avg_ms": figure.latency_avg_ms, "published_latency_pct_ms": figure.latency_pct_ms,
             "published_latency_pct": figure.latency_pct,
         }
+        found = differences(
+            measured=_measured_side(row, columns, measured_spec.memory_gb if measured_spec is not None else None),
+            published=Side(tables=figure.tables, table_size=figure.table_size, threads=threads,
+                           clients=_document_clients(document_template, threads), time_s=document_time_s,
+                           memory_gb=shape.memory_gb),
+            hardware=hardware.note)
+        entry["differences"], entry["unlike"] = list(found.items), list(found.unlike)
         row.setdefault("besides", []).append(entry)
         if row.get("beside") is None:
             row["beside"] = entry
@@ -266,17 +327,28 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
     beside["curves"] = [_curve(shape, figures[shape.id]) for shape in used.values()]
     beside["spec_label"] = next(iter(used.values())).label if len(used) == 1 else ""
     beside["notes"] = list(notes)
+    beside["differences"] = list(dict.fromkeys(item for r in beside["rows"] for item in r.get("differences") or []
+                                               if item not in notes))
     beside["has_per_core"] = any(r["per_core"] for r in beside["rows"])
     beside["has_nearest"] = any(r["nearest"] for r in beside["rows"])
+    beside["has_scaled"] = any(r.get("scaled") for r in beside["rows"])
     beside["summary"] = _beside_summary(beside)
     return beside
 
 
 def _beside_summary(beside: Beside) -> str:
-    """Each measured product's ratio to the published figures, on average (geometric mean) and at the extremes."""
+    """Each measured product's ratio to the published figures, on average (geometric mean) and at the extremes, from
+    the rows that are like with like (comparison.differences); where none is, why no ratio is worth a sentence."""
     clauses = []
     for index, name in enumerate(beside["columns"]):
-        ratios = [(ratio, row) for row in beside["rows"] if (ratio := row["cells"][index]["ratio"])]
+        every = [(ratio, row) for row in beside["rows"] if (ratio := row["cells"][index]["ratio"])]
+        ratios = [(ratio, row) for ratio, row in every if not row.get("unlike")]
+        unlike = {kind for _, row in every for kind in row.get("unlike") or []}
+        if every and not ratios:
+            clauses.append(f"{name}'s figures are not set against the published {beside['product']}'s: this run "
+                           f"differs from the document's in {unlike_words(unlike)} (each row says how), so a ratio "
+                           "would compare unlike runs")
+            continue
         if not ratios:
             continue
         bases = {row["basis"] for _, row in ratios}
@@ -287,8 +359,11 @@ def _beside_summary(beside: Beside) -> str:
             low, high = min(ratios, key=lambda item: item[0]), max(ratios, key=lambda item: item[0])
             text += (f" on average, from {fmt_ratio(low[0])} at {low[1]['threads']:,} threads to "
                      f"{fmt_ratio(high[0])} at {high[1]['threads']:,}")
-        clauses.append(text)
-    return ("; ".join(clauses) + ", on different hardware.") if clauses else ""
+        if len(ratios) < len(every):
+            text += (f" (on the {len(ratios)} of {len(every)} rows like the document's; the others differ in "
+                     f"{unlike_words(unlike)})")
+        clauses.append(text + ", on different hardware")
+    return ("; ".join(clauses) + ".") if clauses else ""
 
 
 # ---------------------------------------------------------------- links to the published comparison

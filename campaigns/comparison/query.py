@@ -217,6 +217,8 @@ def comparison_build(
         "invalid_n": Count("id", filter=Q(job__verdict=Job.Verdict.INVALID)),
         "suspect_n": Count("id", filter=Q(job__verdict=Job.Verdict.SUSPECT)),
         "valid_n": Count("id", filter=Q(job__verdict=Job.Verdict.VALID)),
+        # How long its jobs measured and on how many client machines: what a published figure is set beside.
+        "time_s": Max("job__time_s"), "clients": Max("job__clients_needed"),
     }
     for metric in METRICS:
         aggregates[f"{metric}_median"] = Median(metric)
@@ -291,6 +293,7 @@ def comparison_build(
             "verdicts": {"invalid": cell["invalid_n"], "suspect": cell["suspect_n"], "valid": cell["valid_n"]},
             "qps": _stats(cell, "qps"), "tps": _stats(cell, "tps"), "latency_avg_ms": _stats(cell, "latency_avg_ms"),
             "latency_pct_ms": _stats(cell, "latency_pct_ms"),
+            "time_s": cell["time_s"], "clients": cell["clients"],
         }
         logs[id(entry)] = {metric: (cell[f"{metric}_positive"], cell[f"{metric}_n"], cell[f"{metric}_log_mean"],
                                     cell[f"{metric}_log_sd"]) for metric in METRICS}

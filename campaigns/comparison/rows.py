@@ -89,6 +89,8 @@ class ComparisonCell(TypedDict):
     delta_ci95_pct: NotRequired[dict[str, list[float | None] | None]]
     significance: NotRequired[Significance | None]
     qps_ci95: NotRequired[list[float | None] | None]
+    time_s: NotRequired[int | None]  # measured: its jobs' longest measured time
+    clients: NotRequired[int | None]  # measured: its jobs' most client machines
     imported: NotRequired[bool]  # added by the layout
     trust: NotRequired[CellTrust | None]  # added by the layout to suspect and invalid cells
 
@@ -106,6 +108,8 @@ class Mark(TypedDict):
     sentence: str
     title: str
     n_text: NotRequired[str]
+    # The interval's two figures, where `interval` says it is too noisy to tell (the hover shows them).
+    interval_figure: NotRequired[str]
     ci95_pct: NotRequired[list[float | None] | None]
     runs_needed: NotRequired[int | None]
     change_pct: NotRequired[float | None]
@@ -144,6 +148,11 @@ class BesideRow(TypedDict):
     published_latency_avg_ms: float | None
     published_latency_pct_ms: float | None
     published_latency_pct: float | None
+    # The row's threads are the document's ladder scaled down (published_threads is the point it stands for).
+    scaled: NotRequired[bool]
+    # What differs from the document's run (comparison.differences), and the kinds that make the two unlike.
+    differences: NotRequired[list[str]]
+    unlike: NotRequired[list[str]]
 
 
 class CurvePoint(TypedDict):
@@ -178,7 +187,10 @@ class Beside(TypedDict):
     summary: str
     has_per_core: bool
     has_nearest: bool
+    has_scaled: NotRequired[bool]
     table_ref: NotRequired[str]
+    # Every difference from the document's runs that its rows name, hardware apart (that is in notes), once each.
+    differences: NotRequired[list[str]]
     document: NotRequired[str]
     match: NotRequired[tuple[str, str, str, str]]
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from campaigns.comparison.formatting import EQUAL_WITHIN_PCT, VERDICT_TOO_FEW_RUNS, VERDICT_WITHIN, interval_text
+from campaigns.comparison.formatting import (
+    EQUAL_WITHIN_PCT,
+    VERDICT_TOO_FEW_RUNS,
+    VERDICT_WITHIN,
+    interval_figure,
+    interval_text,
+)
 from campaigns.comparison.rows import ComparisonCell, ComparisonRow, Mark
 
 SIGNIFICANCE_NOTE = ("Each QPS Δ% comes with its 95% confidence interval (of the ratio of geometric means) and says "
@@ -43,6 +49,7 @@ def mark_of(base: ComparisonCell | None, cell: ComparisonCell | None) -> Mark | 
                   f"(Benjamini–Hochberg over the {sig['tested']} Δ% tested here)")
     return {"verdict": sig["verdict"], "text": sig["text"], "p_value": sig["p_value"], "p_adjusted": sig["p_adjusted"],
             "n": min(sig["n_base"], sig["n_other"]), "n_text": n, "interval": interval_text(sig["ci95_pct"]),
+            "interval_figure": interval_figure(sig["ci95_pct"]),
             "ci95_pct": sig["ci95_pct"], "sentence": sig["sentence"], "runs_needed": sig["runs_needed"],
             "change_pct": sig["change_pct"], "n_base": sig["n_base"], "n_other": sig["n_other"], "title": title}
 

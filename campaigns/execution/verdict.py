@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
@@ -76,12 +77,13 @@ def _seconds_accounts(job: Job, clients: list[JobClient], by_client: dict[int, l
     return accounts
 
 
-def _shared_with(job: Job, hosts: list[str]) -> list[str]:
-    """Other benchapp jobs that used this job's server (any database on it) or one of its client hosts while it measured."""
+def _shared_with(job: Job, hosts: list[str]) -> tuple[list[str], list[str]]:
+    """Other benchapp jobs that used this job's server (any database on it), and those that used one of its client
+    hosts (and not its server), while it measured."""
     spans = list(job.clients.exclude(started_at=None).values_list("started_at", "exited_at", "finished_at"))
     starts = [s for s, _, _ in spans if s is not None]
     if not starts:
-        return []
+        return [], []
     start = min(starts)
     ends = [e or f for _, e, f in spans]
     end = max((e for e in ends if e is not None), default=timezone.now())
@@ -101,10 +103,12 @@ def _shared_with(job: Job, hosts: list[str]) -> list[str]:
                  if same_server(host, target.host, target.port)]
     on_hosts = overlapping.filter(clients__host_name__in=hosts, clients__started_at__lt=end).filter(
         Q(clients__finished_at__isnull=True) | Q(clients__finished_at__gt=start))
-    found = []
-    for other in (overlapping.filter(pk__in=on_server) | on_hosts).distinct().select_related("run__campaign")[:10]:
-        found.append(f"job #{other.pk} of run #{other.run_id} ({other.run.campaign.name})")
-    return found
+    def named(jobs: Any) -> list[str]:
+        return [f"job #{other.pk} of run #{other.run_id} ({other.run.campaign.name})"
+                for other in jobs.distinct().select_related("run__campaign").order_by("pk")[:10]]
+
+    on_target = named(overlapping.filter(pk__in=on_server))
+    return on_target, named(on_hosts.exclude(pk__in=on_server))
 
 
 def job_evidence(job: Job) -> validity.Evidence:
@@ -153,6 +157,9 @@ def job_evidence(job: Job) -> validity.Evidence:
             if window.get("driver") == "pgsql":
                 measure = "transactions (one per statement)"
     time_s = job.time_s or job.scenario.time_s
+    shared = _shared_with(job, list(hosts.values())) if not job.imported else ([], [])
+    version = job.scenario.workload_version
+    expected_pct = version.workload.expected_errors_pct if version is not None else None
     return validity.Evidence(
         time_s=float(time_s) if time_s else None,
         duration_s=result.duration_s if result is not None else None,
@@ -168,7 +175,10 @@ def job_evidence(job: Job) -> validity.Evidence:
         same_host=any(c.same_host for c in clients),
         server_measure=measure, server_total=server_total, sysbench_total=sysbench_total, window_s=window_s,
         full_cache="cache" in job.scenario.dataset.name.lower(), cache_hit_ratio=job.cache_hit_ratio,
-        shared_with=_shared_with(job, list(hosts.values())) if not job.imported else [],
+        shared_with=shared[0], shared_host_with=shared[1],
+        expected_errors_per_s=(expected_pct / 100 * result.tps
+                               if expected_pct is not None and result is not None and result.tps else None),
+        expected_errors_pct=expected_pct,
         imported=job.imported,
         job_rates={"qps": result.qps, "tps": result.tps} if result is not None and len(clients) > 1 else {},
         client_rates={measure: [(c.summary or {}).get(measure) for c in clients] for measure in ("qps", "tps")},

@@ -163,7 +163,7 @@ class ScenarioForm(RowForm):
             self.instance.options = {}
             field = where.get(exc.option.replace("_", "-"))
             self.add_error(field, exc.message if field else str(exc))
-        if not data.get("dataset") and not TESTS[self.test_name].host:  # a host test has no tables
+        if not data.get("dataset") and not self.test_spec.host:  # a host test has no tables
             missing = [f for f in ("new_dataset_name", "new_dataset_tables", "new_dataset_table_size")
                        if data.get(f) in (None, "")]
             for field in missing:
@@ -182,7 +182,7 @@ class ScenarioForm(RowForm):
     @transaction.atomic
     def save_by(self, *, user: Any) -> Scenario:
         dataset = self.cleaned_data.get("dataset")
-        if dataset is None and TESTS[self.test_name].host:
+        if dataset is None and self.test_spec.host:
             dataset = services.host_test_dataset(user=user)
         elif dataset is None:
             dataset = services.dataset_create(user=user, name=self.cleaned_data["new_dataset_name"],

@@ -267,6 +267,17 @@ class Dataset(models.Model):
         problem = sizes_by_spec_problem(self.sizes_by_spec)
         if problem:
             raise ValidationError({"sizes_by_spec": problem})
+        if self.pk is not None:  # a new shape must not contradict what its scenarios' options say (Scenario.clean)
+            from campaigns.sysbench.catalogue import dataset_option_conflict
+
+            for name, options in self.scenarios.values_list("name", "options"):
+                conflict = dataset_option_conflict(options or {}, dataset_name=self.name, tables=self.tables,
+                                                   table_size=self.table_size)
+                if conflict is not None:
+                    field = "tables" if "tables" in conflict.option else "table_size"
+                    raise ValidationError({field: f"contradicts the scenario '{name}', whose options say "
+                                                  f"{conflict.option}={options[conflict.option]}: change or remove "
+                                                  "that option first"})
 
     def size_for(self, spec: InstanceSpec | None, *, scale: float = 1.0) -> tuple[int, int]:
         """Tables and rows per table for a spec, after the scale factor."""
@@ -332,7 +343,7 @@ class Scenario(models.Model):
 
     def clean(self) -> None:
         from campaigns.models.checks import limit_problems
-        from campaigns.sysbench.catalogue import OptionError, validate_options
+        from campaigns.sysbench.catalogue import OptionError, dataset_option_conflict, validate_options
         from campaigns.sysbench.ddl import table_ddl_error
 
         limits = limit_problems(self)
@@ -357,6 +368,12 @@ class Scenario(models.Model):
         except OptionError as exc:
             field = "test" if exc.option == "test" else "options"
             raise ValidationError({field: str(exc)}) from None
+        dataset = self.dataset if self.dataset_id is not None else None
+        if dataset is not None:
+            conflict = dataset_option_conflict(self.options, dataset_name=dataset.name, tables=dataset.tables,
+                                               table_size=dataset.table_size)
+            if conflict is not None:
+                raise ValidationError({"options": conflict.message})
         from campaigns.models.hosttests import host_scenario_clean
 
         host_scenario_clean(self)

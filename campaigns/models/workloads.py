@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from campaigns.sysbench.catalogue import TestSpec
@@ -18,6 +19,13 @@ class Workload(models.Model):
 
     name = models.CharField(max_length=80, unique=True)
     description = models.TextField(blank=True)
+    # Errors that are part of the workload (TPC-C's 1 % NewOrder rollbacks, deadlocks retried by design), as
+    # sysbench's ignored errors per 100 transactions: counted and shown, and only errors beyond them make a job
+    # suspect (campaigns.validity). None: every error counts against the job.
+    expected_errors_pct = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
+        help_text="ignored errors per 100 transactions that are part of the workload (e.g. 1 for TPC-C's "
+                  "rollbacks); only errors beyond this rate make a job suspect")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
     )

@@ -192,9 +192,18 @@ def template_instantiate(
             threads_by_scenario[scenario.name] = sorted(union)
     notes = [f"Instance of the template '{template.name}' at scale {scale_factor:g}."]
     if max_threads is not None:
-        threads_by_scenario = {key: threads_fitted(value, max_threads) for key, value in threads_by_scenario.items()}
+        fitted = {key: threads_fitted(value, max_threads) for key, value in threads_by_scenario.items()}
         notes.append(f"Thread counts fitted under {max_threads}: counts above it run at it, or a list mostly above "
                      "it is scaled down whole to keep its curve.")
+        # The mapping, so that a reader sets each measured count beside the document's (issue #43).
+        ladders = {(tuple(value), tuple(fitted[key])) for key, value in threads_by_scenario.items()
+                   if list(value) != fitted[key]}
+        if sorted(set(template.threads)) != threads_fitted(template.threads, max_threads):
+            ladders.add((tuple(sorted(set(template.threads))), tuple(threads_fitted(template.threads, max_threads))))
+        for old, new in sorted(ladders):
+            notes.append(f"The document's threads {', '.join(f'{t:,}' for t in old)} run here as "
+                         f"{', '.join(f'{t:,}' for t in new)}.")
+        threads_by_scenario = fitted
     if table_rows_min is not None or table_rows_max is not None:
         notes.append(f"Rows per table kept between {table_rows_min or 1:,} and "
                      f"{'no limit' if table_rows_max is None else f'{table_rows_max:,}'} after scaling.")

@@ -143,7 +143,17 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
     total_s = 0.0
     prepared: set[tuple[int, str]] = set()
     datasets: dict[tuple[int, str], int] = {}
-    for p in campaign_expand(campaign=campaign):
+    planned = campaign_expand(campaign=campaign)
+    # Datasets already prepared on a target: an "auto" scenario reuses them (dataset_ensure), so the plan prepares
+    # nothing there and shows no prepare command (issue #43: it showed one for a run that prepared nothing).
+    ready = set(PreparedDataset.objects.filter(
+        target_id__in={p.target.pk for p in planned}, status=PreparedDataset.Status.READY,
+    ).values_list("target_id", "signature"))
+    # A workload's prepare is its own code: its time and size are those of an earlier prepare of the same version
+    # and parameters (on any target), or unknown until one ran; never the built-in tests' rows per second.
+    earlier: dict[str, tuple[float, int | None] | None] = {}
+    unknown = 0
+    for p in planned:
         scenario = p.scenario
         if p.target.is_client_host():
             entry = hostjob_plan(p)
@@ -158,28 +168,38 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
         signature = dataset_signature(scenario=scenario, tables=p.tables, table_size=p.table_size)
         key = (p.target.pk, signature)
         rows = p.tables * p.table_size
-        prepare_s = 0.0
-        if scenario.prepare_mode != Scenario.PrepareMode.NEVER and (
-            key not in prepared or scenario.prepare_mode == Scenario.PrepareMode.ALWAYS
-        ):
-            prepare_s = rows / PREPARE_ROWS_PER_S
-            prepared.add(key)
+        prepare_s: float | None = 0.0
+        will_prepare = scenario.prepare_mode != Scenario.PrepareMode.NEVER and (
+            scenario.prepare_mode == Scenario.PrepareMode.ALWAYS or (key not in prepared and key not in ready))
         wide = dataset_wide(scenario=scenario, table_size=p.table_size, driver=p.target.driver)
-        dataset_bytes = rows * row_bytes_on_disk(driver=p.target.driver, wide=wide)
-        datasets[key] = dataset_bytes
-        duration_s = job_estimate_s(time_s=p.time_s, warmup_s=p.warmup_s, prepare_s=prepare_s)
+        dataset_bytes: int | None = rows * row_bytes_on_disk(driver=p.target.driver, wide=wide)
+        if scenario.workload_version_id is not None:
+            if signature not in earlier:
+                earlier[signature] = _earlier_prepare(signature)
+            known = earlier[signature]
+            dataset_bytes = known[1] if known is not None else None
+            if will_prepare:
+                prepare_s = known[0] if known is not None else None
+                unknown += known is None
+        elif will_prepare:
+            prepare_s = rows / PREPARE_ROWS_PER_S
+        if will_prepare:
+            prepared.add(key)
+        if dataset_bytes is not None:
+            datasets[key] = dataset_bytes
+        duration_s = job_estimate_s(time_s=p.time_s, warmup_s=p.warmup_s, prepare_s=prepare_s or 0.0)
         total_s += duration_s
         shares = split_threads(p.threads, p.clients)
         ddl_key = (scenario.pk, p.target.driver, p.tables, p.table_size)
         if ddl_key not in ddl_cache:
             ddl_cache[ddl_key] = planned_ddl(scenario=scenario, driver=p.target.driver, tables=p.tables,
                                              table_size=p.table_size)
-        table_ddl, table_ddl_error = ddl_cache[ddl_key] if prepare_s else (None, None)
+        table_ddl, table_ddl_error = ddl_cache[ddl_key] if will_prepare else (None, None)
         prepare_argv = None
         commands: list[str] = []
         command_error = None
         try:
-            if prepare_s:
+            if will_prepare:
                 prepare_argv = (loader_prepare_argv(job=shell_job, conn=conn, create_secondary=wide)
                                 if table_ddl else phase_argv(job=shell_job, conn=conn, command="prepare"))
             commands = [format_command(phase_argv(job=shell_job, conn=conn, command="run", threads=share))
@@ -195,9 +215,12 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
             "prepare_command": format_command(prepare_argv) if prepare_argv else None,
             "commands": commands, "command_error": command_error,
             "table_ddl": table_ddl, "table_ddl_error": table_ddl_error,
-            "estimated_prepare_s": round(prepare_s, 1),
+            "estimated_prepare_s": None if prepare_s is None else round(prepare_s, 1),
+            "prepare_estimate": ("unknown: no earlier prepare of this workload with these parameters"
+                                 if prepare_s is None else "reused: already prepared on the target"
+                                 if not will_prepare and key in ready else ""),
             "prepare_note": prepare_note(
-                rows=rows, prepare_s=prepare_s, resumable=bool(table_ddl),
+                rows=rows, prepare_s=prepare_s or 0.0, resumable=bool(table_ddl),
                 data_kept=campaign.keep_data or scenario.cleanup == Scenario.Cleanup.KEEP),
             "estimated_duration_s": round(duration_s, 1),
             "estimated_dataset_bytes": dataset_bytes,
@@ -206,10 +229,19 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
         "campaign": campaign.name, "campaign_id": campaign.pk, "jobs": jobs, "job_count": len(jobs),
         "estimated_duration_s": round(total_s, 1), "estimated_duration": format_duration(total_s),
         "estimated_dataset_bytes": sum(datasets.values()),
+        # Jobs whose prepare time (and dataset size) is unknown: a workload never prepared with these parameters.
+        "unknown_prepares": unknown,
         "max_clients": max((j["clients"] for j in jobs), default=0),
         "variants": [v["name"] for v in campaign.variants or []],
         "prepare_notes": list(dict.fromkeys(j["prepare_note"] for j in jobs if j["prepare_note"])),
     }
+
+
+def _earlier_prepare(signature: str) -> tuple[float, int | None] | None:
+    """The seconds and bytes of the latest finished prepare of this signature on any target, None if none ran."""
+    found = (PreparedDataset.objects.filter(signature=signature, prepare_s__isnull=False)
+             .order_by("-prepared_at").values_list("prepare_s", "size_bytes").first())
+    return (float(found[0] or 0.0), found[1]) if found is not None else None
 
 
 def dataset_wide(*, scenario: Scenario, table_size: int, driver: str) -> bool:

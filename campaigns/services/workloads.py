@@ -40,11 +40,13 @@ def workload_name_problem(name: object) -> str | None:
 
 def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str = "",
                   workload: Workload | None = None, description: str | None = None,
-                  note: str = "") -> WorkloadVersion:
+                  note: str = "", expected_errors_pct: float | None = None) -> WorkloadVersion:
     """A version of `workload` (or of a new workload called `name`) holding `files` (path → Lua text), with
     `entry` the script sysbench runs. The same files as an existing version give that version back: editing
-    makes a new version only when the code changed. Raises ValidationError keyed by field (name, files, entry),
-    naming the file or the cause, and stores nothing then; PermissionDenied for a user below operator."""
+    makes a new version only when the code changed. `expected_errors_pct` (ignored errors per 100 transactions
+    that are part of the workload) is the workload's, set when given (None leaves it). Raises ValidationError
+    keyed by field (name, files, entry, expected_errors_pct), naming the file or the cause, and stores nothing
+    then; PermissionDenied for a user below operator."""
     actor = acting_user(user)
     if user is not None and getattr(user, "is_authenticated", False) and not roles.can_edit(user):
         raise PermissionDenied("uploading a workload (code that runs on client hosts) is an operator's right")
@@ -61,6 +63,7 @@ def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str 
     if existing is not None:
         same = existing.versions.filter(content_hash=digest).first()
         if same is not None:
+            _expected_errors_set(existing, expected_errors_pct)
             return same
     try:
         found = workload_inspect(files=checked, entry=entry, sysbench=settings.BENCHAPP_SYSBENCH)
@@ -68,11 +71,13 @@ def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str 
         raise ValidationError({exc.field: exc.message}) from None
     with transaction.atomic():
         if existing is None:
-            existing = row_write(Workload(), {"name": name, "description": description or ""}, user=actor)
+            existing = row_write(Workload(), {"name": name, "description": description or "",
+                                              "expected_errors_pct": expected_errors_pct}, user=actor)
         else:
             existing = Workload.objects.select_for_update().get(pk=existing.pk)
             if description is not None and description != existing.description:
                 existing = row_write(existing, {"description": description})
+            _expected_errors_set(existing, expected_errors_pct)
         same = existing.versions.filter(content_hash=digest).first()
         if same is not None:  # saved by someone else meanwhile
             return same
@@ -82,6 +87,11 @@ def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str 
             "options": options_to_json(found.options), "commands": list(found.commands),
             "help_text": found.help_text, "note": note[:300], "uploaded_by": actor,
         })
+
+
+def _expected_errors_set(workload: Workload, expected_errors_pct: float | None) -> None:
+    if expected_errors_pct is not None and expected_errors_pct != workload.expected_errors_pct:
+        row_write(workload, {"expected_errors_pct": expected_errors_pct})
 
 
 def workload_files_from_uploads(uploads: list[Any]) -> dict[str, bytes]:
@@ -107,7 +117,8 @@ def workload_export(scenario: Scenario) -> dict[str, Any]:
     if version is None:
         return {}
     return {"workload": {"name": version.workload.name, "number": version.number, "entry": version.entry,
-                         "content_hash": version.content_hash, "files": version.files}}
+                         "content_hash": version.content_hash, "files": version.files,
+                         "expected_errors_pct": version.workload.expected_errors_pct}}
 
 
 def workload_import(data: Any, where: str, *, user: Any) -> WorkloadVersion | None:
@@ -118,8 +129,12 @@ def workload_import(data: Any, where: str, *, user: Any) -> WorkloadVersion | No
     if not isinstance(data, dict):
         raise ValueError(f"{where}: an object was expected")
     try:
+        expected = data.get("expected_errors_pct")
+        if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int | float)):
+            raise ValueError(f"{where}.expected_errors_pct: a number of errors per 100 transactions was expected")
         return workload_save(user=user, name=data.get("name") or "", files=data.get("files") or {},
-                             entry=data.get("entry") or "", note="imported with a run bundle")
+                             entry=data.get("entry") or "", note="imported with a run bundle",
+                             expected_errors_pct=None if expected is None else float(expected))
     except ValidationError as exc:
         field, messages = next(iter(exc.message_dict.items()))
         raise ValueError(f"{where}.{field}: {'; '.join(messages)}") from None

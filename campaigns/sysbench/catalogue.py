@@ -659,6 +659,28 @@ def validate_options(test: str | TestSpec, options: Mapping[str, object]) -> dic
     return result
 
 
+# The options a dataset sets on every run (its tables and rows per table), in both spellings.
+DATASET_OPTIONS = {"tables": "tables", "oltp-tables-count": "tables",
+                   "table-size": "table_size", "oltp-table-size": "table_size"}
+
+
+def dataset_option_conflict(options: Mapping[str, object], *, dataset_name: str, tables: int,
+                            table_size: int) -> OptionError | None:
+    """An option that contradicts the scenario's dataset ({"tables": 2} on a dataset of 1 table), naming both; None
+    when none does. The dataset decides: a job runs with its --tables and --table-size whatever the options say, so
+    a contradicting option is refused rather than silently overridden (issue #43). The same value is harmless."""
+    shape = {"tables": tables, "table_size": table_size}
+    for name, value in options.items():
+        field = DATASET_OPTIONS.get(name)
+        if field is None or value == shape[field] or str(value) == str(shape[field]):
+            continue
+        noun = "table" if tables == 1 else "tables"
+        return OptionError(name, f"{name}={value} contradicts the dataset '{dataset_name}' ({tables:,} {noun} × "
+                                 f"{table_size:,} rows), which sets --{field.replace('_', '-')} of every run: "
+                                 "choose or make a dataset of that shape instead, or leave the option out")
+    return None
+
+
 def _check_combinations(result: dict[str, object], written: dict[str, str]) -> None:
     # Combinations sysbench (or the legacy common.lua) refuses only after it has started.
     if result.get("percentile") == 0 and result.get("histogram") is True:

@@ -45,6 +45,10 @@ class WorkloadUploadForm(forms.Form):
     pasted = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
                              label="Or paste a Lua script", max_length=300_000)
     note = forms.CharField(max_length=300, required=False, label="What changed (for a new version)")
+    expected_errors_pct = forms.FloatField(
+        required=False, min_value=0.0, max_value=100.0, label="Expected errors (per 100 transactions)",
+        help_text="errors that are part of the workload, e.g. 1 for TPC-C's NewOrder rollbacks: only errors beyond "
+                  "this rate make a job suspect; leave empty to count every error")
 
     def __init__(self, *args: Any, new: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -74,7 +78,7 @@ def _save(request: HttpRequest, form: WorkloadUploadForm, workload: Workload | N
         return workload_save(user=request.user, workload=workload, name=data.get("name", ""),
                              files=_files(form, request), entry=data["entry"],
                              description=data.get("description") or (None if workload else ""),
-                             note=data.get("note") or "")
+                             note=data.get("note") or "", expected_errors_pct=data.get("expected_errors_pct"))
     except ValidationError as exc:
         form_errors_add(form, exc)
     except PermissionDenied as exc:

@@ -279,6 +279,17 @@
     })();
   }
   window.addEventListener("beforeprint", drawAll);
+  // Chart.js resizes from a ResizeObserver, which a browser laying the page out for paper does not wait for: each
+  // chart is resized to its box as print media starts (the page then has its printed layout) and after printing.
+  function resizeAll() {
+    for (const canvas of document.querySelectorAll(".charts canvas")) {
+      const chart = Chart.getChart(canvas);
+      if (chart) chart.resize();
+    }
+  }
+  const printMedia = window.matchMedia("print");
+  printMedia.addEventListener("change", function () { drawAll(); resizeAll(); });
+  window.addEventListener("afterprint", resizeAll);
   if (document.readyState === "complete") setTimeout(start, 0);
   else window.addEventListener("load", function () { setTimeout(start, 0); });
 })();

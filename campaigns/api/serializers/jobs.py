@@ -37,6 +37,11 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
                   '(connection refused …), next try in 40 s"); "" when it does not wait.')
     attempts = JobAttemptSerializer(source="attempt_history", many=True, read_only=True,
                                     help_text="Every measurement of the job, the current one last.")
+    prepare_wall_s = serializers.FloatField(
+        read_only=True, allow_null=True,
+        help_text="Seconds this job spent preparing its dataset (sysbench cleanup and prepare, or the loader); "
+                  "null when it prepared nothing (the dataset was ready on the target, or the scenario never "
+                  "prepares).")
 
     class Meta:
         model = Job
@@ -45,7 +50,7 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
                   "position", "tables", "table_size", "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "waiting",
                   "unreachable_since", "next_try_at", "attempt", "attempts", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
-                  "started_at", "finished_at", "result", "prepare_progress", "notes"]
+                  "started_at", "finished_at", "result", "prepare_progress", "prepare_wall_s", "notes"]
         read_only_fields = fields
 
     def get_waiting(self, job: Job) -> str:

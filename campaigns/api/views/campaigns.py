@@ -72,6 +72,8 @@ class CampaignViewSet(ModelViewSet):
 
     @action(detail=True, methods=["post"])
     def launch(self, request: Request, pk: str | None = None) -> Response:
+        """Starts a run of the campaign's plan (202 with the run; 409 while another run of it is active). An
+        Idempotency-Key header makes a repeated request give back the same run instead of a second one."""
         campaign = self.get_object()
         body = LaunchSerializer(data=request.data)
         body.is_valid(raise_exception=True)

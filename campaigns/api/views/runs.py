@@ -80,6 +80,9 @@ class RunViewSet(ReadOnlyViewSet, mixins.DestroyModelMixin):
 
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Cancels every unfinished job of the run: running sysbench processes stop within a second or so and keep
+        the seconds measured so far; a job already past its measurement keeps its outcome (409 if the run is
+        already finished)."""
         run = self.get_object()
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
         run = services.run_cancel(run=run)

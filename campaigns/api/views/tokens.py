@@ -21,7 +21,7 @@ from campaigns.models import ApiToken
 class TokenView(APIView):
     """POST username and password → a new API token of the user, shown this once (only a hash of it is kept). It
     expires after the server's token lifetime (90 days unless the administrator set another); POST
-    auth/token/revoke/ with it ends it sooner. Send it as `Authorization: Bearer <token>` (or `Token <token>`).
+    auth/token/revoke/ with it ends it sooner. Send it as `Authorization: Bearer <token>` (`Token <token>` works too).
     The API tokens page of the app (your menu › API tokens) creates, names and revokes tokens without a password
     in a script.
 
@@ -60,6 +60,6 @@ class TokenRevokeView(APIView):
         NoInputSerializer(data=request.data).is_valid(raise_exception=True)
         if not isinstance(request.auth, ApiToken):
             raise serializers.ValidationError({"non_field_errors": ["authenticate with the token to revoke "
-                                                                   "(Authorization: Token ...)"]})
+                                                                   "(Authorization: Bearer ...)"]})
         services.token_revoke(token=request.auth)
         return Response(status=status.HTTP_204_NO_CONTENT)
