@@ -7,6 +7,7 @@ import pytest
 
 from campaigns import roles
 from campaigns.models import Campaign, Target
+from tests.conftest import ROOT
 from tests.factories import ProductFactory, ScenarioFactory
 from tests.helpers.users import client_for, make_user
 
@@ -56,11 +57,12 @@ def test_an_uploaded_workload_runs_only_on_a_target_whose_owner_allows_it():
     from campaigns.models import WorkloadVersion
     from campaigns.services.launch import TargetForbidden
     from tests.factories import CampaignFactory, TargetFactory
-    from tests.test_workloads import kv_files
 
     owner = make_user(roles.OPERATOR, "wl-owner")
     api = client_for(owner)
-    uploaded = api.post("/api/v1/workloads/", {"name": "kv-own", "entry": "kv.lua", "files": kv_files()},
+    kv = ROOT / "tests" / "data" / "workloads" / "kv"
+    files = {p.name: p.read_text() for p in kv.glob("*.lua")}
+    uploaded = api.post("/api/v1/workloads/", {"name": "kv-own", "entry": "kv.lua", "files": files},
                         format="json")
     assert uploaded.status_code == 201, uploaded.content
     from tests.factories import DatasetFactory

@@ -57,7 +57,8 @@ def _campaign_write(campaign: Campaign, fields: dict[str, Any], *, user: Any, ta
     with transaction.atomic():
         written = row_write(campaign, fields, user=user, m2m={"targets": targets, "scenarios": scenarios})
         try:
-            host_bounds_check(planned=campaign_expand(campaign=written))
+            # (A fresh row: the caller's may carry prefetched targets with deferred fields.)
+            host_bounds_check(planned=campaign_expand(campaign=Campaign.objects.get(pk=written.pk)))
         except HostTestRefused as exc:
             raise ValidationError({"scenarios": str(exc)}) from None
     return written

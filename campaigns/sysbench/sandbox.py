@@ -62,13 +62,14 @@ class SandboxLimits:
 
 def default_limits() -> SandboxLimits:
     """A job's limits: address space up to three quarters of the host's RAM (at least 4 GiB: LuaJIT and glibc's
-    per-thread arenas reserve far more than they use), 4,096 tasks, files up to 64 GiB (fileio's, bounded
-    earlier by the host's free space)."""
+    per-thread arenas reserve far more than they use), 16,384 tasks (RLIMIT_NPROC counts every task of the
+    sandbox's user, all boxes and their threads together), files up to 64 GiB (fileio's, bounded earlier by the
+    host's free space)."""
     try:
         ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         ram = 8 * 2**30
-    return SandboxLimits(address_space_bytes=max(4 * 2**30, ram * 3 // 4), processes=4096,
+    return SandboxLimits(address_space_bytes=max(4 * 2**30, ram * 3 // 4), processes=16384,
                          file_size_bytes=64 * 2**30)
 
 

@@ -32,6 +32,7 @@ MAX_FILES = 32
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024
 HELP_TIMEOUT_S = 10.0
+PROBE_PROCESSES = 512
 # A file name: a relative path of plain segments (letters, digits, '_', '-', '.'), ending in .lua; `require("a.b")`
 # finds a/b.lua, so sub-directories are allowed. Nothing absolute, no '..', no hidden files.
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
@@ -61,9 +62,10 @@ _DEFAULT = re.compile(r"^(?P<help>.*?)\s*\[(?P<default>[^\[\]]*)\]$")
 
 
 def probe_limits() -> SandboxLimits:
-    """The save-time probe's box: 1 GiB of address space, 64 tasks, no file written over 1 MiB, CPU time as
-    long as its wall-clock bound."""
-    return SandboxLimits(address_space_bytes=2**30, processes=64, file_size_bytes=2**20,
+    """The save-time probe's box: 1 GiB of address space, 512 tasks, no file written over 1 MiB, CPU time as
+    long as its wall-clock bound. (RLIMIT_NPROC counts every task of the sandbox's user, all boxes together: a
+    lower bound would fail a probe while a job runs many threads.)"""
+    return SandboxLimits(address_space_bytes=2**30, processes=PROBE_PROCESSES, file_size_bytes=2**20,
                          cpu_s=int(HELP_TIMEOUT_S) + 1)
 
 
