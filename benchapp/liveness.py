@@ -57,10 +57,10 @@ def expected_queues() -> list[str]:
     """The queues this host's worker must consume (campaigns/worker_signals.py adds the last two at start)."""
     settings = _settings()
     shared = settings.CELERY_TASK_DEFAULT_QUEUE
-    queues = [shared, f"{shared}.host.{settings.BENCHAPP_HOSTNAME}"]
-    if settings.BENCHAPP_WORKER_ROLE != "client":
-        queues.append(f"{shared}.server")
-    return queues
+    own = f"{shared}.host.{settings.BENCHAPP_HOSTNAME}"
+    if settings.BENCHAPP_WORKER_ROLE == "client":
+        return [own]  # a client host consumes only its own queue (its passwords come sealed for it there)
+    return [shared, own, f"{shared}.server"]
 
 
 # ---------------------------------------------------------------- the checks (manage.py worker_health, beat_health)

@@ -243,6 +243,8 @@ def _workload_cache_removed() -> Iterator[None]:
     """The session's own workload cache (tests/pytest_env.py) goes with it."""
     yield
     shutil.rmtree(os.environ["BENCHAPP_WORKLOAD_DIR"], ignore_errors=True)
+    if "benchapp-test-hosttests-" in os.environ.get("BENCHAPP_HOSTTEST_DIR", ""):
+        shutil.rmtree(os.environ["BENCHAPP_HOSTTEST_DIR"], ignore_errors=True)
 
 
 @pytest.fixture

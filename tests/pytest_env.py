@@ -69,6 +69,12 @@ os.environ["BENCHAPP_REMEASURE_SPOILED"] = "false"
 # var/workloads, which `make run` gives to the user benchapp (scripts/supervise.sh) and which the cache then refuses
 # to anyone else: tests run after a `make run` in the same checkout failed so. Removed at the end (conftest).
 os.environ["BENCHAPP_WORKLOAD_DIR"] = str(Path(tempfile.gettempdir()) / f"benchapp-test-workloads-{_OWN}")
+# Host tests' files (fileio's) of this session's workers: sysbench writes them as the sandbox's user, who must pass
+# through every parent, which a checkout's var/ (0700 once it holds the secrets file) does not let it do.
+_HOSTTESTS = Path(tempfile.gettempdir()) / f"benchapp-test-hosttests-{_OWN}"
+_HOSTTESTS.mkdir(mode=0o711, exist_ok=True)
+_HOSTTESTS.chmod(0o711)
+os.environ.setdefault("BENCHAPP_HOSTTEST_DIR", str(_HOSTTESTS))
 
 
 # ---------------------------------------------------------------- databases left by killed sessions

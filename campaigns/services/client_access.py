@@ -249,10 +249,12 @@ def broker_admin() -> redis.Redis:
     return redis.Redis.from_url(settings.BENCHAPP_BROKER_ADMIN_URL, socket_timeout=10)
 
 
-def redis_acl_rules(password: str) -> list[str]:
-    """The ACL of a client host's Redis user: its password, the broker's keys, Celery's worker's commands."""
+def redis_acl_rules(password: str, hostname: str = "") -> list[str]:
+    """The ACL of a client host's Redis user: its password, the broker's keys, Celery's worker's commands, and its
+    own consumer's pulse (benchapp/pulse.py: its heartbeat beats only while that pulse is fresh)."""
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    return ["reset", "on", f">{password}",
+    pulse = [f"~benchapp:{queue}:consumer:{hostname}"] if hostname else []
+    return ["reset", "on", f">{password}", *pulse,
             # The shared queue, the host queues and the server queue (and kombu's priority lists beside them), the
             # exchange bindings, Celery's unacked messages, its workers' control queues.
             f"~{queue}", f"~{queue}.*", f"~{queue}\x06*", "~_kombu.*", "~unacked", "~unacked_index",
@@ -293,7 +295,7 @@ def client_host_issue(*, hostname: str, user: Any = None, server_address: str | 
             "db_role": role, "redis_user": redis_user, "issued_at": timezone.now(),
             "issued_by": user if getattr(user, "is_authenticated", False) else None,
             "revoked_at": None, "revoked_by": None})
-        broker_admin().execute_command("ACL", "SETUSER", redis_user, *redis_acl_rules(redis_password))
+        broker_admin().execute_command("ACL", "SETUSER", redis_user, *redis_acl_rules(redis_password, hostname))
     db = connection.settings_dict
     broker = urlsplit(settings.CELERY_BROKER_URL)
     address = server_address or db.get("HOST") or "127.0.0.1"

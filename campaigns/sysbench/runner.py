@@ -321,6 +321,10 @@ def run_process(
             emit(pending)
         proc.stdout.close()
     exit_code = proc.wait()
+    if boxed is not None and exit_code > 128 and exit_code - 128 in signal.Signals._value2member_map_:
+        # bwrap exits with 128 + N when the boxed process died of signal N: said as a direct child would say it
+        # (-N), so that a sysbench killed by someone else is told from one that failed (errors.killed_by_signal).
+        exit_code = -(exit_code - 128)
     return ProcessOutcome(
         exit_code=exit_code,
         output="".join(chunks),
