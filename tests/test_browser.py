@@ -148,7 +148,7 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     # sysbench's output arrives too: the prepare output first, then the run's tail (saved every 2 s).
     wait_js(page, "document.getElementById('live-tail').textContent.includes('sysbench')", timeout_ms=60_000)
     shot(page, "08-run-live-chart")
-    wait_js(page, "document.getElementById('run-status').textContent.trim() === 'succeeded'",
+    wait_js(page, "document.getElementById('run-status').dataset.status === 'succeeded'",
                            timeout_ms=120_000)
     page.wait_for_timeout(1000)  # the page reloads itself once the run has finished; let it, then settle
     page.reload()

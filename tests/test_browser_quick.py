@@ -102,7 +102,7 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
     run = Run.objects.get()
     assert run.campaign.name.startswith("Quick compare")
-    wait_js(page, "document.getElementById('run-status').textContent.trim() === 'succeeded'", timeout_ms=180_000)
+    wait_js(page, "document.getElementById('run-status').dataset.status === 'succeeded'", timeout_ms=180_000)
     page.wait_for_timeout(1000)  # the run page reloads itself once the run has finished
     page.reload()
     run.refresh_from_db()

@@ -91,7 +91,7 @@ def test_a_user_watches_a_run_from_the_dashboard_to_its_finished_timeline(
             hidden: document.getElementById('live').hidden,
             label: document.getElementById('live-label').textContent,
             tailJob: document.getElementById('tail-job').textContent,
-            status: document.getElementById('run-status').textContent.trim(),
+            status: document.getElementById('run-status').dataset.status,
             boundaries: Number(document.getElementById('chart-throughput').dataset.boundaries || 0),
             // The charts are made just after the load event: none yet while the page reloads itself.
             points: window.Chart?.getChart('chart-throughput')?.data.datasets[0].data.filter(p => p.y !== null).length ?? 0,

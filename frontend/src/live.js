@@ -371,6 +371,7 @@
   function setRunBadge(el, run) {
     el.className = "badge " + run.status + (run.verdict_level ? " spoiled verdict-" + run.verdict_level : "");
     el.textContent = run.status_text;
+    el.dataset.status = run.status;
     el.title = run.verdict_text || run.status_text;
   }
 
