@@ -464,30 +464,38 @@ def tables_max_id(conn: Connection, tables: list[str]) -> dict[str, int]:
         raise pg_probe_error(exc, conn) from None
 
 
-def connections_in_use(conn: Connection) -> tuple[int, int] | None:
-    """(connections in use, connections an ordinary user may open) on the target's server now, or None when the
-    server does not say. MySQL/MariaDB: Threads_connected against max_connections (one more is kept for a
-    SUPER user); PostgreSQL: client backends against max_connections less the superuser-reserved ones."""
+def _server_row(conn: Connection, *, mysql: str, pgsql: str) -> Sequence[Any] | None:
+    """The one row a server-wide question gives on a connection of its own (the query by driver), or None when the
+    server refuses to say (a managed server, a restricted user). A connection that fails raises ProbeError."""
     try:
         if conn.driver == "mysql":
             db = mysql_connect(conn)
             try:
                 cur = db.cursor()
-                cur.execute("SELECT @@global.max_connections, (SELECT VARIABLE_VALUE FROM "
-                            "information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED')")
-                limit, used = _one(cur)
+                cur.execute(mysql)
+                return _one(cur)
             finally:
                 db.close()
-        else:
-            with pg_connect(conn) as pg, pg.cursor() as cur:
-                cur.execute("SELECT current_setting('max_connections')::int - "
-                            "current_setting('superuser_reserved_connections')::int, "
-                            "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')")
-                limit, used = _one(cur)
+        with pg_connect(conn) as pg, pg.cursor() as cur:
+            cur.execute(pgsql)
+            return _one(cur)
     except (MySQLdb.Error, psycopg.Error):
-        return None  # a server that hides these (a managed one, a restricted user): sysbench will say
-    if limit is None or used is None:
         return None
+
+
+def connections_in_use(conn: Connection) -> tuple[int, int] | None:
+    """(connections in use, connections an ordinary user may open) on the target's server now, or None when the
+    server does not say. MySQL/MariaDB: Threads_connected against max_connections (one more is kept for a
+    SUPER user); PostgreSQL: client backends against max_connections less the superuser-reserved ones."""
+    row = _server_row(
+        conn,
+        mysql="SELECT @@global.max_connections, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+              "WHERE VARIABLE_NAME = 'THREADS_CONNECTED')",
+        pgsql="SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int, "
+              "(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')")
+    if row is None or row[0] is None or row[1] is None:
+        return None  # sysbench will say
+    limit, used = row
     return int(used), int(limit)
 
 
@@ -496,19 +504,9 @@ def server_work_count(conn: Connection) -> float | None:
     MySQL/MariaDB's Questions (statements from every client), PostgreSQL's committed and rolled-back transactions
     of every database. None when the server does not say."""
     try:
-        if conn.driver == "mysql":
-            db = mysql_connect(conn)
-            try:
-                cur = db.cursor()
-                cur.execute("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
-                            "WHERE VARIABLE_NAME = 'QUESTIONS'")
-                (value,) = _one(cur)
-            finally:
-                db.close()
-        else:
-            with pg_connect(conn) as pg, pg.cursor() as cur:
-                cur.execute("SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database")
-                (value,) = _one(cur)
-    except (MySQLdb.Error, psycopg.Error, ProbeError):
+        row = _server_row(
+            conn, mysql="SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'",
+            pgsql="SELECT sum(xact_commit + xact_rollback) FROM pg_stat_database")
+    except ProbeError:
         return None
-    return None if value is None else float(value)
+    return None if row is None or row[0] is None else float(row[0])
