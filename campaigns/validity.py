@@ -200,12 +200,13 @@ def _host_busy_message(e: Evidence, host: str, seconds: list[int]) -> str | None
             + (f": `{top}`" if top else "") + "): free the host")
 
 
-def _starved(e: Evidence) -> tuple[list[Finding], set[str]]:
+def _starved(e: Evidence, stolen: set[str]) -> tuple[list[Finding], set[str]]:
     """Client hosts under STARVED_IDLE_PCT idle for more than STARVED_SHARE of the run, judged by who took the CPU;
-    and the hosts so judged (the client-bound rule leaves them alone)."""
+    and the hosts so judged (the client-bound rule leaves them alone). Hosts in `stolen` are already judged by
+    their steal, which their idle time leaves out."""
     out, judged = [], set()
     for host, idle in sorted(e.client_idle_pct.items()):
-        if not idle or host not in e.client_others_pct:
+        if not idle or host not in e.client_others_pct or host in stolen:
             continue
         seconds = [i for i, v in enumerate(idle) if v < STARVED_IDLE_PCT]
         share = len(seconds) / len(idle)
@@ -231,18 +232,41 @@ def _starved(e: Evidence) -> tuple[list[Finding], set[str]]:
     return out, judged
 
 
+def _stolen(e: Evidence, host: str) -> Finding | None:
+    """A virtual machine whose hypervisor gave its CPUs to others (steal above CLIENT_STEAL_PCT for more than
+    CLIENT_BOUND_SHARE of the run): the load generator was slowed from outside, which neither another client host
+    nor freeing this one cures; measuring again later may."""
+    steal = e.client_steal_pct.get(host, [])
+    if not steal:
+        return None
+    stolen = sum(1 for v in steal if v is not None and v > CLIENT_STEAL_PCT)
+    share = stolen / len(steal)
+    if share <= CLIENT_BOUND_SHARE:
+        return None
+    peak = max(v for v in steal if v is not None)
+    mean = _mean([v for v in steal if v is not None])
+    return Finding("host-busy", INVALID, f"{share:.0%} of seconds",
+                   f"Client {host} lost its CPUs to the machine it runs on: steal above {CLIENT_STEAL_PCT:.0f} % for "
+                   f"{share:.0%} of the run (mean {mean:.0f} %, up to {peak:.0f} %), the hypervisor running other "
+                   "virtual machines on them. The figures measure a crowded host, not the server.")
+
+
 def _client_bound(e: Evidence) -> list[Finding]:
-    out, judged = _starved(e)
+    out, judged = [], set()
+    for host in sorted(e.client_steal_pct):
+        finding = _stolen(e, host)
+        if finding is not None:
+            out.append(finding)
+            judged.add(host)
+    starved, starved_hosts = _starved(e, judged)
+    out.extend(starved)
+    judged |= starved_hosts
     for host, busy in sorted(e.client_busy_pct.items()):
-        steal = e.client_steal_pct.get(host, [])
         if not busy or host in judged:
             continue
-        hot = sum(1 for i, b in enumerate(busy)
-                  if b > CLIENT_BUSY_PCT or (i < len(steal) and steal[i] > CLIENT_STEAL_PCT))
-        share = hot / len(busy)
+        hot_seconds = [i for i, b in enumerate(busy) if b > CLIENT_BUSY_PCT]
+        share = len(hot_seconds) / len(busy)
         if share > CLIENT_BOUND_SHARE:
-            hot_seconds = [i for i, b in enumerate(busy)
-                           if b > CLIENT_BUSY_PCT or (i < len(steal) and steal[i] > CLIENT_STEAL_PCT)]
             crowded = _host_busy_message(e, host, hot_seconds)
             if crowded is not None:
                 # The CPUs were busy, but not with sysbench: another client host would not help.
@@ -250,13 +274,10 @@ def _client_bound(e: Evidence) -> list[Finding]:
                                    f"Client {host}'s CPUs were over {CLIENT_BUSY_PCT:.0f} % busy for {share:.0%} of "
                                    f"the run: {crowded}. The figures measure the crowded host, not the server."))
                 continue
-            peak_steal = max(steal, default=0.0)
-            cause = f"steal up to {peak_steal:.0f} %" if peak_steal > CLIENT_STEAL_PCT else \
-                f"its CPUs over {CLIENT_BUSY_PCT:.0f} % busy"
             out.append(Finding(
                 "client-bound", INVALID, f"{share:.0%} of seconds",
-                f"Client {host} was the bottleneck ({cause} for {share:.0%} of the run): the figures measure the "
-                "client, not the server. Add a client host.",
+                f"Client {host} was the bottleneck (its CPUs over {CLIENT_BUSY_PCT:.0f} % busy for {share:.0%} of "
+                "the run): the figures measure the client, not the server. Add a client host.",
             ))
     return out
 

@@ -42,7 +42,6 @@ def _codes(job: Job) -> list[str]:
 
 # alone: it needs a quiet host; beside make test's other processes the host-busy check (rightly) made it invalid.
 @pytest.mark.alone
-@pytest.mark.xfail(reason="in the submitted fresh-clone run a quiet job was judged host-busy (client CPUs ~80 %): possibly the sandbox's process tree (bwrap, setpriv, prlimit) counted as other processes; to be found", strict=False)
 def test_a_quiet_run_stores_host_and_server_seconds_and_only_notes_the_shared_host(celery_worker_process,
                                                                                    target_databases):
     # At full speed (no --rate): the host's seconds must show sysbench and the server at work.
@@ -70,12 +69,19 @@ def test_a_quiet_run_stores_host_and_server_seconds_and_only_notes_the_shared_ho
         # recomputed from them), and the verdict says so.
         rows = list(HostSample.objects.filter(job=job, t__gt=1))
         message = next(f["message"] for f in job.findings if f["code"] == "host-busy")
-        if "idle CPU" in message:
+        if "steal above" in message:
+            # This machine is a virtual one: under load its hypervisor took 13-38 % of each CPU (2026-12-02), time
+            # no process here used, which the verdict must neither hide nor blame on this host's processes.
+            taken = [s.cpu_steal_pct for s in rows if s.cpu_steal_pct > validity.CLIENT_STEAL_PCT]
+            assert len(taken) > validity.CLIENT_BOUND_SHARE * len(rows), job.findings
+            assert "other processes" not in message
+        elif "idle CPU" in message:
             taken = [s.others_cpu_pct or 0 for s in rows if 100 - s.cpu_busy_pct < validity.STARVED_IDLE_PCT]
         else:  # the CPUs sysbench may use were over 90 % busy, mostly with other processes
             taken = [s.others_cpu_pct or 0 for s in rows if s.client_cpus_busy_pct > validity.CLIENT_BUSY_PCT]
-        assert len(taken) > validity.STARVED_SHARE * len(rows) and \
-            statistics.fmean(taken) > validity.OTHERS_HOST_SHARE * 100 * (psutil.cpu_count() or 1), job.findings
+        if "steal above" not in message:
+            assert len(taken) > validity.STARVED_SHARE * len(rows) and \
+                statistics.fmean(taken) > validity.OTHERS_HOST_SHARE * 100 * (psutil.cpu_count() or 1), job.findings
         assert job.verdict == Job.Verdict.INVALID
     if "per-second-gaps" in _codes(job):
         # A stalled machine's sysbench skipped or doubled a report line: said as information, its count still adds up.

@@ -255,14 +255,16 @@ class HostSampler(_Sampler):
             tree_server, top_name, top_pct = self._who(t, elapsed)
             if tree_server is not None:
                 server = max(server, tree_server)  # PostgreSQL's backends are processes of their own
-        others = max(0.0, busy_pct * len(per_core) - (sysbench or 0.0) - server)
+        # Steal is time the hypervisor gave to other virtual machines: no process of this host took it.
+        steal_pct = share("steal")
+        others = max(0.0, (busy_pct - steal_pct) * len(per_core) - (sysbench or 0.0) - server)
         net_new, net_old = now["net"], before["net"]
         return HostSample(
             job_id=self.job_id, client_index=self.client_index, attempt=self.attempt, t=t,
             server_cpu_pct=round(server, 1) if self.server_pids else None, others_cpu_pct=round(others, 1),
             top_other_name=top_name, top_other_cpu_pct=top_pct,
             cpu_user_pct=share("user"), cpu_system_pct=share("system"), cpu_iowait_pct=share("iowait"),
-            cpu_steal_pct=share("steal"),
+            cpu_steal_pct=steal_pct,
             cpu_busy_pct=round(busy_pct, 2),
             per_core_busy_pct=per_core, client_cpus_busy_pct=round(min(100.0, client_cpus), 2),
             sysbench_cpu_pct=sysbench, load_1m=round(os.getloadavg()[0], 2),
