@@ -26,8 +26,6 @@ CHART = "Chart.getChart(document.querySelector('canvas[data-chart=qps_lines]'))"
 # Loading the six templates and the published figures, then four page sizes and a PDF: more than the default 300 s
 # on a machine whose two cores other test runs share.
 @pytest.mark.timeout(900)
-@pytest.mark.xfail(reason="the seed tables gained 'differs: …' words under each published figure (issue 43) and are "
-                          "37 px wider than their box at 1440 px (1283 against 1246); to be laid out again", strict=False)
 def test_a_seed_campaign_beside_its_document_reads_like_the_paper(browser_page, live_server):
     browser, page, problems = browser_page
     template_load_all()

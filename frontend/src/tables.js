@@ -160,11 +160,15 @@
     if (parted.has(table)) return;
     parted.add(table);
     for (const span of table.querySelectorAll(".spread, td.ratio > .muted.small, td.published-figure > .muted.small")) {
-      const parts = span.textContent.split(" · ");
+      // A published figure's lines ("its 50 threads, scaled") also wrap after their commas: kept whole, two of
+      // them made a seed table 37 px wider than its box at 1440 px.
+      const published = span.parentElement.classList.contains("published-figure");
+      const separator = published ? ", " : " · ";
+      const parts = span.textContent.split(separator);
       if (parts.length < 2 && !/ /.test(parts[0])) continue;
       span.textContent = "";
       parts.forEach(function (text, i) {
-        if (i) span.append(" · ");
+        if (i) span.append(separator);
         const part = document.createElement("span");
         part.className = "part";
         part.textContent = text;
