@@ -113,9 +113,9 @@ def test_a_host_outside_the_campaigns_choice_never_receives_a_job(celery_worker_
     assert not Job.objects.filter(claimed_by=outside.name).exists()
 
 
-# Short limits for the client hosts of the loss tests: each reconciles every second and calls a host offline after
-# 6 s of silence (production: 60 s), so a lost host's share moves on within seconds rather than the session
-# worker's 30 s.
+# Short limits for the client hosts of the loss tests: their own patience with the database and the offline time
+# they are judged by. A client host reconciles nothing whatever this says (settings: repairing other hosts' jobs is
+# the server's, #38): the session's worker notices a lost client, after its 30 s.
 QUICK_LOSS_ENV = {"BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_RECONCILE_S": "1", "BENCHAPP_STALE_S": "6",
                   "BENCHAPP_REDISPATCH_S": "3", "BENCHAPP_HOST_OFFLINE_S": "6"}
 
@@ -123,7 +123,6 @@ QUICK_LOSS_ENV = {"BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_RECONCILE_S"
 # alone: the loss and the host's return are timed; beside three other test processes on 2 cores it took
 # 181 s and once lost a job it should have measured again.
 @pytest.mark.alone
-@pytest.mark.xfail(reason="in the submitted fresh-clone run its timing bound failed (39.2 s) after the merges; to be found", strict=False)
 def test_a_client_losing_its_link_while_measuring_has_its_job_measured_again_once_the_host_is_back(
         celery_worker_process, netns_lab, target_databases):
     label = f"{netns_lab.prefix}-lossy"
@@ -151,8 +150,10 @@ def test_a_client_losing_its_link_while_measuring_has_its_job_measured_again_onc
     job = Job.objects.get(pk=first.pk)
     (lost,) = job.earlier_attempts
     assert lost["cause"].startswith(f"client host {lossy.name} lost while measuring"), lost
-    stale_s = float(QUICK_LOSS_ENV["BENCHAPP_STALE_S"])  # the steady host's reconciler notices first
-    bound_s = stale_s + 2 * 1 + 30  # stale time + two reconcile periods + load slack
+    # The server's worker notices (client hosts repair no other host's job, #38): its coordinator's own wait for the
+    # clients' heartbeats, or its reconciler, after the server's stale time (30 s: 39.2 s measured twice, quiet).
+    stale_s = float(settings.BENCHAPP_STALE_S)
+    bound_s = stale_s + 2 * float(settings.BENCHAPP_RECONCILE_S) + 15  # stale + two reconcile periods + slack
     assert detected_s < bound_s, detected_s
     record_measurement(f"netns link down while measuring: job measured again after {detected_s:.1f} s "
                        f"(stale {stale_s:.0f} s): {lost['cause']}")

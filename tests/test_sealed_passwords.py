@@ -17,7 +17,7 @@ from nacl.public import PrivateKey
 from campaigns import sealing
 from campaigns.crypto import DecryptionError
 from campaigns.execution import dispatch
-from campaigns.execution.phases import job_connection, job_secrets
+from campaigns.execution.phases import JobLost, job_connection, job_secrets
 from campaigns.execution.sealed import NotSealed, job_password
 from campaigns.models import ClientHost, JobClient, SealedPassword
 from tests.conftest import record_measurement
@@ -128,5 +128,9 @@ def test_a_client_hosts_worker_opens_its_own_jobs_password_and_no_other(settings
             PASSWORD, sealing.public_key_text(PrivateKey.generate())))
         with pytest.raises(NotSealed, match="sealed for another key"):
             job_password(own)
+        # Not the job's fault: it is measured again (sent and sealed anew), never failed for it (a netns host's
+        # restart failed a job so, 2026-12-02).
+        with pytest.raises(JobLost, match="sealed for another key.*measured again"):
+            job_connection(own)
     # The server (role all) decrypts at rest as before.
     assert job_password(others) == "Other-Secret-9"

@@ -10,7 +10,7 @@ from django.db import InterfaceError, OperationalError, connection
 
 from campaigns.crypto import DecryptionError
 from campaigns.execution.dbretry import connection_drop, connection_lost
-from campaigns.execution.sealed import job_password
+from campaigns.execution.sealed import NotSealed, job_password
 from campaigns.execution.workloads import WorkloadUnavailable, scenario_test
 from campaigns.models import Job, Target
 from campaigns.probes import ProbeError, connection_guard, connection_verify
@@ -67,6 +67,10 @@ def job_connection(job: Job) -> Connection:
     try:
         conn = job_target_connection(job)
         connection_guard(conn)
+    except NotSealed as exc:
+        # The host's worker restarted (a new key) after its client was sent, or the send sealed nothing for it:
+        # not the job's fault. Measured again, it is sent and sealed again for the worker's current key.
+        raise JobLost(f"{exc}; measured again, sealed for this worker's current key") from None
     except (DecryptionError, ProbeError) as exc:
         raise JobFailure(str(exc)) from None
     return conn
