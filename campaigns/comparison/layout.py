@@ -6,12 +6,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import cast
+from typing import Any, cast
 
 from django.db import connection
 
 from campaigns.cache import cached_value, query_key, results_version
 from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
+from campaigns.comparison.costs import table_explanations
+from campaigns.comparison.curves import comparison_curves
 from campaigns.comparison.formatting import pct_label, rows_shape
 from campaigns.comparison.html import price_body_html, table_body_html
 from campaigns.comparison.published import (
@@ -354,6 +356,9 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
         table["besides"] = [b for b in table["besides"] if b["rows"]]
         _published_latency(table)
         table["charts"] = _chart_series(table, names)
+        rows_as_dicts = cast(list[dict[str, Any]], rows)
+        table["explain"] = [] if table["published"] else table_explanations(
+            rows_as_dicts, names, comparison_curves({"products": products, "groups": [{"rows": rows}]}))
         table["body_html"] = table_body_html(table, products)
         tables.append(table)
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,
@@ -372,7 +377,7 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
 
 
 # Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
-LAYOUT_FORMAT = 7
+LAYOUT_FORMAT = 8
 
 
 def comparison_layout_cached(selection: Selection) -> ComparisonLayout:

@@ -28,6 +28,7 @@ from django.db import connections
 from django.db.models import Aggregate, Avg, Count, F, FloatField, Max, Min, Q, StdDev
 from django.db.models.functions import Ln
 
+from campaigns.comparison.costs import cell_key, cells_costs, why
 from campaigns.comparison.formatting import delta_sentence, delta_short, verdict_of
 from campaigns.comparison.rows import (
     METRICS,
@@ -241,6 +242,7 @@ def comparison_build(
         cells = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     if by_run:
         cells = _merge_retries(cells, roots)
+    explained = cells_costs(condition, keys, roots=roots, by_run=by_run)
     for cell in cells:
         cell["verdict"] = (Job.Verdict.INVALID if cell["invalid_n"] else Job.Verdict.SUSPECT if cell["suspect_n"]
                            else Job.Verdict.VALID if cell["valid_n"] else "")
@@ -295,6 +297,8 @@ def comparison_build(
             "latency_pct_ms": _stats(cell, "latency_pct_ms"),
             "time_s": cell["time_s"], "clients": cell["clients"],
         }
+        found = explained.get(cell_key(cell, by_run=by_run)) or {"costs": {}, "bound": None}
+        entry["costs"], entry["bound"] = found["costs"], found["bound"]
         logs[id(entry)] = {metric: (cell[f"{metric}_positive"], cell[f"{metric}_n"], cell[f"{metric}_log_mean"],
                                     cell[f"{metric}_log_sd"]) for metric in METRICS}
         row["cells"][column[(cell["product_id"], cell["variant"], cell.get("run_id"))]] = entry
@@ -323,6 +327,15 @@ def comparison_build(
                     each["qps_ci95"] = _value_interval(logs[id(each)]["qps"])
     _adjust([sig for g in ordered_groups for r in g["rows"] for c in r["cells"]
              if c is not None and (sig := c.get("significance"))])
+    # Why a significant Δ% is what it is, from the per-query costs that differ most (comparison.costs.why).
+    column_names = [p["name"] for p in products]
+    for group in ordered_groups:
+        for row in group["rows"]:
+            base = row["cells"][0]
+            for i, each in enumerate(row["cells"]):
+                sig = each.get("significance") if each is not None else None
+                if each is not None and base is not None and sig and sig.get("verdict") == "significant":
+                    each["why"] = why(dict(each), dict(base), name=column_names[i], base_name=column_names[0])
     return {
         "filters": {"targets": target_ids, "products": product_ids, "runs": run_ids, "campaigns": campaign_ids,
                     "scenarios": scenario_ids, "specs": spec_ids, "threads": threads, "trusted_only": trusted_only,
@@ -437,6 +450,9 @@ def _variant_columns(products: list[Column], cells: list[dict[str, Any]]) -> lis
             for p in products for v in variants.get(p["id"], [""])]
 
 
+CSV_COSTS = ("rows_read_per_query", "bp_misses_per_1k_queries", "bp_hit_pct", "data_reads_per_txn",
+             "data_writes_per_txn", "row_lock_waits_per_s", "threads_running", "server_cpu_ms_per_1k_queries",
+             "client_cpu_ms_per_1k_queries", "rtt_ms", "rtt_share_pct")
 COMPARISON_CSV_COLUMNS = [
     "dataset", "scenario", "test", "spec", "threads", "table_size", "tables", "product", "n", "latency_pct",
     *[f"{metric}_{stat}" for metric in METRICS for stat in STATS],
@@ -446,6 +462,8 @@ COMPARISON_CSV_COLUMNS = [
     # Added by issue #28: the QPS Δ%'s interval and significance, and the run of a per-run column.
     "qps_delta_ci95_low_pct", "qps_delta_ci95_high_pct", "n_baseline", "qps_delta_verdict", "qps_delta_p_value",
     "qps_delta_p_adjusted", "qps_delta_runs_needed", "run",
+    # What each query cost (medians over the cell's repetitions) and what bounded the cell (comparison.costs).
+    *CSV_COSTS, "bound", "bound_evidence",
 ]
 
 
@@ -468,4 +486,8 @@ def comparison_rows(comparison: Comparison) -> Iterable[list[Any]]:
                 line += ([*(sig["ci95_pct"] or [None, None]), sig["n_base"], sig["verdict"], sig["p_value"],
                           sig["p_adjusted"], sig["runs_needed"]] if sig else [None] * 7)
                 line.append(entry.get("run_id"))
+                costs = entry.get("costs") or {}
+                line += [(costs.get(name) or {}).get("value") for name in CSV_COSTS]
+                cell_bound = entry.get("bound") or {}
+                line += [cell_bound.get("resource", ""), cell_bound.get("evidence", "")]
                 yield line

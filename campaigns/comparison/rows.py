@@ -12,7 +12,7 @@ correction).
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
 if TYPE_CHECKING:  # selection.py imports query.py, which imports this module
     from campaigns.comparison.selection import Selection
@@ -91,6 +91,9 @@ class ComparisonCell(TypedDict):
     qps_ci95: NotRequired[list[float | None] | None]
     time_s: NotRequired[int | None]  # measured: its jobs' longest measured time
     clients: NotRequired[int | None]  # measured: its jobs' most client machines
+    costs: NotRequired[dict[str, dict[str, float]]]  # measured: per-query costs, median/min/max/n (comparison.costs)
+    bound: NotRequired[dict[str, str] | None]  # measured: what ran out, with its evidence
+    why: NotRequired[dict[str, Any]]  # a significant Δ%: the costs that differ most from the baseline's
     imported: NotRequired[bool]  # added by the layout
     trust: NotRequired[CellTrust | None]  # added by the layout to suspect and invalid cells
 
@@ -266,6 +269,7 @@ class Comparison(TypedDict):
     metrics: list[str]
     job_count: int
     groups: list[ComparisonGroup]
+    curves: NotRequired[list[dict[str, Any]]]  # the API's: peaks, knees and SLA points (comparison.curves)
 
 
 class PriceCell(TypedDict):
@@ -432,6 +436,7 @@ class ComparisonTable(TypedDict):
     published_pct_names: NotRequired[list[str]]
     published_pct_n: NotRequired[int]
     charts: NotRequired[Charts]
+    explain: NotRequired[list[str]]  # peaks and knees, what ran out, why a significant Δ% (comparison.costs)
     body_html: NotRequired[str]
     header: NotRequired[list[str]]
     parts: NotRequired[list[TablePart]]

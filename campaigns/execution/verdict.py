@@ -1,6 +1,7 @@
 """A job's validity verdict: the evidence gathered from what was stored, judged by campaigns.validity."""
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from typing import Any
 
@@ -10,6 +11,7 @@ from django.utils import timezone
 from campaigns import validity
 from campaigns.cache import results_changed
 from campaigns.endpoints import same_server
+from campaigns.execution.jobcosts import job_costs_store
 from campaigns.models import HostSample, IntervalSample, Job, JobClient, JobResult, Scenario
 from campaigns.server_status import RATE_COUNTERS
 from campaigns.sysbench import parser
@@ -19,6 +21,8 @@ from campaigns.sysbench import parser
 _TRANSACTIONAL = {"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp"}
 
 SecondRow = tuple[float, float, float, float, float]  # one client's stored second: t, tps, qps, errors, reconnects
+
+log = logging.getLogger(__name__)
 
 
 def job_seconds(job: Job) -> tuple[dict[int, list[SecondRow]], list[float], int]:
@@ -192,6 +196,10 @@ def job_judge(*, job_id: int) -> str:
     job = Job.objects.select_related("target", "scenario__dataset", "run__campaign").get(pk=job_id)
     findings, verdict = validity.judge(job_evidence(job))
     Job.objects.filter(pk=job_id).update(verdict=verdict, findings=[f.to_dict() for f in findings])
+    try:
+        job_costs_store(job)  # what each query cost, from the same stored seconds
+    except Exception:  # an addition to the verdict: a job never fails for it, the log says why it has none
+        log.exception("job %s: its per-query costs could not be computed", job_id)
     results_changed()  # comparisons show the verdict: cached ones are outdated (an UPDATE sends no signal)
     return verdict
 

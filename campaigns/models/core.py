@@ -1023,6 +1023,9 @@ class JobResult(models.Model):
     # A host test's own figures (campaigns.sysbench.hosttests.HostFigures: events/s, MiB/s, reads/s, writes/s,
     # fsyncs/s, MiB/s read and written); its headline is in qps and its events/s in tps. Empty for database tests.
     host_figures = models.JSONField(default=dict, blank=True)
+    # What each query cost the server and the client (campaigns.costs.job_costs), set when the job is judged;
+    # empty for jobs judged before it existed (manage.py costs_backfill) and for imported results.
+    costs = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Percentile key (as parser.LATENCY_PERCENTILES) -> field name.

@@ -38,6 +38,9 @@ class ComparisonQuerySerializer(serializers.Serializer):
                                                  "are named.")
     baseline = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1,
                                         help_text="The product (or, by run, the run) every Δ% is against.")
+    sla_ms = serializers.FloatField(required=False, min_value=0.001, max_value=10_000_000,
+                                    help_text="A latency limit in ms on the percentile the jobs measured (p95, "
+                                              "p99): each curve gives the highest QPS that keeps to it.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not any(attrs.get(k) for k in ("targets", "products", "runs", "campaign", "scenarios")):

@@ -16,6 +16,7 @@ from campaigns.api.renderers import CSVRenderer, csv_response
 from campaigns.api.serializers.comparisons import CellHistogramQuerySerializer, ComparisonQuerySerializer
 from campaigns.api.views.base import cached_json, format_parameter
 from campaigns.cache import query_key, results_version
+from campaigns.comparison.curves import comparison_curves
 from campaigns.comparison.histogram import cell_histogram
 from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
 from campaigns.comparison.rows import Comparison
@@ -83,12 +84,14 @@ class ComparisonViewSet(viewsets.ViewSet):
         data = query.validated_data
 
         def build() -> Comparison:
-            return comparison_build(
+            comparison = comparison_build(
                 target_ids=data.get("targets"), product_ids=data.get("products"), run_ids=data.get("runs"),
                 campaign_ids=data.get("campaign"), scenario_ids=data.get("scenarios"), spec_ids=data.get("specs"),
                 threads=data.get("threads"), trusted_only=data.get("trusted_only", False),
                 by_run=data.get("by_run"), baseline=data.get("baseline"),
             )
+            comparison["curves"] = comparison_curves(comparison, sla_ms=data.get("sla_ms"))
+            return comparison
 
         if request.accepted_renderer.format == "csv":
             return csv_response(COMPARISON_CSV_COLUMNS, comparison_rows(build()), filename="comparison.csv")
