@@ -103,13 +103,13 @@ def test_why_ranks_the_costs_that_differ_most_and_says_when_nothing_measured_exp
     slow = cell(bp_misses_per_1k_queries=122.0, rows_read_per_query=20.5, server_cpu_ms_per_1k_queries=160.0)
     found = why(slow, base, name="B", base_name="A")
     assert [r["cost"] for r in found["reasons"]] == ["bp_misses_per_1k_queries", "server_cpu_ms_per_1k_queries"]
-    assert found["sentence"] == ("B has 6.1× more buffer-pool misses per 1,000 queries (122 against 20.00); 1.6× "
-                                 "more server CPU ms per 1,000 queries (160 against 100) than A.")
+    assert found["sentence"] == ("B against A: 6.1× the buffer-pool misses per 1,000 queries (122 against 20.00); "
+                                 "1.6× the server CPU ms per 1,000 queries (160 against 100).")
     # Some against none ranks above any ratio (a buffer pool that holds the whole dataset misses nothing).
     none = why(cell(bp_misses_per_1k_queries=1188.6, server_cpu_ms_per_1k_queries=126.0),
                cell(bp_misses_per_1k_queries=0.0, server_cpu_ms_per_1k_queries=60.0), name="B", base_name="A")
     assert [r["ratio"] for r in none["reasons"]] == [None, 2.1]
-    assert none["sentence"].startswith("B has 1,189 buffer-pool misses per 1,000 queries against none; 2.1× more")
+    assert none["sentence"].startswith("B against A: 1,189 buffer-pool misses per 1,000 queries against none; 2.1× the")
     same = why(cell(rows_read_per_query=20.0), cell(rows_read_per_query=21.0), name="B", base_name="A")
     assert same["reasons"] == [] and same["sentence"].startswith("Nothing measured explains it")
     # A cell's cost is the median of its repetitions, with their spread; most of them client-bound: the client.

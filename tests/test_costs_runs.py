@@ -92,7 +92,7 @@ def test_a_small_buffer_pool_is_explained_by_its_misses_per_query_and_bounded_by
         assert other["significance"]["verdict"] == "significant", other["significance"]
         assert other["why"]["reasons"][0]["cost"] in ("bp_misses_per_1k_queries", "data_reads_per_txn"), other["why"]
         assert "buffer-pool misses per 1,000 queries" in other["why"]["sentence"], other["why"]
-        assert "small pool has " in other["why"]["sentence"] and " than big pool." in other["why"]["sentence"]
+        assert other["why"]["sentence"].startswith("small pool against big pool: "), other["why"]
         # One thread count: a curve of one point says there is none to find a peak on.
         assert {c["column"] for c in data["curves"]} == {0, 1}
         assert all("one thread count measured (4)" in c["sentence"] for c in data["curves"])
@@ -100,9 +100,9 @@ def test_a_small_buffer_pool_is_explained_by_its_misses_per_query_and_bounded_by
         # The comparison page says it under the table's conclusion.
         answer = admin_client.get(f"/compare/?campaign={campaign.pk}")
         page = b"".join(answer.streaming_content).decode() if answer.streaming else answer.content.decode()
-        assert 'data-testid="explain"' in page and "What ran out for small pool: I/O (buffer-pool misses) at 4" \
+        assert 'data-testid="explain"' in page and "What ran out for small pool: I/O (buffer-pool misses) at 4 threads" \
             in page, page[page.find("conclusion"):][:3000]
-        assert "At 4 threads: small pool has " in page
+        assert "At 4 threads: small pool against big pool: " in page
 
         exported = admin_client.get(f"/api/v1/comparisons/?campaign={campaign.pk}&format=csv")
         text = b"".join(exported.streaming_content) if exported.streaming else exported.content

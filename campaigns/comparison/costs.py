@@ -87,12 +87,9 @@ def why(entry: dict[str, Any], base: dict[str, Any], *, name: str, base_name: st
         if r["ratio"] is None:
             parts.append(f"{_fmt(r['this'])} {r['words']} against none" if r["this"] else
                          f"no {r['words']} against {_fmt(r['baseline'])}")
-            continue
-        more = r["ratio"] >= 1
-        factor = r["ratio"] if more else 1 / r["ratio"]
-        parts.append(f"{factor:.1f}× {'more' if more else 'fewer'} {r['words']} ({_fmt(r['this'])} against "
-                     f"{_fmt(r['baseline'])})")
-    return {"sentence": f"{name} has " + "; ".join(parts) + f" than {base_name}.", "reasons": reasons}
+        else:
+            parts.append(f"{r['ratio']:.2g}× the {r['words']} ({_fmt(r['this'])} against {_fmt(r['baseline'])})")
+    return {"sentence": f"{name} against {base_name}: " + "; ".join(parts) + ".", "reasons": reasons}
 
 
 def _fmt(value: float) -> str:
@@ -102,7 +99,8 @@ def _fmt(value: float) -> str:
 BOUND_WORDS = {"client": "the client host", "server-cpu": "the server's CPU",
                "host-cpu": "the CPU of the host the server shares with sysbench", "io": "I/O (buffer-pool misses)",
                "locks": "row locks", "network": "the network (latency ≈ round trip)",
-               "concurrency": "concurrency (the server waited for its clients)", "undecided": "nothing measured"}
+               "concurrency": "concurrency (the server waited for its clients)",
+               "undecided": "no measured resource"}
 
 
 def table_explanations(rows: list[dict[str, Any]], names: list[str], curves: list[dict[str, Any]]) -> list[str]:
@@ -117,11 +115,21 @@ def table_explanations(rows: list[dict[str, Any]], names: list[str], curves: lis
             if found:
                 by_resource[found["resource"]].append(int(row["threads"]))
         if by_resource:
-            parts = [f"{BOUND_WORDS.get(r, r)} at {', '.join(f'{t:,}' for t in sorted(set(ts)))} threads"
+            parts = [f"{BOUND_WORDS.get(r, r)} at {_counts(ts)} thread{'s' if sorted(set(ts)) != [1] else ''}"
                      for r, ts in sorted(by_resource.items(), key=lambda item: min(item[1]))]
             lines.append(f"What ran out for {name}: " + "; ".join(parts) + ".")
+    # The same reasons at several thread counts are said once, with every count.
+    counts: dict[str, list[int]] = defaultdict(list)
     for row in rows:
         for cell in row["cells"]:
             if cell is not None and cell.get("why"):
-                lines.append(f"At {int(row['threads']):,} threads: {cell['why']['sentence']}")
+                counts[cell["why"]["sentence"]].append(int(row["threads"]))
+    for sentence, threads in counts.items():
+        lines.append(f"At {_counts(threads)} thread{'s' if threads != [1] else ''}: {sentence}")
     return lines
+
+
+def _counts(threads: list[int]) -> str:
+    """1, 2 and 4 (each once, ascending)."""
+    words = [f"{t:,}" for t in sorted(set(threads))]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
