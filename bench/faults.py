@@ -1,4 +1,5 @@
-"""Does a campaign survive the faults of issue #26? One fresh run per fault on an isolated stack, then a table.
+"""Does a campaign survive the faults a long one meets (broker, database, target and worker restarts, killed
+processes, a full disk)? One fresh run per fault on an isolated stack, then a table.
 
 bench/_stack.py builds the stack: a PostgreSQL 15 cluster, a redis-server and a MariaDB target of its own, each on a
 free port in a temporary directory, and benchapp's web, worker and beat started as `make run` starts them

@@ -1,4 +1,4 @@
-"""Memory of `make run`'s processes (issue #29.6): summed PSS of web, worker and beat before and after a day's use.
+"""Memory of `make run`'s processes: summed PSS of web, worker and beat before and after a day's use.
 
 Starts the Procfile's three processes (scripts/web.sh, scripts/worker.sh, Celery beat) on a database, Redis
 databases, a queue and a port of their own, plus a client host's worker (BENCHAPP_WORKER_ROLE=client, as

@@ -1,4 +1,4 @@
-"""Memory of a client host's worker (issue #29.6: under 80 MB): the summed PSS of all its processes, started the way
+"""Memory of a client host's worker (under 80 MB): the summed PSS of all its processes, started the way
 scripts/join-client.sh starts it, before and after it runs real jobs.
 
 The worker is started by `scripts/join-client.sh --no-install --foreground` from an env file like the one

@@ -28,7 +28,7 @@ def _connparams_of_a_live_connection(original: Any) -> Any:
     """kombu 5.7.0's Redis channel, asked for a new connection after its broker connection was closed, fails with
     AttributeError("'NoneType' object has no attribute 'hostname'") instead of a connection error.
 
-    How a worker gets there (issue #26.4, Redis restarted under a job): on the connection loss, Celery's consumer
+    How a worker gets there (Redis restarted under a job): on the connection loss, Celery's consumer
     calls Connection.collect(), which closes the transport's channels one after the other and then detaches the
     transport from the connection (transport.client = None). Closing a channel restores its unacknowledged
     messages (with acks_late: the running job's and the prefetched next job's); with Redis down, the first such

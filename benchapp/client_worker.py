@@ -1,7 +1,7 @@
 """A client host's Celery worker, started without Celery's command line (scripts/worker.sh, BENCHAPP_WORKER_ROLE=client).
 
 `celery worker` loads Celery's whole command line before the worker: every subcommand, and with `celery shell` and
-`celery amqp` click-repl, prompt_toolkit and pygments, 9 MB that a client host's worker (issue #29: under 80 MB in
+`celery amqp` click-repl, prompt_toolkit and pygments, 9 MB that a client host's worker (under 80 MB in
 all) would carry for nothing. This starts the same worker, `app.Worker` (what `celery worker` builds and starts),
 with the few options scripts/worker.sh gives it; everything else comes from the CELERY_* settings as for
 `celery worker` (the pool: settings.BENCHAPP_WORKER_POOL).

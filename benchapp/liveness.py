@@ -1,4 +1,4 @@
-"""Liveness of the Celery worker and of beat, as their own work shows it (issue #42.2), kept in the broker's Redis.
+"""Liveness of the Celery worker and of beat, as their own work shows it, kept in the broker's Redis.
 
 The worker: a step of Celery's consumer (benchapp/pulse.py ConsumerPulse, added to the app in benchapp/celery.py) runs on the
 consumer's own timer every BENCHAPP_HEARTBEAT_S and, while the consumer consumes every queue it should (the shared

@@ -18,7 +18,7 @@ from pathlib import Path
 DEVELOPMENT_SECRET_KEY = "benchapp-insecure-development-key-change-me-0123456789"
 DEVELOPMENT_FIELD_KEY = "benchapp-development-field-key"
 DEVELOPMENT_ADMIN_PASSWORD = "benchapp-admin"
-# The defaults docker-compose.yml used to give (#27): as public as the ones above.
+# The defaults docker-compose.yml used to give: as public as the ones above.
 COMPOSE_SECRET_KEY = "insecure-dev-secret-key-change-me"
 COMPOSE_FIELD_KEY = "insecure-dev-field-key-change-me"
 PUBLIC_SECRET_KEYS = (DEVELOPMENT_SECRET_KEY, COMPOSE_SECRET_KEY)

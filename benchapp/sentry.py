@@ -64,7 +64,7 @@ def installation_secrets() -> list[str]:
 
 
 def _target_passwords() -> list[str]:
-    """Every target's password (#37: an error's text may quote one however it was mangled, but its exact value at
+    """Every target's password (an error's text may quote one however it was mangled, but its exact value at
     least never leaves); none when the database cannot be read while reporting."""
     try:
         from django.apps import apps

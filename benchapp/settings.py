@@ -274,7 +274,7 @@ BENCHAPP_CLIENT_DB_GROUP = os.environ.get("BENCHAPP_CLIENT_DB_GROUP", "benchapp_
 BENCHAPP_BROKER_ADMIN_URL = os.environ.get("BENCHAPP_BROKER_ADMIN_URL") or CELERY_BROKER_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
-# Celery's defaults, stated: a message from Redis is JSON, never a pickle (#27: nothing unpickles what Redis holds).
+# Celery's defaults, stated: a message from Redis is JSON, never a pickle (nothing unpickles what Redis holds).
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
@@ -377,11 +377,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "campaigns.api.pagination.Pagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "campaigns.api.schema.UserAutoSchema",  # descriptions for users (#43)
+    "DEFAULT_SCHEMA_CLASS": "campaigns.api.schema.UserAutoSchema",  # descriptions for users
     "EXCEPTION_HANDLER": "campaigns.api.exceptions.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
-# Request bodies (issue #14.6): DRF's default parsers, with JSON nested deeper than
+# Request bodies: DRF's default parsers, with JSON nested deeper than
 # campaigns.jsonlimits.MAX_JSON_DEPTH refused as a 400 instead of exhausting the recursion limit (a 500).
 REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
     "campaigns.api.parsers.BoundedJSONParser",
@@ -442,7 +442,7 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
-# Logs (issue #29.3): every line carries the request id of the request or task it belongs to
+# Logs: every line carries the request id of the request or task it belongs to
 # (benchapp/requestid.py); BENCHAPP_LOG_FORMAT=json writes one JSON object per line instead of text.
 BENCHAPP_LOG_FORMAT = os.environ.get("BENCHAPP_LOG_FORMAT", "text").strip().lower()
 if BENCHAPP_LOG_FORMAT not in ("text", "json"):
@@ -488,7 +488,7 @@ CELERY_WORKER_TASK_LOG_FORMAT = ("[%(asctime)s: %(levelname)s/%(processName)s] [
 CELERY_WORKER_SEND_TASK_EVENTS = True
 CELERY_TASK_SEND_SENT_EVENT = True
 
-# Error reports (issue #29.3): to Sentry when SENTRY_DSN is set; no personal data, secrets scrubbed
+# Error reports: to Sentry when SENTRY_DSN is set; no personal data, secrets scrubbed
 # (benchapp/sentry.py).
 SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
 if SENTRY_DSN:
@@ -497,7 +497,7 @@ if SENTRY_DSN:
     sentry_init(SENTRY_DSN, environment=os.environ.get("SENTRY_ENVIRONMENT", ""),
                 release=os.environ.get("SENTRY_RELEASE", ""))
 
-# /metrics (issue #29.1): served to these addresses or networks (default: this machine only), or to a request
+# /metrics: served to these addresses or networks (default: this machine only), or to a request
 # with `Authorization: Bearer <BENCHAPP_METRICS_TOKEN>` from anywhere. /healthz and /readyz need nothing.
 BENCHAPP_METRICS_TOKEN = os.environ.get("BENCHAPP_METRICS_TOKEN", "")
 
@@ -549,7 +549,6 @@ if BENCHAPP_SELF_MEASURE:
     }
 
 # ---------------------------------------------------------------- access: roles on pages, login abuse
-# (Kept together: issue #14 items 3-5.)
 # Whom the 403 page tells a user without the role they need to ask (an address, a team); empty: the
 # admins by name.
 BENCHAPP_ROLES_CONTACT = os.environ.get("BENCHAPP_ROLES_CONTACT", "")

@@ -1,6 +1,6 @@
 """Where benchapp may send a campaign's news: its e-mail recipients and its webhook URL, each checked by one
 function that every way in calls (the campaign form, the API, Campaign.clean() for services and imports), so the
-rules cannot drift apart again (#27).
+rules cannot drift apart again.
 
 E-mail recipients are stored one per line; they may be typed one per line or separated by commas, semicolons or
 spaces, and every one must be an address. Campaign.recipients() reads them back (also from rows stored before,

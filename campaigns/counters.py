@@ -1,4 +1,4 @@
-"""Counters of events, kept in the broker's Redis at the moment they happen (issue #42.7), for /metrics.
+"""Counters of events, kept in the broker's Redis at the moment they happen, for /metrics.
 
 A counter derived from row counts goes down when rows are deleted (a run deleted takes its regression checks along),
 which Prometheus reads as a reset and rate() as nonsense. These only ever go up: the worker that checks a run, finds

@@ -53,7 +53,7 @@ def markdown_code_block(text: str) -> list[str]:
     return [fence, text, fence]
 
 
-# Fields that name a row on pages, in lists and in logs (#37 item 6).
+# Fields that name a row on pages, in lists and in logs.
 NAME_FIELDS = ("name", "label")
 
 

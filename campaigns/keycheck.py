@@ -1,4 +1,4 @@
-"""The start-up check of the field key against the database (issue #42.4).
+"""The start-up check of the field key against the database.
 
 A missing var/secrets.env is made anew on first start (benchapp/local_secrets.py), with a new BENCHAPP_FIELD_KEY.
 On a host where a database was restored without its secrets file, that new key reads none of the target passwords

@@ -1,6 +1,6 @@
 """A module imported on first use: numpy and scipy (40-70 MB per process) load only in the process that serves a
 request needing them (a comparison's statistics, a series' downsampling, a regression check), not in every gunicorn
-worker and Celery pool process at start-up (issue #29.6, bench/memory.py)."""
+worker and Celery pool process at start-up (bench/memory.py)."""
 from __future__ import annotations
 
 import importlib

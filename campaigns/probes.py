@@ -108,7 +108,7 @@ def mysql_error_parts(exc: Exception) -> tuple[int | None, str]:
 
     mysqlclient builds its exceptions' args with PyUnicode_FromString(mysql_error()); when the client library's
     message is not UTF-8, that item is left NULL, and reading it crashes the whole process (SIGSEGV: a web or
-    worker process, #27 M1). A server chooses those bytes: libmariadb's CR_PLUGIN_NOT_ALLOWED names the plugin
+    worker process). A server chooses those bytes: libmariadb's CR_PLUGIN_NOT_ALLOWED names the plugin
     the server asked for, from memory already freed. str() of the exception prints the args tuple, which shows
     a NULL item as <NULL>; the message is read back from that text.
     """

@@ -55,7 +55,7 @@ def can_manage_user(actor: Any, user: Any) -> bool:
 
 def who_grants_roles(*, names: bool = True, limit: int = 5) -> str:
     """Whom a user lacking a role should ask: the configured contact, else the admins, by name only when `names`
-    (a login without any role is not told who the admins are: their names are half of a login, #27 L5)."""
+    (a login without any role is not told who the admins are: their names are half of a login)."""
     contact = getattr(settings, "BENCHAPP_ROLES_CONTACT", "")
     if contact:
         return contact

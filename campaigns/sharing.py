@@ -100,7 +100,7 @@ def share_link_revoke(*, link: ShareLink, user: Any) -> ShareLink:
 
 def share_link_open(*, token: str) -> ShareLink | None:
     """The usable link of `token`, counted as opened; None for an unknown, expired or revoked one alike, and for
-    one whose creator can no longer read benchapp (deactivated, or holding no role any more: #27 L4): a link
+    one whose creator can no longer read benchapp (deactivated, or holding no role any more): a link
     speaks for its creator, and ends with their account. It works again if the account is given back."""
     if not token or len(token) > 200:
         return None

@@ -65,7 +65,7 @@ class Evidence:
     shared_with: list[str] = field(default_factory=list)       # other jobs on the same target (database)
     shared_host_with: list[str] = field(default_factory=list)  # other jobs on one of its client hosts
     # Ignored errors per second that are part of the workload (its declared rate × the job's TPS): within them a
-    # job is not suspect for its errors (issue #43). None: every error counts.
+    # job is not suspect for its errors. None: every error counts.
     expected_errors_per_s: float | None = None
     expected_errors_pct: float | None = None
     imported: bool = False
@@ -378,7 +378,7 @@ def _overran(e: Evidence) -> list[Finding]:
 
 def _shared(e: Evidence) -> list[Finding]:
     """Other benchapp jobs beside this one: on its target ("shared"), on one of its client hosts ("shared-host");
-    the banner names which (issue #43: it said "the target" where the client host was shared)."""
+    the banner names which (it said "the target" where the client host was shared)."""
     out = []
     for code, jobs, what in (("shared", e.shared_with, "target"), ("shared-host", e.shared_host_with, "client host")):
         if jobs:

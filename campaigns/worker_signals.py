@@ -62,7 +62,7 @@ def _beat_forever(interval_s: float) -> None:
     only while the worker's consumer pulses (benchapp/liveness.py): a worker whose consumer stopped consuming goes
     offline after BENCHAPP_HOST_OFFLINE_S, however alive this thread is."""
     while not _stop.wait(interval_s):
-        # A client host's heartbeat is its own credentials' test (revoking them stops it, #38): it beats whatever
+        # A client host's heartbeat is its own credentials' test (revoking them stops it): it beats whatever
         # its pulse says, the server's worker only while its consumer pulses.
         if drain.is_draining() or (settings.BENCHAPP_WORKER_ROLE != "client"
                                    and not pulse.pulse_fresh(max_age_s=3 * interval_s)):

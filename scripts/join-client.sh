@@ -212,7 +212,7 @@ PINS_MISSING=()
 APT_MISSING=()
 if (( INSTALL )); then
     mapfile -t PINS_MISSING < <(venv_missing)
-    wanted=(sysbench bubblewrap nftables)  # (#37: sysbench runs in bubblewrap, closed off by nftables)
+    wanted=(sysbench bubblewrap nftables)  # (sysbench runs in bubblewrap, closed off by nftables)
     if (( ${#PINS_MISSING[@]} )); then
         # Making the venv and building mysqlclient need these; a venv that has every pin does not.
         wanted+=(python3-venv python3-dev default-libmysqlclient-dev pkg-config build-essential ca-certificates)
@@ -304,7 +304,7 @@ if (( EUID == 0 )); then
     install -d -m 755 var
     install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 750 var/workloads var/hosttests
 fi
-# ---- sandbox (#37): the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and
+# ---- sandbox: the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and
 # the nftables rules that close the server's PostgreSQL and Redis (DATABASE_URL, REDIS_URL) to it
 # (scripts/sandbox-firewall.sh). Where they cannot be installed, the worker says so at start-up and on the Hosts page.
 url_endpoint() {  # postgres://user:password@host:port/db -> host:port (the default port when none is given)
@@ -328,7 +328,7 @@ if (( EUID == 0 )); then
             say "WARNING: the sandbox firewall could not be installed: sysbench's user can reach the server's services"
     fi
 fi
-# ---- end of sandbox (#37)
+# ---- end of sandbox
 mkdir -p "$CONFIG_DIR"
 umask 027
 env_file_render >"$CONFIG_DIR/client.env.new"

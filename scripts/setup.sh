@@ -165,7 +165,7 @@ if [[ $EUID -eq 0 ]] && ! id -u benchapp >/dev/null 2>&1; then
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin benchapp
 fi
 
-# ---- sandbox (#37): the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and the
+# ---- sandbox: the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and the
 # nftables rules that close this machine's Redis and web ports to it (scripts/sandbox-firewall.sh). It owns nothing.
 # benchapp's PostgreSQL port stays open to it unless BENCHAPP_SANDBOX_CLOSE_PG=1: on a development or CI machine the
 # demo and test targets live on that same cluster (docs/security.md#the-sandbox says what that leaves open).
@@ -183,7 +183,7 @@ if [[ $EUID -eq 0 ]]; then
 else
     log "WARNING: not root: no sandbox user or firewall made (the worker says so at start-up and on the Hosts page)"
 fi
-# ---- end of sandbox (#37)
+# ---- end of sandbox
 
 # PostgreSQL: user postgres over TCP from loopback without a password.
 pg_sql() { PGCONNECT_TIMEOUT=5 psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres "$@"; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The server's wheels for client hosts that cannot reach the package index (issue #38): every pin of
+# The server's wheels for client hosts that cannot reach the package index: every pin of
 # requirements-client.txt as a wheel in var/wheelhouse (or DIR), each downloaded archive checked against the hashes
 # of requirements-client.txt, a wheel built here where PyPI has only a source archive (mysqlclient). Beside them a
 # requirements.txt with each wheel's own sha256, which scripts/join-client.sh installs with --require-hashes

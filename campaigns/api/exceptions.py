@@ -53,7 +53,10 @@ class Conflict(exceptions.APIException):
     default_code = "conflict"
 
 
-class TargetUnreachable(exceptions.APIException):
+class TargetUnreachableError(exceptions.APIException):
+    """A 400 for a request whose target did not answer (a connection test): not the job exception of the same
+    meaning (campaigns.execution.phases.TargetUnreachable), which makes a job wait."""
+
     status_code = status.HTTP_400_BAD_REQUEST
     default_detail = "the target cannot be reached"
     default_code = "target_unreachable"
@@ -139,7 +142,7 @@ def translate(exc: Exception) -> exceptions.APIException | None:
     if isinstance(exc, CheckRateExceeded):
         return exceptions.Throttled(wait=exc.wait_s, detail=str(exc))
     if isinstance(exc, ProbeError):
-        return TargetUnreachable(str(exc))
+        return TargetUnreachableError(str(exc))
     return None
 
 

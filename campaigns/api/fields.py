@@ -89,7 +89,7 @@ class FastReadMixin:
 
 class OperatorOnlyFieldsMixin:
     """`operator_only_fields` are read by operators and admins only: a viewer's answer (or one built without a
-    request) leaves them out (#27 L5: a campaign's notify_emails, a run's idempotency_key, which the bundle export
+    request) leaves them out (a campaign's notify_emails, a run's idempotency_key, which the bundle export
     treats as secret too). Cached lists are keyed by the caller's role, so a viewer never gets an operator's."""
 
     operator_only_fields: tuple[str, ...] = ()

@@ -1,7 +1,7 @@
 """URLs of the API (/api/v1/), its OpenAPI schema (/api/schema/) and docs (/api/docs/, /api/redoc/).
 
 Swagger UI and Redoc are served from the drf-spectacular-sidecar package's files (no CDN: the
-machines running benchapp may have no internet access). The schema and both docs pages need a login (#27 L5):
+machines running benchapp may have no internet access). The schema and both docs pages need a login:
 the schema with a token or a session (401/403 without), the docs pages send a browser to the login page; the
 sidecar's own files (Swagger UI's and Redoc's scripts) stay public.
 """

@@ -1,4 +1,4 @@
-"""What differs between a measured row and the published figure set beside it (issue #43): the rows, whether the data
+"""What differs between a measured row and the published figure set beside it: the rows, whether the data
 fits in memory, the threads, the client machines, the duration and the hardware, each as a short sentence; and
 whether the two are like with like, the only case where a ratio of one to the other is worth a sentence.
 

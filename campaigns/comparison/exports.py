@@ -28,16 +28,16 @@ CSV_COLUMNS = ["dataset", "scenario", "test", "spec", "concurrency", "table_size
                "qps_delta_significance", "qps_delta_p_value",
                "published_product", "published_spec", "published_concurrency", "published_qps", "qps_per_core",
                "published_qps_per_core", "ratio_to_published", "ratio_basis", "hardware", "verdict",
-               # The cell's spread (issue #16): qps etc. above are each metric's value, the geometric mean of its
+               # The cell's spread: qps etc. above are each metric's value, the geometric mean of its
                # repetitions; the median, min, max and standard deviation follow.
                "qps_delta_p_adjusted", "qps_median", "qps_min", "qps_max", "qps_stdev",
                "tps_min", "tps_max", "tps_stdev", "latency_avg_ms_min", "latency_avg_ms_max", "latency_avg_ms_stdev",
                "latency_pct_ms_min", "latency_pct_ms_max", "latency_pct_ms_stdev",
                # The QPS Δ%'s 95% confidence interval (of the ratio of geometric means), n per side, the runs per
-               # side that would tell a difference this large, and the verdict in words (issue #28).
+               # side that would tell a difference this large, and the verdict in words.
                "qps_delta_ci95_low_pct", "qps_delta_ci95_high_pct", "n_baseline", "qps_delta_runs_needed",
                "qps_delta_sentence", "untrusted_reasons",
-               # What differs from the document's run behind the published figure (issue #43), "; "-separated.
+               # What differs from the document's run behind the published figure, "; "-separated.
                "published_differences"]
 
 

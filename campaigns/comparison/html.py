@@ -178,7 +178,7 @@ def _published_cell(entry: BesideRow | None, beside: Beside) -> str:
         title += (f'; printed at {entry["published_threads"]:,} threads: this run scaled the document\'s thread '
                   f'ladder down whole, and its {entry["threads"]:,} stands for the document\'s '
                   f'{entry["published_threads"]:,}')
-    # What differs from the document's run, on the cell itself (issue #43): the kinds in a word each, the whole
+    # What differs from the document's run, on the cell itself: the kinds in a word each, the whole
     # sentences in the hover and on paper below the table.
     found = entry.get("differences") or []
     unlike = entry.get("unlike") or []

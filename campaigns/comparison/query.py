@@ -459,7 +459,7 @@ COMPARISON_CSV_COLUMNS = [
     *[f"{metric}_delta_pct" for metric in METRICS],
     "verdict",
     *[f"{metric}_{stat}" for metric in METRICS for stat in SPREAD_STATS],
-    # Added by issue #28: the QPS Δ%'s interval and significance, and the run of a per-run column.
+    # Added later: the QPS Δ%'s interval and significance, and the run of a per-run column.
     "qps_delta_ci95_low_pct", "qps_delta_ci95_high_pct", "n_baseline", "qps_delta_verdict", "qps_delta_p_value",
     "qps_delta_p_adjusted", "qps_delta_runs_needed", "run",
     # What each query cost (medians over the cell's repetitions) and what bounded the cell (comparison.costs).

@@ -125,7 +125,7 @@ def _handed_on(job_id: int, host: str) -> bool:
              .values_list("target__kind", "target__host").first())
     # A database test's job is coordinated here, on the server (the shared queue is only the server's workers'),
     # its clients sent to the campaign's hosts (_pick_hosts): a client host holds only its clients' rows and
-    # passwords (#38). A host test runs on its target, the client host it measures, whatever the campaign chose.
+    # passwords. A host test runs on its target, the client host it measures, whatever the campaign chose.
     if found is None or found[0] != Target.Kind.CLIENT_HOST:
         return False
     row = [found[1]]
@@ -371,7 +371,7 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     Job.objects.filter(pk=job.pk).update(wait_reason="")
     conn = job_connection(job)
     # The argv is checked against the catalogue before anything connects: a forged scenario row naming where to
-    # connect or as whom fails here, and the target is not contacted either (#27 H1).
+    # connect or as whom fails here, and the target is not contacted either.
     phase_argv(job=job, conn=conn, command="run")
     tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]
     try:

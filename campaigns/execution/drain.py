@@ -1,4 +1,4 @@
-"""Draining a worker before an upgrade (issue #42.6): it finishes the job it runs and takes no new one.
+"""Draining a worker before an upgrade: it finishes the job it runs and takes no new one.
 
 `manage.py worker_drain` broadcasts the remote-control command `benchapp_drain` (registered in the worker by
 campaigns/worker_signals.py); the worker of that host stops consuming every queue (Celery's cancel_consumer: what it

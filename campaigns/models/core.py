@@ -142,8 +142,8 @@ class Target(models.Model):
     user = models.CharField(max_length=128, blank=True)
     password_encrypted = models.TextField(blank=True, default="", editable=False)
     is_demo = models.BooleanField(default=False)
-    # Lua uploaded by users (workloads of one's own) runs on this target only when its owner or an admin says so
-    # (#37): such code gets the target's password and does what it likes with the server.
+    # Lua uploaded by users (workloads of one's own) runs on this target only when its owner or an admin says so:
+    # such code gets the target's password and does what it likes with the server.
     workloads_allowed = models.BooleanField(
         default=False, help_text="Uploaded workloads (Lua of one's own) may run on this target; only its owner "
                                  "or an admin may change this")

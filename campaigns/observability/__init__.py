@@ -1,4 +1,4 @@
-"""What an operator watches benchapp with (issue #29): metrics and health. The request id, the log formats and
+"""What an operator watches benchapp with: metrics and health. The request id, the log formats and
 the Sentry set-up are wiring of the project, in benchapp/ (requestid.py, logs.py, sentry.py): settings use them.
 
     middleware  the request id (benchapp/requestid.py) and the request-latency histogram

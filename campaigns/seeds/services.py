@@ -195,7 +195,7 @@ def template_instantiate(
         fitted = {key: threads_fitted(value, max_threads) for key, value in threads_by_scenario.items()}
         notes.append(f"Thread counts fitted under {max_threads}: counts above it run at it, or a list mostly above "
                      "it is scaled down whole to keep its curve.")
-        # The mapping, so that a reader sets each measured count beside the document's (issue #43).
+        # The mapping, so that a reader sets each measured count beside the document's.
         ladders = {(tuple(value), tuple(fitted[key])) for key, value in threads_by_scenario.items()
                    if list(value) != fitted[key]}
         if sorted(set(template.threads)) != threads_fitted(template.threads, max_threads):

@@ -1,4 +1,4 @@
-"""Each client host's own credentials, and nothing more (issue #38): issued by an admin for one host name, revoked
+"""Each client host's own credentials, and nothing more: issued by an admin for one host name, revoked
 at once.
 
 - **PostgreSQL**: a login role of its own, a member of the group role BENCHAPP_CLIENT_DB_GROUP (`benchapp_client`).

@@ -172,7 +172,7 @@ def _run_insert(*, campaign: Campaign, jobs: Callable[[Run], list[Job]], user: A
     except IntegrityError as exc:
         # Only a writer that skipped the row lock gets here (the lock serialises launches): the key's run, if it
         # made one, or the rule that was broken. Any other constraint is no run in progress: said as what it is
-        # (a sequence set back behind its table's ids gave "duplicate key ... campaigns_job_pkey", #38).
+        # (a sequence set back behind its table's ids gave "duplicate key ... campaigns_job_pkey").
         constraint = integrity_constraint(exc)
         if idempotency_key and constraint in ("run_unique_idempotency_key", ""):
             existing = Run.objects.filter(campaign=campaign, idempotency_key=idempotency_key).first()

@@ -145,7 +145,7 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
     datasets: dict[tuple[int, str], int] = {}
     planned = campaign_expand(campaign=campaign)
     # Datasets already prepared on a target: an "auto" scenario reuses them (dataset_ensure), so the plan prepares
-    # nothing there and shows no prepare command (issue #43: it showed one for a run that prepared nothing).
+    # nothing there and shows no prepare command (it showed one for a run that prepared nothing).
     ready = set(PreparedDataset.objects.filter(
         target_id__in={p.target.pk for p in planned}, status=PreparedDataset.Status.READY,
     ).values_list("target_id", "signature"))

@@ -1,4 +1,4 @@
-"""Retention of what grows without bound and serves nobody once old (issue #42.5): expired login sessions and
+"""Retention of what grows without bound and serves nobody once old: expired login sessions and
 django-axes' access records.
 
 Sessions past their expiry are never used again (Django's clearsessions does the same). axes keeps a row per login

@@ -6,7 +6,7 @@ variants through check_budget_spend, the same budget): it is limited per user (a
 in the cache's Redis, BENCHAPP_CHECK_RATE_USER) and logged, with who asked, where it went and what came back,
 never the password. Its answers stay precise (refused, lost, not MySQL, access denied): operators need them to
 fix a target, and an operator can point a target anywhere anyway; the budget keeps that from being a fast
-port scanner, and the log says who tried (#27 M3).
+port scanner, and the log says who tried.
 """
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def target_create(*, by: Any = None, password: str = "", **fields: Any) -> Targe
 
 
 def target_may_use(*, user: Any, target: Target) -> bool:
-    """Whether `user` may run sysbench on (or change) this target (#37): its owner (who created it), an admin, or
+    """Whether `user` may run sysbench on (or change) this target: its owner (who created it), an admin, or
     anyone when it has no owner (demo targets, older rows); None is benchapp itself (a schedule, a seed), whose
     campaigns were checked when they were saved."""
     if user is None or target.created_by_id is None:

@@ -520,7 +520,7 @@ def _pattern(regex: str, what: str) -> Callable[[str, object], str]:
     return check
 
 
-# A thread's stack, as sysbench allocates it for each of its threads (#37 item 5: 100G was accepted).
+# A thread's stack, as sysbench allocates it for each of its threads (100G was accepted).
 THREAD_STACK_MAX = 64 << 20
 _STACK_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -668,7 +668,7 @@ def dataset_option_conflict(options: Mapping[str, object], *, dataset_name: str,
                             table_size: int) -> OptionError | None:
     """An option that contradicts the scenario's dataset ({"tables": 2} on a dataset of 1 table), naming both; None
     when none does. The dataset decides: a job runs with its --tables and --table-size whatever the options say, so
-    a contradicting option is refused rather than silently overridden (issue #43). The same value is harmless."""
+    a contradicting option is refused rather than silently overridden. The same value is harmless."""
     shape = {"tables": tables, "table_size": table_size}
     for name, value in options.items():
         field = DATASET_OPTIONS.get(name)

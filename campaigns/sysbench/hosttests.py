@@ -118,7 +118,7 @@ def host_options_problem(test: str, options: dict[str, object], *,
     return None
 
 
-# What one host test may take of its host (#37 item 5): sysbench allocates memory-block-size per thread
+# What one host test may take of its host: sysbench allocates memory-block-size per thread
 # (memory-scope=local; once with global), file-block-size per fileio thread, and thread-stack-size per thread.
 MEMORY_SHARE = 0.5
 THREAD_STACK_MAX_BYTES = 64 << 20

@@ -1,4 +1,4 @@
-"""Why a run or a job failed, as the banner at the top of their pages says it (issue #28): the causes grouped by
+"""Why a run or a job failed, as the banner at the top of their pages says it: the causes grouped by
 target, each with its jobs, "Edit target" and "Test connection"; and the retry button's counts, failed and
 cancelled told apart. Read from the jobs the page has already loaded: no query of its own."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// The comparison's choice form ("Change what is compared", issue #28 item 4): each list of several choices
+// The comparison's choice form ("Change what is compared"): each list of several choices
 // (targets, products, campaigns, runs, scenarios, specs, published figures) becomes searchable chips through Tom
 // Select (npm, built by build.mjs): type to find a choice, Enter adds it, Backspace takes the last chip off, a chip's
 // × removes it. The "Baseline" list (one choice: the column every Δ% is against) becomes a single searchable choice

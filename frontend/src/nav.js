@@ -1,4 +1,4 @@
-// The main navigation (issue #28): three menus (Compare, Benchmarks, Setup) beside Dashboard. On a phone the whole
+// The main navigation: three menus (Compare, Benchmarks, Setup) beside Dashboard. On a phone the whole
 // navigation sits behind a "Menu" button; without this script it stays open. One menu open at a time; Escape or a
 // click elsewhere closes it.
 (function () {

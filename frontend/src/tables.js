@@ -29,7 +29,7 @@
     });
   }
 
-  // The column chooser (a comparison and its report, issue #28): any of the key, metric and detail columns hidden
+  // The column chooser (a comparison and its report): any of the key, metric and detail columns hidden
   // or shown, in every measured comparison table of the page, remembered in this browser. Its choices are the
   // data-metric values of the cells (and, for the details inside them, the class of their spans); app.css hides
   // what a table's data-hide names. A report's table of one metric group that has none of its columns left is
@@ -149,8 +149,8 @@
     }, { rootMargin: "300px" });
     for (const section of sections) observer.observe(section);
   }
-  // A seed comparison's table (measured and published side by side, class "with-published") fits from 1280 px on
-  // (issue #28 items 3 and 6): a cell's details wrap between their " · " parts only (never "n = | 3"), and on a
+  // A seed comparison's table (measured and published side by side, class "with-published") fits from 1280 px on:
+  // a cell's details wrap between their " · " parts only (never "n = | 3"), and on a
   // screen wider than a phone its table size and tables columns go when every row has the same value (the table's
   // heading names them, "1 × 10,000"); a phone's cards and paper show them.
   // A cell's details ("1,000–1,500 · sd 354 · CV 28.3%") wrap between their parts only, in every comparison table

@@ -1,4 +1,4 @@
-"""Issues one client host's own credentials and prints its env file for scripts/join-client.sh (issue #38)."""
+"""Issues one client host's own credentials and prints its env file for scripts/join-client.sh."""
 from __future__ import annotations
 
 import os

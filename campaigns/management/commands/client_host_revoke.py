@@ -1,4 +1,4 @@
-"""Revokes one client host's own credentials at once (issue #38): as the Hosts page's Revoke button does."""
+"""Revokes one client host's own credentials at once: as the Hosts page's Revoke button does."""
 from __future__ import annotations
 
 from typing import Any
