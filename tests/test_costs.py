@@ -117,3 +117,15 @@ def test_why_ranks_the_costs_that_differ_most_and_says_when_nothing_measured_exp
                          for i, v in enumerate((1.0, 3.0, 2.0))])
     assert spread["costs"]["rows_read_per_query"] == {"value": 2.0, "min": 1.0, "max": 3.0, "n": 3}
     assert spread["bound"]["resource"] == "client"
+
+
+def test_price_performance_at_the_peak_and_the_sla_point_comes_with_its_interval():
+    rows = [{"spec_id": 7, "spec": "4-core", "table_size": 10, "tables": 1, "threads": t,
+             "cells": [{"qps": {"value": q}, "qps_ci95": [q * 0.9, q * 1.1], "latency_pct_ms": {"value": lat},
+                        "latency_pct": 95.0}]}
+            for t, q, lat in ((1, 100.0, 2.0), (2, 180.0, 4.0), (4, 200.0, 30.0))]
+    (c,) = comparison_curves({"products": [{"name": "A"}], "groups": [{"rows": rows}]}, sla_ms=10.0, prices={7: 2.0})
+    assert c["peak_qps_per_price"] == {"value": 100.0, "ci95": [90.0, 110.0]}
+    assert c["sla_threads"] == 2 and c["sla_qps_per_price"] == {"value": 90.0, "ci95": [81.0, 99.0]}
+    (none,) = comparison_curves({"products": [{"name": "A"}], "groups": [{"rows": rows}]}, sla_ms=10.0)
+    assert none["peak_qps_per_price"] is None and none["sla_qps_per_price"] is None

@@ -11,6 +11,8 @@ values (geometric means of the repetitions):
   the highest QPS whose percentile latency keeps to it, and the first count that does not.
 
 Each is a measured thread count: between two of them the curve was not measured, and the sentence says "between".
+Where the spec has a price per hour, the peak's and the SLA point's QPS per unit of price come with the 95%
+interval of their cell's QPS divided by the same price.
 """
 from __future__ import annotations
 
@@ -30,6 +32,20 @@ def _points(rows: list[dict[str, Any]], column: int) -> list[tuple[int, float, f
         out.append((int(row["threads"]), float(cell["qps"]["value"]), cell["latency_pct_ms"].get("value"),
                     cell.get("latency_pct")))
     return sorted(out)
+
+
+def _per_price(rows: list[dict[str, Any]], column: int, threads: int | None, price: float | None
+               ) -> dict[str, Any] | None:
+    """QPS per unit of price per hour at one thread count, with the 95% interval of its cell's QPS (None without a
+    price, or where that cell has no interval: one run)."""
+    if threads is None or not price:
+        return None
+    cell = next((r["cells"][column] for r in rows if int(r["threads"]) == threads and column < len(r["cells"])), None)
+    if cell is None or cell["qps"].get("value") is None:
+        return None
+    interval = cell.get("qps_ci95")
+    return {"value": round(float(cell["qps"]["value"]) / price, 4),
+            "ci95": [None if v is None else round(float(v) / price, 4) for v in interval] if interval else None}
 
 
 def knee(points: list[tuple[int, float]]) -> int | None:
@@ -89,8 +105,10 @@ def _sentence(name: str, c: dict[str, Any], *, sla_ms: float | None, ladder: lis
     return text + "."
 
 
-def comparison_curves(comparison: Mapping[str, Any], *, sla_ms: float | None = None) -> list[dict[str, Any]]:
-    """Every group's, spec's and column's curve (module docstring), in the comparison's order."""
+def comparison_curves(comparison: Mapping[str, Any], *, sla_ms: float | None = None,
+                      prices: Mapping[int, float] | None = None) -> list[dict[str, Any]]:
+    """Every group's, spec's and column's curve (module docstring), in the comparison's order; with `prices`
+    (price per hour by spec id), QPS per unit of price at the peak and at the SLA point, with their intervals."""
     out: list[dict[str, Any]] = []
     names = [p["name"] for p in comparison.get("products", [])]
     for g, group in enumerate(comparison.get("groups", [])):
@@ -104,6 +122,9 @@ def comparison_curves(comparison: Mapping[str, Any], *, sla_ms: float | None = N
                     continue
                 c = curve(points, sla_ms=sla_ms)
                 ladder = [p[0] for p in points]
+                price = (prices or {}).get(spec_id) if spec_id is not None else None
+                c["peak_qps_per_price"] = _per_price(rows, column, c["peak_threads"], price)
+                c["sla_qps_per_price"] = _per_price(rows, column, c["sla_threads"], price)
                 out.append({"group": g, "spec_id": spec_id, "spec": rows[0].get("spec"), "column": column,
                             **c, "sla_ms": sla_ms,
                             "sentence": _sentence(name, c, sla_ms=sla_ms, ladder=ladder)})

@@ -21,6 +21,7 @@ from campaigns.comparison.histogram import cell_histogram
 from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
 from campaigns.comparison.rows import Comparison
 from campaigns.comparison.selection import Selection
+from campaigns.models import InstanceSpec
 
 
 def _id_list_parameter(name: str, description: str) -> OpenApiParameter:
@@ -90,7 +91,10 @@ class ComparisonViewSet(viewsets.ViewSet):
                 threads=data.get("threads"), trusted_only=data.get("trusted_only", False),
                 by_run=data.get("by_run"), baseline=data.get("baseline"),
             )
-            comparison["curves"] = comparison_curves(comparison, sla_ms=data.get("sla_ms"))
+            spec_ids = {r["spec_id"] for g in comparison["groups"] for r in g["rows"] if r["spec_id"] is not None}
+            prices = {pk: float(price) for pk, price in InstanceSpec.objects.filter(
+                pk__in=spec_ids, price_per_hour__isnull=False).values_list("pk", "price_per_hour") if price}
+            comparison["curves"] = comparison_curves(comparison, sla_ms=data.get("sla_ms"), prices=prices)
             return comparison
 
         if request.accepted_renderer.format == "csv":
