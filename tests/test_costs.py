@@ -53,7 +53,7 @@ def test_postgresql_costs_read_its_block_counters():
 
 
 @pytest.mark.parametrize(("changes", "resource", "words"), [
-    ({"client_busy_share": 0.5}, "client", "client host's CPUs"),
+    ({"client_busy_share": 1.0, "server_cpu_share_pct": 60.0, "host_busy_pct": 97.0}, "host-cpu", "97 % busy"),
     ({"server_cpu_share_pct": 95.0}, "server-cpu", "95 % of its host's cores"),
     ({"server_cpu_share_pct": 60.0, "host_busy_pct": 97.0}, "host-cpu", "shares with sysbench was 97 % busy"),
     ({"bp_hit_pct": 80.0, "data_reads_per_txn": 12.0, "bp_misses_per_1k_queries": 900.0}, "io", "80.0 %"),
@@ -67,6 +67,16 @@ def test_the_bound_names_what_ran_out_with_its_evidence(changes, resource, words
              "lock_waits_per_txn": 0.0, "rtt_share_pct": 5.0, "threads_running": 8.0, "threads_asked": 8.0}
     found = bound({**quiet, **changes})
     assert found.resource == resource and words in found.evidence, found
+
+
+def test_the_client_is_the_bound_only_where_validity_found_sysbench_saturated_and_the_network_comes_next():
+    # Busy client CPUs alone may be other processes' (the verdict's host-busy): no bound of the server's.
+    assert bound({"client_busy_share": 1.0, "rtt_share_pct": 95.0, "rtt_ms": 10.0}).resource == "network"
+    assert bound({"client_busy_share": 0.5}, client_findings=True).resource == "client"
+    assert "sysbench saturated" in bound({"client_busy_share": 0.5}, client_findings=True).evidence
+    # Latency that is the round trip is the network's, however busy the shared host was.
+    assert bound({"rtt_share_pct": 95.0, "rtt_ms": 10.0, "server_cpu_share_pct": 60.0,
+                  "host_busy_pct": 97.0}).resource == "network"
 
 
 def test_the_knee_is_the_count_before_scaling_falls_under_half_of_ideal():

@@ -34,6 +34,7 @@ def job_cost_inputs(job: Job, result: JobResult) -> CostInputs:
         busy.setdefault(index, []).append(float(client_busy or 0) > CLIENT_BUSY_PCT)
         if index == 0 and per_core:
             cores = len(per_core)
+    events = result.events or result.transactions
     trips = list(RoundTrip.objects.filter(run_id=job.run_id, target_id=job.target_id)
                  .values_list("median_ms", flat=True))
     return CostInputs(
@@ -48,6 +49,7 @@ def job_cost_inputs(job: Job, result: JobResult) -> CostInputs:
         client_busy_share=max((sum(v) / len(v) for v in busy.values() if v), default=None),
         host_busy_pct=statistics.fmean(host_busy) if host_busy else None,
         rtt_ms=statistics.median(trips) if trips else None,
+        queries_per_event=result.queries / events if result.queries and events else None,
     )
 
 
