@@ -202,11 +202,11 @@ def _host_busy_message(e: Evidence, host: str, seconds: list[int]) -> str | None
 
 def _starved(e: Evidence, stolen: set[str]) -> tuple[list[Finding], set[str]]:
     """Client hosts under STARVED_IDLE_PCT idle for more than STARVED_SHARE of the run, judged by who took the CPU;
-    and the hosts so judged (the client-bound rule leaves them alone). Hosts in `stolen` are already judged by
-    their steal, which their idle time leaves out."""
+    and the hosts so judged (the client-bound rule leaves them alone). A host in `stolen` (its steal over the
+    limit) is judged here only when other processes crowded it; else by its steal."""
     out, judged = [], set()
     for host, idle in sorted(e.client_idle_pct.items()):
-        if not idle or host not in e.client_others_pct or host in stolen:
+        if not idle or host not in e.client_others_pct:
             continue
         seconds = [i for i, v in enumerate(idle) if v < STARVED_IDLE_PCT]
         share = len(seconds) / len(idle)
@@ -219,6 +219,8 @@ def _starved(e: Evidence, stolen: set[str]) -> tuple[list[Finding], set[str]]:
             out.append(Finding("host-busy", INVALID, f"{share:.0%} of seconds",
                                f"{starved}: {busy}. The figures measure the crowded host, not the server."))
             continue
+        if host in stolen:
+            continue  # its idle time went to the hypervisor: said by its steal, never as sysbench's saturation
         cores = e.client_cores.get(host) or 1
         sysbench = _mean(_at(e.client_sysbench_pct, host, seconds))
         server = _mean(_at(e.client_server_pct, host, seconds))
@@ -252,15 +254,11 @@ def _stolen(e: Evidence, host: str) -> Finding | None:
 
 
 def _client_bound(e: Evidence) -> list[Finding]:
-    out, judged = [], set()
-    for host in sorted(e.client_steal_pct):
-        finding = _stolen(e, host)
-        if finding is not None:
-            out.append(finding)
-            judged.add(host)
-    starved, starved_hosts = _starved(e, judged)
-    out.extend(starved)
-    judged |= starved_hosts
+    # Other processes on the host first (what its owner can free), then the hypervisor's steal.
+    stolen = {host: f for host in sorted(e.client_steal_pct) if (f := _stolen(e, host)) is not None}
+    out, judged = _starved(e, set(stolen))
+    out.extend(f for host, f in stolen.items() if host not in judged)
+    judged |= set(stolen)
     for host, busy in sorted(e.client_busy_pct.items()):
         if not busy or host in judged:
             continue

@@ -224,3 +224,17 @@ def test_errors_a_workload_declares_are_counted_but_only_those_beyond_make_a_job
     assert "above the 1.00/s the workload declares" in findings[0].message
     # Without a declared rate every error counts, as before.
     assert _codes(Evidence(qps=STEADY, errors_per_s=[1.0] * 12)) == [("errors", "suspect")]
+
+
+def test_a_host_crowded_by_other_processes_is_said_so_before_its_steal_and_steal_alone_is_the_hypervisors():
+    n = len(STEADY)
+    base = {"qps": STEADY, "client_busy_pct": {"vm": [99.0] * n}, "client_idle_pct": {"vm": [1.0] * n},
+            "client_sysbench_pct": {"vm": [30.0] * n}, "client_server_pct": {"vm": [20.0] * n},
+            "client_cores": {"vm": 2}, "client_top_other": {"vm": ["python"] * n},
+            "client_top_other_pct": {"vm": [100.0] * n}}
+    crowded, _ = judge(Evidence(**base, client_others_pct={"vm": [120.0] * n}, client_steal_pct={"vm": [20.0] * n}))
+    (finding,) = [f for f in crowded if f.level == "invalid"]
+    assert finding.code == "host-busy" and "other processes" in finding.message and "`python`" in finding.message
+    # Nothing else on the host: its idle time went to the hypervisor, never called sysbench's saturation.
+    stolen, _ = judge(Evidence(**base, client_others_pct={"vm": [5.0] * n}, client_steal_pct={"vm": [40.0] * n}))
+    assert [(f.code, "hypervisor" in f.message) for f in stolen if f.level == "invalid"] == [("host-busy", True)]
