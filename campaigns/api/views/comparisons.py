@@ -62,6 +62,9 @@ class ComparisonViewSet(viewsets.ViewSet):
                              description="One column per product and run, so that two runs of one target are "
                                          "compared instead of pooled. On by default when `runs` names two or more "
                                          "runs; `by_run=false` pools them."),
+            OpenApiParameter("sla_ms", OpenApiTypes.FLOAT,
+                             description="A latency limit in ms on the percentile the jobs measured: each curve gives "
+                                         "the highest QPS that keeps to it (`sla_threads`, `sla_qps`)."),
             format_parameter("csv: one line per (dataset, scenario, spec, threads, product) cell."),
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
@@ -77,7 +80,11 @@ class ComparisonViewSet(viewsets.ViewSet):
                     "to rule a difference out; `untested`: one run a side), `p_value` (Welch's t-test on log "
                     "QPS), `p_adjusted` (Benjamini–Hochberg over the comparison), `n_base` and `n_other`, "
                     "`ci95_pct`, `runs_needed` (runs per side that would tell a difference this large) and "
-                    "`sentence`, the verdict in words. Succeeded jobs only.",
+                    "`sentence`, the verdict in words. Each measured cell's `costs` are its per-query costs "
+                    "(median, min, max, n over its repetitions) and `bound` what ran out, with its evidence; a "
+                    "significant cell's `why` ranks the costs that differ most from the baseline's. `curves` gives "
+                    "each column's peak, knee, SLA point and price-performance over its thread ladder "
+                    "(docs/explain.md). Succeeded jobs only.",
     )
     def list(self, request: Request) -> Any:
         query = ComparisonQuerySerializer(data=request.query_params)
