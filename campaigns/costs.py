@@ -117,6 +117,9 @@ def job_costs(i: CostInputs) -> dict[str, float | None]:
         "client_cpu_ms_per_1k_queries": cpu_per_1k(i.sysbench_cpu_pct),
         "client_busy_share": None if i.client_busy_share is None else round(i.client_busy_share, 3),
         "host_busy_pct": None if i.host_busy_pct is None else round(i.host_busy_pct, 1),
+        # The server's and sysbench's own share of a host they share (None unless the server's host was sampled).
+        "shared_host_pct": (None if i.server_cpu_pct is None or not i.server_cores else
+                            round((i.server_cpu_pct + (i.sysbench_cpu_pct or 0.0)) / i.server_cores, 1)),
         "rtt_ms": None if i.rtt_ms is None else round(i.rtt_ms, 4),
         # An event (oltp_read_only's transaction) is several queries, each a round trip at least.
         "rtt_share_pct": (None if i.rtt_ms is None or not i.latency_avg_ms else round(
@@ -164,16 +167,6 @@ def bound(costs: Mapping[str, float | None], *, client_findings: bool = False) -
     if rtt_share is not None and rtt_share > NETWORK_RTT_SHARE_PCT:
         return Bound("network", f"the round trip to the server ({costs.get('rtt_ms') or 0:.2f} ms) is "
                                 f"{rtt_share:.0f} % of a query's mean latency")
-    server = costs.get("server_cpu_share_pct")
-    if server is not None and server > SERVER_CPU_SATURATED_PCT:
-        return Bound("server-cpu", f"the server used {server:.0f} % of its host's cores "
-                                   f"({costs.get('server_cpu_ms_per_1k_queries') or 0:.1f} ms per 1,000 queries)")
-    host = costs.get("host_busy_pct")
-    if server is not None and host is not None and host > SHARED_HOST_BUSY_PCT:
-        # The server's host was sampled because a client host runs on it: together they took its CPUs.
-        return Bound("host-cpu", f"the host the server shares with sysbench was {host:.0f} % busy (the server "
-                                 f"{server:.0f} % of it, {costs.get('server_cpu_ms_per_1k_queries') or 0:.1f} ms "
-                                 "per 1,000 queries): its CPUs ran out, shared")
     hit, reads = costs.get("bp_hit_pct"), costs.get("data_reads_per_txn")
     if hit is not None and reads is not None and hit < BP_HIT_IO_PCT and reads > IO_READS_PER_TXN:
         return Bound("io", f"the buffer pool served {hit:.1f} % of page requests and each transaction read "
@@ -183,6 +176,18 @@ def bound(costs: Mapping[str, float | None], *, client_findings: bool = False) -
     if waits is not None and waits > LOCK_WAITS_PER_TXN:
         return Bound("locks", f"{waits * 100:.1f} row-lock waits per 100 transactions "
                               f"({costs.get('row_lock_waits_per_s') or 0:,.1f} per second)")
+    server = costs.get("server_cpu_share_pct")
+    if server is not None and server > SERVER_CPU_SATURATED_PCT:
+        return Bound("server-cpu", f"the server used {server:.0f} % of its host's cores "
+                                   f"({costs.get('server_cpu_ms_per_1k_queries') or 0:.1f} ms per 1,000 queries)")
+    shared = costs.get("shared_host_pct")
+    if server is not None and shared is not None and shared > SHARED_HOST_BUSY_PCT:
+        # The server's host was sampled because a client host runs on it: the server and sysbench together took
+        # its CPUs (other processes are the verdict's host-busy, not counted here).
+        return Bound("host-cpu", f"the server and sysbench together used {shared:.0f} % of the host they share "
+                                 f"(the server {server:.0f} %, "
+                                 f"{costs.get('server_cpu_ms_per_1k_queries') or 0:.1f} ms per 1,000 queries): "
+                                 "its CPUs ran out, shared")
     running, asked = costs.get("threads_running"), costs.get("threads_asked")
     if running is not None and asked and running < CONCURRENCY_RUNNING_SHARE * asked:
         return Bound("concurrency", f"the server had {running:.1f} statements at work for {asked:.0f} threads "
