@@ -155,8 +155,8 @@ def bound(costs: Mapping[str, float | None], *, client_findings: bool = False) -
     """The resource that bounds a measurement (or a cell: its costs' medians), from its costs.
 
     Checked in this order, the first that holds: the client host (validity judged sysbench itself saturated:
-    `client_findings`), the network (the round trip is most of a query's latency, whatever the CPUs did), the
-    server's CPU, the CPU of a host the server shares with sysbench, I/O, locks, concurrency. A client host
+    `client_findings`), the network (the round trip is most of a query's latency, whatever the CPUs did), I/O,
+    locks, the server's CPU, the CPU of a host the server shares with sysbench, concurrency. A client host
     crowded by other processes is the verdict's to say (host-busy), not a bound of the server's."""
     busy = costs.get("client_busy_share")
     if client_findings:
