@@ -127,15 +127,15 @@ def job_costs(i: CostInputs) -> dict[str, float | None]:
     }
 
 
-# The costs a cell shows and an explanation compares, in the words a sentence uses, and whether more is worse.
-COST_WORDS: dict[str, tuple[str, str]] = {
-    "bp_misses_per_1k_queries": ("buffer-pool misses per 1,000 queries", "pages read from disk"),
-    "data_reads_per_txn": ("data-file reads per transaction", "data-file reads"),
-    "data_writes_per_txn": ("data-file writes per transaction", "data-file writes"),
-    "rows_read_per_query": ("rows read per query", "rows read"),
-    "lock_waits_per_txn": ("row-lock waits per transaction", "row-lock waits"),
-    "server_cpu_ms_per_1k_queries": ("server CPU ms per 1,000 queries", "server CPU"),
-    "client_cpu_ms_per_1k_queries": ("client CPU ms per 1,000 queries", "client CPU"),
+# The costs an explanation compares, in the words its sentence uses.
+COST_WORDS: dict[str, str] = {
+    "bp_misses_per_1k_queries": "buffer-pool misses per 1,000 queries",
+    "data_reads_per_txn": "data-file reads per transaction",
+    "data_writes_per_txn": "data-file writes per transaction",
+    "rows_read_per_query": "rows read per query",
+    "lock_waits_per_txn": "row-lock waits per transaction",
+    "server_cpu_ms_per_1k_queries": "server CPU ms per 1,000 queries",
+    "client_cpu_ms_per_1k_queries": "client CPU ms per 1,000 queries",
 }
 
 

@@ -37,7 +37,7 @@ def cells_costs(condition: Q, keys: dict[str, str], *, roots: dict[int, int], by
         cell = dict(zip(names, row[:-2], strict=True))
         if by_run:
             cell["run_id"] = roots.get(cell["run_id"], cell["run_id"])
-        client = any(f.get("code") in ("client-bound",) for f in (row[-1] or []) if isinstance(f, dict))
+        client = any(f.get("code") == "client-bound" for f in (row[-1] or []) if isinstance(f, dict))
         gathered[cell_key(cell, by_run=by_run)].append((row[-2] or {}, client))
     return {key: cell_costs(jobs) for key, jobs in gathered.items()}
 
@@ -67,7 +67,7 @@ def why(entry: dict[str, Any], base: dict[str, Any], *, name: str, base_name: st
     ratio}]}."""
     mine, theirs = entry.get("costs") or {}, base.get("costs") or {}
     reasons = []
-    for cost, (words, _short) in COST_WORDS.items():
+    for cost, words in COST_WORDS.items():
         a, b = (mine.get(cost) or {}).get("value"), (theirs.get(cost) or {}).get("value")
         if a is None or b is None or a < 0 or b < 0 or a == b:
             continue

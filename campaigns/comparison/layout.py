@@ -356,9 +356,9 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
         table["besides"] = [b for b in table["besides"] if b["rows"]]
         _published_latency(table)
         table["charts"] = _chart_series(table, names)
-        rows_as_dicts = cast(list[dict[str, Any]], rows)
+        plain_rows = cast(list[dict[str, Any]], rows)
         table["explain"] = [] if table["published"] else table_explanations(
-            rows_as_dicts, names, comparison_curves({"products": products, "groups": [{"rows": rows}]}))
+            plain_rows, names, comparison_curves({"products": products, "groups": [{"rows": plain_rows}]}))
         table["body_html"] = table_body_html(table, products)
         tables.append(table)
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,

@@ -356,9 +356,7 @@ def _merge_retries(cells: list[dict[str, Any]], roots: dict[int, int]) -> list[d
     merged: dict[tuple[Any, ...], dict[str, Any]] = {}
     for cell in sorted(cells, key=lambda c: c["run_id"]):
         cell["run_id"] = roots.get(cell["run_id"], cell["run_id"])
-        key = (cell["dataset_id"], cell["scenario_id"], cell["spec_id"], cell["threads"], cell["table_size"],
-               cell["tables"], cell["product_id"], cell["variant"], cell["run_id"])
-        merged[key] = cell
+        merged[cell_key(cell, by_run=True)] = cell
     return list(merged.values())
 
 
