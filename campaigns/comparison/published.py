@@ -8,9 +8,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
+from campaigns.comparison.deltas import delta_pct
 from campaigns.comparison.differences import Side, differences, unlike_words
 from campaigns.comparison.formatting import fmt_ratio, is_number
-from campaigns.comparison.query import delta_pct
 from campaigns.comparison.rows import (
     METRICS,
     Beside,

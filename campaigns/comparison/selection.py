@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from django.db.models import QuerySet
 
-from campaigns.comparison.query import succeeded_jobs_condition
+from campaigns.comparison.scope import succeeded_jobs_condition
 from campaigns.models import Job
 
 
