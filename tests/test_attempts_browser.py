@@ -43,7 +43,7 @@ def test_the_pages_show_attempts_and_a_job_waiting_for_its_target(browser_page: 
                                                        reads_per_s=9000.0, writes_per_s=0, other_per_s=0,
                                                        latency_pct_ms=1.2, errors_per_s=0, reconnects_per_s=0)
                                         for t in range(1, 7)])
-    assert transitions.job_measure_again(job_id=lost_job.pk, attempt=1, cause=LOST, t_s=6.0)
+    assert transitions.job_requeue(job_id=lost_job.pk, attempt=1, cause=LOST, t_s=6.0)
     # The second job's target refuses connections: it waits, and tries again in a minute.
     transitions.job_claim(job_id=waiting_job.pk, host="vm-1")
     since = timezone.now() - timedelta(seconds=95)

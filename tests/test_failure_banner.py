@@ -95,7 +95,7 @@ def test_a_job_that_ends_waits_for_nothing():
     Job.objects.filter(run=run).update(wait_reason="starts when job #151 has finished measuring")
     waiting, running, preparing = run.jobs.order_by("position")
     transitions.jobs_cancel(run=run)
-    transitions.job_close(job_id=running.pk, status=Job.Status.CANCELLED)
+    transitions.job_end(job_id=running.pk, status=Job.Status.CANCELLED)
     assert set(Job.objects.filter(pk__in=[waiting.pk, running.pk]).values_list("wait_reason", flat=True)) == {""}
     transitions.job_fail(job_id=preparing.pk, cause="boom")
     assert Job.objects.get(pk=preparing.pk).wait_reason == ""

@@ -1,4 +1,5 @@
-"""Only campaigns/execution/transitions.py writes the status or phase of a Job, a JobClient or a Run.
+"""Only campaigns/execution/transitions.py writes the status or phase of a Job, a JobClient, a Run or a
+PreparedDataset, and only campaigns/execution/results.py calls the transitions that end an attempt.
 
 The scan reads every module of the app as Python (ast) and flags, outside that module:
 - a write call (update, create, bulk_create, get_or_create, update_or_create) or a model constructor that
@@ -7,7 +8,11 @@ The scan reads every module of the app as Python (ast) and flags, outside that m
 - an assignment to `<obj>.status` or `<obj>.phase` with such a value, and a save() naming status or phase
   on an object of those models;
 - SQL text that updates status or phase of their tables.
-Other models' statuses (PreparedDataset, Regression) are theirs to write.
+Other models' statuses (Regression) are theirs to write.
+
+An attempt ends through results.job_close (closed) or results.job_measure_again (measured again), which do
+everything an end needs (a settings variant put back, the cache outdated, the outcome logged): nothing else calls
+transitions.job_end or transitions.job_requeue, which only move the row.
 """
 from __future__ import annotations
 
@@ -15,19 +20,22 @@ import ast
 import re
 from pathlib import Path
 
-from campaigns.models import Job, JobClient, Run
+from campaigns.models import Job, JobClient, PreparedDataset, Run
 
 ROOT = Path(__file__).resolve().parent.parent
 OWNER = ROOT / "campaigns" / "execution" / "transitions.py"
-OWNED_MODELS = {"Job", "JobClient", "Run"}
+OWNED_MODELS = {"Job", "JobClient", "Run", "PreparedDataset"}
 WRITES = {"update", "create", "bulk_create", "get_or_create", "update_or_create", "bulk_update"}
 FIELDS = {"status", "phase"}
-STATE_WORDS = {str(v) for v in (*Job.Status.values, *JobClient.Status.values, *Run.Status.values, *Job.Phase.values)
-               if v} | {"Status", "Phase"}
-SQL_WRITE = re.compile(r"\bUPDATE\s+campaigns_(job|jobclient|run)\b.*\bSET\b.*\b(status|phase)\s*=",
+STATE_WORDS = {str(v) for v in (*Job.Status.values, *JobClient.Status.values, *Run.Status.values, *Job.Phase.values,
+                                *PreparedDataset.Status.values) if v} | {"Status", "Phase"}
+SQL_WRITE = re.compile(r"\bUPDATE\s+campaigns_(job|jobclient|run|prepareddataset)\b.*\bSET\b.*\b(status|phase)\s*=",
                        re.IGNORECASE | re.DOTALL)
 # Variables that hold one of these models in the app's code; a save() naming status on them is a write.
-OWNED_NAMES = re.compile(r"^(job|jobs|client|clients|run|runs|locked|next_job|follower)\b", re.IGNORECASE)
+OWNED_NAMES = re.compile(r"^(job|jobs|client|clients|run|runs|locked|next_job|follower|prepared|dataset)\b",
+                         re.IGNORECASE)
+ENDING = {"job_end", "job_requeue"}
+ENDER = ROOT / "campaigns" / "execution" / "results.py"
 
 
 def _root_name(node: ast.AST) -> str:
@@ -47,7 +55,7 @@ def _mentions_state(node: ast.AST) -> bool:
 
 
 def _other_model(node: ast.AST) -> bool:
-    """The value names another model's Status (PreparedDataset.Status.READY…)."""
+    """The value names another model's Status (Regression.Status.OPEN…)."""
     return any(isinstance(sub, ast.Attribute) and sub.attr == "Status" and _root_name(sub) not in OWNED_MODELS
                and _root_name(sub) != "" for sub in ast.walk(node))
 
@@ -114,9 +122,38 @@ def test_the_scan_catches_each_kind_of_write():
         "cursor.execute('UPDATE campaigns_job SET status = %s WHERE id = %s', [s, i])": 1,
         # Not writes of these models' state:
         "Job.objects.filter(status=Job.Status.FAILED).count()": 0,
-        "PreparedDataset.objects.filter(pk=1).update(status=PreparedDataset.Status.READY)": 0,
+        "PreparedDataset.objects.filter(pk=1).update(status=PreparedDataset.Status.READY)": 1,
+        "prepared.status = PreparedDataset.Status.DROPPED": 1,
+        "Regression.objects.filter(pk=1).update(status=Regression.Status.RESOLVED)": 0,
         "Response(body, status=status.HTTP_201_CREATED)": 0,
         "cursor.execute('UPDATE campaigns_job SET heartbeat_at = now() WHERE id = %s RETURNING status', [i])": 0,
     }
     for snippet, expected in samples.items():
         assert len(violations(snippet, "sample.py")) == expected, snippet
+
+
+def ending_calls(source: str, filename: str) -> list[str]:
+    """Calls of transitions.job_end or transitions.job_requeue (by attribute or by a name imported from it)."""
+    tree = ast.parse(source, filename)
+    imported = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").endswith("transitions") for a in node.names if a.name in ENDING}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Attribute) and func.attr in ENDING) or (
+                    isinstance(func, ast.Name) and func.id in imported):
+                found.append(f"{filename}:{node.lineno}")
+    return found
+
+
+def test_only_the_results_module_ends_an_attempt_through_the_bare_transitions():
+    found = []
+    for path in sorted((ROOT / "campaigns").rglob("*.py")):
+        if path in (OWNER, ENDER) or "migrations" in path.parts:
+            continue
+        found += ending_calls(path.read_text(), str(path.relative_to(ROOT)))
+    assert found == [], "call results.job_close / results.job_measure_again instead:\n" + "\n".join(found)
+    assert len(ending_calls(ENDER.read_text(), "results.py")) == 2
+    assert ending_calls("from campaigns.execution.transitions import job_end\njob_end(job_id=1, status='x')", "s") \
+        == ["s:2"]

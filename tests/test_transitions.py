@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from campaigns.execution import dispatch
 from campaigns.execution import transitions as tr
-from campaigns.models import Campaign, Job, JobClient, Run
+from campaigns.models import Campaign, Job, JobClient, PreparedDataset, Run
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 
 pytestmark = pytest.mark.django_db
@@ -46,9 +46,9 @@ JOB_MOVES: dict[str, Callable[[Job], object]] = {
     JS.PREPARING: lambda job: tr.job_claim(job_id=job.pk, host="h"),
     JS.WAITING: lambda job: tr.job_wait(job_id=job.pk, reason="r"),
     JS.RUNNING: lambda job: tr.job_start(job_id=job.pk, command_line="", server_snapshot={}),
-    JS.SUCCEEDED: lambda job: tr.job_close(job_id=job.pk, status=JS.SUCCEEDED),
+    JS.SUCCEEDED: lambda job: tr.job_end(job_id=job.pk, status=JS.SUCCEEDED),
     JS.FAILED: lambda job: tr.job_fail(job_id=job.pk, cause="x"),
-    JS.CANCELLED: lambda job: tr.job_close(job_id=job.pk, status=JS.CANCELLED),
+    JS.CANCELLED: lambda job: tr.job_end(job_id=job.pk, status=JS.CANCELLED),
 }
 CLIENT_MOVES: dict[str, Callable[[JobClient], object]] = {
     CS.PENDING: lambda c: tr.client_resend(client_id=c.pk, attempt=c.attempt, host_name="other",
@@ -59,6 +59,54 @@ CLIENT_MOVES: dict[str, Callable[[JobClient], object]] = {
     CS.FAILED: lambda c: tr.client_close(client_id=c.pk, status=CS.FAILED, error="x"),
     CS.CANCELLED: lambda c: tr.client_close(client_id=c.pk, status=CS.CANCELLED),
 }
+
+
+DS = PreparedDataset.Status
+
+
+def _dataset(status: str, *, signature: str = "sig-a", target=None) -> PreparedDataset:
+    target = target or TargetFactory()
+    prepared = tr.dataset_record(target_id=target.pk, signature=signature, tables=1, table_size=10)
+    PreparedDataset.objects.filter(pk=prepared.pk).update(status=status)
+    return PreparedDataset.objects.get(pk=prepared.pk)
+
+
+DATASET_MOVES: dict[str, Callable[[PreparedDataset], object]] = {
+    DS.PREPARING: lambda d: tr.dataset_prepare_begin(prepared=d, job_id=_job(JS.PREPARING).pk),
+    DS.READY: lambda d: tr.dataset_prepare_end(prepared_id=d.pk, status=DS.READY, prepare_s=1.5),
+    DS.FAILED: lambda d: tr.dataset_prepare_end(prepared_id=d.pk, status=DS.FAILED),
+    DS.DROPPED: lambda d: tr.dataset_dropped(target_id=d.target_id, signature=d.signature),
+}
+
+
+@pytest.mark.parametrize("source", DS.values)
+@pytest.mark.parametrize("goal", list(DATASET_MOVES))
+def test_a_prepared_dataset_moves_only_along_the_table(source, goal):
+    prepared = _dataset(source)
+    DATASET_MOVES[goal](prepared)
+    prepared.refresh_from_db()
+    assert prepared.status == (goal if source in tr.DATASET_SOURCES[goal] else source)
+    if prepared.status == DS.READY and source != DS.READY:
+        assert prepared.prepared_at is not None and prepared.prepare_s == 1.5
+
+
+def test_a_prepare_that_begins_drops_the_other_datasets_of_its_target_only():
+    ready = _dataset(DS.READY, signature="old")
+    beside = _dataset(DS.READY, signature="other-target")
+    again = _dataset(DS.FAILED, signature="new", target=ready.target)
+    tr.dataset_prepare_begin(prepared=again, job_id=_job(JS.PREPARING).pk)
+    statuses = dict(PreparedDataset.objects.values_list("signature", "status"))
+    assert statuses == {"old": DS.DROPPED, "other-target": DS.READY, "new": DS.PREPARING}
+    assert beside.target_id != ready.target_id
+    # Its prepare, ended after another prepare dropped it, is not recorded as ready.
+    tr.dataset_dropped(target_id=again.target_id, signature="new")
+    assert not tr.dataset_prepare_end(prepared_id=again.pk, status=DS.READY, prepare_s=1.0)
+
+
+def test_a_prepare_cannot_end_as_anything_but_ready_or_failed():
+    prepared = _dataset(DS.PREPARING)
+    with pytest.raises(tr.IllegalTransition):
+        tr.dataset_prepare_end(prepared_id=prepared.pk, status=DS.DROPPED)
 
 
 @pytest.mark.parametrize("source", JS.values)
@@ -169,7 +217,7 @@ def test_a_run_whose_cancelled_job_is_still_stopping_closes_only_after_that_job(
     dispatch.run_advance(run_id=run.pk)
     assert Run.objects.get(pk=run.pk).status == RS.RUNNING
     assert Job.objects.filter(run=run).unsettled().get() == job
-    tr.job_close(job_id=job.pk, status=JS.CANCELLED)
+    tr.job_end(job_id=job.pk, status=JS.CANCELLED)
     dispatch.run_advance(run_id=run.pk)
     assert Run.objects.get(pk=run.pk).status == RS.CANCELLED
     assert not Job.objects.filter(run=run).unsettled().exists()
@@ -187,14 +235,14 @@ def test_exactly_one_closer_wins_the_finalizing_phase(source):
 
 def test_closing_a_job_ends_its_phase_and_a_recorded_cancel_wins():
     job = _job(JS.CANCELLED, PH.RUN)
-    tr.job_close(job_id=job.pk, status=JS.SUCCEEDED)
+    tr.job_end(job_id=job.pk, status=JS.SUCCEEDED)
     job.refresh_from_db()
     assert (job.status, job.phase) == (JS.CANCELLED, PH.DONE) and job.finished_at is not None
 
 
 @pytest.mark.parametrize("call", [
-    lambda: tr.job_close(job_id=0, status=JS.RUNNING),
-    lambda: tr.job_close(job_id=0, status=JS.QUEUED),
+    lambda: tr.job_end(job_id=0, status=JS.RUNNING),
+    lambda: tr.job_end(job_id=0, status=JS.QUEUED),
     lambda: tr.client_close(client_id=0, status=CS.READY),
     lambda: tr.client_close(client_id=0, status=CS.PENDING),
 ])
@@ -274,7 +322,7 @@ def test_the_closer_of_a_lost_attempt_never_ends_the_new_one_with_the_old_cause(
 
     client = _measuring_client(monkeypatch)
     old = Job.objects.get(pk=client.job_id)
-    assert tr.job_measure_again(job_id=old.pk, attempt=1, cause="lost", t_s=5.0)
+    assert tr.job_requeue(job_id=old.pk, attempt=1, cause="lost", t_s=5.0)
     job_close(old, status=JS.FAILED, error="lost")
     job = Job.objects.get(pk=old.pk)
     assert (job.status, job.phase, job.attempt, job.error) == (JS.QUEUED, PH.NONE, 2, "")
@@ -286,6 +334,6 @@ def test_the_closer_of_a_lost_attempt_never_ends_the_new_one_with_the_old_cause(
 def test_an_attempt_being_closed_is_not_measured_again():
     job = _job(JS.RUNNING, PH.RUN)
     assert tr.job_finalizing_begin(job_id=job.pk, attempt=1)
-    assert not tr.job_measure_again(job_id=job.pk, attempt=1, cause="lost", t_s=None)
+    assert not tr.job_requeue(job_id=job.pk, attempt=1, cause="lost", t_s=None)
     job.refresh_from_db()
     assert (job.status, job.phase, job.attempt) == (JS.RUNNING, PH.FINALIZING, 1)

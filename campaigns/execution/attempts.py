@@ -7,24 +7,23 @@ campaign's target_wait_s does that target's work fail, with the cause.
 
 A measurement the infrastructure spoiled (its worker, pool child or client host lost, its target restarted
 mid-run, sysbench killed by a signal benchapp did not send) is measured again as a new attempt, up to the
-campaign's job_tries (job_measure_again); the lost attempt's seconds stay stored under their attempt number.
+campaign's job_tries (results.job_measure_again); the lost attempt's seconds stay stored under their attempt
+number.
 """
 from __future__ import annotations
 
 import logging
 import random
-from datetime import datetime, timedelta
-from typing import Literal
+from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Max, Min
+from django.db.models import Min
 from django.utils import timezone
 
-from campaigns.cache import results_changed
-from campaigns.execution import dispatch, transitions
+from campaigns.execution import transitions
 from campaigns.execution.outcomes import job_outcome_log
 from campaigns.execution.results import job_close
-from campaigns.models import IntervalSample, Job
+from campaigns.models import Job
 
 log = logging.getLogger(__name__)
 
@@ -74,37 +73,3 @@ def job_wait_for_target(*, job: Job, cause: str) -> float | None:
     log.warning("job %s waits: target %s unreachable since %s (%s); next try in %.0f s", job.pk, job.target.name,
                 since.isoformat(), cause, delay_s)
     return delay_s
-
-
-Outcome = Literal["again", "no try left", "moved on"]
-
-
-def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before: datetime | None = None,
-                      lost_client: transitions.LostClient | None = None) -> Outcome:
-    """Sends the job (at attempt `attempt`, preparing or running) to be measured again as attempt + 1.
-
-    "no try left" when the campaign's job_tries are used (the caller then fails the job with the cause), "moved
-    on" when the job had already ended, been measured again by someone else, is being closed, or (given
-    heartbeat_before) beat meanwhile, or when lost_client (the client whose loss spoiled it) is no longer active
-    and silent: the caller then leaves the job alone.
-    """
-    job = Job.objects.select_related("run__campaign").get(pk=job_id)
-    tries = job.run.campaign.job_tries
-    if job.attempt != attempt or job.is_finished():
-        return "moved on"
-    if attempt >= tries:
-        return "no try left"
-    t_s = IntervalSample.objects.filter(job_id=job_id, attempt=attempt).aggregate(t=Max("t"))["t"]
-    if not transitions.job_measure_again(job_id=job_id, attempt=attempt, cause=cause, t_s=t_s,
-                                         heartbeat_before=heartbeat_before, lost_client=lost_client):
-        return "moved on"
-    job_outcome_log(job_id=job_id, event="measured again", attempt=attempt,
-                    cause=f"attempt {attempt} of {tries} lost: {cause}")
-    results_changed()
-    dispatch.run_advance(run_id=job.run_id)
-    return "again"
-
-
-def no_try_left(cause: str, *, attempt: int, tries: int) -> str:
-    """The cause of a job that failed with its tries used."""
-    return cause if tries <= 1 else f"{cause} (attempt {attempt} of {tries}: no try left)"

@@ -11,7 +11,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
-from campaigns.execution import attempts, transitions
+from campaigns.execution import results, transitions
 from campaigns.execution.hostjobs import hostclient_run
 from campaigns.execution.measuring import (
     barrier_wait,
@@ -63,7 +63,7 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
         # The new attempt first, with this client still active: closed before it, this client would let a
         # closer end the old attempt as failed meanwhile (transitions.LostClient).
         cause = client_prefix(job, client) + redact_text(str(exc), secrets)
-        measured = attempts.job_measure_again(
+        measured = results.job_measure_again(
             job_id=job.pk, attempt=job.attempt, cause=cause,
             lost_client=transitions.LostClient(client_id=client.pk, send=attempt))
         if measured != "again":
@@ -71,7 +71,7 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
             transitions.client_close(client_id=client.pk, status=JobClient.Status.FAILED, attempt=attempt,
                                      **closing)
         if measured == "no try left" and _still_own(client):
-            transitions.job_fail(job_id=job.pk, attempt=job.attempt, cause=attempts.no_try_left(
+            transitions.job_fail(job_id=job.pk, attempt=job.attempt, cause=results.no_try_left(
                 cause, attempt=job.attempt, tries=job.run.campaign.job_tries))
     except JobFailure as exc:
         cause = redact_text(str(exc), secrets)

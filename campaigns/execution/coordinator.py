@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -51,12 +53,19 @@ from campaigns.execution.prepare_progress import PrepareProgress
 from campaigns.execution.resend import clients_sweep_lost
 from campaigns.execution.results import job_close, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
-from campaigns.execution.turns import hosts_busy, previous_wait, target_busy
+from campaigns.execution.turns import Previous, hosts_busy, previous_wait, target_busy
 from campaigns.execution.variants import variant_apply
 from campaigns.execution.workloads import scenario_runs_command
 from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
 from campaigns.models.core import hosts_allowed
-from campaigns.probes import ProbeError, connections_in_use, server_info, server_work_count, writes_blocked
+from campaigns.probes import (
+    ProbeError,
+    ServerInfo,
+    connections_in_use,
+    server_info,
+    server_work_count,
+    writes_blocked,
+)
 from campaigns.sysbench.command import Connection, format_command, redact_text
 from campaigns.sysbench.runner import sysbench_version
 
@@ -72,7 +81,7 @@ def job_execute(*, job_id: int, host: str | None = None) -> float | None:
     host = host or settings.BENCHAPP_HOSTNAME
     if _turn_not_come(job_id):
         return None
-    if _handed_on(job_id, host):
+    if _forward_or_park(job_id, host):
         return None
     if not transitions.job_claim(job_id=job_id, host=host):
         log.info("job %s already claimed or finished; ignoring this message", job_id)
@@ -80,27 +89,46 @@ def job_execute(*, job_id: int, host: str | None = None) -> float | None:
     job = job_load(job_id)
     try:
         own_client = _job_coordinate(job, host)
-    except TargetUnreachable as exc:
-        retry_in_s = job_wait_for_target(job=job, cause=redact_text(str(exc), job_secrets(job)))
-        run_advance(run_id=job.run_id)  # the run's jobs on other targets go on meanwhile
-        return retry_in_s
-    except JobStopped:
-        job_close(job, status=Job.Status.CANCELLED)
-        run_advance(run_id=job.run_id)
-        return None
-    except JobFailure as exc:
-        job_close(job, status=Job.Status.FAILED, error=redact_text(str(exc), job_secrets(job)))
-        run_advance(run_id=job.run_id)
-        return None
     except Exception as exc:
-        job_close(job, status=Job.Status.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
-        run_advance(run_id=job.run_id)
-        raise
+        outcome, reraise = next((outcome, reraise) for kind, outcome, reraise in OUTCOMES if isinstance(exc, kind))
+        retry_in_s = outcome(job, exc)
+        run_advance(run_id=job.run_id)  # the run's jobs on other targets go on meanwhile
+        if reraise:
+            raise
+        return retry_in_s
     if own_client is not None:
         # This host's own client runs here, in this task: no trip through the broker between the coordinator's
         # go and sysbench's start. A worker that dies meanwhile leaves a client the reconciler declares lost.
         jobclient_execute(client_id=own_client)
     return None
+
+
+def _wait_for_target(job: Job, exc: Exception) -> float | None:
+    return job_wait_for_target(job=job, cause=redact_text(str(exc), job_secrets(job)))
+
+
+def _cancelled(job: Job, exc: Exception) -> None:
+    job_close(job, status=Job.Status.CANCELLED)
+
+
+def _failed(job: Job, exc: Exception) -> None:
+    job_close(job, status=Job.Status.FAILED, error=redact_text(str(exc), job_secrets(job)))
+
+
+def _internal_error(job: Job, exc: Exception) -> None:
+    job_close(job, status=Job.Status.FAILED, error=f"internal error: {type(exc).__name__}: {exc}")
+
+
+# What a step's exception does to the job, the first match wins: an unreachable target makes it wait (and returns
+# the seconds until its next try), a cancel closes it cancelled, a failure of the job's own closes it failed with
+# the cause (its secrets redacted); anything else is a bug: the job fails naming it, and the task re-raises it.
+# (exception, outcome, re-raised)
+OUTCOMES: tuple[tuple[type[Exception], Callable[[Job, Exception], float | None], bool], ...] = (
+    (TargetUnreachable, _wait_for_target, False),
+    (JobStopped, _cancelled, False),
+    (JobFailure, _failed, False),
+    (Exception, _internal_error, True),
+)
 
 
 def _turn_not_come(job_id: int) -> bool:
@@ -117,10 +145,11 @@ def _eligible_online(choice: list[str]) -> list[str]:
                   if hosts_allowed(choice, name, labels or []))
 
 
-def _handed_on(job_id: int, host: str) -> bool:
-    """True when this host may not coordinate the job (its campaign chose other client hosts): the job goes to
-    an eligible online host's own queue, or, with none online, waits with the reason (the reconciler sends it
-    again). Before the claim, so that no part of the job, the prepare and warm-up included, runs here."""
+def _forward_or_park(job_id: int, host: str) -> bool:
+    """When this host may not coordinate the job (a host test of another client host): forwards the job to an
+    eligible online host's own queue, or, with none online, parks it waiting with the reason (the reconciler sends
+    it again), and returns True. Before the claim, so that no part of the job, the prepare and warm-up included,
+    runs here. False: the job is this host's to coordinate."""
     found = (Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.WAITING])
              .values_list("target__kind", "target__host").first())
     # A database test's job is coordinated here, on the server (the shared queue is only the server's workers'),
@@ -141,9 +170,9 @@ def _handed_on(job_id: int, host: str) -> bool:
     return True
 
 
-def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
-    """Distinct online hosts for the job's clients, among the campaign's chosen ones, the coordinator's own
-    first; None if too few."""
+def _hosts_pick(job: Job, coordinator: str) -> list[str] | str:
+    """Distinct online hosts for the job's clients, among the campaign's chosen ones, the coordinator's own first;
+    or, when too few are online, the reason the job waits."""
     needed = client_count(job)
     choice = job.run.campaign.client_hosts
     labels = ClientHost.objects.filter(hostname=coordinator).values_list("labels", flat=True).first() or []
@@ -152,15 +181,11 @@ def _pick_hosts(job: Job, coordinator: str) -> list[str] | None:
     online = _eligible_online(choice)
     online.sort(key=lambda name: (name != coordinator, name))
     if not online and needed == 1:
-        transitions.job_wait(job_id=job.pk, reason=f"waits for a client host among {', '.join(choice)}: none is "
-                                                   "online")
-        return None
+        return f"waits for a client host among {', '.join(choice)}: none is online"
     if len(online) < needed:
         names = ", ".join(online) or "none"
         among = f" among {', '.join(choice)}" if choice else ""
-        transitions.job_wait(job_id=job.pk, reason=f"needs {needed} client hosts{among} online, {len(online)} are "
-                                                   f"({names})")
-        return None
+        return f"needs {needed} client hosts{among} online, {len(online)} are ({names})"
     return online[:needed]
 
 
@@ -255,10 +280,8 @@ def dataset_ensure(job: Job, conn: Connection) -> str:
     # A refused DDL fails the job before anything changes, on the target or in our records of it.
     ddl_statements = table_ddl_statements(ddl=ddl, tables=job.tables, driver=conn.driver) if ddl else []
     signature = job_dataset_signature(job)
-    prepared, _ = PreparedDataset.objects.get_or_create(
-        target=job.target, signature=signature,
-        defaults={"tables": job.tables, "table_size": job.table_size},
-    )
+    prepared = transitions.dataset_record(target_id=job.target_id, signature=signature, tables=job.tables,
+                                          table_size=job.table_size)
     if scenario.prepare_mode == Scenario.PrepareMode.AUTO and prepared.status == PreparedDataset.Status.READY:
         mismatch = dataset_mismatch(job=job, conn=conn, prepared=prepared)
         if not mismatch:
@@ -266,16 +289,12 @@ def dataset_ensure(job: Job, conn: Connection) -> str:
         # Checked, not assumed: tables dropped or emptied behind benchapp's back are prepared again.
         log.warning("job %s: %s", job.pk, mismatch)
         job_note(job_id=job.pk, note=f"{mismatch}: the dataset was prepared again")
-        PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.DROPPED)
-        prepared.status = PreparedDataset.Status.DROPPED
+        transitions.dataset_dropped(target_id=job.target_id, signature=signature)
+        prepared.refresh_from_db(fields=["status"])
     resume = (bool(ddl) and scenario.prepare_mode == Scenario.PrepareMode.AUTO
               and prepared.status in (PreparedDataset.Status.FAILED, PreparedDataset.Status.PREPARING)
               and (prepared.rows_loaded or 0) > 0)
-    PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.PREPARING, prepared_by=job)
-    # Other signatures on this target use the same table names: they are gone after this.
-    PreparedDataset.objects.filter(target=job.target).exclude(pk=prepared.pk).update(
-        status=PreparedDataset.Status.DROPPED
-    )
+    transitions.dataset_prepare_begin(prepared=prepared, job_id=job.pk)
     is_cancelled = cancel_check(job.pk)
     progress = PrepareProgress(job=job, conn=conn, prepared=prepared, wide=wide)
     loading = False
@@ -318,7 +337,7 @@ def dataset_ensure(job: Job, conn: Connection) -> str:
             )
         except JobFailure as exc:
             reached = progress.poll(force=True) if loading else None
-            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            transitions.dataset_prepare_end(prepared_id=prepared.pk, status=PreparedDataset.Status.FAILED)
             if ddl and reached and reached["rows_loaded"]:
                 raise type(exc)(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
                                  "launched again with its tables kept, the prepare resumes from there)") from None
@@ -326,14 +345,12 @@ def dataset_ensure(job: Job, conn: Connection) -> str:
         if cancelled:
             if loading:
                 progress.poll(force=True)
-            PreparedDataset.objects.filter(pk=prepared.pk).update(status=PreparedDataset.Status.FAILED)
+            transitions.dataset_prepare_end(prepared_id=prepared.pk, status=PreparedDataset.Status.FAILED)
             raise JobStopped()
         outputs.append(transcript)
     progress.poll(force=True, done=True)
-    PreparedDataset.objects.filter(pk=prepared.pk).update(
-        status=PreparedDataset.Status.READY, prepared_at=timezone.now(),
-        prepare_s=time.monotonic() - started,
-    )
+    transitions.dataset_prepare_end(prepared_id=prepared.pk, status=PreparedDataset.Status.READY,
+                                    prepare_s=time.monotonic() - started)
     return "\n".join(outputs)
 
 
@@ -350,70 +367,131 @@ def _warmup(job: Job, conn: Connection) -> str:
     return transcript
 
 
-def _job_coordinate(job: Job, host: str) -> int | None:
-    """Prepares and starts the job, or leaves it waiting; returns the id of the job's client on this host, which
-    the caller runs, if any. JobStopped when the job was cancelled meanwhile (the caller closes it)."""
-    if job.target.is_client_host():  # a host test: no database (campaigns.execution.hostjobs)
-        return hostjob_coordinate(job, host)
-    # Never beside the host's own measurement (execution.selfmeasure).
-    host_self_measure_wait(host, beat=lambda: job_heartbeat(job.pk))
-    busy = target_busy(job)
+@dataclass
+class Coordination:
+    """What the steps of one job's coordination hand on to each other, in the order they fill it."""
+
+    job: Job
+    host: str  # the coordinating host
+    hosts: list[str] = field(default_factory=list)  # the client hosts, the coordinator's own first
+    conn: Connection | None = None
+    tables: list[str] = field(default_factory=list)
+    previous: Previous = field(default_factory=Previous)
+    prepare_output: str = ""  # the prepare's and warm-up's transcripts, for the first client
+    variant: dict[str, Any] | None = None  # the settings variant as applied and read back
+    snapshot: dict[str, Any] = field(default_factory=dict)
+    own_client: int | None = None  # the job's client on this host, which the caller runs
+
+    def connection(self) -> Connection:
+        if self.conn is None:
+            raise RuntimeError("a step that needs the target ran before step_target")
+        return self.conn
+
+
+# A step returns False when it left the job waiting (the reconciler sends it again later): the steps after it do
+# not run. Its exceptions are the job's outcome (OUTCOMES).
+Step = Callable[[Coordination], bool]
+
+
+def step_self_measure(c: Coordination) -> bool:
+    """Never beside the host's own measurement (execution.selfmeasure)."""
+    host_self_measure_wait(c.host, beat=lambda: job_heartbeat(c.job.pk))
+    return True
+
+
+def step_server_turn(c: Coordination) -> bool:
+    """Waits while another run's job holds the job's server (turns.target_busy)."""
+    busy = target_busy(c.job)
     if busy is not None:
-        transitions.job_wait(job_id=job.pk, reason=busy.reason)
-        return None  # waiting, not finished: the reconciler sends it again later
-    hosts = _pick_hosts(job, host)
-    if hosts is None:
-        return None  # waiting, not finished: the reconciler sends it again later
-    busy = hosts_busy(job, hosts)
+        transitions.job_wait(job_id=c.job.pk, reason=busy.reason)
+        return False
+    return True
+
+
+def step_hosts(c: Coordination) -> bool:
+    """The job's client hosts: enough of them online and none measuring another run's job."""
+    hosts = _hosts_pick(c.job, c.host)
+    if isinstance(hosts, str):
+        transitions.job_wait(job_id=c.job.pk, reason=hosts)
+        return False
+    busy = hosts_busy(c.job, hosts)
     if busy is not None:
-        transitions.job_wait(job_id=job.pk, reason=busy.reason)
-        return None  # waiting: its hosts measure another run's job
-    Job.objects.filter(pk=job.pk).update(wait_reason="")
-    conn = job_connection(job)
-    # The argv is checked against the catalogue before anything connects: a forged scenario row naming where to
-    # connect or as whom fails here, and the target is not contacted either.
+        transitions.job_wait(job_id=c.job.pk, reason=busy.reason)
+        return False
+    Job.objects.filter(pk=c.job.pk).update(wait_reason="")
+    c.hosts = hosts
+    return True
+
+
+def step_target(c: Coordination) -> bool:
+    """The target answers, takes writes when the test writes, has a connection free for each thread, and the
+    run's previous job no longer loads it. The argv is checked against the catalogue before anything connects:
+    a forged scenario row naming where to connect or as whom fails here, and the target is not contacted."""
+    job = c.job
+    c.conn = conn = job_connection(job)
     phase_argv(job=job, conn=conn, command="run")
-    tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]
-    try:
-        server_info(conn, tables=tables)  # fails fast, with a plain cause, on a dead target
-    except ProbeError as exc:
-        raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
-    if blocked_what(job) == "writes" and tables:
+    c.tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]
+    _server_probe(conn, c.tables)  # fails fast, with a plain cause, on a dead target
+    if blocked_what(job) == "writes" and c.tables:
         # A write test on a target whose writes are held up (a backup's global read lock) would only hang: it
         # waits for the target like an unreachable one, and goes on by itself once writes go through.
-        blocked = writes_blocked(conn, table=tables[0])
+        blocked = writes_blocked(conn, table=c.tables[0])
         if blocked:
             raise TargetUnreachable(f"writes blocked on the target: {blocked}")
-    previous = previous_wait(job)
+    c.previous = previous_wait(job)
     _connections_wait(job, conn)
-    prepare_output = ""
-    if job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
+    return True
+
+
+def step_dataset(c: Coordination) -> bool:
+    """The dataset prepared on the target, unless an identical one is ready (or the scenario never prepares)."""
+    if c.job.scenario.prepare_mode != Scenario.PrepareMode.NEVER:
         started = time.monotonic()
-        prepare_output = dataset_ensure(job, conn)
-        if prepare_output:  # "" when the dataset was ready
-            Job.objects.filter(pk=job.pk).update(prepare_wall_s=time.monotonic() - started)
-    # The settings variant before the warm-up, which warms the server as it will be measured.
-    variant = variant_apply(job, conn)
-    warmup_output = _warmup(job, conn)
-    prepare_output = "\n".join(filter(None, [prepare_output, warmup_output]))
-    _quiet_wait(job, conn)
-    # The previous job's snapshot after its run was taken as it ended: when nothing ran on the target since,
-    # it is this job's snapshot before (one connection less between the two measurements).
-    before_dict = (previous.snapshot_after if previous.target_id == job.target_id and previous.tables == job.tables
-                   and not prepare_output and not job.variant and not previous.variant else None)
-    if before_dict is None:
-        try:
-            before_dict = server_info(conn, tables=tables).to_dict()
-        except ProbeError as exc:
-            raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
-    snapshot: dict[str, Any] = {"before": before_dict}
-    if variant is not None:
+        c.prepare_output = dataset_ensure(c.job, c.connection())
+        if c.prepare_output:  # "" when the dataset was ready
+            Job.objects.filter(pk=c.job.pk).update(prepare_wall_s=time.monotonic() - started)
+    return True
+
+
+def step_variant(c: Coordination) -> bool:
+    """The settings variant, before the warm-up, which warms the server as it will be measured."""
+    c.variant = variant_apply(c.job, c.connection())
+    return True
+
+
+def step_warmup(c: Coordination) -> bool:
+    c.prepare_output = "\n".join(filter(None, [c.prepare_output, _warmup(c.job, c.connection())]))
+    return True
+
+
+def step_quiet(c: Coordination) -> bool:
+    _quiet_wait(c.job, c.connection())
+    return True
+
+
+def step_snapshot(c: Coordination) -> bool:
+    """The server's state before the run. The previous job's snapshot after its run was taken as it ended: when
+    nothing ran on the target since, it is this one (one connection less between the two measurements)."""
+    job, previous = c.job, c.previous
+    before = (previous.snapshot_after if previous.target_id == job.target_id and previous.tables == job.tables
+              and not c.prepare_output and not job.variant and not previous.variant else None)
+    if before is None:
+        before = _server_probe(c.connection(), c.tables).to_dict()
+    c.snapshot = {"before": before}
+    if c.variant is not None:
         # What was in force: the variant's settings as read back join the snapshot's settings.
-        snapshot["variant"] = variant
-        before_dict.setdefault("settings", {}).update({k: v["got"] for k, v in variant["settings"].items()})
-    shares = split_threads(job.threads, len(hosts))
+        c.snapshot["variant"] = c.variant
+        before.setdefault("settings", {}).update({k: v["got"] for k, v in c.variant["settings"].items()})
+    return True
+
+
+def step_send(c: Coordination) -> bool:
+    """The job starts: one client row per host with its share of the threads, each sent to its host but this
+    host's own (the caller runs it). JobStopped when the job was cancelled meanwhile."""
+    job, conn, host = c.job, c.connection(), c.host
+    shares = split_threads(job.threads, len(c.hosts))
     commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
-    if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands), server_snapshot=snapshot):
+    if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands), server_snapshot=c.snapshot):
         raise JobStopped()
     now = timezone.now()
     own_facts = {"sysbench_version": sysbench_version(settings.BENCHAPP_SYSBENCH),
@@ -421,13 +499,39 @@ def _job_coordinate(job: Job, host: str) -> int | None:
     clients = [
         JobClient.objects.create(
             job=job, index=index, host_name=hostname, threads=share, command_line=command,
-            prepare_output=prepare_output if index == 0 else "", heartbeat_at=now,
+            prepare_output=c.prepare_output if index == 0 else "", heartbeat_at=now,
             **(own_facts if hostname == host else {}),
         )
-        for index, (hostname, share, command) in enumerate(zip(hosts, shares, commands, strict=True))
+        for index, (hostname, share, command) in enumerate(zip(c.hosts, shares, commands, strict=True))
     ]
-    own = next((client.pk for client in clients if client.host_name == host), None)
+    c.own_client = next((client.pk for client in clients if client.host_name == host), None)
     for client in clients:
-        if client.pk != own:
+        if client.pk != c.own_client:
             jobclient_dispatch(client_id=client.pk, hostname=client.host_name, job=job, password=conn.password)
-    return own
+    return True
+
+
+# A database job's coordination, in order.
+STEPS: tuple[Step, ...] = (step_self_measure, step_server_turn, step_hosts, step_target, step_dataset, step_variant,
+                           step_warmup, step_quiet, step_snapshot, step_send)
+
+
+def _server_probe(conn: Connection, tables: list[str]) -> ServerInfo:
+    """The server's state (probes.server_info); an unreachable server is a target to wait for, any other probe
+    error the job's failure."""
+    try:
+        return server_info(conn, tables=tables)
+    except ProbeError as exc:
+        raise (TargetUnreachable if exc.unreachable else JobFailure)(str(exc)) from None
+
+
+def _job_coordinate(job: Job, host: str) -> int | None:
+    """Walks the job's STEPS until one leaves it waiting; returns the id of the job's client on this host, which
+    the caller runs, if any. A host test has steps of its own (execution.hostjobs)."""
+    if job.target.is_client_host():
+        return hostjob_coordinate(job, host)
+    coordination = Coordination(job=job, host=host)
+    for step in STEPS:
+        if not step(coordination):
+            return None
+    return coordination.own_client

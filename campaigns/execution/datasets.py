@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection
 
 from campaigns.crypto import DecryptionError
+from campaigns.execution import transitions
 from campaigns.execution.phases import (
     JobFailure,
     TargetUnreachable,
@@ -139,8 +140,7 @@ def dataset_drop(*, job: Job, signature: str) -> None:
         return False
 
     if not scenario_runs_command(job.scenario, "cleanup"):
-        PreparedDataset.objects.filter(target=job.target, signature=signature).update(
-            status=PreparedDataset.Status.DROPPED)
+        transitions.dataset_dropped(target_id=job.target_id, signature=signature)
         return
     argv = phase_argv(job=job, conn=conn, command="cleanup")
     try:
@@ -149,9 +149,7 @@ def dataset_drop(*, job: Job, signature: str) -> None:
     except JobFailure as exc:
         log.warning("cleanup of %s on %s failed: %s", signature, job.target, exc)
         return
-    PreparedDataset.objects.filter(target=job.target, signature=signature).update(
-        status=PreparedDataset.Status.DROPPED
-    )
+    transitions.dataset_dropped(target_id=job.target_id, signature=signature)
 
 
 def run_cleanup_data(*, run: Run) -> None:

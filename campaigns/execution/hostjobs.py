@@ -1,7 +1,7 @@
 """A job of a host test (cpu, memory, fileio, threads, mutex) on a client-host target (docs/host-tests.md).
 
 Its target is a registered client host, and the whole job runs there: the coordinator hands the job to that host's
-own queue (coordinator._handed_on), which prepares fileio's files in a directory of the job's own under
+own queue (coordinator._forward_or_park), which prepares fileio's files in a directory of the job's own under
 BENCHAPP_HOSTTEST_DIR, runs the one client in the same task, and removes the files when the client ends. Nothing
 connects to a database: no server snapshot, no server sampler, no round trips; the host's CPU is sampled as for
 any client. The job's status, barrier, heartbeats, samples and closing are the database jobs' own
@@ -141,7 +141,7 @@ def _fileio_cleanup(job: Job) -> None:
 
 
 def hostjob_coordinate(job: Job, host: str) -> int | None:
-    """The coordinator's part of a host job, on the target host itself: as coordinator._job_coordinate, without a
+    """The coordinator's part of a host job, on the target host itself: as coordinator.STEPS, without a
     database. Returns the id of its one client, which the caller runs here (None: the job waits); JobStopped when
     the job was cancelled meanwhile."""
     if host != job.target.host:

@@ -36,7 +36,7 @@ class JobStopped(Exception):
 
 class JobLost(JobFailure):
     """The infrastructure spoiled the job's measurement (its target went away mid-run, sysbench was killed by a
-    signal benchapp did not send): the job is measured again as a new attempt (attempts.job_measure_again).
+    signal benchapp did not send): the job is measured again as a new attempt (results.job_measure_again).
 
     client_fields: what the client's row is closed with (its output, exit code …) when the job is not measured
     again; the client stays active until that is decided, so that no closer ends the attempt meanwhile."""

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from campaigns.execution import attempts, dispatch, transitions
+from campaigns.execution import dispatch, results, transitions
 from campaigns.execution.hosts import client_doing, host_mark_offline, own_queues, stale_clients, worker_lost_cause
 from campaigns.execution.outcomes import job_ended_log
 from campaigns.execution.resend import jobclient_lose
@@ -68,14 +68,14 @@ def _coordinators_lost(jobs: QuerySet[Job], *, stale_s: float, limit: datetime) 
     for job in jobs.filter(status=Job.Status.PREPARING, heartbeat_at__lt=limit):
         cause = worker_lost_cause(job.claimed_by, stale_s=stale_s, doing="while preparing",
                                   last_beat=job.heartbeat_at)
-        measured = attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause,
+        measured = results.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause,
                                               heartbeat_before=limit)
         if measured == "again":
             lost += 1
             host_mark_offline(hostname=job.claimed_by, heartbeat_before=limit)
             continue
         if measured == "no try left":
-            cause = attempts.no_try_left(cause, attempt=job.attempt, tries=job.run.campaign.job_tries)
+            cause = results.no_try_left(cause, attempt=job.attempt, tries=job.run.campaign.job_tries)
         if transitions.job_lose_coordinator(job_id=job.pk, heartbeat_before=limit, cause=cause):
             job_ended_log(job_id=job.pk)
             lost += 1
@@ -134,7 +134,7 @@ def _jobs_unclosed(jobs: QuerySet[Job], *, limit: datetime) -> tuple[int, int]:
             continue
         if not job.clients.exists():
             cause = (f"worker lost: {job.claimed_by or 'its coordinator'} stopped before starting the clients")
-            if attempts.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause) == "again":
+            if results.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause) == "again":
                 lost += 1
                 continue
             transitions.job_fail(job_id=job.pk, cause=cause, attempt=job.attempt)

@@ -5,7 +5,7 @@ A client host lost before its sysbench started measuring costs the job nothing: 
 sent to another eligible host (the campaign's choice of client hosts, none that this job has lost, none that
 already runs one of its clients), up to the campaign's client_tries sends in all, and the job's barrier starts
 over. Once any client of the job has started measuring, a lost client fails the job, or has it measured again
-(attempts.job_measure_again).
+(results.job_measure_again).
 
 The lost send stays in the client's earlier_attempts: host, when it was sent and lost, and why.
 """
@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from campaigns.execution import attempts, transitions
+from campaigns.execution import results, transitions
 from campaigns.execution.dispatch import jobclient_dispatch
 from campaigns.execution.hosts import client_doing, host_mark_offline, stale_clients, worker_lost_cause
 from campaigns.execution.sealed import holds_field_key
@@ -105,7 +105,7 @@ def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str)
         return False  # the attempt it belonged to was measured again meanwhile: its clients went with it
     attempt, tries = row
     if measuring:
-        measured = attempts.job_measure_again(
+        measured = results.job_measure_again(
             job_id=client.job_id, attempt=attempt, cause=cause,
             lost_client=transitions.LostClient(client_id=client.pk, send=client.attempt,
                                                heartbeat_before=heartbeat_before))
@@ -113,7 +113,7 @@ def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str)
             host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)
             return True
         if measured == "no try left":
-            cause = attempts.no_try_left(cause, attempt=attempt, tries=tries)
+            cause = results.no_try_left(cause, attempt=attempt, tries=tries)
     if not transitions.client_lose(client_id=client.pk, heartbeat_before=heartbeat_before, cause=cause):
         return False  # it beat meanwhile, or ended
     host_mark_offline(hostname=client.host_name, heartbeat_before=heartbeat_before)

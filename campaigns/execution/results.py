@@ -1,5 +1,8 @@
 """A job's figures: per-second samples as sysbench prints them, the clients' summaries merged into one
-result, and the closing of a job (snapshot, cache check, cleanup, status) once its last client is done.
+result, and the end of an attempt: the closing of a job (snapshot, cache check, cleanup, status) once its last
+client is done, or a new attempt when the infrastructure spoiled this one (job_measure_again). job_close and
+job_measure_again are the only callers of their transitions (transitions.job_end, transitions.job_requeue): each
+does everything its end needs (a settings variant put back, the comparisons' cache outdated, the outcome logged).
 
 One rule each: sample_row() is the only mapping from a parsed interval to an IntervalSample row (used
 per line while measuring, by COPY for imported logs, and by the benches), and result_store() the only
@@ -9,7 +12,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import connection
@@ -20,7 +24,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import job_finalize_dispatch, run_advance
-from campaigns.execution.outcomes import job_ended_log
+from campaigns.execution.outcomes import job_ended_log, job_outcome_log
 from campaigns.execution.phases import job_target_connection
 from campaigns.execution.sealed import holds_field_key
 from campaigns.execution.variants import variant_restore
@@ -262,7 +266,7 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
         if held:
             status = Job.Status.FAILED
             error = "; ".join(filter(None, [error, *held]))
-    if not transitions.job_close(job_id=job.pk, status=status, error=error, attempt=job.attempt):
+    if not transitions.job_end(job_id=job.pk, status=status, error=error, attempt=job.attempt):
         log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
                     status)
         return
@@ -345,12 +349,43 @@ def _spoiled_measure_again(job: Job) -> bool:
     if not spoiled:
         return False
     cause = "spoiled from outside: " + "; ".join(str(f.get("message") or f.get("code")) for f in spoiled)
-    t_s = IntervalSample.objects.filter(job_id=job.pk, attempt=job.attempt).aggregate(t=Max("t"))["t"]
-    if not transitions.job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause, t_s=t_s, closing=True):
-        return False
-    if job.variant_settings:  # put back now; the new attempt applies them again before it measures
-        variant_restore(job_id=job.pk)
-    log.warning("job %s of run %s on target %s: attempt %s of %s %s; measuring it again", job.pk, job.run_id,
-                job.target.name, job.attempt, campaign.job_tries, cause)
+    return job_measure_again(job_id=job.pk, attempt=job.attempt, cause=cause, closing=True) == "again"
+
+
+Outcome = Literal["again", "no try left", "moved on"]
+
+
+def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before: datetime | None = None,
+                      lost_client: transitions.LostClient | None = None, closing: bool = False) -> Outcome:
+    """Sends the job (at attempt `attempt`, preparing or running) to be measured again as attempt + 1.
+
+    "no try left" when the campaign's job_tries are used (the caller then fails the job with the cause), "moved
+    on" when the job had already ended, been measured again by someone else, is being closed, or (given
+    heartbeat_before) beat meanwhile, or when lost_client (the client whose loss spoiled it) is no longer active
+    and silent: the caller then leaves the job alone. closing: the attempt's own closer found it spoiled from
+    outside; its settings variant goes back now (the new attempt applies it again before it measures) and the
+    closer advances the run itself.
+    """
+    job = Job.objects.select_related("run__campaign").get(pk=job_id)
+    tries = job.run.campaign.job_tries
+    if job.attempt != attempt or job.is_finished():
+        return "moved on"
+    if attempt >= tries:
+        return "no try left"
+    t_s = IntervalSample.objects.filter(job_id=job_id, attempt=attempt).aggregate(t=Max("t"))["t"]
+    if not transitions.job_requeue(job_id=job_id, attempt=attempt, cause=cause, t_s=t_s, closing=closing,
+                                   heartbeat_before=heartbeat_before, lost_client=lost_client):
+        return "moved on"
+    if closing and job.variant_settings:
+        variant_restore(job_id=job_id)
+    job_outcome_log(job_id=job_id, event="measured again", attempt=attempt,
+                    cause=f"attempt {attempt} of {tries} lost: {cause}")
     results_changed()
-    return True
+    if not closing:
+        run_advance(run_id=job.run_id)
+    return "again"
+
+
+def no_try_left(cause: str, *, attempt: int, tries: int) -> str:
+    """The cause of a job that failed with its tries used."""
+    return cause if tries <= 1 else f"{cause} (attempt {attempt} of {tries}: no try left)"

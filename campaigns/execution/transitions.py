@@ -1,4 +1,4 @@
-"""The one place where a Job, a JobClient or a Run changes status or phase.
+"""The one place where a Job, a JobClient, a Run or a PreparedDataset changes status or phase.
 
 Every transition is a conditional UPDATE: it names the states it may start from and changes nothing
 (returning False) when the row is elsewhere, so two workers, a reconciler and a user's cancel can all
@@ -21,7 +21,7 @@ from django.db.models import Case, CharField, Count, F, Q, TextField, Value, Whe
 from django.utils import timezone
 
 from benchapp import requestid
-from campaigns.models import Job, JobClient, JobResult, Run
+from campaigns.models import Job, JobClient, JobResult, PreparedDataset, Run
 
 JobStatus = Job.Status
 ClientStatus = JobClient.Status
@@ -41,7 +41,7 @@ class IllegalTransition(StateConflict):
 
 # Which states each status may be entered from.
 JOB_SOURCES: dict[str, frozenset[str]] = {
-    # preparing | running → queued is a new attempt of a job the infrastructure spoiled (job_measure_again).
+    # preparing | running → queued is a new attempt of a job the infrastructure spoiled (job_requeue).
     JobStatus.QUEUED: frozenset({JobStatus.PREPARING, JobStatus.RUNNING}),
     JobStatus.WAITING: frozenset({JobStatus.PREPARING}),
     JobStatus.PREPARING: frozenset({JobStatus.QUEUED, JobStatus.WAITING}),
@@ -69,7 +69,7 @@ RUN_SOURCES: dict[str, frozenset[str]] = {
 }
 # Which phases each phase may be entered from ("" is a job nobody has claimed yet).
 PHASE_SOURCES: dict[str, frozenset[str]] = {
-    # Back to none: a new attempt (job_measure_again), from the closer too when it found the attempt spoiled.
+    # Back to none: a new attempt (job_requeue), from the closer too when it found the attempt spoiled.
     Phase.NONE: frozenset({Phase.PREPARE, Phase.RUN, Phase.FINALIZING}),
     Phase.PREPARE: frozenset({Phase.NONE}),
     Phase.RUN: frozenset({Phase.PREPARE, Phase.FINALIZING}),
@@ -91,7 +91,7 @@ def _error(text: str) -> str:
 
 @dataclass(frozen=True)
 class LostClient:
-    """The client whose loss spoils an attempt (job_measure_again): it must still be active, still the same send
+    """The client whose loss spoils an attempt (job_requeue): it must still be active, still the same send
     of its share (send: JobClient.attempt), and, given heartbeat_before, silent since then."""
 
     client_id: int
@@ -143,7 +143,7 @@ def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any]
     ))
 
 
-def job_measure_again(*, job_id: int, attempt: int, cause: str, t_s: float | None,
+def job_requeue(*, job_id: int, attempt: int, cause: str, t_s: float | None,
                       heartbeat_before: datetime | None = None, lost_client: LostClient | None = None,
                       closing: bool = False) -> bool:
     """preparing | running (attempt `attempt`) → queued as attempt + 1: the infrastructure spoiled the measurement.
@@ -207,7 +207,7 @@ def job_lose_coordinator(*, job_id: int, heartbeat_before: datetime, cause: str)
              wait_reason=""))
 
 
-def job_close(*, job_id: int, status: str, error: str = "", attempt: int | None = None) -> bool:
+def job_end(*, job_id: int, status: str, error: str = "", attempt: int | None = None) -> bool:
     """Ends a job: phase done and finished_at, and `status` when the job may enter it from where it is (a
     cancel or failure recorded meanwhile wins over a later "succeeded").
 
@@ -461,3 +461,53 @@ def run_create_imported(**fields: Any) -> Run:
     if not transaction.get_connection().in_atomic_block:
         raise IllegalTransition("an imported run is created and closed in one transaction")
     return Run.objects.create(status=RunStatus.RUNNING, started_at=timezone.now(), **fields)
+
+
+# ---------------------------------------------------------------- prepared datasets
+
+DatasetStatus = PreparedDataset.Status
+# Which states a prepared dataset may be entered from. Preparing is entered from any state: a first prepare, a
+# stopped one resumed or started over, a ready one prepared again ("always", or its tables found changed), a
+# dropped one loaded again. Ready and failed only end a prepare; any state may be dropped (its tables gone).
+DATASET_SOURCES: dict[str, frozenset[str]] = {
+    DatasetStatus.PREPARING: frozenset(DatasetStatus.values),
+    DatasetStatus.READY: frozenset({DatasetStatus.PREPARING}),
+    DatasetStatus.FAILED: frozenset({DatasetStatus.PREPARING}),
+    DatasetStatus.DROPPED: frozenset(DatasetStatus.values),
+}
+
+
+def dataset_record(*, target_id: int, signature: str, tables: int, table_size: int) -> PreparedDataset:
+    """The target's record of the dataset with this signature, made (preparing, nothing loaded) when it has none."""
+    prepared, _ = PreparedDataset.objects.get_or_create(
+        target_id=target_id, signature=signature,
+        defaults={"tables": tables, "table_size": table_size, "status": DatasetStatus.PREPARING},
+    )
+    return prepared
+
+
+def dataset_prepare_begin(*, prepared: PreparedDataset, job_id: int) -> None:
+    """Any state → preparing by this job; every other dataset of the target → dropped, in one transaction: they
+    use the same table names, so they are gone once this prepare begins."""
+    with transaction.atomic():
+        PreparedDataset.objects.filter(pk=prepared.pk).update(status=DatasetStatus.PREPARING, prepared_by_id=job_id)
+        PreparedDataset.objects.filter(target_id=prepared.target_id).exclude(pk=prepared.pk).update(
+            status=DatasetStatus.DROPPED)
+    prepared.status, prepared.prepared_by_id = DatasetStatus.PREPARING, job_id
+
+
+def dataset_prepare_end(*, prepared_id: int, status: str, prepare_s: float | None = None) -> bool:
+    """preparing → ready (with when and how long) or failed; False when the record was meanwhile dropped (another
+    dataset prepared on the target) or had ended."""
+    if status not in (DatasetStatus.READY, DatasetStatus.FAILED):
+        raise IllegalTransition(f"a prepare cannot end as {status!r}")
+    fields: dict[str, Any] = {"status": status}
+    if status == DatasetStatus.READY:
+        fields |= {"prepared_at": timezone.now(), "prepare_s": prepare_s}
+    return bool(PreparedDataset.objects.filter(pk=prepared_id, status__in=DATASET_SOURCES[status]).update(**fields))
+
+
+def dataset_dropped(*, target_id: int, signature: str) -> bool:
+    """The dataset's tables are gone from the target (dropped, or found changed): → dropped."""
+    return bool(PreparedDataset.objects.filter(target_id=target_id, signature=signature).update(
+        status=DatasetStatus.DROPPED))
