@@ -40,7 +40,7 @@ from django.db.models.signals import post_delete, post_save
 from redis.exceptions import RedisError
 
 from campaigns.cache_backend import NotCacheable
-from campaigns.models import Dataset, InstanceSpec, Job, JobResult, Product, Scenario, Target
+from campaigns.models import Campaign, Dataset, InstanceSpec, Job, JobResult, Product, Scenario, Target
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +155,9 @@ def _on_change(sender: Any, **kwargs: Any) -> None:
 def signals_connect() -> None:
     """Outdates cached comparisons when what they show changes: results, succeeded jobs (closing a job is
     bumped by execution.results.job_close, an UPDATE without signals), and the names, products and specs
-    of what was measured. Called once from CampaignsConfig.ready()."""
-    saved: tuple[type[Model], ...] = (JobResult, Product, InstanceSpec, Target, Scenario, Dataset)
+    of what was measured, and a campaign (its latency limit is its comparisons'). Called once from
+    CampaignsConfig.ready()."""
+    saved: tuple[type[Model], ...] = (JobResult, Product, InstanceSpec, Target, Scenario, Dataset, Campaign)
     for model in saved:
         post_save.connect(_on_change, sender=model, dispatch_uid=f"benchapp-cache-save-{model.__name__}")
     deleted: tuple[type[Model], ...] = (*saved, Job)

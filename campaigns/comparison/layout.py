@@ -295,6 +295,7 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
             published_beside = published_beside if selection.published_product else []
             products, groups = merge_published(products, groups, document_products, document_groups)
     names = [p["name"] for p in products]
+    sla_ms = selection.latency_limit() if groups else None
     # Which cells hold imported results: one query over the same jobs, keyed like the rows.
     imported = set(
         selection.jobs().filter(result__source=JobResult.Source.IMPORTED)
@@ -358,7 +359,8 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
         table["charts"] = _chart_series(table, names)
         plain_rows = cast(list[dict[str, Any]], rows)
         table["explain"] = [] if table["published"] else table_explanations(
-            plain_rows, names, comparison_curves({"products": products, "groups": [{"rows": plain_rows}]}))
+            plain_rows, names, comparison_curves({"products": products, "groups": [{"rows": plain_rows}]},
+                                                 sla_ms=sla_ms))
         table["body_html"] = table_body_html(table, products)
         tables.append(table)
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,

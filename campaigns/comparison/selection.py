@@ -8,7 +8,7 @@ from urllib.parse import quote
 from django.db.models import QuerySet
 
 from campaigns.comparison.scope import succeeded_jobs_condition
-from campaigns.models import Job
+from campaigns.models import Campaign, Job, Run
 
 
 @dataclass
@@ -27,6 +27,12 @@ class Selection:
     trusted_only: bool = False  # leave out cells whose validity verdict is suspect or invalid
     untrusted: bool = False  # count suspect and invalid cells in the conclusions (the table shows them either way)
     baseline: list[int] = field(default_factory=list)  # at most one: the product (or run) every Δ% is against
+    sla_ms: float | None = None  # a latency limit on the measured percentile; None: the campaign's, if one is named
+
+    def latency_limit(self) -> float | None:
+        """The latency limit the comparison reports against: the chosen one, else that of the one campaign the
+        selection names (by campaign, or by runs all of one campaign), else none."""
+        return sla_of(sla_ms=self.sla_ms, campaign_ids=self.campaign, run_ids=self.runs)
 
     def measured(self) -> bool:
         return bool(self.targets or self.products or self.campaign or self.runs or self.scenarios)
@@ -48,13 +54,30 @@ class Selection:
             parts.append("trusted_only=true")
         if self.baseline:
             parts.append(f"baseline={self.baseline[0]}")
+        if self.sla_ms is not None:
+            parts.append(f"sla_ms={self.sla_ms:g}")
         return "&".join(parts)
 
     def query_pairs(self) -> list[tuple[str, str]]:
         """The selection as the comparison page's query parameters, one (name, value) per value."""
         pairs = [(name, str(i)) for name, ids in self.__dict__.items() if isinstance(ids, list) for i in ids]
         pairs += [(name, "on") for name in ("trusted_only", "untrusted") if getattr(self, name)]
+        if self.sla_ms is not None:
+            pairs.append(("sla_ms", f"{self.sla_ms:g}"))
         return pairs
 
     def query_string(self) -> str:
         return "&".join(f"{name}={quote(value)}" for name, value in self.query_pairs())
+
+
+def sla_of(*, sla_ms: float | None, campaign_ids: list[int], run_ids: list[int]) -> float | None:
+    """A comparison's latency limit: sla_ms when given, else the campaign's (Campaign.sla_ms) when the comparison
+    names one campaign, or runs that are all of one campaign; else None. The page and the API share it."""
+    if sla_ms is not None:
+        return sla_ms
+    limits: dict[int, float | None] = {}  # campaign → its limit (one query for runs, one for campaigns)
+    if run_ids:
+        limits |= dict(Run.objects.filter(pk__in=run_ids).values_list("campaign_id", "campaign__sla_ms").distinct())
+    if set(campaign_ids) - set(limits):
+        limits |= dict(Campaign.objects.filter(pk__in=campaign_ids).values_list("pk", "sla_ms"))
+    return next(iter(limits.values())) if len(limits) == 1 else None

@@ -53,11 +53,12 @@ class CampaignForm(RowForm):
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
-                  "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server"]
+                  "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server", "sla_ms"]
         labels = {"share_server": "Share servers and client hosts with other runs that share",
                   "job_order": "Order of the jobs",
                   "remeasure_spoiled": "Measure a spoiled job again",
                   "quiet_s": "Watch for quiet before each job (s)",
+                  "sla_ms": "Latency limit (ms)",
                   "clients_min": "Client hosts per job", "clients_per_threads": "One more client per … threads",
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",

@@ -96,11 +96,17 @@ class ComparisonForm(forms.Form):
         required=False, label="Include untrusted cells",
         help_text="Count suspect and invalid cells in the conclusions (the table shows them either way).")
     baseline = IdListField(label="Baseline", help_text="The product (or run) every Δ% is against.")
+    sla_ms = forms.FloatField(
+        required=False, min_value=0.001, max_value=10_000_000, label="Latency limit (ms)",
+        help_text="On the percentile the jobs measured: each product's highest throughput that keeps it. Blank: "
+                  "the campaign's limit, if it has one.")
     # Switches set from the banner above the comparison, not from the list of what to compare.
     SWITCHES = ("trusted_only", "untrusted")
     # Set from the comparison itself (the banner's switch, the baseline links), carried as hidden fields.
     HIDDEN = ("trusted_only", "untrusted", "baseline")
 
+    # Fields of one value, not a list of ids.
+    SCALARS = ("sla_ms",)
     # Fields that take one id at most: a plain select with an empty choice.
     SINGLE = ("published_product", "published_spec")
 

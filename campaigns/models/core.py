@@ -473,6 +473,12 @@ class Campaign(models.Model):
         help_text="Seconds the server and the client host are watched for quiet before each job measures (others' "
                   "queries, a busy CPU); the job waits for quiet, at most a minute. 0: not watched.")
 
+    # A latency limit its comparisons report against (comparison.curves): the highest throughput that keeps it.
+    sla_ms = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.001), MaxValueValidator(10_000_000)],
+        help_text="A latency limit in ms on the percentile its jobs measure (p95 by default), e.g. 50: its "
+                  "comparisons report, per product, the highest throughput whose latency keeps it. Blank: none.")
+
     class JobOrder(models.TextChoices):
         INTERLEAVED = "interleaved", "interleaved: each repetition of a thread count on every target and variant in turn"
         BLOCKED = "blocked", "blocked: every job of a target (and variant) before the next one's"

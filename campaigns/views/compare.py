@@ -73,7 +73,8 @@ def _choices() -> tuple[dict[str, list[Any]], dict[int, set[int]]]:
 def request_selection(request: HttpRequest) -> tuple[ComparisonForm, Selection | None]:
     """The comparison's form bound to the request's query, and the Selection it stands for (None when the query
     chooses nothing or is invalid: the form says why). The share views read a comparison's query the same way."""
-    data: dict[str, Any] = {name: request.GET.getlist(name) for name in ComparisonForm.base_fields
+    data: dict[str, Any] = {name: request.GET.get(name) if name in ComparisonForm.SCALARS else request.GET.getlist(name)
+                            for name in ComparisonForm.base_fields
                             if name in request.GET and name not in ComparisonForm.SWITCHES}
     for switch in ComparisonForm.SWITCHES:
         if request.GET.get(switch) and data:

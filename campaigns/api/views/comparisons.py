@@ -20,7 +20,7 @@ from campaigns.comparison.curves import comparison_curves
 from campaigns.comparison.histogram import cell_histogram
 from campaigns.comparison.query import COMPARISON_CSV_COLUMNS, comparison_build, comparison_rows
 from campaigns.comparison.rows import Comparison
-from campaigns.comparison.selection import Selection
+from campaigns.comparison.selection import Selection, sla_of
 from campaigns.models import InstanceSpec
 
 
@@ -64,7 +64,9 @@ class ComparisonViewSet(viewsets.ViewSet):
                                          "runs; `by_run=false` pools them."),
             OpenApiParameter("sla_ms", OpenApiTypes.FLOAT,
                              description="A latency limit in ms on the percentile the jobs measured: each curve gives "
-                                         "the highest QPS that keeps to it (`sla_threads`, `sla_qps`)."),
+                                         "the highest QPS that keeps to it (`sla_threads`, `sla_qps`). By default the "
+                                         "campaign's `sla_ms` when the comparison names one campaign (or runs of "
+                                         "one)."),
             format_parameter("csv: one line per (dataset, scenario, spec, threads, product) cell."),
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
@@ -101,7 +103,8 @@ class ComparisonViewSet(viewsets.ViewSet):
             spec_ids = {r["spec_id"] for g in comparison["groups"] for r in g["rows"] if r["spec_id"] is not None}
             prices = {pk: float(price) for pk, price in InstanceSpec.objects.filter(
                 pk__in=spec_ids, price_per_hour__isnull=False).values_list("pk", "price_per_hour") if price}
-            comparison["curves"] = comparison_curves(comparison, sla_ms=data.get("sla_ms"), prices=prices)
+            comparison["curves"] = comparison_curves(comparison, prices=prices, sla_ms=sla_of(
+                sla_ms=data.get("sla_ms"), campaign_ids=data.get("campaign") or [], run_ids=data.get("runs") or []))
             return comparison
 
         if request.accepted_renderer.format == "csv":
