@@ -583,6 +583,9 @@ BENCHAPP_CHECK_RATE_USER = envrate("BENCHAPP_CHECK_RATE_USER", "30/hour")
 # (a file, a command, a library, authentication, read-only mode, connection limits, data safety) is refused at
 # start-up (campaigns.apps).
 BENCHAPP_VARIANT_SETTINGS_EXTRA = os.environ.get("BENCHAPP_VARIANT_SETTINGS_EXTRA", "")
+# The largest memory size a settings variant may ask of a server whose memory benchapp does not know (no instance
+# spec with memory, not on this machine), in MiB.
+BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB = int(os.environ.get("BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB", "4096"))
 # Share links (/s/<token>/, no login): requests per client address, over every link (campaigns/ratelimit.py).
 BENCHAPP_SHARE_RATE_ADDRESS = envrate("BENCHAPP_SHARE_RATE_ADDRESS", "60/minute")
 INSTALLED_APPS += ["axes"]

@@ -417,10 +417,12 @@ def size_text(number: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """What benchapp knows of a target server's memory: bytes, and where the figure comes from."""
+    """What benchapp knows of a target server's memory: bytes, and where the figure comes from. Not known: the
+    most benchapp allows where it does not know the server's memory (BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB)."""
 
     bytes: int
     source: str
+    known: bool = True
 
 
 def setting_allowed(driver: str, name: str, value: str, *, memory: Memory | None = None) -> tuple[str, str]:
@@ -471,6 +473,9 @@ def setting_allowed(driver: str, name: str, value: str, *, memory: Memory | None
     if high is not None and number > high:
         return "", f"{name}: {text} is more than its highest value here, {_bound_text(allowed, high)}"
     if allowed.memory and memory is not None and number > memory.bytes:
+        if not memory.known:
+            return "", (f"{name}: {text} ({size_text(number)}) is more than {size_text(memory.bytes)}, the most "
+                        f"benchapp allows where it does not know the server's memory ({memory.source})")
         return "", (f"{name}: {text} ({size_text(number)}) is more than the server's memory, "
                     f"{size_text(memory.bytes)} ({memory.source})")
     return shown, ""

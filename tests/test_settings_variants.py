@@ -23,7 +23,7 @@ from campaigns.settings_variants import (
     variants_format,
     variants_parse,
 )
-from tests.factories import CampaignFactory, ProductFactory, ScenarioFactory, TargetFactory
+from tests.factories import CampaignFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory, TargetFactory
 from tests.helpers.users import client_for, make_user
 
 
@@ -295,3 +295,24 @@ def test_a_launch_holds_the_variants_to_the_allowlist_again():
     with pytest.raises(services.VariantsRefused,
                        match="target 'elsewhere 2', variant 'x': init_connect: refused for good"):
         services.campaign_launch(campaign=Campaign.objects.get(pk=campaign.pk))
+
+
+@pytest.mark.django_db
+def test_a_server_of_unknown_memory_takes_no_memory_size_beyond_the_cap_and_the_refusal_says_how_to_allow_more(
+        settings):
+    from campaigns.services.variants import variants_allowlist_check
+
+    settings.BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB = 4096
+    remote = TargetFactory(name="remote, no spec", host="192.0.2.50", spec=None)
+    huge = [{"name": "huge", "mysql": {"innodb_buffer_pool_size": "1T"}, "pgsql": {"work_mem": "2TB"}}]
+    with pytest.raises(ValidationError) as caught:
+        variants_allowlist_check(variants=huge, targets=[remote])
+    text = " ".join(caught.value.message_dict["variants"])
+    assert ("innodb_buffer_pool_size: 1T (1 TiB) is more than 4 GiB, the most benchapp allows where it does not know "
+            "the server's memory (give target 'remote, no spec' an instance spec with its memory to allow more)") in text
+    assert variants_allowlist_check(variants=[{"name": "fits", "mysql": {"innodb_buffer_pool_size": "2G"}}],
+                                    targets=[remote])
+    # Its spec's memory known, the same size is held to that instead.
+    big = TargetFactory(name="remote, big spec", host="192.0.2.51",
+                        spec=InstanceSpecFactory(label="2 TB box", memory_gb=2048))
+    assert variants_allowlist_check(variants=huge, targets=[big])

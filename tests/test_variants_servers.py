@@ -13,6 +13,7 @@ from django.test import Client as PageClient
 
 from campaigns import roles, services
 from campaigns.comparison.query import comparison_build
+from campaigns.execution import variants as execution_variants
 from campaigns.execution.dispatch import run_advance
 from campaigns.execution.phases import JobFailure, target_connection
 from campaigns.execution.results import job_close
@@ -248,7 +249,11 @@ def test_settings_a_server_cannot_take_at_run_time_are_refused_when_the_campaign
 
 @pytest.mark.django_db(transaction=True)
 def test_a_job_fails_naming_the_setting_its_server_did_not_take_and_its_end_puts_the_rest_back(
-        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str) -> None:
+        own_mariadb: MariaDBServer, own_postgres: PostgresServer, own_queue: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The values are out of the allowlist's bounds, which variant_apply holds first: past it, the server's own
+    # answer is what this test reads.
+    monkeypatch.setattr(execution_variants, "allowlist_problem", lambda driver, wanted: "")
     maria, pg = _targets(own_mariadb, own_postgres, suffix=" 5")
     scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-5", tables=1, table_size=100))
     campaign = services.campaign_create(name="variants odd", targets=[maria, pg], scenarios=[scenario], threads=[1])
@@ -404,7 +409,7 @@ def _bypassed_job(run: Run, target: Target, scenario: Any, settings: dict[str, s
 
 @pytest.mark.django_db(transaction=True)
 def test_a_lock_out_and_a_log_into_the_config_file_are_refused_and_if_bypassed_put_back_before_measuring(
-        lockable_postgres: PostgresServer, own_queue: str) -> None:
+        lockable_postgres: PostgresServer, own_queue: str, monkeypatch: pytest.MonkeyPatch) -> None:
     server = lockable_postgres
     pg = services.target_create(name="PostgreSQL (lockable)", product=ProductFactory(name="PG lockable",
                                                                                      engine="postgresql"),
@@ -420,6 +425,17 @@ def test_a_lock_out_and_a_log_into_the_config_file_are_refused_and_if_bypassed_p
                    for name in settings), text
     scenario = ScenarioFactory(dataset=DatasetFactory(name="variants-tiny-7", tables=1, table_size=100))
     campaign = services.campaign_create(name="evil bypassed", targets=[pg], scenarios=[scenario], threads=[1])
+    # A job row written past the services' checks is refused before anything reaches the server.
+    for settings in (lock_out, config_log):
+        job = _bypassed_job(Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue), pg,
+                            scenario, settings)
+        with pytest.raises(JobFailure, match="refused before it reached the server: .*refused for good"):
+            variant_apply(job, target_connection(target=pg))
+        assert not SettingsChange.objects.filter(job=job).exists(), "nothing was changed, nothing to put back"
+        job_close(job, status=Job.Status.FAILED, error="refused")
+        run_advance(run_id=job.run_id)
+    # With that check bypassed too, the kept session puts the change back before anything measures.
+    monkeypatch.setattr(execution_variants, "allowlist_problem", lambda driver, wanted: "")
     for settings, cause in ((lock_out, "a new session cannot log in and run a query"),
                             (config_log, "the server's configuration files no longer parse")):
         run = Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, queue=own_queue)

@@ -43,6 +43,7 @@ from campaigns.server_settings import (
     settings_read,
     settings_read_back,
 )
+from campaigns.settings_allowlist import settings_allowed
 from campaigns.sysbench.command import Connection
 
 log = logging.getLogger(__name__)
@@ -172,6 +173,13 @@ def _restore_at_once(job: Job, change: SettingsChange, kept: KeptSession, conn: 
                      "job failed before measuring")
 
 
+def allowlist_problem(driver: str, wanted: dict[str, str]) -> str:
+    """Why the allowlist (names, kinds and fixed bounds) refuses these settings, "" when it takes them all: a job
+    row written past the services' checks is held to it too. Memory sizes are held at save and launch."""
+    _, refused = settings_allowed(driver, wanted)
+    return "; ".join(refused)
+
+
 def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
     """Applies the job's variant to its target and reads every setting back: the snapshot's "variant" part
     ({"name", "settings": {setting: {"wanted", "got", "original"}}}), None for a job without a variant.
@@ -186,6 +194,9 @@ def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
     own = own_server_problem(host=target.host, port=target.port)
     if own:  # checked at save and launch; again here, since a name can resolve elsewhere by now
         raise JobFailure(f"settings variant {job.variant!r}: {own}")
+    refused = allowlist_problem(conn.driver, wanted)
+    if refused:  # checked at save and launch; again here, before anything reaches the server
+        raise JobFailure(f"settings variant {job.variant!r}: refused before it reached the server: {refused}")
     try:
         with server_lock(target):
             for change in open_on_server(target):

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
@@ -32,9 +33,10 @@ from campaigns.settings_variants import VariantError, variant_settings, variants
 log = logging.getLogger(__name__)
 
 
-def target_memory(target: Target) -> Memory | None:
+def target_memory(target: Target) -> Memory:
     """The target server's memory where benchapp knows it: its instance spec's, else this machine's when the
-    target is on it; None otherwise (sizes are then held to their fixed bounds only)."""
+    target is on it; otherwise the most benchapp allows without knowing (BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB), so
+    that a variant cannot ask a server of unknown size for a terabyte."""
     spec = target.spec
     if spec is not None and spec.memory_gb and spec.memory_gb > 0:
         return Memory(int(spec.memory_gb * GIB), f"instance spec '{spec.label}'")
@@ -43,7 +45,8 @@ def target_memory(target: Target) -> Memory | None:
 
         total = int(psutil.virtual_memory().total)
         return Memory(total, "this machine's, where the target runs")
-    return None
+    return Memory(django_settings.BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB * 1024 * 1024,
+                  f"give target '{target.name}' an instance spec with its memory to allow more", known=False)
 
 
 def variants_allowlist_check(*, variants: list[dict[str, Any]], targets: Iterable[Target],
