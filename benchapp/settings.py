@@ -586,6 +586,9 @@ BENCHAPP_VARIANT_SETTINGS_EXTRA = os.environ.get("BENCHAPP_VARIANT_SETTINGS_EXTR
 # The largest memory size a settings variant may ask of a server whose memory benchapp does not know (no instance
 # spec with memory, not on this machine), in MiB.
 BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB = int(os.environ.get("BENCHAPP_VARIANT_MEMORY_UNKNOWN_MIB", "4096"))
+# Hours the reconciler keeps trying to put back a variant's settings on a server that does not answer, before it holds
+# the server for a person to confirm (campaigns.execution.variants.settings_changes_sweep).
+BENCHAPP_VARIANT_RESTORE_HOLD_H = int(os.environ.get("BENCHAPP_VARIANT_RESTORE_HOLD_H", "24"))
 # Share links (/s/<token>/, no login): requests per client address, over every link (campaigns/ratelimit.py).
 BENCHAPP_SHARE_RATE_ADDRESS = envrate("BENCHAPP_SHARE_RATE_ADDRESS", "60/minute")
 INSTALLED_APPS += ["axes"]

@@ -14,12 +14,14 @@ person confirms (campaigns.services.variants.settings_confirm).
 """
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, NoReturn
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
@@ -245,7 +247,9 @@ def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
 
 def variant_restore(*, job_id: int) -> list[str]:
     """Puts back what the job's variant changed (at the job's end, whatever it was); why, for each change that
-    could not be put back on a server that answers (the server is held: the job fails with it)."""
+    could not be put back on a server that answers (the server is held: the job fails with it). A server that
+    cannot be reached keeps the change open: the job's notes say so, its run page shows it, no job starts on the
+    server meanwhile (turns.target_busy), and the reconciler tries again (settings_changes_sweep)."""
     changes = list(SettingsChange.objects.filter(job_id=job_id, restored_at__isnull=True, held_at__isnull=True)
                    .select_related("target"))
     held: list[str] = []
@@ -255,7 +259,20 @@ def variant_restore(*, job_id: int) -> list[str]:
             if change.restored_at is None and change.held_at is None and not change_restore(change):
                 if change.held_at is not None:
                     held.append(change.restore_error)
+                else:
+                    _note_pending(job_id, change)
     return held
+
+
+def _note_pending(job_id: int, change: SettingsChange) -> None:
+    target = change.target
+    note = (f"settings variant {change.variant!r} not yet put back on {target.host}:{target.port}: the server "
+            f"could not be reached ({change.restore_error}); benchapp tries again every {RESTORE_RETRY_S} s, no job "
+            f"starts on that server until they are back, and after {settings.BENCHAPP_VARIANT_RESTORE_HOLD_H} h "
+            "the server is held for a person to confirm")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE campaigns_job SET notes = notes || %s::jsonb WHERE id = %s",
+                       [json.dumps([note[:2000]]), job_id])
 
 
 def settings_changes_sweep(*, now: Any = None) -> int:
@@ -268,10 +285,20 @@ def settings_changes_sweep(*, now: Any = None) -> int:
                     .filter(Q(job__isnull=True) | Q(job__status__in=Job.FINISHED, job__run__queue__in=own_queues()))
                     .values_list("pk", flat=True))
     done = 0
+    give_up_before = now - timedelta(hours=settings.BENCHAPP_VARIANT_RESTORE_HOLD_H)
     for pk in list(open_changes):
-        change = SettingsChange.objects.select_related("target").get(pk=pk)
+        change = SettingsChange.objects.select_related("target", "job").get(pk=pk)
         with server_lock(change.target):
-            change = SettingsChange.objects.select_related("target").get(pk=pk)
-            if change.restored_at is None and change.held_at is None:
-                done += int(change_restore(change))
+            change = SettingsChange.objects.select_related("target", "job").get(pk=pk)
+            if change.restored_at is not None or change.held_at is not None:
+                continue
+            if change_restore(change):
+                done += 1
+                continue
+            ended = change.job.finished_at if change.job is not None else change.created_at
+            if change.held_at is None and ended is not None and ended < give_up_before:
+                # Tried for that long: a person decides now (the server may be gone, or back under another name).
+                change_hold(change, conn=None, cause=(
+                    f"the server has not answered for {settings.BENCHAPP_VARIANT_RESTORE_HOLD_H} h since the job "
+                    f"ended: {change.restore_error}"))
     return done

@@ -7,6 +7,14 @@ from django.db import models
 from campaigns.models.core import Job, Target
 
 
+class SettingsChangeQuerySet(models.QuerySet["SettingsChange"]):
+    def pending_restore(self) -> SettingsChangeQuerySet:
+        """Changes of finished jobs that could not be put back yet because their server did not answer (neither
+        restored nor held, a failed try recorded): the run and job pages say so."""
+        return self.filter(restored_at__isnull=True, held_at__isnull=True, job__status__in=Job.FINISHED,
+                           restore_tried_at__isnull=False)
+
+
 class SettingsChange(models.Model):
     """One change of a target server's global settings for one job's variant: the values found before (written
     here, and committed, before anything on the server changes), the values wanted, and when they were put back.
@@ -40,6 +48,8 @@ class SettingsChange(models.Model):
     confirmed_at = models.DateTimeField(null=True, blank=True)
     confirmed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                      related_name="+")
+
+    objects = SettingsChangeQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]

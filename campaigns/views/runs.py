@@ -152,6 +152,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "changes": run_changes(run, jobs),
         "held": list(SettingsChange.objects.filter(job__run=run, held_at__isnull=False).select_related(
             "target", "confirmed_by")),
+        "pending_restore": list(SettingsChange.objects.pending_restore().filter(job__run=run).select_related(
+            "target")),
         "invalid_left_out": sum(1 for j in jobs if j.verdict == Job.Verdict.INVALID),
         "waiting_for_target": [j for j in jobs if j.waiting_for_target()],
         "retryable": sum(1 for j in jobs if j.status in (Job.Status.FAILED, Job.Status.CANCELLED)),
@@ -292,6 +294,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
                             .order_by("host_name")),
         "can_edit": roles.can_edit(request.user), "failure": job_failure(job),
         "held": list(job.settings_changes.filter(held_at__isnull=False).select_related("target", "confirmed_by")),
+        "pending_restore": list(SettingsChange.objects.pending_restore().filter(job=job).select_related("target")),
         "per_client": _per_client(result, clients),
         # Clients whose share went to another host (its first host lost before it measured): every send of it.
         "attempts": [(client, client.attempt_history()) for client in clients if client.earlier_attempts],

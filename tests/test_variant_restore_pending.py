@@ -1,0 +1,76 @@
+"""A variant's settings that cannot be put back because the server does not answer are not forgotten: the job's
+notes and the run and job pages say so, no job starts on that server meanwhile, the reconciler tries again, and
+after BENCHAPP_VARIANT_RESTORE_HOLD_H hours the server is held for a person to confirm."""
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from campaigns.execution.turns import target_busy
+from campaigns.execution.variants import settings_changes_sweep, variant_restore
+from campaigns.models import Job, SettingsChange
+from tests.factories import JobFactory, TargetFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A port bound on loopback and never listened on: a connection to it is refused while the test runs."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def _changed_then_gone(port: int) -> tuple[Job, SettingsChange]:
+    """A job that ended under a variant whose server is gone (nothing answers on its port)."""
+    target = TargetFactory(name="gone server", port=port)
+    job = JobFactory(target=target, status=Job.Status.SUCCEEDED, variant="flush=2",
+                     variant_settings={"innodb_flush_log_at_trx_commit": "2"},
+                     finished_at=timezone.now() - timedelta(minutes=5))
+    change = SettingsChange.objects.create(
+        job=job, target=target, variant="flush=2", wanted={"innodb_flush_log_at_trx_commit": "2"},
+        originals={"innodb_flush_log_at_trx_commit": {"value": "1", "in_auto_conf": False}},
+        applied_at=timezone.now() - timedelta(minutes=6))
+    return job, change
+
+
+def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_holds_the_server_later(
+        refused_port, role_client, settings):
+    job, change = _changed_then_gone(refused_port)
+    assert variant_restore(job_id=job.pk) == [], "an unreachable server is not a held one"
+    job.refresh_from_db()
+    change.refresh_from_db()
+    assert change.restored_at is None and change.held_at is None and change.restore_tried_at is not None
+    (note,) = [n for n in job.notes if "not yet put back" in n]
+    assert f"settings variant 'flush=2' not yet put back on 127.0.0.1:{refused_port}" in note
+    assert "no job starts on that server until they are back" in note
+    client = role_client("viewer")
+    for url in (f"/runs/{job.run_id}/", f"/jobs/{job.pk}/"):
+        page = client.get(url).content.decode()
+        assert 'data-testid="settings-pending"' in page and f"127.0.0.1:{refused_port}" in page, url
+    # No other job starts on that server meanwhile.
+    other = JobFactory(target=TargetFactory(name="same server", port=refused_port, database="other"),
+                       status=Job.Status.PREPARING, claimed_at=timezone.now())
+    assert target_busy(other) is not None
+
+    # The reconciler tries again; within the hours it only records the try.
+    SettingsChange.objects.filter(pk=change.pk).update(restore_tried_at=timezone.now() - timedelta(minutes=1))
+    settings.BENCHAPP_VARIANT_RESTORE_HOLD_H = 1
+    settings_changes_sweep()
+    change.refresh_from_db()
+    assert change.held_at is None
+    # Once the job ended longer ago than that, a person decides: the server is held, the page says what to run.
+    Job.objects.filter(pk=job.pk).update(finished_at=timezone.now() - timedelta(hours=2))
+    SettingsChange.objects.filter(pk=change.pk).update(restore_tried_at=timezone.now() - timedelta(minutes=1))
+    settings_changes_sweep()
+    change.refresh_from_db()
+    assert change.held_at is not None and change.is_held()
+    assert "the server has not answered for 1 h since the job ended" in change.restore_error
+    assert "innodb_flush_log_at_trx_commit" in change.dba_sql
+    page = client.get(f"/runs/{job.run_id}/").content.decode()
+    assert 'data-testid="settings-held"' in page and 'data-testid="settings-pending"' not in page
