@@ -84,6 +84,16 @@ def webhook_notify_task(self: Any, run_id: int, regression_ids: list[int]) -> No
                               final_attempt=self.request.retries >= self.max_retries)
 
 
+@shared_task(bind=True, ignore_result=True, acks_late=False, autoretry_for=(WebhookFailed,),
+             max_retries=WEBHOOK_MAX_RETRIES, retry_backoff=WEBHOOK_BACKOFF_S, retry_backoff_max=WEBHOOK_BACKOFF_MAX_S,
+             retry_jitter=True, soft_time_limit=30, time_limit=60)
+def settings_held_notify_task(self: Any, change_id: int) -> None:
+    from campaigns.monitoring.notifications import settings_held_notify
+
+    settings_held_notify(change_id=change_id, first_attempt=self.request.retries == 0,
+                         final_attempt=self.request.retries >= self.max_retries)
+
+
 @shared_task(ignore_result=True)
 def retention_sweep_task() -> dict[str, int]:
     from campaigns.services.retention import retention_sweep

@@ -10,10 +10,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from campaigns.execution import dispatch
 from campaigns.execution.turns import target_busy
+from campaigns.monitoring.notifications import settings_held_notify
 from campaigns.execution.variants import settings_changes_sweep, variant_restore
 from campaigns.models import Job, SettingsChange
+from campaigns.models import Campaign
 from tests.factories import JobFactory, TargetFactory
+from tests.helpers.monitoring import WebhookReceiver
 
 pytestmark = pytest.mark.django_db
 
@@ -39,9 +43,38 @@ def _changed_then_gone(port: int) -> tuple[Job, SettingsChange]:
     return job, change
 
 
+class _Sent:
+    def __init__(self) -> None:
+        self.tasks: list[tuple[str, list[int]]] = []
+
+    def __getattr__(self, name: str) -> object:
+        sent = self
+
+        class _Task:
+            def apply_async(self, *, args: list[int], queue: str, **_: object) -> None:
+                sent.tasks.append((name, list(args)))
+        return _Task()
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    hook = WebhookReceiver()
+    try:
+        yield hook
+    finally:
+        hook.close()
+
+
 def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_holds_the_server_later(
-        refused_port, role_client, settings):
+        refused_port, role_client, settings, monkeypatch, receiver, mailoutbox, django_capture_on_commit_callbacks):
+    sent = _Sent()
+    monkeypatch.setattr(dispatch, "_tasks", lambda: sent)
+    settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True
     job, change = _changed_then_gone(refused_port)
+    campaign = job.run.campaign
+    campaign.set_webhook_url(receiver.url)
+    campaign.save()
+    Campaign.objects.filter(pk=campaign.pk).update(notify_emails="dba@example.com")
     assert variant_restore(job_id=job.pk) == [], "an unreachable server is not a held one"
     job.refresh_from_db()
     change.refresh_from_db()
@@ -67,8 +100,19 @@ def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_hol
     # Once the job ended longer ago than that, a person decides: the server is held, the page says what to run.
     Job.objects.filter(pk=job.pk).update(finished_at=timezone.now() - timedelta(hours=2))
     SettingsChange.objects.filter(pk=change.pk).update(restore_tried_at=timezone.now() - timedelta(minutes=1))
-    settings_changes_sweep()
+    assert sent.tasks == [], "nothing told while benchapp still tries"
+    with django_capture_on_commit_callbacks(execute=True):
+        settings_changes_sweep()
     change.refresh_from_db()
+    # The campaign's people hear of it once: its task is sent with the change's id (never the URL), and it posts
+    # what a DBA must run and where to confirm.
+    assert sent.tasks == [("settings_held_notify_task", [change.pk])]
+    settings_held_notify(change_id=change.pk)
+    (body,) = receiver.bodies
+    assert body["event"] == "settings_held" and body["server"] == f"127.0.0.1:{refused_port}"
+    assert "innodb_flush_log_at_trx_commit" in body["dba_sql"] and body["confirm"].endswith("/settings-confirm/")
+    (mail,) = mailoutbox
+    assert mail.to == ["dba@example.com"] and "NOT put back" in mail.body
     assert change.held_at is not None and change.is_held()
     assert "the server has not answered for 1 h since the job ended" in change.restore_error
     assert "innodb_flush_log_at_trx_commit" in change.dba_sql

@@ -43,6 +43,11 @@ def _send(task_name: str, **options: Any) -> None:
                     options.get("args"), exc)
 
 
+def settings_held_notify_send(*, change_id: int) -> None:
+    """Has the campaign's recipients and webhook told that a change's settings are held (after commit)."""
+    transaction.on_commit(lambda: _send("settings_held_notify_task", args=[change_id], queue=server_queue()))
+
+
 def job_next(*, run_id: int) -> Job | None:
     """The run's next job to send: the first pending one by position, leaving out the jobs on a target that a job
     of the run waits for (their turn comes at that job's next try; meanwhile other targets' jobs go on)."""

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
 from campaigns.endpoints import own_server_problem
+from campaigns.execution.dispatch import settings_held_notify_send
 from campaigns.execution.hosts import own_queues
 from campaigns.execution.phases import JobFailure, TargetUnreachable, target_connection
 from campaigns.execution.sealed import holds_field_key, job_password
@@ -102,6 +103,8 @@ def change_hold(change: SettingsChange, *, cause: str, conn: Connection | None) 
                                                        restore_tried_at=now)
     change.held_at, change.dba_sql, change.restore_error = now, dba_sql, message[:2000]
     log.error("settings of %s NOT put back, server held: %s\n%s", change, cause, dba_sql)
+    if change.job_id is not None:
+        settings_held_notify_send(change_id=change.pk)
     return message
 
 

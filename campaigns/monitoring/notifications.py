@@ -14,7 +14,7 @@ from django.utils import timezone
 from campaigns import execution
 from campaigns.counters import counter_add
 from campaigns.crypto import DecryptionError
-from campaigns.models import Campaign, Run
+from campaigns.models import Campaign, Run, SettingsChange
 from campaigns.models.monitoring import Regression
 from campaigns.webhooks import WEBHOOK_MAX_RETRIES, WebhookFailed, WebhookRefused, webhook_post
 
@@ -149,3 +149,41 @@ def runs_no_worker_notify(*, now: Any = None) -> list[int]:
             except (WebhookRefused, WebhookFailed, DecryptionError) as exc:
                 log.warning("webhook of campaign %s about run %s without a worker: %s", campaign.pk, run.pk, exc)
     return told
+
+
+def settings_held_notify(*, change_id: int, first_attempt: bool = True, final_attempt: bool = False) -> None:
+    """Tells the campaign's e-mail recipients and webhook that a settings variant could not be put back and its
+    server is held (execution.variants.change_hold): what a DBA must run, and where to confirm. Once per hold (the
+    task is sent once, when the change is held); WebhookFailed is the task's to retry, the mail is sent on the
+    first attempt only."""
+    change = (SettingsChange.objects.filter(pk=change_id, held_at__isnull=False)
+              .select_related("target", "job__run__campaign").first())
+    if change is None or change.job is None:
+        return
+    run, target = change.job.run, change.target
+    campaign = run.campaign
+    text = (f"benchapp: settings of variant {change.variant!r} (job #{change.job_id}, run #{run.pk} of "
+            f"{campaign.name}) were NOT put back on {target.host}:{target.port}; no job starts on that server until "
+            f"a person has put them back and confirmed it. A DBA must run, as a superuser:\n{change.dba_sql}")
+    recipients = _recipients(campaign)
+    if recipients and first_attempt:
+        try:
+            send_mail(f"benchapp: settings not put back on {target.host}:{target.port}", text, None, recipients)
+        except Exception:  # a mail server problem must not stop the webhook
+            log.exception("could not e-mail the recipients of campaign %s about held settings", campaign.pk)
+    if not campaign.has_webhook():
+        return
+    payload = {"text": text, "event": "settings_held", "run_id": run.pk, "job_id": change.job_id,
+               "campaign": campaign.name, "target": target.name, "server": f"{target.host}:{target.port}",
+               "variant": change.variant, "dba_sql": change.dba_sql,
+               "confirm": f"/api/v1/targets/{target.pk}/settings-confirm/"}
+    try:
+        webhook_post(campaign.get_webhook_url(), payload, allow_private=settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE)
+    except (WebhookRefused, DecryptionError) as exc:
+        log.warning("webhook of campaign %s about held settings of job %s: %s", campaign.pk, change.job_id, exc)
+    except WebhookFailed as exc:
+        if final_attempt:
+            log.warning("webhook of campaign %s about held settings of job %s failed: %s", campaign.pk,
+                        change.job_id, exc)
+            return
+        raise
