@@ -84,3 +84,44 @@ def test_an_uploaded_workload_runs_only_on_a_target_whose_owner_allows_it():
     assert api.patch(f"/api/v1/targets/{target.pk}/", {"workloads_allowed": True}, format="json").status_code == 200
     assert services.campaign_launch(campaign=campaign, user=owner).jobs.count() == 1
     assert WorkloadVersion.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_schedule_fires_as_its_owner_and_a_rerun_as_its_user_held_to_the_same_targets():
+    from campaigns import monitoring, services
+    from campaigns.models import CampaignSchedule, Job, Run, ScheduleFiring
+    from campaigns.services.launch import TargetForbidden
+    from tests.factories import CampaignFactory, TargetFactory
+
+    victim = make_user(roles.OPERATOR, "sched-victim")
+    attacker = make_user(roles.OPERATOR, "sched-attacker")
+    target = TargetFactory(name="victims nightly db", created_by=victim)
+    campaign = CampaignFactory(targets=[target], scenarios=[ScenarioFactory()], threads=[1], created_by=victim)
+    # The attacker's schedule of the victim's campaign fires as the attacker: refused, naming the target.
+    theirs = monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="0 2 * * *",
+                                                                created_by=attacker))
+    firing = monitoring.schedule_fire(schedule_id=theirs.pk)
+    assert firing.outcome == ScheduleFiring.Outcome.SKIPPED, firing.reason
+    assert "target 'victims nightly db' is sched-victim's" in firing.reason
+    assert not Run.objects.filter(campaign=campaign).exists()
+    # The owner's own schedule fires, and the run says who it ran for.
+    mine = monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="0 3 * * *",
+                                                              created_by=victim))
+    firing = monitoring.schedule_fire(schedule_id=mine.pk)
+    assert firing.outcome == ScheduleFiring.Outcome.LAUNCHED, firing.reason
+    run = firing.run
+    # Its failed jobs retried by the attacker: refused; by the owner: a new run.
+    Job.objects.filter(run=run).update(status=Job.Status.FAILED, phase=Job.Phase.DONE)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED)
+    run.refresh_from_db()
+    with pytest.raises(TargetForbidden, match="victims nightly db"):
+        services.run_rerun(run=run, user=attacker)
+    assert services.run_rerun(run=run, user=victim).rerun_of_id == run.pk
+    # A schedule whose owner's account is gone fires nothing, and says why.
+    gone = monitoring.schedule_save(schedule=CampaignSchedule(campaign=campaign, cron="0 4 * * *",
+                                                              created_by=make_user(roles.OPERATOR, "sched-gone")))
+    gone.created_by.is_active = False
+    gone.created_by.save()
+    Run.objects.filter(campaign=campaign).update(status=Run.Status.SUCCEEDED)
+    firing = monitoring.schedule_fire(schedule_id=gone.pk)
+    assert firing.outcome == ScheduleFiring.Outcome.SKIPPED and "owner's account is gone or inactive" in firing.reason

@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -90,9 +91,16 @@ def schedule_fire(*, schedule_id: int) -> ScheduleFiring | None:
                 schedule=schedule, outcome=ScheduleFiring.Outcome.SKIPPED,
                 reason=f"previous run #{active.pk} is still {active.status}",
             )
+        owner_id = schedule.owner_id()
+        owner = get_user_model().objects.filter(pk=owner_id, is_active=True).first() if owner_id else None
+        if owner_id and owner is None:
+            return ScheduleFiring.objects.create(
+                schedule=schedule, outcome=ScheduleFiring.Outcome.SKIPPED,
+                reason="its owner's account is gone or inactive: an admin may take the schedule over")
         try:
+            # As its owner: a schedule runs only on targets its owner may use (services.targets.target_may_use).
             run = campaign_launch(
-                campaign=schedule.campaign, trigger=Run.Trigger.SCHEDULED,
+                campaign=schedule.campaign, user=owner, trigger=Run.Trigger.SCHEDULED,
                 label=f"scheduled: {schedule.label or schedule.cron}",
                 idempotency_key=f"schedule-{schedule.pk}-{now:%Y%m%d%H%M}",
             )

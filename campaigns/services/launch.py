@@ -88,12 +88,7 @@ def campaign_launch(
     campaign_ddl_check(planned=planned)
     variants_launch_check(jobs=[(p.target, p.variant, p.variant_settings) for p in planned])
     host_bounds_check(planned=planned)
-    try:
-        targets_use_check(user=user, targets={p.target.pk: p.target for p in planned}.values())
-        # (At launch, where code would run: an imported run's campaign names its workload and target too.)
-        workload_targets_check(pairs=[(p.target, p.scenario) for p in planned])
-    except ValidationError as exc:
-        raise TargetForbidden(" ".join(exc.messages)) from None
+    _targets_allowed(user=user, pairs=[(p.target, p.scenario) for p in planned])
 
     def jobs(run: Run) -> list[Job]:
         return [Job(run=run, target=p.target, scenario=p.scenario, threads=p.threads, repetition=p.repetition,
@@ -134,6 +129,9 @@ def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
                                            table_size=j.table_size, clients=j.clients_needed, time_s=j.run_time_s(),
                                            warmup_s=j.warmup_time_s()) for j in originals])
     variants_launch_check(jobs=[(j.target, j.variant, dict(j.variant_settings or {})) for j in originals])
+    # Whoever runs it again is held to the targets as a launch is: a run of someone else's target is not theirs to
+    # repeat, and a target that no longer allows uploaded workloads runs none again.
+    _targets_allowed(user=user, pairs=[(j.target, j.scenario) for j in originals])
 
     def jobs(new: Run) -> list[Job]:
         return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,
@@ -145,6 +143,17 @@ def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
     what = "retry of the failed jobs of" if scope == Run.Rerun.FAILED else "run again of"
     return _run_insert(campaign=run.campaign, jobs=jobs, user=user, trigger=trigger, idempotency_key=idempotency_key,
                        label=f"{what} run #{run.pk}"[:200], rerun_of=run, rerun=scope)
+
+
+def _targets_allowed(*, user: Any, pairs: list[tuple[Any, Any]]) -> None:
+    """TargetForbidden naming the first target `user` may not run benchmarks on, or whose owner does not allow the
+    uploaded workload a scenario runs (services.targets)."""
+    try:
+        targets_use_check(user=user, targets={t.pk: t for t, _ in pairs}.values())
+        # (At launch, where code would run: an imported run's campaign names its workload and target too.)
+        workload_targets_check(pairs=pairs)
+    except ValidationError as exc:
+        raise TargetForbidden(" ".join(exc.messages)) from None
 
 
 def _run_insert(*, campaign: Campaign, jobs: Callable[[Run], list[Job]], user: Any, trigger: str,
