@@ -1,23 +1,34 @@
 """API for workloads of one's own: upload (JSON or multipart), new versions, and what sysbench said of each.
 
 Every write calls campaigns.services.workloads.workload_save, as the pages and bundle imports do; writes need
-the operator role (RolePermission's default for POST): a script is code that runs on client hosts.
+the operator role (RolePermission's default for POST): a script is code that runs on client hosts. A multipart
+body is read by WorkloadMultiPartParser, which refuses a file name Django would cut (`../x.lua`, `lib/x.lua`).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from django.http import QueryDict
+from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
+from django.http.multipartparser import MultiPartParserError
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import (  # type: ignore[attr-defined]  # get_encoding: DRF 3.18, newer than its stubs
+    DataAndFiles,
+    MultiPartParser,
+    get_encoding,
+)
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.utils.mediatypes import media_type_matches
 
 from campaigns.api.fields import StrictInputMixin
 from campaigns.api.views.base import BaseViewSet, CachedListMixin, ReadOnlyViewSet
 from campaigns.models import Workload, WorkloadVersion
-from campaigns.services.workloads import workload_files_from_uploads, workload_save
+from campaigns.services.workloads import upload_name_problem, workload_files_from_uploads, workload_save
 
 
 @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"},
@@ -33,6 +44,40 @@ class LuaFilesField(serializers.JSONField):
             raise serializers.ValidationError("an object of file names and their Lua source is expected, "
                                               "e.g. {\"kv.lua\": \"…\"}")
         return value
+
+
+class _NameKeepingParser(DjangoMultiPartParser):
+    """Django's multipart parser, refusing (400 on "files") a file name it would change instead of changing it:
+    its sanitize_file_name is the one place that still sees the name as sent (UploadedFile.name is cut again)."""
+
+    def sanitize_file_name(self, file_name: str) -> str | None:
+        kept = super().sanitize_file_name(file_name)
+        problem = upload_name_problem(sent=file_name, kept=kept)
+        if problem is not None:
+            raise serializers.ValidationError({"files": [problem]})
+        return kept
+
+
+class WorkloadMultiPartParser(MultiPartParser):
+    """DRF's multipart parser (the same parse, line for line) on _NameKeepingParser."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> DataAndFiles:
+        parser_context = parser_context or {}
+        request = parser_context["request"]
+        meta = request.META.copy()
+        meta["CONTENT_TYPE"] = media_type
+        try:
+            data, files = _NameKeepingParser(meta, stream, request.upload_handlers, get_encoding(parser_context)).parse()
+        except MultiPartParserError as exc:
+            raise ParseError(f"Multipart form parse error - {exc}") from None
+        return DataAndFiles(data, files)
+
+
+def _parsers() -> list[Any]:
+    """The API's parsers (settings.REST_FRAMEWORK) with the multipart one replaced by WorkloadMultiPartParser."""
+    configured: list[Any] = list(api_settings.DEFAULT_PARSER_CLASSES)
+    return [WorkloadMultiPartParser if media_type_matches(parser.media_type, MultiPartParser.media_type) else parser
+            for parser in configured]
 
 
 class WorkloadVersionSerializer(serializers.ModelSerializer):
@@ -106,6 +151,7 @@ def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
 class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
     queryset = Workload.objects.select_related("created_by").prefetch_related("versions__uploaded_by")
     serializer_class = WorkloadSerializer
+    parser_classes = _parsers()
 
     @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer})
     def create(self, request: Request) -> Response:
@@ -125,11 +171,12 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
         """A new version of the workload (200 with the existing one when the files are the same)."""
         workload = self.get_object()
         values, files = _upload_data(request)
-        before = workload.versions.count()
+        # Counted by a query: workload.versions is the viewset's prefetched list, the same before and after.
+        before = WorkloadVersion.objects.filter(workload=workload).count()
         version = workload_save(user=request.user, workload=workload, files=files, entry=values["entry"],
                                 description=values.get("description"), note=values.get("note", ""),
                                 expected_errors_pct=values.get("expected_errors_pct"))
-        created = workload.versions.count() > before
+        created = WorkloadVersion.objects.filter(workload=workload).count() > before
         return Response(WorkloadVersionSerializer(version).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

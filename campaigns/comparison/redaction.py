@@ -1,11 +1,14 @@
 """The white paper's environment and method as a share link shows them: nothing that says where the servers and
 client hosts are. Target host names and addresses, ports, sockets, users and databases (the endpoint options of
-every command), and client host names are replaced; the rest (versions, settings, cores, commands' test options)
-stays, since it is what makes the figures reproducible."""
+every command), and client host names are replaced; absolute file paths in commands (sysbench's binary, the client
+host's workload cache, the checkout's Lua scripts) are cut to their file names; the rest (versions, settings, cores,
+commands' test options) stays, since it is what makes the figures reproducible."""
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
+from pathlib import PurePosixPath
 from typing import Any
 
 from campaigns.comparison.rows import EnvironmentRow, HostRow, MethodRow, ReportSections
@@ -14,6 +17,32 @@ from campaigns.sysbench.command import REDACTED, redact_endpoint
 
 # Server settings that would name an address, a port or a path on the server, should a snapshot ever hold them.
 _WHERE_SETTING = re.compile(r"host|port|socket|bind|address|listen|datadir|dir$", re.IGNORECASE)
+
+
+# An absolute path inside one argument: at its start or after '=' (--opt=/x/y), ':' , ';' or ',' (lists of paths).
+_PATH_IN_ARGUMENT = re.compile(r"(?<![^=:;,])/[^:;,]*")
+# The same in a line that is not a command we wrote (unbalanced quotes): a path ends at a space or a quote too.
+_PATH_IN_TEXT = re.compile(r"(?<![^\s=:;,'\"])/[^\s:;,'\"]*")
+
+
+def _file_name(match: re.Match[str]) -> str:
+    return PurePosixPath(match.group(0)).name or match.group(0)
+
+
+def paths_to_names(text: str) -> str:
+    """A stored command line (one command per line) with every absolute path cut to its file name, so that it says
+    which script ran and not where a host keeps it: `/opt/bench/var/workloads/<hash>/orders.lua` → `orders.lua`,
+    `/usr/bin/sysbench` → `sysbench`, `--report-file=/tmp/r/out.txt` → `--report-file=out.txt`."""
+    lines = []
+    for line in text.splitlines():
+        try:
+            argv = shlex.split(line)
+        except ValueError:
+            lines.append(_PATH_IN_TEXT.sub(_file_name, line))
+            continue
+        named = [_PATH_IN_ARGUMENT.sub(_file_name, item) for item in argv]
+        lines.append(line if named == argv else shlex.join(named))  # a line without paths stays as written
+    return "\n".join(lines)
 
 
 def endpoint_words(selection: Any) -> list[str]:
@@ -53,7 +82,8 @@ def report_redacted(report: ReportSections, *, selection: Any) -> ReportSections
     method: list[MethodRow] = [{
         "scenario": scrub(row["scenario"], everything), "test": scrub(row["test"], everything),
         "target": scrub(row["target"], everything), "product": scrub(row["product"], everything),
-        "command": scrub(redact_endpoint(row["command"] or ""), everything), "imported": row["imported"],
+        "command": scrub(paths_to_names(redact_endpoint(row["command"] or "")), everything),
+        "imported": row["imported"],
         "threads": scrub(row["threads"], everything),
     } for row in report["method"]]
     return {"environment": environment, "hosts": hosts, "method": method}
