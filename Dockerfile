@@ -35,7 +35,8 @@ RUN node frontend/build.mjs
 ENV BENCHAPP_BIND_HOST=0.0.0.0 \
     BENCHAPP_PORT=8000
 EXPOSE 8000
-# `docker run benchapp:dev client` (with the server's DATABASE_URL, REDIS_URL, BENCHAPP_FIELD_KEY) is a client host;
+# `docker run benchapp:dev client` (with the host's own issued DATABASE_URL and REDIS_URL, never the field key:
+# docs/client-hosts.md) is a client host;
 # web, worker and beat are the other modes (scripts/docker/entrypoint.sh); any other command runs as given.
 ENTRYPOINT ["bash", "scripts/docker/entrypoint.sh"]
 CMD ["web"]

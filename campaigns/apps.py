@@ -10,9 +10,11 @@ class CampaignsConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
         from django.core.exceptions import ImproperlyConfigured
+        from django.db.models.signals import post_migrate
 
         from benchapp import requestid
         from campaigns import cache, worker_signals
+        from campaigns.services.client_access import client_access_after_migrate
         from campaigns.settings_allowlist import AllowlistConfigError, extras_parse
 
         # Settings an administrator adds to the variants' allowlist: a malformed entry, or one refused for good,
@@ -28,3 +30,6 @@ class CampaignsConfig(AppConfig):
         worker_signals.signals_connect()
         # The request id travels from a request into the tasks it starts (a message header).
         requestid.celery_signals_connect()
+        # A client host's grants name the models' columns and tables: after each migrate they are put back as the
+        # models now say (nothing on a database that has no client hosts, such as a test database).
+        post_migrate.connect(client_access_after_migrate, sender=self, dispatch_uid="campaigns.client_access")

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Turns a fresh Debian machine into a client host of a benchapp server: run as root from a copy of this repository.
 #
-#   scripts/join-client.sh --env-file client.env [--hostname NAME] [--labels "rack-2,near tdsql"] [--foreground]
+#   scripts/join-client.sh --env-file NAME.env [--hostname NAME] [--labels "rack-2,near tdsql"] [--foreground]
 #
-# client.env is the file scripts/serve-clients.sh wrote on the server (var/client.env): DATABASE_URL and REDIS_URL
-# (secrets: they come from that file or from the environment, never from flags, which every local user sees in
-# `ps`), optionally BENCHAPP_QUEUE, BENCHAPP_HOSTNAME, BENCHAPP_HOST_LABELS. No field key: a client host reads no
-# target password at rest; its worker makes a key pair in memory when it starts, and the server seals each job's
+# NAME.env is the file `manage.py client_host_issue NAME` wrote on the server (var/clients/NAME.env, 0600): this
+# host's own credentials, DATABASE_URL (its own PostgreSQL role, limited by row-level security to its own jobs'
+# rows) and REDIS_URL (its own Redis ACL user, the broker's queues only), BENCHAPP_HOSTNAME (the name they were
+# issued for: a --hostname must be the same) and BENCHAPP_QUEUE; optionally BENCHAPP_HOST_LABELS
+# (campaigns/services/client_access.py). Secrets: they come from that file or from the environment, never from
+# flags, which every local user sees in `ps`; delete the copied file once joined. No field key: a client host reads
+# no target password at rest; its worker makes a key pair in memory when it starts, and the server seals each job's
 # password for it (campaigns/sealing.py). An env file that still carries BENCHAPP_FIELD_KEY is refused.
 #
 # It checks everything first, prints its plan (--dry-run stops there), then applies it; each step is skipped when
@@ -124,9 +127,9 @@ SETTINGS[BENCHAPP_WORKER_ROLE]=client
 SETTINGS[WORKER_CONCURRENCY]=$CONCURRENCY
 
 [[ ${SETTINGS[DATABASE_URL]:-} =~ ^postgres(ql)?://[^/]+/[^/]+$ ]] \
-    || die "DATABASE_URL: needs postgres://USER:PASSWORD@SERVER:5432/DATABASE (from the server's var/client.env)"
+    || die "DATABASE_URL: needs postgres://ROLE:PASSWORD@SERVER:5432/DATABASE (this host's own, from the file manage.py client_host_issue wrote on the server: var/clients/NAME.env)"
 [[ ${SETTINGS[REDIS_URL]:-} =~ ^rediss?://[^/]+(/[0-9]+)?$ ]] \
-    || die "REDIS_URL: needs redis://:PASSWORD@SERVER:6379/0 (from the server's var/client.env)"
+    || die "REDIS_URL: needs redis://USER:PASSWORD@SERVER:6379/0 (this host's own, from the file manage.py client_host_issue wrote on the server: var/clients/NAME.env)"
 [[ $CONCURRENCY =~ ^[1-9][0-9]?$ ]] || die "--concurrency: a number from 1 to 99, not '$CONCURRENCY'"
 if [[ -n ${SETTINGS[BENCHAPP_HOSTNAME]:-} ]]; then
     [[ ${SETTINGS[BENCHAPP_HOSTNAME]} =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$ ]] \

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Max
 
 from campaigns.cache import results_changed
@@ -26,7 +26,7 @@ from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import job_finalize_dispatch, run_advance
 from campaigns.execution.outcomes import job_ended_log, job_outcome_log
 from campaigns.execution.phases import job_target_connection
-from campaigns.execution.sealed import holds_field_key
+from campaigns.execution.sealed import holds_field_key, job_passwords_forget
 from campaigns.execution.variants import variant_restore
 from campaigns.execution.verdict import job_judge
 from campaigns.models import IntervalSample, Job, JobClient, JobResult, Scenario
@@ -270,6 +270,7 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
         log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
                     status)
         return
+    job_passwords_forget(job_id=job.pk)  # a closed job's password is no host's any more
     job_ended_log(job_id=job.pk)  # a WARNING when it failed or ended invalid (with whatever won meanwhile)
     results_changed()  # a job that just succeeded joins the comparisons
 
@@ -373,9 +374,13 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
     if attempt >= tries:
         return "no try left"
     t_s = IntervalSample.objects.filter(job_id=job_id, attempt=attempt).aggregate(t=Max("t"))["t"]
-    if not transitions.job_requeue(job_id=job_id, attempt=attempt, cause=cause, t_s=t_s, closing=closing,
-                                   heartbeat_before=heartbeat_before, lost_client=lost_client):
-        return "moved on"
+    # The lost attempt's seals go with it, in the same transaction: the new attempt's sends seal again, for the
+    # hosts it picks, and none of them can be sent (nor seal) before the requeue is committed.
+    with transaction.atomic():
+        if not transitions.job_requeue(job_id=job_id, attempt=attempt, cause=cause, t_s=t_s, closing=closing,
+                                       heartbeat_before=heartbeat_before, lost_client=lost_client):
+            return "moved on"
+        job_passwords_forget(job_id=job_id)
     if closing and job.variant_settings:
         variant_restore(job_id=job_id)
     job_outcome_log(job_id=job_id, event="measured again", attempt=attempt,

@@ -3,6 +3,10 @@ server sealed for it (campaigns.sealing, SealedPassword), and nothing else.
 
 The server seals a job's password for a host each time it sends that host the job (dispatch.job_forward) or one of
 its clients (dispatch.jobclient_dispatch), always for the host's current key: a worker that restarted has a new one.
+A seal lives as long as the attempt it was made for: job_passwords_forget() deletes a job's seals when the job is
+closed (results.job_close) and when its attempt is lost (results.job_measure_again: the new attempt's sends seal
+again, for the hosts it picks); and a host's role reads a seal only while its job is not closed
+(services.client_access), whatever ended it.
 """
 from __future__ import annotations
 
@@ -57,3 +61,14 @@ def job_password_seal(*, job: Job, hostname: str, plain: str | None = None) -> b
     SealedPassword.objects.update_or_create(job_id=job.pk, host_name=hostname, defaults={
         "token": token, "public_key": public_key, "sealed_at": timezone.now()})
     return True
+
+
+def job_passwords_forget(*, job_id: int) -> int:
+    """Deletes every password sealed for the job, for whichever hosts; returns how many.
+
+    On the server only: a client host's role may not delete them (it reads its own, and only while the job is
+    open), and its worker closes only the host tests of itself, for which nothing is sealed."""
+    if not holds_field_key():
+        return 0
+    deleted, _ = SealedPassword.objects.filter(job_id=job_id).delete()
+    return deleted

@@ -5,7 +5,8 @@ at once.
   The group may read and write only what a client host's worker needs, and row-level security limits every row to
   the host's own jobs: a job it has a client of, was sent a password for, or that tests the host itself. It reads
   those jobs, their clients, runs, campaigns and targets (the catalogue of scenarios, datasets and workloads too),
-  updates its own client rows and its active jobs, inserts their samples; it cannot update a finished job, read
+  updates its own client rows and its active jobs, inserts their samples, reads the passwords sealed for it while
+  their job is open (execution.sealed deletes them when the job is closed); it cannot update a finished job, read
   another host's, or touch auth_*, sessions, API tokens, other hosts' sealed passwords or any sequence but the
   samples' (USAGE: nextval, never setval). Its sessions keep TCP keepalives, so that a host that vanishes frees them
   within minutes.
@@ -14,12 +15,16 @@ at once.
 - **Revoking** locks the role (NOLOGIN, out of the group), ends its sessions and deletes the Redis user (its
   connections are closed): the host's next heartbeat fails.
 
-client_access_install() puts the group's grants, functions and policies in place (idempotent; issuing a host calls
-it); serve-clients.sh calls it through `manage.py client_host_issue --install-only`.
+client_access_install() puts the group's grants, functions and policies in place (idempotent). Issuing a host calls
+it, `manage.py client_host_issue --install-only` runs it alone, and every `migrate` runs it again once this database
+has client hosts (client_access_after_migrate, connected in campaigns/apps.py): its grants name the models' columns
+and tables, so a column or table a migration adds would otherwise stay out of a host's reach until a host is
+issued. serve-clients.sh does not call it: it makes the group role and takes back an older version's grants.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 from collections.abc import Iterable
@@ -30,7 +35,8 @@ from urllib.parse import quote, urlsplit
 import redis
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
+from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 from psycopg import sql
 
@@ -55,6 +61,8 @@ from campaigns.models import (
     Workload,
     WorkloadVersion,
 )
+
+log = logging.getLogger(__name__)
 
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 FINISHED = "('succeeded', 'failed', 'cancelled')"
@@ -99,6 +107,11 @@ CATALOGUE: tuple[type[models.Model], ...] = (Scenario, Dataset, Product, Instanc
 # Under row-level security: each gets the client group's policies below, and one that lets every other role through.
 GUARDED: tuple[type[models.Model], ...] = (Job, JobClient, JobResult, IntervalSample, HostSample, ServerSample,
                                             RoundTrip, ClientHost, SealedPassword, Target, Run, Campaign)
+# USAGE on their id sequences (nextval for the rows it inserts; never setval).
+SEQUENCED: tuple[type[models.Model], ...] = (JobClient, IntervalSample, HostSample, ServerSample, RoundTrip,
+                                             ClientHost)
+# The functions its policies call (made by _FUNCTIONS below, owned by whoever installed them).
+FUNCTION_NAMES = ("benchapp_host", "benchapp_host_job", "benchapp_host_job_active")
 
 _FUNCTIONS = """
 CREATE OR REPLACE FUNCTION benchapp_host() RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
@@ -141,7 +154,11 @@ _POLICIES: tuple[tuple[type[models.Model], str, str | None, str | None], ...] = 
     (ClientHost, "SELECT", "hostname = benchapp_host()", None),
     (ClientHost, "INSERT", None, "hostname = benchapp_host()"),
     (ClientHost, "UPDATE", "hostname = benchapp_host()", "hostname = benchapp_host()"),
-    (SealedPassword, "SELECT", "host_name = benchapp_host()", None),
+    # Only while its job is open: a closed job's copy (deleted by execution.sealed.job_passwords_forget, or left by
+    # an end that does not pass through it) is no longer the host's to open.
+    (SealedPassword, "SELECT", "host_name = benchapp_host() AND EXISTS (SELECT 1 FROM campaigns_job j WHERE "
+                               f"j.id = campaigns_sealedpassword.job_id AND j.phase <> '{Job.Phase.DONE.value}')",
+     None),
     # The job policies above apply inside these subqueries: only the host's own jobs' targets, runs and campaigns.
     (Target, "SELECT", "EXISTS (SELECT 1 FROM campaigns_job j WHERE j.target_id = campaigns_target.id) OR "
                        "(kind = 'client_host' AND host = benchapp_host())", None),
@@ -204,7 +221,7 @@ def client_access_install() -> None:
                              (JobClient, ("id", "job", "index", "host_name")), (ClientHost, ("id", "hostname"))):
             cursor.execute(sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
                 _columns(model, leave_out=fixed), _table(model), group))
-        for model in (JobClient, IntervalSample, HostSample, ServerSample, RoundTrip, ClientHost):
+        for model in SEQUENCED:
             cursor.execute(sql.SQL("GRANT USAGE ON SEQUENCE {} TO {}").format(_sequence(model), group))
         for model in GUARDED:
             table = _table(model)
@@ -225,6 +242,65 @@ def client_access_install() -> None:
             cursor.execute(sql.SQL("CREATE POLICY {} ON {} FOR {} TO {} {}").format(
                 sql.Identifier(f"benchapp_client_{command.lower()}_{n}"), _table(model), sql.SQL(command), group,
                 sql.SQL(" ").join(clauses)))
+
+
+def client_roles_exist() -> bool:
+    """Whether this database has issued a client host credentials that still exist and are not revoked (False
+    before the migration that makes campaigns_hostaccess, and on a new or test database)."""
+    table = HostAccess._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [f"public.{table}"])
+        if not cursor.fetchone()[0]:
+            return False
+        cursor.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} a JOIN pg_roles r ON r.rolname = a.db_role "
+                               "WHERE a.revoked_at IS NULL)").format(sql.Identifier(table)))
+        return bool(cursor.fetchone()[0])
+
+
+def client_access_grantable() -> bool:
+    """Whether this session's user may run client_access_install(): a superuser; or a role with CREATEROLE (and,
+    from PostgreSQL 16, ADMIN OPTION on the group role, which it has when it made it) that owns the tables and
+    sequences it grants and the functions it replaces, may grant CONNECT on the database and create in public."""
+    relations = [model._meta.db_table for model in (*CATALOGUE, *GUARDED)]
+    relations += [f"{model._meta.db_table}_id_seq" for model in SEQUENCED]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT r.rolsuper OR (r.rolcreaterole"
+            " AND (g.oid IS NULL OR current_setting('server_version_num')::int < 160000"
+            "      OR pg_has_role(g.oid, 'MEMBER WITH ADMIN OPTION'))"
+            " AND has_database_privilege(current_database(), 'CONNECT WITH GRANT OPTION')"
+            " AND has_schema_privilege('public', 'CREATE')"
+            " AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace"
+            "                 AND c.relname = ANY(%s) AND NOT pg_has_role(c.relowner, 'USAGE'))"
+            " AND NOT EXISTS (SELECT 1 FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace"
+            "                 AND p.proname = ANY(%s) AND NOT pg_has_role(p.proowner, 'USAGE')))"
+            " FROM pg_roles r LEFT JOIN pg_roles g ON g.rolname = %s WHERE r.rolname = current_user",
+            [relations, list(FUNCTION_NAMES), client_group()])
+        row = cursor.fetchone()
+    return bool(row and row[0])
+
+
+def client_access_after_migrate(*, using: str = DEFAULT_DB_ALIAS, **kwargs: Any) -> None:
+    """The post_migrate receiver (campaigns/apps.py): puts the client group's grants back as the models now say,
+    so that a column or table a migration added is granted to client hosts at once.
+
+    Nothing on a database without client hosts (a new one, a test database: two small queries), nor on one that is not at
+    its latest migration (a migrate to an earlier one: the grants name columns it lacks). A migrating user that may
+    not grant (client_access_grantable) leaves the grants as they were, with a warning naming what to run."""
+    if using != DEFAULT_DB_ALIAS or not client_roles_exist():
+        return
+    if not client_access_grantable():
+        log.warning("client hosts' grants NOT reinstalled after migrate: database user %s may not grant them; "
+                    "run `manage.py client_host_issue --install-only` as the tables' owner (with CREATEROLE) or a "
+                    "superuser, or columns and tables the migrations added stay out of the client hosts' reach",
+                    connection.settings_dict.get("USER") or "(default)")
+        return
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        log.info("client hosts' grants not reinstalled: the database is not at its latest migration")
+        return
+    client_access_install()
+    log.info("client hosts' grants reinstalled after migrate")
 
 
 def db_role_name(hostname: str) -> str:
