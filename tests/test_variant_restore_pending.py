@@ -12,10 +12,9 @@ from django.utils import timezone
 
 from campaigns.execution import dispatch
 from campaigns.execution.turns import target_busy
-from campaigns.monitoring.notifications import settings_held_notify
 from campaigns.execution.variants import settings_changes_sweep, variant_restore
-from campaigns.models import Job, SettingsChange
-from campaigns.models import Campaign
+from campaigns.models import Campaign, Job, SettingsChange
+from campaigns.monitoring.notifications import settings_held_notify
 from tests.factories import JobFactory, TargetFactory
 from tests.helpers.monitoring import WebhookReceiver
 
