@@ -97,6 +97,18 @@ class SearchFilterSet(filters.FilterSet):
 
     q = filters.CharFilter(method="search", label="Search", max_length=200)
 
+    def get_form_class(self) -> type[forms.Form]:
+        """The filters' form, whose choice errors name the parameter and never repeat the value sent (Django's
+        "Select a valid choice. X is not one of the available choices." would send a script or a mistyped secret
+        back to whoever shows the error)."""
+        form_class = super().get_form_class()
+        for name, field in form_class.base_fields.items():
+            if isinstance(field, forms.ChoiceField | forms.ModelChoiceField):
+                words = f"the value is not one of the choices of {name}"
+                field.error_messages = {**field.error_messages, "invalid_choice": words, "invalid_pk_value": words,
+                                        "invalid_list": f"{name} takes a list of choices"}
+        return form_class
+
     def search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         value = value.strip()
         if not value:

@@ -51,3 +51,12 @@ def test_a_list_of_choices_names_the_list_for_each_value_it_refuses():
     assert picks.errors["one"] == ["the value is not one of the choices of one: a, b"]
     assert picks.errors["many"] == {1: ["the value is not one of the 20 choices of many (/api/schema/ lists them)"]}
     assert SENT not in json.dumps(picks.errors)
+
+
+@pytest.mark.parametrize(("path", "parameter"), [("jobs", "status"), ("runs", "status"), ("targets", "driver")])
+def test_a_list_filters_bad_choice_names_the_parameter_not_the_value(path, parameter):
+    api = client_for(make_user("viewer", f"filter-{path}-{parameter}"))
+    answer = api.get(f"/api/v1/{path}/?{parameter}=ZZ<script>")
+    assert answer.status_code == 400, answer.content
+    assert "ZZ" not in answer.content.decode() and "script" not in answer.content.decode()
+    assert answer.json()[parameter] == [f"the value is not one of the choices of {parameter}"]
