@@ -326,6 +326,10 @@ def test_a_two_file_workload_runs_on_mariadb_and_postgresql_with_two_clients_and
         assert job.result.qps == pytest.approx(sum(c.summary["qps"] for c in clients))
         assert job.samples.count() >= 2  # per-second samples, as the live chart reads them
         assert any("Creating table 'kv_items1'" in c.prepare_output for c in clients)
+        # Its prepare's progress is the time it ran, never rows of an sbtest1 the workload does not have.
+        progress = job.prepare_progress or {}
+        assert progress.get("counted") is False and "sbtest" not in progress["text"], progress
+        assert progress["text"].startswith("prepared with the workload's own prepare command: "), progress
         # Judged as any job is (on this shared 2-core machine the busy-host finding may make it "invalid").
         assert job.verdict != "" and job.findings
     # The run's end drops the workload's tables with its own cleanup command (cleanup "after_run").

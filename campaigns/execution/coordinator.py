@@ -296,7 +296,8 @@ def dataset_ensure(job: Job, conn: Connection) -> str:
               and (prepared.rows_loaded or 0) > 0)
     transitions.dataset_prepare_begin(prepared=prepared, job_id=job.pk)
     is_cancelled = cancel_check(job.pk)
-    progress = PrepareProgress(job=job, conn=conn, prepared=prepared, wide=wide)
+    progress = PrepareProgress(job=job, conn=conn, prepared=prepared, wide=wide,
+                               counted=scenario.workload_version_id is None)
     loading = False
 
     def should_cancel() -> bool:
@@ -338,7 +339,7 @@ def dataset_ensure(job: Job, conn: Connection) -> str:
         except JobFailure as exc:
             reached = progress.poll(force=True) if loading else None
             transitions.dataset_prepare_end(prepared_id=prepared.pk, status=PreparedDataset.Status.FAILED)
-            if ddl and reached and reached["rows_loaded"]:
+            if ddl and reached and reached.get("rows_loaded"):
                 raise type(exc)(f"{exc} ({reached['rows_loaded']:,} of {reached['rows_total']:,} rows were loaded: "
                                  "launched again with its tables kept, the prepare resumes from there)") from None
             raise

@@ -2,7 +2,9 @@
 never the server's row estimate), polled while sysbench or benchapp's loader runs.
 
 The figures go to the job (Job.prepare_progress, shown by the API and the run page) and to the prepared
-dataset (PreparedDataset.rows_loaded, which says how far a prepare that stopped had got).
+dataset (PreparedDataset.rows_loaded, which says how far a prepare that stopped had got). An uploaded workload's
+prepare makes tables of its own, which benchapp does not know: its progress is the time it has run, and says so
+(never "0 of 1 rows" of an sbtest1 it does not have).
 """
 from __future__ import annotations
 
@@ -44,8 +46,10 @@ def progress_text(progress: dict[str, Any]) -> str:
 class PrepareProgress:
     """Reads the tables' MAX(id) at most every BENCHAPP_PREPARE_PROGRESS_S and records it."""
 
-    def __init__(self, *, job: Job, conn: Connection, prepared: PreparedDataset, wide: bool) -> None:
+    def __init__(self, *, job: Job, conn: Connection, prepared: PreparedDataset, wide: bool,
+                 counted: bool = True) -> None:
         self.job, self.conn, self.prepared = job, conn, prepared
+        self.counted = counted  # False: the workload's own tables, whose rows are not counted
         self.names = table_names(job.tables)
         self.row_bytes = row_bytes_on_disk(driver=conn.driver, wide=wide)
         self.started = time.monotonic()
@@ -66,6 +70,8 @@ class PrepareProgress:
         if not force and now - self.last_poll < settings.BENCHAPP_PREPARE_PROGRESS_S:
             return None
         self.last_poll = now
+        if not self.counted:
+            return self._uncounted(now, done=done)
         rows = self.rows_by_table()
         if rows is None:
             return None
@@ -89,4 +95,15 @@ class PrepareProgress:
         progress["text"] = progress_text(progress)
         Job.objects.filter(pk=self.job.pk).update(prepare_progress=progress)
         PreparedDataset.objects.filter(pk=self.prepared.pk).update(rows_loaded=loaded)
+        return progress
+
+    def _uncounted(self, now: float, *, done: bool) -> dict[str, Any]:
+        """The progress of a prepare whose tables are the workload's own: how long it has run."""
+        elapsed_s = now - self.started
+        verb = "prepared" if done else "preparing"
+        text = (f"{verb} with the workload's own prepare command: {duration_text(elapsed_s)} "
+                f"{'in all' if done else 'so far'} (its tables are its own: rows not counted)")
+        progress: dict[str, Any] = {"counted": False, "elapsed_s": round(elapsed_s, 1), "done": done,
+                                    "updated_at": timezone.now().isoformat(), "text": text}
+        Job.objects.filter(pk=self.job.pk).update(prepare_progress=progress)
         return progress
