@@ -31,6 +31,8 @@ GROUP_KEYS = {
     "product_id": "job__target__product_id",
     # A settings variant is a column of its own beside its product ("MariaDB · flush=2"); "" without one.
     "variant": "job__variant",
+    # Two targets of one product on one row are two columns, never pooled (comparison.grid.columns_of).
+    "target_id": "job__target_id",
 }
 FIGURES = ("n", "mean", "stdev", "median", "min", "max", "positive", "log_mean", "log_sd")
 
@@ -82,6 +84,7 @@ class CellFigures:
     tables: int
     product_id: int
     variant: str
+    target_id: int
     run_id: int | None  # by run: the run named in the scope it stands for
     n: int
     pct: float | None  # the latency percentile most of its jobs reported
@@ -92,6 +95,7 @@ class CellFigures:
     spec_cores: int | None
     spec_memory: float | None
     product_name: str
+    target_name: str
     invalid_n: int
     suspect_n: int
     valid_n: int
@@ -117,7 +121,7 @@ def _aggregates() -> dict[str, Any]:
         "dataset_name": Min("job__scenario__dataset__name"), "scenario_name": Min("job__scenario__name"),
         "test": Min("job__scenario__test"), "spec_label": Min("job__target__spec__label"),
         "spec_cores": Min("job__target__spec__cpu_cores"), "spec_memory": Min("job__target__spec__memory_gb"),
-        "product_name": Min("job__target__product__name"),
+        "product_name": Min("job__target__product__name"), "target_name": Min("job__target__name"),
         "invalid_n": Count("id", filter=Q(job__verdict=Job.Verdict.INVALID)),
         "suspect_n": Count("id", filter=Q(job__verdict=Job.Verdict.SUSPECT)),
         "valid_n": Count("id", filter=Q(job__verdict=Job.Verdict.VALID)),

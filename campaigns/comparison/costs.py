@@ -22,7 +22,7 @@ CellKey = tuple[Any, ...]
 def cell_key(cell: dict[str, Any], *, by_run: bool) -> CellKey:
     """A cell's coordinates as comparison_build groups them."""
     key = (cell["dataset_id"], cell["scenario_id"], cell["spec_id"], cell["threads"], cell["table_size"],
-           cell["tables"], cell["product_id"], cell["variant"])
+           cell["tables"], cell["product_id"], cell["variant"], cell["target_id"])
     return (*key, cell["run_id"]) if by_run else key
 
 

@@ -1,7 +1,8 @@
 """A comparison's columns and tables: the measured cells (comparison.aggregate) laid out as groups of rows.
 
-Columns are products, each split by the settings variants its jobs ran under and, by run, by run; the first
-column is the baseline. Tables are (dataset × scenario), ordered by their names; rows are (spec, threads, table
+Columns are products, each split by the settings variants its jobs ran under, by target where the product was
+measured on two or more targets on one row (two MariaDB servers of one spec are two columns, never pooled), and,
+by run, by run; the first column is the baseline. Tables are (dataset × scenario), ordered by their names; rows are (spec, threads, table
 size, tables), ordered by the spec's cores and memory, then threads. Every cell is placed by its CellId (its
 table's and row's coordinates and its column), which is also how the deltas find each cell's figures.
 """
@@ -49,17 +50,51 @@ def cell_id(group: ComparisonGroup, row: ComparisonRow, column: int) -> CellId:
 def columns_of(cells: list[CellFigures], scope: Scope) -> list[Column]:
     """The comparison's columns, the baseline first: the scope's baseline if it names one present, else the first
     product in the order of product_ids, of target_ids, then by name."""
-    columns = _variant_columns(_product_order(cells, scope), cells)
+    split = _split_products(cells)
+    columns = _target_columns(_variant_columns(_product_order(cells, scope), cells), cells, split, scope)
     if scope.by_run:
-        present = {(c.product_id, c.variant, c.run_id) for c in cells}
+        present = {(c.product_id, c.variant, c.run_id, c.target_id if c.product_id in split else None)
+                   for c in cells}
         columns = [{**p, "name": f"{p['name']} · run #{r}", "run_id": r}
                    for r in dict.fromkeys(scope.roots.values()) for p in columns
-                   if (p["id"], p.get("variant", ""), r) in present]
+                   if (p["id"], p.get("variant", ""), r, p.get("target_id")) in present]
     if scope.baseline is not None:
         first = next((p for p in columns if (p.get("run_id") if scope.by_run else p["id"]) == scope.baseline), None)
         if first is not None:
             columns = [first, *(p for p in columns if p is not first)]
     return columns
+
+
+def _split_products(cells: list[CellFigures]) -> set[int]:
+    """The products measured on two or more targets on one row (same table, spec, threads, size, variant, run):
+    their columns are per target."""
+    targets: dict[tuple[Any, ...], set[int]] = {}
+    for c in cells:
+        key = (c.dataset_id, c.scenario_id, c.spec_id, c.threads, c.table_size, c.tables, c.variant, c.run_id,
+               c.product_id)
+        targets.setdefault(key, set()).add(c.target_id)
+    return {key[-1] for key, found in targets.items() if len(found) > 1}
+
+
+def _target_columns(columns: list[Column], cells: list[CellFigures], split: set[int], scope: Scope) -> list[Column]:
+    """A split product's columns, one per target (in the order target_ids names them, then by name), its target's
+    name joining the column's ("MariaDB · db-a")."""
+    if not split:
+        return columns
+    chosen = {t: i for i, t in enumerate(dict.fromkeys(scope.target_ids))}
+    names: dict[tuple[int, str], dict[int, str]] = {}
+    for c in cells:
+        if c.product_id in split:
+            names.setdefault((c.product_id, c.variant), {})[c.target_id] = c.target_name
+    out: list[Column] = []
+    for p in columns:
+        found = names.get((p["id"], p.get("variant", "")))
+        if found is None:
+            out.append(p)
+            continue
+        for t in sorted(found, key=lambda t: (chosen.get(t, len(chosen)), found[t].lower(), t)):
+            out.append({**p, "name": f"{p['name']} · {found[t]}", "target_id": t})
+    return out
 
 
 def _product_order(cells: list[CellFigures], scope: Scope) -> list[Column]:
@@ -94,7 +129,8 @@ def groups_of(cells: list[CellFigures], columns: list[Column], scope: Scope,
               explained: dict[CellKey, dict[str, Any]]) -> tuple[list[ComparisonGroup], Figures]:
     """The cells as ordered tables of ordered rows, each with its costs and bound from `explained`, and each
     cell's figures by its CellId."""
-    column = {(p["id"], p.get("variant", ""), p.get("run_id")): i for i, p in enumerate(columns)}
+    column = {(p["id"], p.get("variant", ""), p.get("run_id"), p.get("target_id")): i for i, p in enumerate(columns)}
+    split = {p["id"] for p in columns if "target_id" in p}
     groups: dict[tuple[int, int], ComparisonGroup] = {}
     rows: dict[tuple[Any, ...], ComparisonRow] = {}
     group_order: dict[tuple[int, int], tuple[Any, ...]] = {}
@@ -113,15 +149,17 @@ def groups_of(cells: list[CellFigures], columns: list[Column], scope: Scope,
                                            table_size=cell.table_size, tables=cell.tables, width=len(columns))
             row_order[row_key] = (cell.spec_cores or 0, cell.spec_memory or 0, cell.spec_label or "", cell.threads,
                                   cell.table_size, cell.tables)
-        i = column[(cell.product_id, cell.variant, cell.run_id if scope.by_run else None)]
-        rows[row_key]["cells"][i] = _entry(cell, scope, explained)
+        i = column[(cell.product_id, cell.variant, cell.run_id if scope.by_run else None,
+                    cell.target_id if cell.product_id in split else None)]
+        rows[row_key]["cells"][i] = _entry(cell, scope, explained, split=cell.product_id in split)
         figures[(*row_key, i)] = cell.metrics
     for row_key in sorted(rows, key=row_order.__getitem__):
         groups[row_key[:2]]["rows"].append(rows[row_key])
     return [groups[key] for key in sorted(groups, key=group_order.__getitem__)], figures
 
 
-def _entry(cell: CellFigures, scope: Scope, explained: dict[CellKey, dict[str, Any]]) -> ComparisonCell:
+def _entry(cell: CellFigures, scope: Scope, explained: dict[CellKey, dict[str, Any]], *, split: bool
+           ) -> ComparisonCell:
     run_of: RunOf = {"run_id": cell.run_id} if scope.by_run and cell.run_id is not None else {}
     entry: ComparisonCell = {
         "product_id": cell.product_id, "variant": cell.variant, "n": cell.n, "latency_pct": cell.pct,
@@ -133,6 +171,8 @@ def _entry(cell: CellFigures, scope: Scope, explained: dict[CellKey, dict[str, A
         "latency_pct_ms": metric_stats(cell.metrics["latency_pct_ms"]),
         "time_s": cell.time_s, "clients": cell.clients,
     }
+    if split:
+        entry["target_id"] = cell.target_id
     found = explained.get(cell.key(by_run=scope.by_run)) or {"costs": {}, "bound": None}
     entry["costs"], entry["bound"] = found["costs"], found["bound"]
     return entry

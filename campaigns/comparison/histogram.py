@@ -28,7 +28,7 @@ def _label(pct: float) -> str:
 
 def cell_histogram(selection: Selection, *, scenario_id: int, spec_id: int | None, threads: int, table_size: int,
                    tables: int, product_id: int, thread_filter: list[int] | None = None,
-                   variant: str | None = None) -> CellHistogram:
+                   variant: str | None = None, target_id: int | None = None) -> CellHistogram:
     """The merged latency histogram of one cell (the succeeded jobs of `selection` with these keys): its buckets
     [[latency_ms, count], …] in latency order, p50/p90/p95/p99/p99.9 from them, and how many jobs had one.
 
@@ -43,6 +43,8 @@ def cell_histogram(selection: Selection, *, scenario_id: int, spec_id: int | Non
         jobs = jobs.filter(threads__in=thread_filter)
     if variant is not None:  # a settings variant's column (campaigns.settings_variants)
         jobs = jobs.filter(variant=variant)
+    if target_id is not None:  # one target's column of a product measured on several (comparison.grid)
+        jobs = jobs.filter(target_id=target_id)
     if selection.trusted_only:
         jobs = jobs.exclude(verdict__in=(Job.Verdict.SUSPECT, Job.Verdict.INVALID))
     clients = list(JobClient.objects.filter(job__in=jobs).values_list("job_id", "histogram"))

@@ -60,6 +60,8 @@ def _value_cell(cell: ComparisonCell | None, metric: Metric, fmt: Any, product_i
         attrs += f' data-product="{product_id}"'
         if cell.get("variant"):  # a settings variant's column: its histogram is of that variant's jobs
             attrs += f' data-variant="{escape(cell["variant"])}"'
+        if cell.get("target_id"):  # one target's column of a product measured on several
+            attrs += f' data-target="{cell["target_id"]}"'
     stats = cell[metric]
     extra = ""
     if stats["n"] > 1 and not cell.get("published"):

@@ -81,6 +81,7 @@ class ComparisonCell(TypedDict):
     latency_pct_ms: MetricStats
     variant: NotRequired[str]  # measured: the settings variant of its jobs ("" without one)
     run_id: NotRequired[int]  # measured by run: the run it stands for
+    target_id: NotRequired[int]  # measured, in a column of one target of a product that has several
     verdict: NotRequired[str]  # measured: the worst validity verdict of its jobs ("" when none was judged)
     verdicts: NotRequired[Verdicts]
     published: NotRequired[bool]  # a published figure from a seed document
@@ -244,6 +245,7 @@ class Column(TypedDict):
     name: str
     variant: NotRequired[str]
     run_id: NotRequired[int]
+    target_id: NotRequired[int]  # a product measured on several targets on one row: one column per target
 
 
 class ComparisonFilters(TypedDict):

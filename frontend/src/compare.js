@@ -179,9 +179,11 @@
       table_size: row.dataset.tableSize, tables: row.dataset.tables, product: cell.dataset.product,
       variant: cell.dataset.variant || "",
     });
+    if (cell.dataset.target) keys.set("target", cell.dataset.target);
     const header = table.querySelectorAll("thead tr:last-child th");
     const product = Array.from(row.querySelectorAll("td[data-metric=qps]")).findIndex(function (td) {
-      return td.dataset.product === cell.dataset.product && (td.dataset.variant || "") === (cell.dataset.variant || "");
+      return td.dataset.product === cell.dataset.product && (td.dataset.variant || "") === (cell.dataset.variant || "")
+        && (td.dataset.target || "") === (cell.dataset.target || "");
     });
     const name = product >= 0 && header[product] ? header[product].textContent : "product";
     dialog.querySelector("[data-testid=histogram-where]").textContent =

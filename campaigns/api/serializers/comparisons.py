@@ -59,6 +59,8 @@ class CellHistogramQuerySerializer(ComparisonQuerySerializer):
     table_size = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
     tables = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
     product = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="The cell's product id.")
+    target = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False,
+                                      help_text="The cell's target, where its product has a column per target.")
     variant = serializers.CharField(max_length=40, required=False, allow_blank=True,
                                     help_text="The cell's settings variant (\"\" for jobs without one); omitted: any.")
 

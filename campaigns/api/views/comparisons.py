@@ -150,4 +150,4 @@ class ComparisonViewSet(viewsets.ViewSet):
         return Response(cell_histogram(
             selection, scenario_id=data["scenario"], spec_id=data["spec"], threads=data["concurrency"],
             table_size=data["table_size"], tables=data["tables"], product_id=data["product"],
-            thread_filter=data.get("threads") or None, variant=data.get("variant")))
+            thread_filter=data.get("threads") or None, variant=data.get("variant"), target_id=data.get("target")))
