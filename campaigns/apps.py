@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
 
 
@@ -14,7 +16,6 @@ class CampaignsConfig(AppConfig):
 
         from benchapp import requestid
         from campaigns import cache, worker_signals
-        from campaigns.services.client_access import client_access_after_migrate
         from campaigns.settings_allowlist import AllowlistConfigError, extras_parse
 
         # Settings an administrator adds to the variants' allowlist: a malformed entry, or one refused for good,
@@ -32,4 +33,11 @@ class CampaignsConfig(AppConfig):
         requestid.celery_signals_connect()
         # A client host's grants name the models' columns and tables: after each migrate they are put back as the
         # models now say (nothing on a database that has no client hosts, such as a test database).
-        post_migrate.connect(client_access_after_migrate, sender=self, dispatch_uid="campaigns.client_access")
+        # (Imported when a migrate runs, not here: a client host's worker loads none of the services.)
+        post_migrate.connect(_client_access_after_migrate, sender=self, dispatch_uid="campaigns.client_access")
+
+
+def _client_access_after_migrate(**kwargs: Any) -> None:
+    from campaigns.services.client_access import client_access_after_migrate
+
+    client_access_after_migrate(**kwargs)
