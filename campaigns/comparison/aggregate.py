@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from django.db import connections
-from django.db.models import Aggregate, Avg, Count, F, FloatField, Max, Min, Q, StdDev
+from django.db.models import Aggregate, Avg, Count, ExpressionWrapper, F, FloatField, Max, Min, Q, StdDev, Sum
 from django.db.models.functions import Ln
 
 from campaigns.comparison.costs import CellKey, cell_key
@@ -101,6 +101,8 @@ class CellFigures:
     valid_n: int
     time_s: int | None  # its jobs' longest measured time
     clients: int | None  # its jobs' most client machines
+    errors_per_1k: float | None  # errors sysbench ignored per 1,000 transactions, mean of the repetitions
+    errors_total: int | None
     metrics: dict[Metric, MetricFigures]
 
     @property
@@ -126,6 +128,11 @@ def _aggregates() -> dict[str, Any]:
         "suspect_n": Count("id", filter=Q(job__verdict=Job.Verdict.SUSPECT)),
         "valid_n": Count("id", filter=Q(job__verdict=Job.Verdict.VALID)),
         "time_s": Max("job__time_s"), "clients": Max("job__clients_needed"),
+        # The errors sysbench ignored (deadlocks, a TPC-C's rollbacks), per 1,000 transactions: the mean over the
+        # repetitions that counted transactions, and their sum.
+        "errors_per_1k": Avg(ExpressionWrapper(F("ignored_errors") * 1000.0 / F("transactions"),
+                                               output_field=FloatField()), filter=Q(transactions__gt=0)),
+        "errors_total": Sum("ignored_errors"),
     }
     for metric in METRICS:
         positive = Q(**{f"{metric}__gt": 0})
@@ -143,6 +150,9 @@ def _aggregates() -> dict[str, Any]:
 def _figures(row: dict[str, Any]) -> CellFigures:
     metrics = {metric: MetricFigures(*(row.pop(f"{metric}_{figure}") for figure in FIGURES)) for metric in METRICS}
     row.setdefault("run_id", None)
+    # The driver's numeric (bigint × float / bigint) and sum, as the JSON-ready float and int they stand for.
+    row["errors_per_1k"] = None if row["errors_per_1k"] is None else float(row["errors_per_1k"])
+    row["errors_total"] = None if row["errors_total"] is None else int(row["errors_total"])
     return CellFigures(**row, metrics=metrics)
 
 

@@ -170,6 +170,7 @@ def _entry(cell: CellFigures, scope: Scope, explained: dict[CellKey, dict[str, A
         "latency_avg_ms": metric_stats(cell.metrics["latency_avg_ms"]),
         "latency_pct_ms": metric_stats(cell.metrics["latency_pct_ms"]),
         "time_s": cell.time_s, "clients": cell.clients,
+        "errors": {"per_1k_txn": rounded(cell.errors_per_1k, 3), "total": cell.errors_total},
     }
     if split:
         entry["target_id"] = cell.target_id

@@ -89,6 +89,11 @@ def _value_cell(cell: ComparisonCell | None, metric: Metric, fmt: Any, product_i
                 extra += f'<span class="small why">{escape("; ".join(reasons))}</span>'
         if not cell.get("published"):  # a published figure has no job to judge
             attrs += f' data-verdict="{escape(verdict or "")}"'
+    if metric == "tps" and (per_1k := (cell.get("errors") or {}).get("per_1k_txn")):
+        # Errors sysbench ignored beside the throughput they cost (deadlocks, a TPC-C's rollbacks).
+        figure = f"{per_1k:,.0f}" if per_1k >= 100 else f"{per_1k:.3g}"
+        extra += ('<span class="muted small errors" data-testid="cell-errors" title="errors sysbench ignored '
+                  f'(deadlocks, rollbacks), mean per 1,000 transactions">{figure} errors / 1k txn</span>')
     if cell.get("verdict") in ("suspect", "invalid") and not cell.get("published"):
         attrs += ' data-untrusted="1"'
     return f'<td class="num"{attrs} data-value="{stats["value"]!r}">{fmt(stats["value"])}{extra}</td>'

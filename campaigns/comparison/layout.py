@@ -379,7 +379,7 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
 
 
 # Bumped whenever comparison_layout's output changes shape, so that a deployment never reads an older layout.
-LAYOUT_FORMAT = 8
+LAYOUT_FORMAT = 9
 
 
 def comparison_layout_cached(selection: Selection) -> ComparisonLayout:

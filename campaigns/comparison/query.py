@@ -112,6 +112,8 @@ COMPARISON_CSV_COLUMNS = [
     "qps_delta_p_adjusted", "qps_delta_runs_needed", "run",
     # What each query cost (medians over the cell's repetitions) and what bounded the cell (comparison.costs).
     *CSV_COSTS, "bound", "bound_evidence",
+    # Errors sysbench ignored: per 1,000 transactions (mean of the repetitions) and in all.
+    "errors_per_1k_txn", "errors_total",
 ]
 
 
@@ -138,4 +140,6 @@ def comparison_rows(comparison: Comparison) -> Iterable[list[Any]]:
                 line += [(costs.get(name) or {}).get("value") for name in CSV_COSTS]
                 cell_bound = entry.get("bound") or {}
                 line += [cell_bound.get("resource", ""), cell_bound.get("evidence", "")]
+                errors = entry.get("errors") or {}
+                line += [errors.get("per_1k_txn"), errors.get("total")]
                 yield line

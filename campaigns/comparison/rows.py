@@ -91,6 +91,7 @@ class ComparisonCell(TypedDict):
     significance: NotRequired[Significance | None]
     qps_ci95: NotRequired[list[float | None] | None]
     time_s: NotRequired[int | None]  # measured: its jobs' longest measured time
+    errors: NotRequired[dict[str, float | int | None]]  # measured: ignored errors per 1,000 transactions, total
     clients: NotRequired[int | None]  # measured: its jobs' most client machines
     costs: NotRequired[dict[str, dict[str, float]]]  # measured: per-query costs, median/min/max/n (comparison.costs)
     bound: NotRequired[dict[str, str] | None]  # measured: what ran out, with its evidence
