@@ -1,5 +1,6 @@
 """The errors sysbench ignored (deadlocks, a TPC-C's rollbacks) stand beside the throughput in the comparison: per
-1,000 transactions, the mean of the repetitions, in the API, the page's TPS cell and the CSV."""
+1,000 transactions, the mean of the repetitions, in the API, the page's TPS cell and the CSV; and the report's
+method says how each campaign ordered its jobs and whether it shared servers on purpose."""
 from __future__ import annotations
 
 import csv
@@ -42,3 +43,20 @@ def test_a_cell_without_errors_says_nothing_of_them(role_client):
     measure(product=product, spec=InstanceSpecFactory(label="clean spec"), scenario=scenario, figures={4: [900.0]})
     page = role_client("viewer").get(f"/compare/?products={product.pk}").content.decode()
     assert 'data-testid="cell-errors"' not in page
+
+
+def test_the_report_says_in_what_order_each_campaign_ran_its_jobs_and_whether_it_shared(role_client):
+    from campaigns.models import Campaign, Run
+
+    scenario = ScenarioFactory(dataset=DatasetFactory(tables=1, table_size=100))
+    product = ProductFactory(name="Ordered DB")
+    target = measure(product=product, spec=InstanceSpecFactory(label="order spec"), scenario=scenario,
+                     figures={4: [900.0]})
+    campaign = Run.objects.filter(jobs__target=target).first().campaign
+    report = role_client("viewer").get(f"/compare/report/?products={product.pk}").content.decode()
+    assert (f"Campaign {campaign.name}: jobs interleaved: each repetition of a thread count on every target and "
+            "variant in turn.") in report
+    Campaign.objects.filter(pk=campaign.pk).update(job_order="blocked", share_server=True, name="sharing nightly")
+    report = role_client("operator").get(f"/compare/report/?products={product.pk}").content.decode()
+    assert "Campaign sharing nightly: jobs blocked: every job of a target (and variant) before the next one" in report
+    assert "shares servers and client hosts on purpose" in report

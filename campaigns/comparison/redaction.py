@@ -86,4 +86,5 @@ def report_redacted(report: ReportSections, *, selection: Any) -> ReportSections
         "imported": row["imported"],
         "threads": scrub(row["threads"], everything),
     } for row in report["method"]]
-    return {"environment": environment, "hosts": hosts, "method": method}
+    order = [scrub(line, everything) for line in report.get("order") or []]
+    return {"environment": environment, "hosts": hosts, "method": method, "order": order}

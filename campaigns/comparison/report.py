@@ -3,11 +3,12 @@ and one exact command per scenario and product."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from django.db.models import Count, Max
 
 from campaigns.comparison.rows import ComparisonLayout, EnvironmentRow, HostRow, MethodRow, ReportSections
-from campaigns.models import ClientHost, JobClient
+from campaigns.models import Campaign, ClientHost, JobClient
 
 
 def report_sections(layout: ComparisonLayout) -> ReportSections:
@@ -49,4 +50,20 @@ def report_sections(layout: ComparisonLayout) -> ReportSections:
         host = known.get(client["host_name"])
         hosts.append({"hostname": client["host_name"], "jobs": client["jobs"], "sysbench": client["sysbench"],
                       "cores": host.cores if host else None, "memory_gb": host.memory_gb if host else None})
-    return {"environment": environment, "hosts": hosts, "method": method}
+    return {"environment": environment, "hosts": hosts, "method": method, "order": _order(jobs)}
+
+
+def _order(jobs: Any) -> list[str]:
+    """How each campaign of the compared jobs ordered them, and whether it shared servers on purpose: what a reader
+    needs to judge a drift over the run and another run's load."""
+    lines = []
+    for name, order, shares in (jobs.values_list("run__campaign__name", "run__campaign__job_order",
+                                                 "run__campaign__share_server").distinct()
+                                .order_by("run__campaign__name")):
+        words = Campaign.JobOrder(order).label if order in Campaign.JobOrder.values else order
+        line = f"Campaign {name}: jobs {words}"
+        if shares:
+            line += ("; it shares servers and client hosts on purpose with other runs that share, so its figures "
+                     "may include their load")
+        lines.append(line + ".")
+    return lines

@@ -403,6 +403,7 @@ class ReportSections(TypedDict):
     environment: list[EnvironmentRow]
     hosts: list[HostRow]
     method: list[MethodRow]
+    order: NotRequired[list[str]]  # per campaign: the order its jobs ran in, and whether it shared on purpose
 
 
 class ComparisonTable(TypedDict):
