@@ -45,6 +45,18 @@ def test_like_with_like_needs_the_same_rows_memory_fit_threads_and_a_comparable_
     assert in_memory(1, 10_000, 8) and not in_memory(150, 800_000, 16) and in_memory(1, 10_000, None) is None
 
 
+def test_the_measured_side_is_in_memory_or_not_by_the_hit_ratio_its_jobs_measured():
+    paper = Side(tables=150, table_size=800_000, threads=256, clients=2, time_s=300.0, memory_gb=16.0)
+    # Small enough to fit by its size, yet its buffer pool missed: measured, it was I/O-bound like the paper's.
+    cold = Side(tables=150, table_size=800_000, threads=256, clients=2, time_s=300.0, memory_gb=512.0, hit_pct=62.0)
+    assert "memory" not in differences(measured=cold, published=paper).unlike
+    warm = Side(tables=150, table_size=800_000, threads=256, clients=2, time_s=300.0, memory_gb=8.0, hit_pct=99.7)
+    found = differences(measured=warm, published=paper)
+    assert found.unlike == ("memory",)
+    assert found.items == ("data in memory (buffer-pool hit ratio 99.7 % measured) here, I/O-bound (about 30 GB "
+                           "for 16 GB) in the document",)
+
+
 def test_a_seed_run_at_this_machines_scale_says_what_differs_beside_every_published_figure(role_client, seeds):
     template = Campaign.objects.get(is_template=True, template_key="seed-004")
     campaign, run = measured_instance(template, local_target(), repetitions=2)

@@ -2,9 +2,11 @@
 fits in memory, the threads, the client machines, the duration and the hardware, each as a short sentence; and
 whether the two are like with like, the only case where a ratio of one to the other is worth a sentence.
 
-Pure: figures in, words out. Whether the data fits in memory is judged from the dataset's size (sysbench's rows at
-about ROW_BYTES each, index included) against the spec's memory: a buffer pool is a part of it, so "fits" is the
-optimistic reading, and the words say "about".
+Pure: figures in, words out. Whether the data fits in memory is, on the measured side, what its jobs measured: the
+buffer pool's hit ratio over the steady window (at least HIT_IN_MEMORY_PCT: in memory). Where that was not measured,
+and on the document's side, it is judged from the dataset's size (sysbench's rows at about ROW_BYTES each, index
+included) against the spec's memory: a buffer pool is a part of it, so "fits" is the optimistic reading, and the
+words say "about".
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ ROW_BYTES = 250
 MEMORY_SHARE = 0.75
 # A measured run shorter than the document's by more than this factor may not have reached its steady state.
 DURATION_FACTOR = 2.0
+# A measured buffer-pool hit ratio at least this high: the data was read from memory.
+HIT_IN_MEMORY_PCT = 99.0
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class Side:
     clients: int | None
     time_s: float | None
     memory_gb: float | None
+    hit_pct: float | None = None  # measured: the lowest buffer-pool hit ratio of the row's cells (costs.bp_hit_pct)
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,17 @@ def _rows(side: Side) -> str:
     return f"{side.tables:,} × {side.table_size:,}"
 
 
+def side_in_memory(side: Side) -> bool | None:
+    """Whether the side's data was (measured) or would be (estimated) read from memory; None when unknown."""
+    if side.hit_pct is not None:
+        return side.hit_pct >= HIT_IN_MEMORY_PCT
+    return in_memory(side.tables, side.table_size, side.memory_gb)
+
+
 def _fit(side: Side) -> str:
+    if side.hit_pct is not None:
+        where = "in memory" if side.hit_pct >= HIT_IN_MEMORY_PCT else "I/O-bound"
+        return f"{where} (buffer-pool hit ratio {side.hit_pct:.3g} % measured)"
     fits = in_memory(side.tables, side.table_size, side.memory_gb)
     size = data_gb(side.tables, side.table_size)
     assert size is not None and side.memory_gb  # only called where in_memory answered
@@ -84,8 +99,7 @@ def differences(*, measured: Side, published: Side, hardware: str = "") -> Diffe
         items.append(f"rows: {_rows(measured)} here, {_rows(published)} in the document "
                      f"({scale:.2g} of its data)")
         unlike.append("rows")
-    here = in_memory(measured.tables, measured.table_size, measured.memory_gb)
-    there = in_memory(published.tables, published.table_size, published.memory_gb)
+    here, there = side_in_memory(measured), side_in_memory(published)
     if here is not None and there is not None and here != there:
         items.append(f"data {_fit(measured)} here, {_fit(published)} in the document")
         unlike.append("memory")

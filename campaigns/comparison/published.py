@@ -218,9 +218,10 @@ def _measured_side(row: ComparisonRow, columns: Sequence[int], memory_gb: float 
     cells = [c for i in columns if (c := row["cells"][i]) is not None]
     times = [t for c in cells if (t := c.get("time_s"))]
     clients = [n for c in cells if (n := c.get("clients"))]
+    hits = [float(h) for c in cells if (h := ((c.get("costs") or {}).get("bp_hit_pct") or {}).get("value")) is not None]
     return Side(tables=row["tables"], table_size=row["table_size"], threads=row["threads"],
                 clients=max(clients) if clients else None, time_s=float(max(times)) if times else None,
-                memory_gb=memory_gb)
+                memory_gb=memory_gb, hit_pct=min(hits) if hits else None)
 
 
 def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
