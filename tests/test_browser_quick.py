@@ -122,6 +122,8 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     page.get_by_role("button", name="Compare selected").click()
     page.wait_for_selector("table.comparison")
     assert f"runs={run.pk}" in page.url
+    # Its tables' headings, once the page has laid them out (a fresh clone's loaded run once read the text before).
+    page.get_by_role("heading", name="oltp_point_select · 4 × 10,000", exact=True).wait_for(timeout=30_000)
     assert "oltp_point_select · 4 × 10,000" in page.inner_text("main")
 
     # The campaign it made takes a schedule; a bad cron is an error at its field, and what was typed stays.
