@@ -370,7 +370,13 @@ def restore_statements(conn: Connection, originals: dict[str, Original],
                        auto_conf: dict[str, str] | None = None) -> list[str]:
     """The exact statements that put the originals back, for a DBA when benchapp could not (values quoted as
     SQL literals: they come from the server, never from the variant)."""
-    if conn.driver == "mysql":
+    return driver_restore_statements(conn.driver, originals, auto_conf)
+
+
+def driver_restore_statements(driver: str, originals: dict[str, Original],
+                              auto_conf: dict[str, str] | None = None) -> list[str]:
+    """restore_statements for a driver, without a connection (a server that no longer answers)."""
+    if driver == "mysql":
         return [f"SET GLOBAL {name} = {o.value if NUMBER.match(o.value) else _sql_quote(o.value)};"
                 for name, o in originals.items()]
     lines = [f"ALTER SYSTEM SET {name} = {_sql_quote(o.value)};" if o.in_auto_conf else f"ALTER SYSTEM RESET {name};"

@@ -114,6 +114,7 @@ def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_hol
     assert mail.to == ["dba@example.com"] and "NOT put back" in mail.body
     assert change.held_at is not None and change.is_held()
     assert "the server has not answered for 1 h since the job ended" in change.restore_error
-    assert "innodb_flush_log_at_trx_commit" in change.dba_sql
+    assert "SET GLOBAL innodb_flush_log_at_trx_commit = 1;" in change.dba_sql
+    assert "a DBA must run, as a superuser: SET GLOBAL innodb_flush_log_at_trx_commit = 1;" in change.restore_error
     page = client.get(f"/runs/{job.run_id}/").content.decode()
     assert 'data-testid="settings-held"' in page and 'data-testid="settings-pending"' not in page

@@ -38,6 +38,7 @@ from campaigns.server_settings import (
     KeptSession,
     Original,
     SettingRefused,
+    driver_restore_statements,
     fresh_session_problem,
     pg_auto_conf,
     restore_statements,
@@ -91,7 +92,7 @@ def change_hold(change: SettingsChange, *, cause: str, conn: Connection | None) 
     confirmed it (campaigns.services.variants.settings_confirm). The message says why, and the exact statements."""
     originals = _originals(change)
     statements = (restore_statements(conn, originals, change.auto_conf) if conn is not None
-                  else [f"-- put back {name} = {o.value}" for name, o in originals.items()])
+                  else driver_restore_statements(change.target.driver, originals, change.auto_conf))
     dba_sql = "\n".join(statements)
     target = change.target
     message = (f"settings NOT put back on {target.host}:{target.port}: a DBA must run, as a superuser: "

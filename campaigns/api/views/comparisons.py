@@ -44,6 +44,9 @@ def _selection_parameters(*, products: str, trusted_only: str) -> list[OpenApiPa
     ]
 
 
+# Bumped whenever a comparison answer changes shape (cells per target, errors, the campaign's latency limit: 2).
+API_FORMAT = 2
+
 class ComparisonViewSet(viewsets.ViewSet):
     """GET comparisons/?targets=1,2 (or products=, runs=, campaign=, scenarios=): products side by side."""
 
@@ -115,7 +118,8 @@ class ComparisonViewSet(viewsets.ViewSet):
         # by_run=false is kept in the key: it differs from by_run left out when two runs are named.
         chosen = sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in data.items()
                         if v or (v is False and k == "by_run"))
-        key = None if version is None else f"api:comparison:{version}:{query_key(chosen)}"
+        # API_FORMAT too: an answer cached by an older deployment is not served in a newer shape's place.
+        key = None if version is None else f"api:comparison:{API_FORMAT}:{version}:{query_key(chosen)}"
         return cached_json(request, self, key, build)
 
     @extend_schema(
