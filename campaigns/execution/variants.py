@@ -14,7 +14,6 @@ person confirms (campaigns.services.variants.settings_confirm).
 """
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
 from campaigns.endpoints import own_server_problem
+from campaigns.execution.datasets import job_note
 from campaigns.execution.dispatch import settings_held_notify_send
 from campaigns.execution.hosts import own_queues
 from campaigns.execution.phases import JobFailure, TargetUnreachable, target_connection
@@ -274,9 +274,7 @@ def _note_pending(job_id: int, change: SettingsChange) -> None:
             f"could not be reached ({change.restore_error}); benchapp tries again every {RESTORE_RETRY_S} s, no job "
             f"starts on that server until they are back, and after {settings.BENCHAPP_VARIANT_RESTORE_HOLD_H} h "
             "the server is held for a person to confirm")
-    with connection.cursor() as cursor:
-        cursor.execute("UPDATE campaigns_job SET notes = notes || %s::jsonb WHERE id = %s",
-                       [json.dumps([note[:2000]]), job_id])
+    job_note(job_id=job_id, note=note[:2000])
 
 
 def settings_changes_sweep(*, now: Any = None) -> int:
