@@ -516,3 +516,39 @@ def fault_db() -> Iterator[str]:
         yield name
     finally:
         shared_mysql(f"DROP DATABASE IF EXISTS {name}")
+
+
+@pytest.fixture
+def sent_tasks(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Any:
+    """The tasks execution.dispatch sends, recorded instead of published (tests.helpers.dispatched.SentTasks); the
+    default queue is the test's own, so that a session worker's reconciler leaves the test's runs alone."""
+    from campaigns.execution import dispatch
+    from tests.helpers.dispatched import SentTasks
+    from tests.helpers.servers import OWN_QUEUE
+
+    settings.CELERY_TASK_DEFAULT_QUEUE = OWN_QUEUE
+    recorder = SentTasks()
+    monkeypatch.setattr(dispatch, "_send", recorder)
+    return recorder
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A port bound on loopback and never listened on: a connection to it is refused while the test runs."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Any]:
+    """A webhook receiver on 127.0.0.1 (tests.helpers.monitoring.WebhookReceiver), closed at the end."""
+    from tests.helpers.monitoring import WebhookReceiver
+
+    hook = WebhookReceiver()
+    try:
+        yield hook
+    finally:
+        hook.close()

@@ -8,7 +8,6 @@ machine's roles are never touched; the Redis is a throw-away one of the test's o
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,6 +23,7 @@ from campaigns.execution import dispatch
 from campaigns.models import ClientHost, HostAccess, JobClient, JobResult
 from campaigns.services import client_access
 from tests.factories import JobFactory, JobResultFactory, TargetFactory
+from tests.helpers.client_roles import as_host, own_client_access, refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -31,44 +31,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def access(settings: Any, own_redis: Any) -> Iterator[Any]:
     """Client access installed in the test database, with a group role and a Redis of this test's own."""
-    group = f"bg_{hashlib.sha256(connection.settings_dict['NAME'].encode()).hexdigest()[:12]}"
-    settings.BENCHAPP_CLIENT_DB_GROUP = group
-    settings.BENCHAPP_BROKER_ADMIN_URL = own_redis.url
-    settings.CELERY_BROKER_URL = own_redis.url
-    settings.CELERY_TASK_DEFAULT_QUEUE = own_redis.env["BENCHAPP_QUEUE"]  # the queue its workers use
-    try:
-        yield own_redis
-    finally:
-        with connection.cursor() as cursor:
-            roles = [r for (r,) in cursor.execute(
-                "SELECT rolname FROM pg_roles WHERE rolname LIKE 'bh\\_%%' AND pg_has_role(rolname, %s, 'MEMBER') "
-                "OR rolname IN (SELECT db_role FROM campaigns_hostaccess)", [group]).fetchall()]
-            for role in [*roles, group]:
-                cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role])
-                cursor.execute(f'DROP OWNED BY "{role}"')
-                cursor.execute(f'DROP ROLE "{role}"')
-            # The session's later tests find the tables as migrations left them (their policies name the group).
-            for model in client_access.GUARDED:
-                table = model._meta.db_table
-                for (policy,) in cursor.execute("SELECT policyname FROM pg_policies WHERE tablename = %s",
-                                                [table]).fetchall():
-                    cursor.execute(f'DROP POLICY "{policy}" ON "{table}"')
-                cursor.execute(f'ALTER TABLE "{table}" DISABLE ROW LEVEL SECURITY')
+    with own_client_access(settings, own_redis) as redis_server:
+        yield redis_server
 
 
-def _as_host(credentials: client_access.HostCredentials) -> psycopg.Connection:
-    db = connection.settings_dict
-    return psycopg.connect(host="127.0.0.1", port=int(db.get("PORT") or 5432), dbname=db["NAME"],
-                           user=credentials.db_role, autocommit=True)
-
-
-def _refused(db: psycopg.Connection, statement: str, params: list[Any] | None = None) -> str:
-    """The error PostgreSQL answers the statement with ("" if it went through)."""
-    try:
-        db.execute(statement, params)
-    except psycopg.Error as exc:
-        return str(exc).splitlines()[0]
-    return ""
 
 
 def _rows(db: psycopg.Connection, statement: str, params: list[Any] | None = None) -> list[Any]:
@@ -99,7 +65,7 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
     world = _world()
     host = client_access.client_host_issue(hostname="acc-a")
     own, other, unsent = world["own"], world["other"], world["unsent"]
-    with _as_host(host) as db:
+    with as_host(host) as db:
         # Its own job, its client and its sealed password: there.
         assert _rows(db, "SELECT id FROM campaigns_job ORDER BY id") == sorted(
             [(own.pk,), (world["finished_own"].pk,)])
@@ -110,23 +76,23 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
             assert _rows(db, f"SELECT 1 FROM {table} WHERE {column} IN (%s, %s)", [other.pk, unsent.pk]) == []
         # Targets: only its own jobs' (whose password it was sent, sealed), and never their encrypted password.
         assert _rows(db, "SELECT id FROM campaigns_target") == [(own.target_id,)]
-        assert "permission denied" in _refused(db, "SELECT password_encrypted FROM campaigns_target")
-        assert "permission denied" in _refused(db, "SELECT webhook_url_encrypted FROM campaigns_campaign")
+        assert "permission denied" in refused(db, "SELECT password_encrypted FROM campaigns_target")
+        assert "permission denied" in refused(db, "SELECT webhook_url_encrypted FROM campaigns_campaign")
         assert _rows(db, "SELECT hostname FROM campaigns_clienthost") == [("acc-a",)]
         # benchapp's users, sessions, API tokens, share links, the beat schedule: nothing.
         for table in ("auth_user", "auth_group", "django_session", "campaigns_apitoken", "campaigns_sharelink",
                       "campaigns_prepareddataset", "campaigns_settingschange", "django_celery_beat_periodictask"):
-            assert "permission denied" in _refused(db, f"SELECT * FROM {table} LIMIT 1"), table
+            assert "permission denied" in refused(db, f"SELECT * FROM {table} LIMIT 1"), table
         # No sequence can be set back (a launch's ids would collide): nor any other write to one.
-        assert "permission denied" in _refused(db, "SELECT setval('campaigns_job_id_seq', 1)")
-        assert "permission denied" in _refused(db, "SELECT setval('campaigns_intervalsample_id_seq', 1)")
+        assert "permission denied" in refused(db, "SELECT setval('campaigns_job_id_seq', 1)")
+        assert "permission denied" in refused(db, "SELECT setval('campaigns_intervalsample_id_seq', 1)")
         # Another host's job: its result and verdict cannot be changed (no row to change), nor can its own
         # finished job's; a job's run, target or scenario cannot be changed at all.
         assert db.execute("UPDATE campaigns_job SET verdict = 'valid' WHERE id = %s", [other.pk]).rowcount == 0
         assert db.execute("UPDATE campaigns_job SET verdict = 'valid' WHERE id = %s",
                           [world["finished_own"].pk]).rowcount == 0
-        assert "permission denied" in _refused(db, "UPDATE campaigns_jobresult SET qps = 99999")
-        assert "permission denied" in _refused(db, "UPDATE campaigns_job SET target_id = %s WHERE id = %s",
+        assert "permission denied" in refused(db, "UPDATE campaigns_jobresult SET qps = 99999")
+        assert "permission denied" in refused(db, "UPDATE campaigns_job SET target_id = %s WHERE id = %s",
                                                [other.target_id, own.pk])
         assert db.execute("UPDATE campaigns_jobclient SET summary = '{}' WHERE job_id = %s",
                           [other.pk]).rowcount == 0
@@ -136,7 +102,7 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
             " writes_per_s, other_per_s, latency_pct_ms, errors_per_s, reconnects_per_s)"
             " VALUES (%s, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0) RETURNING 1", [own.pk]).fetchall()
         assert inserted == [(1,)]
-        assert "row-level security" in _refused(
+        assert "row-level security" in refused(
             db, "INSERT INTO campaigns_intervalsample (job_id, client_index, attempt, t, threads, tps, qps, "
                 "reads_per_s, writes_per_s, other_per_s, latency_pct_ms, errors_per_s, reconnects_per_s)"
                 " VALUES (%s, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0)", [other.pk])
@@ -144,8 +110,8 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
                           [own.pk]).rowcount == 1
         # It cannot take another host's name, or move its client to another job.
         assert db.execute("UPDATE campaigns_clienthost SET labels = '{x}' WHERE hostname = 'acc-b'").rowcount == 0
-        assert "permission denied" in _refused(db, "UPDATE campaigns_clienthost SET hostname = 'acc-b'")
-        assert "permission denied" in _refused(db, "UPDATE campaigns_jobclient SET job_id = %s WHERE job_id = %s",
+        assert "permission denied" in refused(db, "UPDATE campaigns_clienthost SET hostname = 'acc-b'")
+        assert "permission denied" in refused(db, "UPDATE campaigns_jobclient SET job_id = %s WHERE job_id = %s",
                                                [other.pk, own.pk])
     assert JobResult.objects.get(job=other).qps == 1544.0
 
@@ -175,7 +141,7 @@ def test_the_takeover_script_is_refused_step_by_step_but_its_own_jobs_seconds(ac
     host = client_access.client_host_issue(hostname="acc-a")
     values = {"other": world["other"].pk, "other_target": world["other"].target_id}
     outcomes = {}
-    with _as_host(host) as db:
+    with as_host(host) as db:
         for what, statement in TAKEOVER:
             try:
                 cursor = db.execute(statement, values)
@@ -217,7 +183,7 @@ def test_its_redis_user_reaches_the_broker_queues_only_and_revoking_ends_it_all(
         broker.get(f"benchapp-{connection.settings_dict['NAME']}:1:anything")
     assert access.client.ping()  # the test's Redis still runs, its data there
 
-    db = _as_host(host)
+    db = as_host(host)
     assert db.execute("SELECT count(*) FROM campaigns_job").fetchone()[0] == 2
     revoked = client_access.client_host_revoke(hostname="acc-a", user=world["user"])
     assert revoked.revoked_at is not None and revoked.revoked_by == world["user"]
@@ -225,14 +191,14 @@ def test_its_redis_user_reaches_the_broker_queues_only_and_revoking_ends_it_all(
     with pytest.raises(psycopg.OperationalError):
         db.execute("SELECT 1")
     with pytest.raises(psycopg.OperationalError, match="not permitted to log in"):
-        _as_host(host)
+        as_host(host)
     with pytest.raises((redis.exceptions.AuthenticationError, redis.exceptions.ConnectionError)):
         redis.Redis.from_url(host.redis_url, socket_timeout=5).ping()
     assert HostAccess.objects.get(hostname="acc-a").is_revoked()
     # Issued again, it gets new passwords and its access back.
     again = client_access.client_host_issue(hostname="acc-a")
     assert again.database_url != host.database_url and again.redis_url != host.redis_url
-    with _as_host(again) as db:
+    with as_host(again) as db:
         assert db.execute("SELECT count(*) FROM campaigns_job").fetchone()[0] == 2
 
 

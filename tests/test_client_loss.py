@@ -21,7 +21,6 @@ from django.test import Client as PageClient
 from django.utils import timezone
 
 from campaigns import execution, roles
-from campaigns.execution import dispatch
 from campaigns.models import Campaign, ClientHost, Job, JobClient, Run
 from tests.conftest import WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
@@ -35,24 +34,10 @@ LONG_AGO = timedelta(seconds=60)
 # ---------------------------------------------------------------- the reconciler's decision, on rows
 
 
-class _Sent:
-    """Records the client tasks the reconciler sends (what a host's queue would receive)."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[list[int], str]] = []
-
-    def apply_async(self, *, args: list[int], queue: str) -> None:
-        self.messages.append((list(args), queue))
-
-
 @pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch, settings: Any) -> _Sent:
-    # A queue of the test's own: the session worker's reconciler (if any runs) leaves these runs alone.
-    settings.CELERY_TASK_DEFAULT_QUEUE = OWN_QUEUE
-    recorder = _Sent()
-    monkeypatch.setattr(dispatch, "_tasks", lambda: type("T", (), {"jobclient_execute_task": recorder,
-                                                                    "job_execute_task": recorder})())
-    return recorder
+def sent(sent_tasks: Any) -> Any:
+    """The tasks sent (tests.helpers.dispatched.SentTasks), on a queue of the test's own."""
+    return sent_tasks
 
 
 def _host_row(name: str, *, online: bool, labels: list[str] | None = None) -> None:

@@ -2,15 +2,13 @@
 the job's outcome (OUTCOMES), through job_execute against the real database."""
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.utils import timezone
 
-from campaigns.execution import coordinator, dispatch, transitions
+from campaigns.execution import coordinator, transitions
 from campaigns.execution.phases import JobFailure, JobLost, JobStopped, TargetUnreachable
 from campaigns.execution.turns import Previous
 from campaigns.models import Campaign, Job, Scenario
@@ -18,31 +16,6 @@ from tests.factories import CampaignFactory, DatasetFactory, JobFactory, Scenari
 from tests.helpers.servers import OWN_QUEUE
 
 pytestmark = pytest.mark.django_db
-
-
-class _Sent:
-    def __init__(self) -> None:
-        self.messages: list[list[int]] = []
-
-    def apply_async(self, *, args: list[int], queue: str, countdown: float | None = None) -> None:
-        self.messages.append(list(args))
-
-
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch, settings: Any) -> _Sent:
-    settings.CELERY_TASK_DEFAULT_QUEUE = OWN_QUEUE
-    recorder = _Sent()
-    monkeypatch.setattr(dispatch, "_tasks", lambda: type("T", (), {"job_execute_task": recorder,
-                                                                    "jobclient_execute_task": recorder})())
-    return recorder
-
-
-@pytest.fixture
-def refused_port() -> Iterator[int]:
-    """A port bound on loopback and never listened on: a connection to it is refused while the test runs."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 def _claimed(**fields: Any) -> Job:
@@ -131,7 +104,7 @@ def _queued() -> Job:
     (JobLost("worker lost"), Job.Status.FAILED, "worker lost", False),
     (ValueError("a bug"), Job.Status.FAILED, "internal error: ValueError: a bug", True),
 ])
-def test_a_steps_exception_is_the_jobs_outcome_by_one_table(monkeypatch, sent, raised, status, error, reraised):
+def test_a_steps_exception_is_the_jobs_outcome_by_one_table(monkeypatch, sent_tasks, raised, status, error, reraised):
     def step(c: coordinator.Coordination) -> bool:
         raise raised
 
@@ -151,7 +124,7 @@ def test_a_steps_exception_is_the_jobs_outcome_by_one_table(monkeypatch, sent, r
         assert "connection refused" in job.wait_reason and job.unreachable_since is not None
 
 
-def test_a_step_that_leaves_the_job_waiting_stops_the_walk(monkeypatch, sent):
+def test_a_step_that_leaves_the_job_waiting_stops_the_walk(monkeypatch, sent_tasks):
     seen: list[str] = []
 
     def waits(c: coordinator.Coordination) -> bool:

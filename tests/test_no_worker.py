@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +27,6 @@ from tests.helpers.users import API, client_for, make_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-
-
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    hook = WebhookReceiver()
-    try:
-        yield hook
-    finally:
-        hook.close()
 
 
 class BeatProcess:

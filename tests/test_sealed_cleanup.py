@@ -24,13 +24,6 @@ from tests.helpers.client_roles import as_host, own_client_access
 PASSWORD = "Seal-Cleanup-9c1e"
 
 
-@pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
-    messages: list[tuple[str, dict[str, Any]]] = []
-    monkeypatch.setattr(dispatch, "_send", lambda task_name, **options: messages.append((task_name, options)))
-    return messages
-
-
 def _host(name: str, key: PrivateKey | None = None) -> PrivateKey:
     key = key or PrivateKey.generate()
     ClientHost.objects.create(hostname=name, queue=f"q.host.{name}", role="client",
@@ -50,7 +43,7 @@ def _sealed(job: Job) -> list[str]:
 
 
 @pytest.mark.django_db
-def test_closing_a_job_deletes_the_passwords_sealed_for_each_of_its_hosts(sent):
+def test_closing_a_job_deletes_the_passwords_sealed_for_each_of_its_hosts(sent_tasks):
     _host("clean-a")
     _host("clean-b")
     job = JobFactory(target=TargetFactory(password=PASSWORD), status="running", phase="run", attempt=1)
@@ -68,7 +61,7 @@ def test_closing_a_job_deletes_the_passwords_sealed_for_each_of_its_hosts(sent):
 
 
 @pytest.mark.django_db
-def test_a_closer_of_a_lost_attempt_leaves_the_new_attempts_seals(sent):
+def test_a_closer_of_a_lost_attempt_leaves_the_new_attempts_seals(sent_tasks):
     _host("clean-c")
     job = JobFactory(target=TargetFactory(password=PASSWORD), status="running", phase="run", attempt=1)
     stale = Job.objects.get(pk=job.pk)  # what attempt 1's closer read
@@ -80,7 +73,7 @@ def test_a_closer_of_a_lost_attempt_leaves_the_new_attempts_seals(sent):
 
 
 @pytest.mark.django_db
-def test_a_lost_attempt_takes_its_seals_and_the_new_attempts_send_seals_again(sent):
+def test_a_lost_attempt_takes_its_seals_and_the_new_attempts_send_seals_again(sent_tasks):
     key_a = _host("lost-a")
     _host("lost-b")
     job = JobFactory(target=TargetFactory(password=PASSWORD), status="running", phase="run", attempt=1)
@@ -109,7 +102,7 @@ def access(settings: Any, own_redis: Any) -> Iterator[Any]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_client_hosts_role_reads_its_seal_only_while_the_job_is_open(access, sent):
+def test_a_client_hosts_role_reads_its_seal_only_while_the_job_is_open(access, sent_tasks):
     _host("open-a")
     target = TargetFactory(password=PASSWORD)
     running = JobFactory(target=target, status="running", phase="run", attempt=1)

@@ -25,23 +25,12 @@ from tests.helpers.servers import OWN_QUEUE
 pytestmark = pytest.mark.django_db
 
 
-class _Sent:
-    def __init__(self) -> None:
-        self.messages: list[tuple[list[int], str]] = []
-
-    def apply_async(self, *, args: list[int], queue: str, countdown: float | None = None) -> None:
-        self.messages.append((list(args), queue))
-
-
 @pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch, settings: Any) -> _Sent:
-    settings.CELERY_TASK_DEFAULT_QUEUE = OWN_QUEUE
+def sent(sent_tasks: Any, settings: Any) -> Any:
+    """The tasks sent (tests.helpers.dispatched.SentTasks), on a queue of the test's own; retries 5 s to 2 min."""
     settings.BENCHAPP_TARGET_RETRY_S = 5
     settings.BENCHAPP_TARGET_RETRY_MAX_S = 120
-    recorder = _Sent()
-    monkeypatch.setattr(dispatch, "_tasks", lambda: type("T", (), {"job_execute_task": recorder,
-                                                                    "jobclient_execute_task": recorder})())
-    return recorder
+    return sent_tasks
 
 
 def _closed_port() -> int:

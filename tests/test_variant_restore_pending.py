@@ -3,30 +3,18 @@ notes and the run and job pages say so, no job starts on that server meanwhile, 
 after BENCHAPP_VARIANT_RESTORE_HOLD_H hours the server is held for a person to confirm."""
 from __future__ import annotations
 
-import socket
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from campaigns.execution import dispatch
 from campaigns.execution.turns import target_busy
 from campaigns.execution.variants import settings_changes_sweep, variant_restore
 from campaigns.models import Campaign, Job, SettingsChange
 from campaigns.monitoring.notifications import settings_held_notify
 from tests.factories import JobFactory, TargetFactory
-from tests.helpers.monitoring import WebhookReceiver
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def refused_port() -> Iterator[int]:
-    """A port bound on loopback and never listened on: a connection to it is refused while the test runs."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
 
 
 def _changed_then_gone(port: int) -> tuple[Job, SettingsChange]:
@@ -42,32 +30,9 @@ def _changed_then_gone(port: int) -> tuple[Job, SettingsChange]:
     return job, change
 
 
-class _Sent:
-    def __init__(self) -> None:
-        self.tasks: list[tuple[str, list[int]]] = []
-
-    def __getattr__(self, name: str) -> object:
-        sent = self
-
-        class _Task:
-            def apply_async(self, *, args: list[int], queue: str, **_: object) -> None:
-                sent.tasks.append((name, list(args)))
-        return _Task()
-
-
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    hook = WebhookReceiver()
-    try:
-        yield hook
-    finally:
-        hook.close()
-
-
 def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_holds_the_server_later(
-        refused_port, role_client, settings, monkeypatch, receiver, mailoutbox, django_capture_on_commit_callbacks):
-    sent = _Sent()
-    monkeypatch.setattr(dispatch, "_tasks", lambda: sent)
+        refused_port, role_client, settings, sent_tasks, receiver, mailoutbox, django_capture_on_commit_callbacks):
+    sent = sent_tasks
     settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True
     job, change = _changed_then_gone(refused_port)
     campaign = job.run.campaign
