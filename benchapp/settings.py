@@ -542,6 +542,15 @@ CELERY_BEAT_SCHEDULE["benchapp-retention-sweep"] = {
     "task": "campaigns.tasks.retention_sweep_task",
     "schedule": 24 * 3600.0,
 }
+# An attempt's per-second rows are packed (campaigns/seconds.py: a few bytes a second instead of about 1.3 kB) once
+# its job has been closed this long; earlier attempts of a job at once. Beat looks every minute.
+BENCHAPP_SECONDS_PACK_AFTER_S = envfloat("BENCHAPP_SECONDS_PACK_AFTER_S", "300")
+if BENCHAPP_SECONDS_PACK_AFTER_S < 0:
+    raise ValueError("BENCHAPP_SECONDS_PACK_AFTER_S must be 0 or more")
+CELERY_BEAT_SCHEDULE["benchapp-seconds-pack"] = {
+    "task": "campaigns.tasks.seconds_pack_task",
+    "schedule": 60.0,
+}
 if BENCHAPP_SELF_MEASURE:
     CELERY_BEAT_SCHEDULE["benchapp-hosts-self-measure"] = {
         "task": "campaigns.tasks.hosts_self_measure_due_task",

@@ -95,6 +95,13 @@ def settings_held_notify_task(self: Any, change_id: int) -> None:
 
 
 @shared_task(ignore_result=True)
+def seconds_pack_task() -> int:
+    from campaigns.seconds import seconds_pack_due
+
+    return seconds_pack_due()
+
+
+@shared_task(ignore_result=True)
 def retention_sweep_task() -> dict[str, int]:
     from campaigns.services.retention import retention_sweep
 

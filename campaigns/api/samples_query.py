@@ -1,4 +1,5 @@
-"""One job's per-second figures, summed over its clients, straight from PostgreSQL."""
+"""One job's per-second figures, summed over its clients: straight from PostgreSQL while they are rows, from their
+packing (campaigns.seconds) once the attempt's seconds were packed."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,7 +7,8 @@ from typing import Any
 from django.db import connections
 from django.db.models import Count, Max, QuerySet, Sum
 
-from campaigns.models import IntervalSample, Job
+from campaigns.models import IntervalSample, Job, PackedSeconds
+from campaigns.seconds import Kind, seconds_rows
 
 SAMPLE_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s", "reconnects_per_s")
 SERIES_METRICS = (*SAMPLE_SUMMED, "latency_pct_ms", "threads")
@@ -38,3 +40,22 @@ def fetch_rows(queryset: QuerySet) -> list[tuple[Any, ...]]:
     with connections[queryset.db].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def job_second_rows(job: Job) -> list[tuple[Any, ...]]:
+    """samples_per_second()'s rows of the job, whichever store holds them: the rows' SQL first (one query, as
+    before packing); only when it finds none, the packing (made before, or in the meantime: it is one transaction)."""
+    rows = fetch_rows(samples_per_second(job))
+    if rows or not PackedSeconds.objects.filter(job_id=job.pk, attempt=job.attempt, kind=Kind.INTERVAL).exists():
+        return rows
+    by_t: dict[float, list[dict[str, Any]]] = {}
+    for row in seconds_rows(Kind.INTERVAL, {job.pk: job.attempt}, fields=("t", "threads", *SAMPLE_SUMMED,
+                                                                          "latency_pct_ms")):
+        by_t.setdefault(row["t"], []).append(row)
+    out = []
+    for t in sorted(by_t):
+        clients = by_t[t]
+        latencies = [c["latency_pct_ms"] for c in clients if c["latency_pct_ms"] is not None]
+        out.append((t, len(clients), sum(c["threads"] for c in clients),
+                    *(sum(c[name] for c in clients) for name in SAMPLE_SUMMED), max(latencies, default=None)))
+    return out

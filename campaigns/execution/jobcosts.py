@@ -5,7 +5,8 @@ import statistics
 
 from campaigns.cache import results_changed
 from campaigns.costs import CostInputs, job_costs
-from campaigns.models import HostSample, Job, JobResult, RoundTrip, ServerSample
+from campaigns.models import Job, JobResult, RoundTrip
+from campaigns.seconds import Kind, seconds_rows
 from campaigns.validity import CLIENT_BUSY_PCT
 
 # The reading connection's own statement: MySQL's Threads_running counts the SHOW STATUS that reads it.
@@ -17,12 +18,14 @@ def job_cost_inputs(job: Job, result: JobResult) -> CostInputs:
     """What the job's current attempt stored, as campaigns.costs needs it (its first second left out, as the
     verdict leaves it: sysbench's threads are still connecting)."""
     driver = job.target.driver or ""
+    gauges = [r["gauges"] for r in seconds_rows(Kind.SERVER, {job.pk: job.attempt}, fields=("t", "gauges"))
+              if r["t"] > 1]
     running = [float(g.get(_RUNNING_GAUGE.get(driver, ""), 0)) - _OWN_RUNNING.get(driver, 0.0)
-               for g in ServerSample.objects.filter(job=job, attempt=job.attempt, t__gt=1)
-               .values_list("gauges", flat=True) if isinstance(g, dict) and _RUNNING_GAUGE.get(driver, "") in g]
-    rows = list(HostSample.objects.filter(job=job, attempt=job.attempt, t__gt=1).values_list(
-        "client_index", "server_cpu_pct", "sysbench_cpu_pct", "client_cpus_busy_pct", "per_core_busy_pct",
-        "cpu_busy_pct", "cpu_steal_pct"))
+               for g in gauges if isinstance(g, dict) and _RUNNING_GAUGE.get(driver, "") in g]
+    host_fields = ("server_cpu_pct", "sysbench_cpu_pct", "client_cpus_busy_pct", "per_core_busy_pct",
+                   "cpu_busy_pct", "cpu_steal_pct")
+    rows = [(r["client_index"], *(r[n] for n in host_fields))
+            for r in seconds_rows(Kind.HOST, {job.pk: job.attempt}, fields=("t", *host_fields)) if r["t"] > 1]
     host_busy = [float(r[5]) - float(r[6] or 0) for r in rows if r[0] == 0 and r[5] is not None]
     server_cpu = [r[1] for r in rows if r[0] == 0 and r[1] is not None]
     by_client: dict[int, list[float]] = {}

@@ -28,6 +28,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from campaigns.execution.dbretry import RETRY_FIRST_S, backoff_s, connection_drop, connection_lost, db_retry
 from campaigns.models import HostSample, Job, RoundTrip, ServerSample
 from campaigns.probes import ProbeError
+from campaigns.seconds import Kind, seconds_rows
 from campaigns.server_status import StatusReader, counter_rates
 from campaigns.sysbench.command import Connection
 
@@ -470,8 +471,7 @@ def job_metrics(job: Job) -> dict[str, Any]:
     """A job's host and server seconds as series on sysbench's time axis (one list per figure), its exact
     server readings and the round trips of its run to its target."""
     hosts: dict[int, dict[str, Any]] = {}
-    for row in HostSample.objects.filter(job=job, attempt=job.attempt).order_by("client_index", "t").values(
-            "client_index", "t", "per_core_busy_pct", *HOST_SERIES):
+    for row in seconds_rows(Kind.HOST, {job.pk: job.attempt}, fields=("t", "per_core_busy_pct", *HOST_SERIES)):
         host = hosts.setdefault(row["client_index"], {"client_index": row["client_index"], "t": [],
                                                       "per_core_busy_pct": [], **{n: [] for n in HOST_SERIES}})
         host["t"].append(row["t"])
@@ -482,8 +482,8 @@ def job_metrics(job: Job) -> dict[str, Any]:
     for index, host in hosts.items():
         host["host_name"] = names.get(index, "")
     server: dict[str, Any] = {"t": [], "rates": {}, "gauges": {}}
-    samples = list(ServerSample.objects.filter(job=job, attempt=job.attempt).order_by("t").values_list(
-        "t", "rates", "gauges"))
+    samples = [(r["t"], r["rates"], r["gauges"])
+               for r in seconds_rows(Kind.SERVER, {job.pk: job.attempt}, fields=("t", "rates", "gauges"))]
     rate_names = sorted({name for _, rates, _ in samples for name in rates})
     gauge_names = sorted({name for _, _, gauges in samples for name in gauges})
     server["rates"] = {name: [] for name in rate_names}

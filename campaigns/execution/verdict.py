@@ -12,7 +12,8 @@ from campaigns import validity
 from campaigns.cache import results_changed
 from campaigns.endpoints import same_server
 from campaigns.execution.jobcosts import job_costs_store
-from campaigns.models import HostSample, IntervalSample, Job, JobClient, JobResult, Scenario
+from campaigns.models import Job, JobClient, JobResult, Scenario
+from campaigns.seconds import Kind, seconds_rows
 from campaigns.server_status import RATE_COUNTERS
 from campaigns.sysbench import parser
 
@@ -30,9 +31,10 @@ def job_seconds(job: Job) -> tuple[dict[int, list[SecondRow]], list[float], int]
     time order; the seconds that count (every client reported them, zero-throughput seconds after --time left out:
     a hung target waiting for --forced-shutdown is not measurement); and how many seconds only some clients had."""
     by_client: dict[int, list[SecondRow]] = defaultdict(list)
-    for index, t, tps, qps, errors, reconnects in IntervalSample.objects.filter(job=job, attempt=job.attempt).order_by(
-            "t").values_list("client_index", "t", "tps", "qps", "errors_per_s", "reconnects_per_s"):
-        by_client[index].append((t, tps, qps, errors, reconnects))
+    for stored in seconds_rows(Kind.INTERVAL, {job.pk: job.attempt},
+                               fields=("t", "tps", "qps", "errors_per_s", "reconnects_per_s")):
+        by_client[stored["client_index"]].append(
+            (stored["t"], stored["tps"], stored["qps"], stored["errors_per_s"], stored["reconnects_per_s"]))
     clients_at: dict[float, int] = defaultdict(int)
     for rows in by_client.values():
         for row in rows:
@@ -130,9 +132,10 @@ def job_evidence(job: Job) -> validity.Evidence:
     top_pct: dict[str, list[float | None]] = defaultdict(list)
     cores: dict[str, int] = {}
     recorded: set[str] = set()
-    for row in HostSample.objects.filter(job=job, attempt=job.attempt, t__gt=1).order_by("t").values(
-            "client_index", "client_cpus_busy_pct", "cpu_steal_pct", "cpu_busy_pct", "sysbench_cpu_pct",
-            "server_cpu_pct", "others_cpu_pct", "top_other_name", "top_other_cpu_pct", "per_core_busy_pct"):
+    host_rows = seconds_rows(Kind.HOST, {job.pk: job.attempt}, fields=(
+        "t", "client_cpus_busy_pct", "cpu_steal_pct", "cpu_busy_pct", "sysbench_cpu_pct", "server_cpu_pct",
+        "others_cpu_pct", "top_other_name", "top_other_cpu_pct", "per_core_busy_pct"))
+    for row in (r for r in host_rows if r["t"] > 1):
         host = hosts.get(row["client_index"], str(row["client_index"]))
         busy[host].append(row["client_cpus_busy_pct"])
         steal[host].append(row["cpu_steal_pct"])

@@ -17,7 +17,7 @@ from campaigns.models.core import (
     Scenario,
     Target,
 )
-from campaigns.models.metrics import HostSample, RoundTrip, ServerSample
+from campaigns.models.metrics import HostSample, PackedSeconds, RoundTrip, ServerSample
 from campaigns.models.monitoring import Annotation, CampaignSchedule, Regression, ScheduleFiring
 from campaigns.models.published import PublishedResult
 from campaigns.models.sealed import SealedPassword
@@ -29,7 +29,7 @@ from campaigns.models.workloads import Workload, WorkloadVersion
 __all__ = [
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
-    "HostSample", "RoundTrip", "ServerSample",
+    "HostSample", "PackedSeconds", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
     "PublishedResult", "HostAccess", "SealedPassword", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
 ]

@@ -6,12 +6,13 @@ from collections import defaultdict
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from campaigns.changepoints import change_points
-from campaigns.models import Campaign, IntervalSample, Job, Run
+from campaigns.models import Campaign, Job, Run
 from campaigns.models.monitoring import Annotation, Regression
+from campaigns.seconds import Kind, seconds_rows
 from campaigns.services import annotation_create, campaign_update
 from campaigns.statistics import (
     HISTORY_RUNS,
@@ -68,13 +69,11 @@ def history_runs(*, campaign: Campaign, before: Run, limit: int = HISTORY_RUNS) 
 
 def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
     target_id, scenario_id, threads = cell
-    return list(
-        IntervalSample.objects.filter(job__run_id__in=run_ids, job__target_id=target_id,
-                                      job__scenario_id=scenario_id, job__threads=threads,
-                                      job__status=Job.Status.SUCCEEDED, t__gt=1, attempt=F("job__attempt"))
-        .exclude(job__verdict=Job.Verdict.INVALID)
-        .values_list("qps", flat=True)[:20000]
-    )
+    jobs = dict(Job.objects.filter(run_id__in=run_ids, target_id=target_id, scenario_id=scenario_id, threads=threads,
+                                   status=Job.Status.SUCCEEDED).exclude(verdict=Job.Verdict.INVALID)
+                .values_list("pk", "attempt"))
+    rows = seconds_rows(Kind.INTERVAL, jobs, fields=("t", "qps"))
+    return [r["qps"] for r in rows if r["t"] > 1][:20000]
 
 
 def run_evaluate(*, run: Run) -> list[Regression]:

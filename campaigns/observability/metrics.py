@@ -29,7 +29,7 @@ from prometheus_client.registry import Collector
 from benchapp.pulse import SENT_AT_HEADER
 from campaigns.counters import counters_read, field
 from campaigns.execution.hosts import server_queue
-from campaigns.models import ClientHost, HostSample, IntervalSample, Job, Regression, Run, ServerSample
+from campaigns.models import ClientHost, HostSample, IntervalSample, Job, PackedSeconds, Regression, Run, ServerSample
 
 log = logging.getLogger(__name__)
 
@@ -202,15 +202,23 @@ class BenchappCollector(Collector):
         stored = CounterMetricFamily("benchapp_samples_stored",
                                      "Per-second rows stored (PostgreSQL's insert counter of each table)",
                                      labels=["kind"])
+        # Rows now (PostgreSQL's estimate): the per-second tables hold the attempts not packed yet, so they stay
+        # small while campaigns.seconds keeps up; "packed" counts packings (one per attempt, kind and client).
+        rows = GaugeMetricFamily("benchapp_samples_rows",
+                                 "Rows in the per-second tables and packings (PostgreSQL's estimate)", labels=["kind"])
         tables = {IntervalSample._meta.db_table: "interval", HostSample._meta.db_table: "host",
-                  ServerSample._meta.db_table: "server"}
+                  ServerSample._meta.db_table: "server", PackedSeconds._meta.db_table: "packed"}
         with connection.cursor() as cursor:
-            cursor.execute("SELECT relname, n_tup_ins FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+            cursor.execute("SELECT relname, n_tup_ins, n_live_tup FROM pg_stat_user_tables WHERE relname = ANY(%s)",
                            [list(tables)])
-            found = dict(cursor.fetchall())
+            found = {name: (inserted, live) for name, inserted, live in cursor.fetchall()}
         for table, kind in tables.items():
-            stored.add_metric([kind], found.get(table, 0))
+            inserted, live = found.get(table, (0, 0))
+            if kind != "packed":
+                stored.add_metric([kind], inserted)
+            rows.add_metric([kind], live)
         yield stored
+        yield rows
 
     def _phases(self) -> Metric:
         family = HistogramMetricFamily("benchapp_job_phase_duration_seconds",

@@ -45,6 +45,7 @@ from campaigns.models import (
     Target,
     checks,
 )
+from campaigns.seconds import Kind, seconds_rows
 from campaigns.services.campaigns import campaign_create, campaign_update
 from campaigns.services.datasets import dataset_create
 from campaigns.services.scenarios import scenario_create
@@ -107,14 +108,20 @@ def run_export(*, run: Run) -> dict[str, Any]:
     job_ids = [j.pk for j in jobs]
     results = {r.job_id: r for r in JobResult.objects.filter(job_id__in=job_ids)}
     per_job: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    for key, model in (("clients", JobClient), ("samples", IntervalSample), ("host_samples", HostSample),
-                       ("server_samples", ServerSample)):
-        grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        rows = model._default_manager.filter(job_id__in=job_ids).order_by("job_id", "pk")
-        names = ["job_id", *[f.name for f in _fields(model)]]
-        for values in rows.values_list(*names):
-            grouped[values[0]].append(dict(zip(names[1:], values[1:], strict=True)))
-        per_job[key] = grouped
+    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    names = ["job_id", *[f.name for f in _fields(JobClient)]]
+    for values in JobClient.objects.filter(job_id__in=job_ids).order_by("job_id", "pk").values_list(*names):
+        grouped[values[0]].append(dict(zip(names[1:], values[1:], strict=True)))
+    per_job["clients"] = grouped
+    # Every attempt's seconds, whether still rows or packed (campaigns.seconds), as the rows they were.
+    every_attempt: dict[int, int | None] = dict.fromkeys(job_ids)
+    for key, kind, model in (("samples", Kind.INTERVAL, IntervalSample), ("host_samples", Kind.HOST, HostSample),
+                             ("server_samples", Kind.SERVER, ServerSample)):
+        fields = [f.name for f in _fields(model)]
+        seconds: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for row in seconds_rows(kind, every_attempt, fields=[n for n in fields if n not in ("attempt", "client_index")]):
+            seconds[row["job_id"]].append({n: row[n] for n in fields})
+        per_job[key] = seconds
     return {
         "format": BUNDLE_FORMAT, "version": BUNDLE_VERSION, "exported_at": timezone.now(),
         "source": {"host": socket.gethostname(), "run_id": run.pk, "campaign_id": campaign.pk},

@@ -51,6 +51,7 @@ from campaigns.models import (
     Job,
     JobClient,
     JobResult,
+    PackedSeconds,
     Product,
     RoundTrip,
     Run,
@@ -106,7 +107,8 @@ def _sequence(model: type[models.Model]) -> sql.Identifier:
 CATALOGUE: tuple[type[models.Model], ...] = (Scenario, Dataset, Product, InstanceSpec, Workload, WorkloadVersion)
 # Under row-level security: each gets the client group's policies below, and one that lets every other role through.
 GUARDED: tuple[type[models.Model], ...] = (Job, JobClient, JobResult, IntervalSample, HostSample, ServerSample,
-                                            RoundTrip, ClientHost, SealedPassword, Target, Run, Campaign)
+                                            PackedSeconds, RoundTrip, ClientHost, SealedPassword, Target, Run,
+                                            Campaign)
 # USAGE on their id sequences (nextval for the rows it inserts; never setval).
 SEQUENCED: tuple[type[models.Model], ...] = (JobClient, IntervalSample, HostSample, ServerSample, RoundTrip,
                                              ClientHost)
@@ -147,6 +149,7 @@ _POLICIES: tuple[tuple[type[models.Model], str, str | None, str | None], ...] = 
     (HostSample, "INSERT", None, "benchapp_host_job_active(job_id)"),
     (ServerSample, "SELECT", "benchapp_host_job(job_id)", None),
     (ServerSample, "INSERT", None, "benchapp_host_job_active(job_id)"),
+    (PackedSeconds, "SELECT", "benchapp_host_job(job_id)", None),  # packed by the server, read like the rows
     (RoundTrip, "SELECT", "host_name = benchapp_host()", None),
     (RoundTrip, "INSERT", None, "host_name = benchapp_host() AND EXISTS (SELECT 1 FROM campaigns_job j WHERE "
                                 "j.run_id = campaigns_roundtrip.run_id AND j.target_id = campaigns_roundtrip.target_id"
@@ -205,7 +208,7 @@ def client_access_install() -> None:
         grants = [
             ("SELECT", Job), ("SELECT", JobClient), ("INSERT", JobClient), ("SELECT, DELETE", JobResult),
             ("SELECT, INSERT", IntervalSample), ("SELECT, INSERT", HostSample), ("SELECT, INSERT", ServerSample),
-            ("SELECT, INSERT", RoundTrip), ("SELECT, INSERT", ClientHost), ("SELECT", SealedPassword),
+            ("SELECT", PackedSeconds), ("SELECT, INSERT", RoundTrip), ("SELECT, INSERT", ClientHost), ("SELECT", SealedPassword),
             ("SELECT", Run),
         ]
         for privileges, model in grants:

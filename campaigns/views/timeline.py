@@ -11,10 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Max, Sum
-
 from campaigns.downsample import downsample
-from campaigns.models import IntervalSample, Job, Run
+from campaigns.models import Job, Run
+from campaigns.seconds import Kind, current_attempts, seconds_exist, seconds_rows
 
 TIMELINE_MAX_POINTS = 1500
 
@@ -35,7 +34,7 @@ def run_measured_nothing(run: Run, jobs: list[Job]) -> bool:
     The jobs are campaigns.views.runs's, their results selected with them; one query for the samples."""
     if not run.is_finished() or any(getattr(job, "result", None) is not None for job in jobs):
         return False
-    return not IntervalSample.objects.filter(job__run=run).exists()
+    return not seconds_exist(job.pk for job in jobs)
 
 
 def job_label(job: Job) -> str:
@@ -47,12 +46,14 @@ def run_timeline(run: Run, jobs: list[Job], *, max_points: int = TIMELINE_MAX_PO
     latency across all of them, as [t, value] pairs at most max_points long each. One query (the jobs come with
     their clients prefetched)."""
     origin = run.started_at or run.created_at
-    rows = (IntervalSample.objects.filter(job__run=run, attempt=F("job__attempt")).values("job_id", "t").order_by()
-            .annotate(qps=Sum("qps"), latency=Max("latency_pct_ms"))
-            .values_list("job_id", "t", "qps", "latency"))
-    seconds: dict[int, list[tuple[float, float, float | None]]] = {}
-    for job_id, t, qps, latency in rows:
-        seconds.setdefault(job_id, []).append((t, qps, latency))
+    summed: dict[int, dict[float, list[Any]]] = {}
+    for row in seconds_rows(Kind.INTERVAL, current_attempts(jobs), fields=("t", "qps", "latency_pct_ms")):
+        second = summed.setdefault(row["job_id"], {}).setdefault(row["t"], [0.0, None])
+        second[0] += row["qps"]
+        if row["latency_pct_ms"] is not None:
+            second[1] = row["latency_pct_ms"] if second[1] is None else max(second[1], row["latency_pct_ms"])
+    seconds: dict[int, list[tuple[float, float, float | None]]] = {
+        job_id: [(t, qps, latency) for t, (qps, latency) in by_t.items()] for job_id, by_t in summed.items()}
     entries: list[dict[str, Any]] = []
     ts: list[float] = []
     qps_values: list[float | None] = []

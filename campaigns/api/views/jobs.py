@@ -12,7 +12,14 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from campaigns.api.samples_query import SAMPLE_SUMMED, SECOND_COLUMNS, SERIES_METRICS, fetch_rows, samples_per_second
+from campaigns.api.samples_query import (
+    SAMPLE_SUMMED,
+    SECOND_COLUMNS,
+    SERIES_METRICS,
+    fetch_rows,
+    job_second_rows,
+    samples_per_second,
+)
 from campaigns.api.serializers.jobs import (
     JobDetailSerializer,
     JobSerializer,
@@ -179,7 +186,7 @@ def _second_columns(job: Job, job_key: str | None) -> dict[str, tuple[Any, ...]]
     """The job's seconds as columns (SECOND_COLUMNS), empty if it has none; a closed job's (job_key
     not None) from the cache, where they serve its series and its samples alike."""
     def read() -> dict[str, tuple[Any, ...]]:
-        rows = fetch_rows(samples_per_second(job))
+        rows = job_second_rows(job)
         return dict(zip(SECOND_COLUMNS, zip(*rows, strict=True), strict=True)) if rows else {}
 
     return cached_value(job_key and f"{job_key}:seconds", read, timeout=SECONDS_TIMEOUT_S)
