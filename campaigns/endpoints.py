@@ -142,6 +142,15 @@ def same_server(host_a: str, host_b: str, port: int | None) -> bool:
     return bool(a and b) and all(map(is_local_address, a | b))
 
 
+def server_key(host: str, port: int | None) -> str:
+    """One name for a server, whichever of its names a target uses (as same_server tells them apart): this machine
+    for any of its own addresses, else the lowest address the host resolves to, else the host as written."""
+    addresses = _addresses(host, port or 0)
+    if addresses and all(map(is_local_address, addresses)):
+        return f"this-machine:{port}"
+    return f"{min(addresses) if addresses else host.strip().lower()}:{port}"
+
+
 def own_server_problem(*, host: str, port: int | str | None) -> str | None:
     """Why a target on this endpoint may not have settings variants (None when it may): it is on a server
     benchapp itself uses, its PostgreSQL or its Redis, whatever the database. A variant changes server-wide

@@ -150,3 +150,27 @@ def test_repetitions_interleave_across_targets_so_that_a_drift_falls_on_both() -
     assert order == [(1, 1, "a"), (1, 1, "b"), (1, 2, "a"), (1, 2, "b"),
                      (8, 1, "a"), (8, 1, "b"), (8, 2, "a"), (8, 2, "b")]
     assert [p.position for p in campaign_expand(campaign=campaign)] == list(range(8))
+
+
+def test_a_held_server_is_held_whatever_name_a_target_gives_it_and_confirmed_through_any_of_them() -> None:
+    """A change held on 127.0.0.1 holds jobs of a target that calls the same server `localhost` (or this machine's
+    own address); a person confirming it through that target frees it for every name."""
+    from django.contrib.auth import get_user_model
+
+    from campaigns.endpoints import server_key
+    from campaigns.services.variants import settings_confirm
+
+    one = TargetFactory(database="sb_one", host="127.0.0.1")
+    other_name = TargetFactory(database="sb_two", host="localhost")
+    elsewhere = TargetFactory(database="sb_two", host="localhost", port=one.port + 1)
+    ended = _job(one, variant="lazy", claimed_s_ago=60, status=Job.Status.FAILED)
+    SettingsChange.objects.create(job=ended, target=one, variant="lazy", wanted={"x": "2"},
+                                  originals={"x": {"value": "1"}}, held_at=timezone.now(), dba_sql="SET GLOBAL x = 1")
+    busy = target_busy(_job(other_name, status=Job.Status.WAITING))
+    assert busy is not None and busy.reason.startswith("held: the settings variant 'lazy'")
+    assert target_busy(_job(elsewhere, status=Job.Status.WAITING)) is None  # another port: another server
+    assert server_key("localhost", one.port) == server_key("127.0.0.1", one.port)  # one lock for both names
+    assert server_key("localhost", one.port) != server_key("localhost", one.port + 1)
+    admin = get_user_model().objects.create_user("confirming-admin")
+    assert settings_confirm(target=other_name, user=admin) == 1
+    assert target_busy(_job(other_name, status=Job.Status.WAITING)) is None

@@ -22,11 +22,11 @@ from typing import Any, NoReturn
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from campaigns.crypto import DecryptionError
-from campaigns.endpoints import own_server_problem
+from campaigns.endpoints import own_server_problem, same_server, server_key
 from campaigns.execution.datasets import job_note
 from campaigns.execution.dispatch import settings_held_notify_send
 from campaigns.execution.hosts import own_queues
@@ -57,7 +57,7 @@ RESTORE_RETRY_S = 30
 
 
 def _server_key(target: Target) -> str:
-    return f"benchapp-settings:{target.driver}:{target.host.lower()}:{target.port}"
+    return f"benchapp-settings:{target.driver}:{server_key(target.host, target.port)}"
 
 
 @contextmanager
@@ -73,12 +73,17 @@ def server_lock(target: Target) -> Iterator[None]:
             cur.execute("SELECT pg_advisory_unlock(hashtext(%s))", [key])
 
 
+def on_server(changes: QuerySet[SettingsChange], target: Target) -> list[SettingsChange]:
+    """Those changes made on the target's server: any target of the same driver and port whose host names the same
+    server (campaigns.endpoints.same_server: `localhost` and `127.0.0.1` are one), newest first."""
+    rows = changes.filter(target__driver=target.driver, target__port=target.port).select_related("target", "job")
+    return [c for c in rows.order_by("-created_at", "-pk") if same_server(c.target.host, target.host, target.port)]
+
+
 def open_on_server(target: Target) -> list[SettingsChange]:
-    """Changes not put back yet on the target's server (any target of the same driver, host and port), oldest
-    last: restoring newest first leaves the oldest originals in force."""
-    return list(SettingsChange.objects.filter(
-        restored_at__isnull=True, target__driver=target.driver, target__host__iexact=target.host,
-        target__port=target.port).select_related("target", "job").order_by("-created_at", "-pk"))
+    """Changes not put back yet on the target's server (on_server), oldest last: restoring newest first leaves the
+    oldest originals in force."""
+    return on_server(SettingsChange.objects.filter(restored_at__isnull=True), target)
 
 
 def _originals(change: SettingsChange) -> dict[str, Original]:

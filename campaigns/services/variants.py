@@ -23,6 +23,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.endpoints import own_server_problem
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import target_connection
+from campaigns.execution.variants import on_server
 from campaigns.models import SettingsChange, Target
 from campaigns.probes import ProbeError
 from campaigns.server_settings import SettingRefused, settings_check
@@ -148,10 +149,9 @@ def settings_confirm(*, target: Target, user: Any) -> int:
     campaigns.execution.variants.change_hold) were put back by hand: the server takes jobs again. The number of
     changes confirmed (0: nothing was held)."""
     now = timezone.now()
-    held = SettingsChange.objects.filter(held_at__isnull=False, confirmed_at__isnull=True,
-                                         target__driver=target.driver, target__host__iexact=target.host,
-                                         target__port=target.port)
-    count = held.update(confirmed_at=now, confirmed_by=user, restored_at=now)
+    held = on_server(SettingsChange.objects.filter(held_at__isnull=False, confirmed_at__isnull=True), target)
+    count = SettingsChange.objects.filter(pk__in=[c.pk for c in held]).update(
+        confirmed_at=now, confirmed_by=user, restored_at=now)
     if count:
         log.warning("user %s (id %s) confirmed the settings of %s:%s were put back by hand (%s change(s)): the "
                     "server takes jobs again", user.get_username(), user.pk, target.host, target.port, count)
