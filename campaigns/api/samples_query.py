@@ -7,8 +7,8 @@ from typing import Any
 from django.db import connections
 from django.db.models import Count, Max, QuerySet, Sum
 
-from campaigns.models import IntervalSample, Job, PackedSeconds
-from campaigns.seconds import Kind, seconds_rows
+from campaigns.models import IntervalSample, Job
+from campaigns.seconds import Kind, packed_columns
 
 SAMPLE_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s", "reconnects_per_s")
 SERIES_METRICS = (*SAMPLE_SUMMED, "latency_pct_ms", "threads")
@@ -44,18 +44,26 @@ def fetch_rows(queryset: QuerySet) -> list[tuple[Any, ...]]:
 
 def job_second_rows(job: Job) -> list[tuple[Any, ...]]:
     """samples_per_second()'s rows of the job, whichever store holds them: the rows' SQL first (one query, as
-    before packing); only when it finds none, the packing (made before, or in the meantime: it is one transaction)."""
+    before packing); only when it finds none, the packings (made before, or in the meantime: packing is one
+    transaction), summed here as the SQL sums them."""
     rows = fetch_rows(samples_per_second(job))
-    if rows or not PackedSeconds.objects.filter(job_id=job.pk, attempt=job.attempt, kind=Kind.INTERVAL).exists():
+    if rows:
         return rows
-    by_t: dict[float, list[dict[str, Any]]] = {}
-    for row in seconds_rows(Kind.INTERVAL, {job.pk: job.attempt}, fields=("t", "threads", *SAMPLE_SUMMED,
-                                                                          "latency_pct_ms")):
-        by_t.setdefault(row["t"], []).append(row)
+    packed = packed_columns(Kind.INTERVAL, job_id=job.pk, attempt=job.attempt)
+    if len(packed) == 1:  # one client: its seconds are the job's
+        (c,) = packed.values()
+        n = len(c.get("t", ()))
+        return list(zip(c["t"], [1] * n, c["threads"], *(c[name] for name in SAMPLE_SUMMED), c["latency_pct_ms"],
+                        strict=True)) if n else []
+    by_t: dict[float, list[tuple[Any, ...]]] = {}
+    for c in packed.values():
+        for second in zip(c["t"], c["threads"], *(c[name] for name in SAMPLE_SUMMED), c["latency_pct_ms"],
+                          strict=True):
+            by_t.setdefault(second[0], []).append(second)
     out = []
     for t in sorted(by_t):
         clients = by_t[t]
-        latencies = [c["latency_pct_ms"] for c in clients if c["latency_pct_ms"] is not None]
-        out.append((t, len(clients), sum(c["threads"] for c in clients),
-                    *(sum(c[name] for c in clients) for name in SAMPLE_SUMMED), max(latencies, default=None)))
+        latencies = [s[-1] for s in clients if s[-1] is not None]
+        out.append((t, len(clients), *(sum(s[i] for s in clients) for i in range(1, 2 + len(SAMPLE_SUMMED))),
+                    max(latencies, default=None)))
     return out
