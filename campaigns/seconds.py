@@ -114,13 +114,6 @@ def seconds_rows(kind: str, attempts: Attempts, *, fields: Sequence[str] | None 
     return out
 
 
-def packed_columns(kind: str, *, job_id: int, attempt: int) -> dict[int, dict[str, list[Any]]]:
-    """One attempt's packings of a kind, each client's as its columns (client index → column → values): for a
-    reader that wants columns and knows the attempt has ended (seconds_rows() gives rows of either store)."""
-    return {index: unpack(bytes(data)) for index, data in PackedSeconds.objects.filter(
-        kind=kind, job_id=job_id, attempt=attempt).values_list("client_index", "data")}
-
-
 def current_attempts(jobs: Iterable[Job]) -> dict[int, int | None]:
     return {job.pk: job.attempt for job in jobs}
 

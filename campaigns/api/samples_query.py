@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Count, Max, QuerySet, Sum
 
-from campaigns.models import IntervalSample, Job
-from campaigns.seconds import Kind, packed_columns
+from campaigns.models import IntervalSample, Job, PackedSeconds
+from campaigns.packing import unpack
+from campaigns.seconds import Kind
 
 SAMPLE_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s", "reconnects_per_s")
 SERIES_METRICS = (*SAMPLE_SUMMED, "latency_pct_ms", "threads")
@@ -43,13 +44,21 @@ def fetch_rows(queryset: QuerySet) -> list[tuple[Any, ...]]:
 
 
 def job_second_rows(job: Job) -> list[tuple[Any, ...]]:
-    """samples_per_second()'s rows of the job, whichever store holds them: the rows' SQL first (one query, as
-    before packing); only when it finds none, the packings (made before, or in the meantime: packing is one
-    transaction), summed here as the SQL sums them."""
-    rows = fetch_rows(samples_per_second(job))
-    if rows:
-        return rows
-    packed = packed_columns(Kind.INTERVAL, job_id=job.pk, attempt=job.attempt)
+    """samples_per_second()'s rows of the job, whichever store holds them, in one query (one snapshot: a packing
+    committed meanwhile is seen whole, or not at all with its rows): the rows summed by SQL, or beside them the
+    attempt's packings, which are summed here as the SQL sums them."""
+    sql, params = samples_per_second(job).query.sql_with_params()
+    blanks = ", ".join(["NULL"] * len(SECOND_COLUMNS))
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            f"SELECT s.*, NULL::smallint, NULL::bytea FROM ({sql}) s UNION ALL "  # noqa: S608 (Django's own SQL)
+            f"SELECT {blanks}, p.client_index, p.data FROM {PackedSeconds._meta.db_table} p "
+            "WHERE p.job_id = %s AND p.attempt = %s AND p.kind = %s", [*params, job.pk, job.attempt, Kind.INTERVAL])
+        found = cursor.fetchall()
+    width = len(SECOND_COLUMNS)
+    packed = {row[width]: unpack(bytes(row[width + 1])) for row in found if row[width + 1] is not None}
+    if not packed:
+        return sorted((row[:width] for row in found), key=lambda row: row[0])
     if len(packed) == 1:  # one client: its seconds are the job's
         (c,) = packed.values()
         n = len(c.get("t", ()))
