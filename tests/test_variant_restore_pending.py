@@ -31,7 +31,8 @@ def _changed_then_gone(port: int) -> tuple[Job, SettingsChange]:
 
 
 def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_holds_the_server_later(
-        refused_port, role_client, settings, sent_tasks, receiver, mailoutbox, django_capture_on_commit_callbacks):
+        refused_port, role_client, settings, sent_tasks, receiver, mailoutbox, django_capture_on_commit_callbacks,
+        caplog):
     sent = sent_tasks
     settings.BENCHAPP_WEBHOOK_ALLOW_PRIVATE = True
     job, change = _changed_then_gone(refused_port)
@@ -65,9 +66,12 @@ def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_hol
     Job.objects.filter(pk=job.pk).update(finished_at=timezone.now() - timedelta(hours=2))
     SettingsChange.objects.filter(pk=change.pk).update(restore_tried_at=timezone.now() - timedelta(minutes=1))
     assert sent.tasks == [], "nothing told while benchapp still tries"
-    with django_capture_on_commit_callbacks(execute=True):
+    with django_capture_on_commit_callbacks(execute=True), caplog.at_level("ERROR", logger="campaigns.execution.variants"):
         settings_changes_sweep()
     change.refresh_from_db()
+    # The log says it too, with the statements a DBA must run (the operators' alerting reads the log).
+    (line,) = [r.getMessage() for r in caplog.records if "NOT put back" in r.getMessage()]
+    assert "server held" in line and "innodb_flush_log_at_trx_commit" in line and "1" in line
     # The campaign's people hear of it once: its task is sent with the change's id (never the URL), and it posts
     # what a DBA must run and where to confirm.
     assert sent.tasks == [("settings_held_notify_task", [change.pk])]
