@@ -20,7 +20,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from campaigns.models import HostSample, IntervalSample, Job, PackedSeconds, ServerSample
-from campaigns.packing import PackError, pack, unpack
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +80,8 @@ def _from_columns(kind: str, columns: Mapping[str, list[Any]], n: int) -> list[d
 
 
 def _packed(kind: str, attempts: Attempts) -> dict[tuple[int, int, int], list[dict[str, Any]]]:
+    from campaigns.packing import unpack  # numpy: only where seconds are read, never on a client host's worker
+
     out = {}
     for job_id, attempt, index, count, data in (PackedSeconds.objects.filter(kind=kind, job_id__in=list(attempts))
                                                 .values_list("job_id", "attempt", "client_index", "count", "data")):
@@ -128,6 +129,8 @@ def seconds_exist(job_ids: Iterable[int]) -> bool:
 def attempt_pack(*, job_id: int, attempt: int) -> int:
     """Packs one attempt's rows of every kind (folding in a packing made before) and deletes them; the seconds
     packed. The job's row is locked meanwhile, so two passes never pack one attempt at once."""
+    from campaigns.packing import pack
+
     packed = 0
     with transaction.atomic():
         if not Job.objects.select_for_update().filter(pk=job_id).exists():
@@ -164,6 +167,8 @@ def seconds_pack_due(*, now: datetime | None = None, limit: int = 200) -> int:
     """Packs the seconds of attempts that ended (an earlier attempt of its job, or the job closed more than
     BENCHAPP_SECONDS_PACK_AFTER_S ago and out of its measuring phases), at most `limit` attempts; the attempts
     packed. beat runs it every minute (seconds_pack_task); `manage.py seconds_pack` runs it to the end."""
+    from campaigns.packing import PackError
+
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.BENCHAPP_SECONDS_PACK_AFTER_S)
     due: set[tuple[int, int]] = set()
     for model in MODELS.values():

@@ -181,7 +181,7 @@ def test_a_packing_that_fails_midway_leaves_every_row_in_place(monkeypatch, sett
             raise PackError("column 'x': the disk is full")
         return pack(columns)
 
-    monkeypatch.setattr(seconds, "pack", failing)
+    monkeypatch.setattr("campaigns.packing.pack", failing)
     assert seconds.seconds_pack_due() == 0  # said in the log; the rows stay, and are read as rows
     assert IntervalSample.objects.filter(job=job).count() == 40 and HostSample.objects.filter(job=job).count() == 40
     assert not PackedSeconds.objects.exists()

@@ -8,7 +8,6 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Count, Max, QuerySet, Sum
 
 from campaigns.models import IntervalSample, Job, PackedSeconds
-from campaigns.packing import unpack
 from campaigns.seconds import Kind
 
 SAMPLE_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s", "reconnects_per_s")
@@ -56,6 +55,8 @@ def job_second_rows(job: Job) -> list[tuple[Any, ...]]:
             "WHERE p.job_id = %s AND p.attempt = %s AND p.kind = %s", [*params, job.pk, job.attempt, Kind.INTERVAL])
         found = cursor.fetchall()
     width = len(SECOND_COLUMNS)
+    from campaigns.packing import unpack  # numpy, loaded where a packing is read
+
     packed = {row[width]: unpack(bytes(row[width + 1])) for row in found if row[width + 1] is not None}
     if not packed:
         return sorted((row[:width] for row in found), key=lambda row: row[0])
