@@ -23,7 +23,9 @@ from _django import ROOT, setup
 from tests.helpers.waiting import wait_for
 
 if TYPE_CHECKING:
-    from campaigns.models import Target
+    from django.test import Client
+
+    from campaigns.models import Scenario, Target
     from campaigns.sysbench.command import Connection
 
 MARIADB_HOST, MARIADB_PORT, MARIADB_USER = "127.0.0.1", 3306, "root"
@@ -95,6 +97,30 @@ def local_target(bench: str, *, driver: str = "mysql") -> Target:
         defaults={"product": product, "spec": spec, "driver": driver, "host": host, "port": port,
                   "database": database, "user": user})
     return target
+
+
+def local_scenario(bench: str, *, test: str, time_s: int) -> Scenario:
+    """The bench's scenario "{bench} {test}" on its dataset "{bench} 1x10000" (one table of 10,000 rows): `time_s`
+    measured, 1 s warm-up, a report every second; made, or brought up to date."""
+    from campaigns.models import Dataset, Scenario
+
+    dataset, _ = Dataset.objects.get_or_create(name=f"{bench} 1x10000", defaults={"tables": 1, "table_size": 10000})
+    scenario, _ = Scenario.objects.update_or_create(
+        name=f"{bench} {test}", defaults={"test": test, "dataset": dataset, "time_s": time_s, "warmup_s": 1,
+                                          "report_interval_s": 1})
+    return scenario
+
+
+def superuser_client(bench: str) -> Client:
+    """Django's test client logged in as the bench's own superuser, `{bench}-bench` (made if missing)."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user, _ = get_user_model().objects.get_or_create(username=f"{bench.replace(' ', '-')}-bench",
+                                                     defaults={"is_superuser": True})
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 @contextlib.contextmanager

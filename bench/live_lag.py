@@ -15,7 +15,7 @@ import argparse
 import statistics
 import time
 
-from _local import local_target, local_worker, queue_setup
+from _local import local_scenario, local_target, local_worker, queue_setup, superuser_client
 
 
 def main() -> None:
@@ -24,20 +24,12 @@ def main() -> None:
     args.add_argument("--time", type=int, default=10)
     opts = args.parse_args()
     queue, host = queue_setup("live-lag")
-    from django.contrib.auth import get_user_model
-    from django.test import Client
-
     from campaigns import services
-    from campaigns.models import Campaign, Dataset, JobClient, Scenario
+    from campaigns.models import Campaign, JobClient
 
     target = local_target("live lag")
-    dataset, _ = Dataset.objects.get_or_create(name="live lag 1x10000", defaults={"tables": 1, "table_size": 10000})
-    scenario, _ = Scenario.objects.update_or_create(
-        name="live lag point select", defaults={"test": "oltp_point_select", "dataset": dataset, "time_s": opts.time,
-                                                "warmup_s": 1, "report_interval_s": 1})
-    user, _ = get_user_model().objects.get_or_create(username="live-lag-bench", defaults={"is_superuser": True})
-    client = Client()
-    client.force_login(user)
+    scenario = local_scenario("live lag", test="oltp_point_select", time_s=opts.time)
+    client = superuser_client("live lag")
 
     with local_worker(queue=queue, hostname=host, concurrency=1):
         for round_no in range(opts.rounds + 1):  # round 0 prepares the dataset and is not reported

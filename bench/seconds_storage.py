@@ -20,7 +20,7 @@ import math
 import statistics
 import time
 
-from _local import local_target, local_worker, queue_setup
+from _local import local_scenario, local_target, local_worker, queue_setup, superuser_client
 
 TOAST_CHUNK = 1996          # bytes of data per TOAST row (8 kB pages, four rows to a page)
 TOAST_ROW_OVERHEAD = 24 + 4 + 8 + 4 + 20  # its header, line pointer, chunk id and number, length, and index entry
@@ -94,22 +94,14 @@ def main() -> None:
     args.add_argument("--reads", type=int, default=5)
     opts = args.parse_args()
     queue, host = queue_setup("seconds-storage")
-    from django.contrib.auth import get_user_model
-    from django.test import Client
-
     from campaigns import services
-    from campaigns.models import Campaign, Dataset, Job, Run, Scenario
+    from campaigns.models import Campaign, Job, Run
     from campaigns.seconds import attempt_pack
     from tests.helpers.waiting import wait_for
 
     targets = [local_target("seconds storage"), local_target("seconds storage", driver="pgsql")]
-    dataset, _ = Dataset.objects.get_or_create(name="seconds storage 1x10000", defaults={"tables": 1, "table_size": 10000})
-    scenario, _ = Scenario.objects.update_or_create(
-        name="seconds storage read only", defaults={"test": "oltp_read_only", "dataset": dataset, "time_s": opts.time,
-                                                    "warmup_s": 1, "report_interval_s": 1})
-    user, _ = get_user_model().objects.get_or_create(username="seconds-storage-bench", defaults={"is_superuser": True})
-    client = Client()
-    client.force_login(user)
+    scenario = local_scenario("seconds storage", test="oltp_read_only", time_s=opts.time)
+    client = superuser_client("seconds storage")
     threads = [int(t) for t in opts.threads.split(",")]
     campaign, _ = Campaign.objects.update_or_create(name=f"seconds storage bench {queue}",
                                                     defaults={"threads": threads, "repetitions": 1})

@@ -46,6 +46,8 @@ def job_second_rows(job: Job) -> list[tuple[Any, ...]]:
     """samples_per_second()'s rows of the job, whichever store holds them, in one query (one snapshot: a packing
     committed meanwhile is seen whole, or not at all with its rows): the rows summed by SQL, or beside them the
     attempt's packings, which are summed here as the SQL sums them."""
+    from campaigns.packing import unpack  # numpy, loaded only where a packing is read
+
     sql, params = samples_per_second(job).query.sql_with_params()
     blanks = ", ".join(["NULL"] * len(SECOND_COLUMNS))
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
@@ -55,8 +57,6 @@ def job_second_rows(job: Job) -> list[tuple[Any, ...]]:
             "WHERE p.job_id = %s AND p.attempt = %s AND p.kind = %s", [*params, job.pk, job.attempt, Kind.INTERVAL])
         found = cursor.fetchall()
     width = len(SECOND_COLUMNS)
-    from campaigns.packing import unpack  # numpy, loaded where a packing is read
-
     packed = {row[width]: unpack(bytes(row[width + 1])) for row in found if row[width + 1] is not None}
     if not packed:
         return sorted((row[:width] for row in found), key=lambda row: row[0])
