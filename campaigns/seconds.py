@@ -116,7 +116,13 @@ def seconds_rows(kind: str, attempts: Attempts, *, fields: Sequence[str] | None 
 
 
 def current_attempts(jobs: Iterable[Job]) -> dict[int, int | None]:
+    """Each job's current attempt: what seconds_rows() reads for the figures that count."""
     return {job.pk: job.attempt for job in jobs}
+
+
+def live_rows(kind: str, job: Job) -> models.QuerySet[Any]:
+    """The rows of the job's current attempt (SQL for live pages): an attempt still measuring is never packed."""
+    return MODELS[kind]._default_manager.filter(job_id=job.pk, attempt=job.attempt)
 
 
 def seconds_exist(job_ids: Iterable[int]) -> bool:

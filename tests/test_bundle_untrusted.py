@@ -14,7 +14,9 @@ from django.test import Client
 
 from campaigns import roles, services
 from campaigns.models import (
+    Attempt,
     Campaign,
+    ClientSend,
     Dataset,
     HostSample,
     InstanceSpec,
@@ -33,7 +35,7 @@ from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, Ta
 from tests.helpers.users import client_for, make_user
 
 _LOG = (Path(__file__).parent / "data" / "sysbench" / "mysql_oltp_point_select.txt").read_text()
-_COUNTED = (Campaign, Dataset, InstanceSpec, Job, JobClient, JobResult, IntervalSample, HostSample, ServerSample,
+_COUNTED = (Attempt, ClientSend, Campaign, Dataset, InstanceSpec, Job, JobClient, JobResult, IntervalSample, HostSample, ServerSample,
             Product, Run, Scenario, Target)
 _API_LISTS = ("results", "jobs", "runs", "scenarios", "targets", "datasets", "campaigns")
 _PAGES = ("/", "/runs/", "/targets/", "/scenarios/", "/datasets/", "/campaigns/")
@@ -128,8 +130,17 @@ CASES = [
     pytest.param(_set("jobs.0.findings", [{"level": 3}]), "jobs[0].findings: a finding's level", id="finding"),
     pytest.param(_set("jobs.0.clients.0.summary", {"qps": "NaN"}), "jobs[0].clients[0].summary: qps:",
                  id="summary"),
-    pytest.param(_set("jobs.0.clients.0.earlier_attempts", [{"sent_at": "x"}]),
-                 "jobs[0].clients[0].earlier_attempts: sent_at", id="attempt time"),
+    pytest.param(_set("jobs.0.clients.0.sends", [{"number": 1, "host": "h", "sent_at": "x", "ended_at": None}]),
+                 "jobs[0].clients[0].sends[0].sent_at: not an ISO 8601 time", id="send time"),
+    pytest.param(_set("jobs.0.attempts", [{"number": 1, "cause": "x"}]), "jobs[0].attempts[0].ended_at: missing",
+                 id="attempt without its end"),
+    pytest.param(_set("jobs.0.attempts", [{"number": 0, "ended_at": "2025-01-01T00:00:00+00:00"}]),
+                 "jobs[0].attempts[0].number: out of range", id="attempt number 0"),
+    pytest.param(_set("jobs.0.attempts", [{"number": 1, "ended_at": "2025-01-01T00:00:00+00:00"}] * 2),
+                 "jobs[0].attempts: an attempt number is listed twice", id="attempt twice"),
+    pytest.param(lambda b: b["jobs"][0].pop("attempts") and None or _set("jobs.0.earlier_attempts", [
+                     {"attempt": 1, "ended_at": "x"}])(b),
+                 "jobs[0].earlier_attempts[0].ended_at: not an ISO 8601 time", id="version 1 attempt time"),
     pytest.param(_set("jobs.0.samples.0.t", "x"), "jobs[0].samples[0].t:", id="sample t"),
     pytest.param(_set("jobs.0.samples.0.qps", "1e400"), "jobs[0].samples[0].qps: not a finite number",
                  id="sample overflow"),

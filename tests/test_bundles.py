@@ -52,7 +52,7 @@ def test_a_measured_run_moves_to_another_install_with_every_figure_and_no_secret
     text = response.content.decode()
     assert "s3cret-Pw" not in text and "hooks.example.com" not in text and "password_encrypted" not in text
     bundle = json.loads(text)
-    assert bundle["format"] == "benchapp-run" and bundle["version"] == 1
+    assert bundle["format"] == "benchapp-run" and bundle["version"] == 2
     (exported_job,) = bundle["jobs"]
     assert exported_job["result"]["qps"] == job.result.qps and len(exported_job["samples"]) >= 2
     assert exported_job["host_samples"] and exported_job["clients"][0]["raw_output"]

@@ -80,9 +80,9 @@ def test_a_client_whose_host_is_gone_before_it_started_is_sent_to_another_eligib
     assert job.status == Job.Status.RUNNING and job.error == ""
     assert job.release_at is None, "the barrier starts over for the new host"
     assert sent.messages == [([lost.pk, 2], f"{OWN_QUEUE}.host.spare")]
-    (earlier,) = lost.earlier_attempts
-    assert (earlier["attempt"], earlier["host"], earlier["outcome"]) == (1, "gone", "lost")
-    assert earlier["cause"] == "client lost: host gone went offline before starting its client"
+    (earlier,) = lost.earlier_sends.all()
+    assert (earlier.number, earlier.host, earlier.outcome) == (1, "gone", "lost")
+    assert earlier.cause == "client lost: host gone went offline before starting its client"
     history = lost.attempt_history()
     assert [(a["attempt"], a["host"], a["outcome"]) for a in history] == [(1, "gone", "lost"), (2, "spare", "pending")]
     assert history[0]["sent_at"] == job.started_at and history[1]["sent_at"] == history[0]["ended_at"]
@@ -110,7 +110,7 @@ def test_a_client_that_stopped_beating_at_the_barrier_is_sent_to_another_host(se
     execution.jobs_reconcile(stale_after_s=30, redispatch_after_s=30)
     lost.refresh_from_db()
     assert (lost.status, lost.host_name, lost.attempt) == (JobClient.Status.PENDING, "spare", 2)
-    assert lost.earlier_attempts[0]["cause"] == (
+    assert lost.earlier_sends.get().cause == (
         "client host gone lost at the start barrier: no heartbeat from its worker for 30 s (the worker was killed or "
         "stopped, or the host is down or cut off)")
     assert sent.messages == [([lost.pk, 2], f"{OWN_QUEUE}.host.spare")]
@@ -129,7 +129,7 @@ def test_with_no_try_or_no_host_left_the_job_fails_naming_the_host_and_the_tries
     execution.jobs_reconcile(stale_after_s=30, redispatch_after_s=30)
     lost.refresh_from_db()
     job.refresh_from_db()
-    assert lost.status == JobClient.Status.FAILED and lost.attempt == 1 and not lost.earlier_attempts
+    assert lost.status == JobClient.Status.FAILED and lost.attempt == 1 and not lost.earlier_sends.exists()
     assert job.status == Job.Status.FAILED
     assert job.error == f"client lost: host gone went offline before starting its client; {why}", job.error
     assert sent.messages == []
@@ -151,7 +151,7 @@ def test_a_client_lost_after_a_peer_started_measuring_measures_the_job_again_whi
     else:
         # The peer's measurement is spoiled: the job is measured again, its clients start over.
         assert (job.status, job.attempt, job.phase) == (Job.Status.QUEUED, 2, "")
-        assert [row["cause"] for row in job.earlier_attempts] == [cause]
+        assert list(job.attempts.values_list("cause", flat=True)) == [cause]
         assert not job.clients.exists()
         assert sent.messages == [([job.pk], OWN_QUEUE)]  # sent to be measured again at once
         return
@@ -233,13 +233,13 @@ def test_a_host_killed_before_its_client_started_is_replaced_and_the_job_succeed
     assert (second.host_name, second.attempt, second.status) == (spare.hostname, 2, JobClient.Status.SUCCEEDED)
     assert [(a["host"], a["outcome"]) for a in second.attempt_history()] == [
         (victim.hostname, "lost"), (spare.hostname, "succeeded")]
-    assert second.earlier_attempts[0]["cause"].startswith(f"client lost: host {victim.hostname} went offline")
+    assert second.earlier_sends.first().cause.startswith(f"client lost: host {victim.hostname} went offline")
     # Both clients measured, together: the job's figures are the sum of theirs.
     assert all(c.exit_code == 0 for c in (first, second))
     assert job.result.qps == pytest.approx(first.summary["qps"] + second.summary["qps"])
     assert job.start_skew_ms is not None and job.start_skew_ms < 1000
     wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)
-    resent_s = (datetime.fromisoformat(second.earlier_attempts[0]["ended_at"]) - killed_at).total_seconds()
+    resent_s = (second.earlier_sends.first().ended_at - killed_at).total_seconds()
     record_measurement(f"client host SIGKILLed before its client started: share re-sent {resent_s:.1f} s after the "
                        f"kill (the warm-up still running for part of it), job succeeded on another host "
                        f"(BENCHAPP_HOST_OFFLINE_S=6, REDISPATCH_S=3, reconcile every 1 s)")
@@ -319,9 +319,9 @@ def test_a_host_killed_while_its_client_waits_at_the_barrier_is_replaced_and_the
 
         replaced = wait_for(resent, timeout_s=60, what="the victim's share to be sent again")
         assert replaced.host_name == spare.hostname
-        assert replaced.earlier_attempts[0]["cause"].startswith(
+        assert replaced.earlier_sends.first().cause.startswith(
             f"client host {victim.hostname} lost at the start barrier: no heartbeat from its worker for 6 s"), \
-            replaced.earlier_attempts[0]["cause"]
+            replaced.earlier_sends.first().cause
         job.refresh_from_db()
         assert job.status == Job.Status.RUNNING and job.release_at is None, "nobody has started measuring"
         # The late host's worker starts (beating for itself once ready): it finds its client task waiting, and

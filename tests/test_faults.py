@@ -120,10 +120,10 @@ def test_a_worker_killed_mid_job_takes_its_sysbench_along_and_the_job_is_measure
              what="the lost job to be measured again")
     detected_s = time.monotonic() - killed_at
     first.refresh_from_db()
-    (lost,) = first.earlier_attempts
-    assert lost["cause"].startswith(f"client host {victim.hostname} lost while measuring: no heartbeat from its "
+    (lost,) = first.attempts.all()
+    assert lost.cause.startswith(f"client host {victim.hostname} lost while measuring: no heartbeat from its "
                                     "worker"), lost
-    assert lost["t_s"] >= 2
+    assert lost.t_s >= 2
     assert len(stored_seconds(first, 1)) >= 2, "samples stored before the kill are kept, apart"
     # Offline once its last heartbeat is older than BENCHAPP_HOST_OFFLINE_S, which may be later than its peers'
     # verdict (BENCHAPP_STALE_S=5) on a loaded machine.
@@ -298,8 +298,8 @@ def test_a_target_killed_mid_run_with_no_wait_allowed_fails_its_work_at_once_wit
     detected_s = time.monotonic() - killed_at
     # The spoiled measurement is tried again (attempt 2), finds the target away and, allowed no wait, fails.
     assert (first.status, first.attempt) == (Job.Status.FAILED, 2)
-    (lost,) = first.earlier_attempts
-    assert "lost the connection to the server mid-run" in lost["cause"], lost
+    (lost,) = first.attempts.all()
+    assert "lost the connection to the server mid-run" in lost.cause, lost
     assert len(stored_seconds(first, 1)) >= 3, "every interval printed before the crash is stored"
     assert f"connection refused to 127.0.0.1:{own_mariadb.port}" in first.error, first.error
 

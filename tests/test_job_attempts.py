@@ -58,9 +58,9 @@ def test_a_target_restarted_mid_run_is_waited_for_and_the_spoiled_job_measured_a
     second.refresh_from_db()
     assert (first.status, second.status) == (Job.Status.SUCCEEDED, Job.Status.SUCCEEDED), (first.error, second.error)
     assert (first.attempt, second.attempt) == (2, 1)
-    (lost,) = first.earlier_attempts
-    assert lost["attempt"] == 1 and f"target {target.name} went away mid-run" in lost["cause"], lost
-    assert lost["t_s"] >= 3, "it had measured 3 s when the target went away"
+    (lost,) = first.attempts.all()
+    assert lost.number == 1 and f"target {target.name} went away mid-run" in lost.cause, lost
+    assert lost.t_s >= 3, "it had measured 3 s when the target went away"
     # The lost attempt's seconds stay, apart; the result is the second attempt's alone.
     assert len(stored_seconds(first, 1)) >= 3
     assert len(stored_seconds(first, 2, client_index=0)) >= 7
@@ -137,11 +137,11 @@ def test_sysbench_killed_by_someone_else_is_measured_again(celery_worker_process
 
     _finished(run, timeout_s=90)
     job.refresh_from_db()
-    assert run.status == Run.Status.SUCCEEDED, (run.error, job.error, job.earlier_attempts)
+    assert run.status == Run.Status.SUCCEEDED, (run.error, job.error, list(job.attempts.values()))
     assert job.status == Job.Status.SUCCEEDED and job.attempt == 2
-    (lost,) = job.earlier_attempts
-    assert lost["cause"] == "sysbench was killed by SIGKILL, a signal benchapp did not send, while measuring"
-    assert lost["t_s"] >= 2
+    (lost,) = job.attempts.all()
+    assert lost.cause == "sysbench was killed by SIGKILL, a signal benchapp did not send, while measuring"
+    assert lost.t_s >= 2
     assert job.clients.get().status == JobClient.Status.SUCCEEDED
     # (sysbench may skip printing its last second on a loaded machine: 4 of 5 is still the second attempt's run)
     assert len(stored_seconds(job, 1)) >= 2 and len(stored_seconds(job, 2)) >= 4
@@ -163,7 +163,7 @@ def test_a_job_runs_out_of_tries_and_fails_with_every_cause_kept(celery_worker_p
     job.refresh_from_db()
     assert run.status == Run.Status.FAILED and job.status == Job.Status.FAILED and job.attempt == 2
     assert job.error.endswith("(attempt 2 of 2: no try left)"), job.error
-    assert [row["attempt"] for row in job.earlier_attempts] == [1]
+    assert list(job.attempts.values_list("number", flat=True)) == [1]
 
 
 def test_a_write_job_blocked_by_a_table_lock_is_named_waits_for_the_lock_and_is_measured_again(
@@ -195,8 +195,8 @@ def test_a_write_job_blocked_by_a_table_lock_is_named_waits_for_the_lock_and_is_
         lock.close()  # the lock goes with its session
     wait_status(job, Job.FINISHED, timeout_s=120)
     assert (job.status, job.attempt) == (Job.Status.SUCCEEDED, 2), f"{job.status} {job.error}"
-    (lost,) = job.earlier_attempts
-    assert lost["cause"].startswith("writes blocked on the target: Waiting for "), lost
+    (lost,) = job.attempts.all()
+    assert lost.cause.startswith("writes blocked on the target: Waiting for "), lost
     assert stored_seconds(job, 1), "the lost attempt's seconds stay, apart"
     assert stored_seconds(job, 2)
     assert _finished(run, timeout_s=60).status == Run.Status.SUCCEEDED

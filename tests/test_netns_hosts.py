@@ -149,15 +149,15 @@ def test_a_client_losing_its_link_while_measuring_has_its_job_measured_again_onc
     wait_for(lambda: Job.objects.get(pk=first.pk).attempt == 2, timeout_s=180, what="the job to be measured again")
     detected_s = time.monotonic() - down_at
     job = Job.objects.get(pk=first.pk)
-    (lost,) = job.earlier_attempts
-    assert lost["cause"].startswith(f"client host {lossy.name} lost while measuring"), lost
+    (lost,) = job.attempts.all()
+    assert lost.cause.startswith(f"client host {lossy.name} lost while measuring"), lost
     # The server's worker notices (client hosts repair no other host's job, #38): its coordinator's own wait for the
     # clients' heartbeats, or its reconciler, after the server's stale time (30 s: 39.2 s measured twice, quiet).
     stale_s = float(settings.BENCHAPP_STALE_S)
     bound_s = stale_s + 2 * float(settings.BENCHAPP_RECONCILE_S) + 15  # stale + two reconcile periods + slack
     assert detected_s < bound_s, detected_s
     record_measurement(f"netns link down while measuring: job measured again after {detected_s:.1f} s "
-                       f"(stale {stale_s:.0f} s): {lost['cause']}")
+                       f"(stale {stale_s:.0f} s): {lost.cause}")
 
     # The host comes back (a fresh worker: the old one is stuck on connections the dead link left half-open); the
     # job's second attempt runs on both hosts, and the run succeeds with every job.
@@ -213,7 +213,7 @@ def test_a_host_killed_before_the_barrier_hands_its_share_to_another_namespace(c
     assert (second.host_name, second.attempt, second.status) == (spare.name, 2, JobClient.Status.SUCCEEDED)
     assert [(a["host"], a["outcome"]) for a in second.attempt_history()] == [(victim.name, "lost"),
                                                                               (spare.name, "succeeded")]
-    assert second.earlier_attempts[0]["cause"].startswith(f"client lost: host {victim.name}")
+    assert second.earlier_sends.first().cause.startswith(f"client lost: host {victim.name}")
     # Each sysbench ran in its own namespace, through the bridge.
     assert {c.host_facts["address"] for c in (first, second)} == {
         next(h.address for h in hosts if h.name == coordinator), spare.address}

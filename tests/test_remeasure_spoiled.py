@@ -69,9 +69,9 @@ def test_a_job_spoiled_by_foreign_queries_is_measured_again_and_its_result_is_th
         thread.join(timeout=10)
     job.refresh_from_db()
     assert (job.status, job.attempt) == (Job.Status.SUCCEEDED, 2), (job.status, job.attempt, job.error)
-    (spoiled,) = job.earlier_attempts
-    assert spoiled["cause"].startswith("spoiled from outside: "), spoiled
-    assert "server" in spoiled["cause"], spoiled
+    (spoiled,) = job.attempts.all()
+    assert spoiled.cause.startswith("spoiled from outside: "), spoiled
+    assert "server" in spoiled.cause, spoiled
     assert len(stored_seconds(job, 1)) >= 3, "the spoiled attempt's seconds stay, apart"
     assert stored_seconds(job, 2) and job.result is not None
     assert "server-disagrees" not in {f["code"] for f in job.findings}, job.findings
@@ -109,7 +109,7 @@ def test_a_campaign_that_keeps_spoiled_measurements_does_not_measure_again(keepi
         stop.set()
         thread.join(timeout=10)
     job.refresh_from_db()
-    assert (job.status, job.attempt, job.earlier_attempts) == (Job.Status.SUCCEEDED, 1, [])
+    assert (job.status, job.attempt, job.attempts.count()) == (Job.Status.SUCCEEDED, 1, 0)
     # Spoiled from outside (the foreign queries, or this machine's other processes), and kept as the result.
     assert job.verdict == Job.Verdict.INVALID, job.findings
     assert {f["code"] for f in job.findings} & SPOILED_FROM_OUTSIDE, job.findings

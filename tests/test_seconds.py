@@ -203,7 +203,7 @@ def test_the_steady_figures_count_only_seconds_every_client_reported_and_no_idle
                                   writes_per_s=0, other_per_s=0, errors_per_s=0, reconnects_per_s=0)
     IntervalSample.objects.create(job=job, client_index=1, attempt=1, t=10, threads=2, tps=0, qps=0, reads_per_s=0,
                                   writes_per_s=0, other_per_s=0, errors_per_s=0, reconnects_per_s=0)
-    steady = steady_figures(job.pk, attempt=1, time_s=9)
+    steady = steady_figures(job)  # its attempt 1, time_s 9
     per_t = {i.t: i.qps for i in parser.parse_output(NINE_S).intervals}
     expected = sum(2 * per_t[t] for t in range(2, 9)) / 7  # t = 2 … 8: both clients; 9 had one, 10 is idle
     assert steady["steady_qps"] == pytest.approx(expected)

@@ -11,14 +11,10 @@ from django.test import Client
 from django.utils import timezone
 
 from campaigns import seconds
-from campaigns.execution.jobcosts import job_cost_inputs
-from campaigns.execution.metrics import job_metrics
-from campaigns.execution.verdict import job_evidence
-from campaigns.models import HostSample, IntervalSample, Job, JobClient, JobResult, PackedSeconds, ServerSample
+from campaigns.models import HostSample, IntervalSample, Job, PackedSeconds, ServerSample
 from campaigns.packing import PackError, pack, unpack
-from campaigns.services.bundles import run_export
-from campaigns.views.timeline import run_measured_nothing, run_timeline
 from tests.factories import CampaignFactory, RunFactory, ScenarioFactory, TargetFactory
+from tests.helpers.seconds import every_reading, job_with_seconds
 from tests.helpers.ui import make_user
 
 
@@ -56,68 +52,16 @@ def test_figures_are_kept_to_a_hundredth_and_bad_shapes_and_blobs_are_refused_na
     assert unpack(pack({})) == {}
 
 
-def _job(run, target, scenario, *, position: int, attempt: int = 2, status: str = Job.Status.SUCCEEDED,
-         finished_ago_s: float = 3600) -> Job:
-    finished = timezone.now() - timedelta(seconds=finished_ago_s)
-    job = Job.objects.create(run=run, target=target, scenario=scenario, threads=4, position=position,
-                             status=status, phase="done" if status in Job.FINISHED else "run", attempt=attempt,
-                             started_at=finished - timedelta(seconds=30),
-                             finished_at=finished if status in Job.FINISHED else None, time_s=20)
-    for index in (0, 1):
-        JobClient.objects.create(job=job, index=index, host_name=f"bench-{index}", threads=2, attempt=attempt,
-                                 status=JobClient.Status.SUCCEEDED)
-    JobResult.objects.create(job=job, qps=2000.0, tps=100.0, queries=40_000, transactions=2000, events=2000,
-                             latency_avg_ms=2.0)
-    rnd = random.Random(position)
-    for a in range(1, attempt + 1):
-        for index in (0, 1):
-            IntervalSample.objects.bulk_create([IntervalSample(
-                job=job, client_index=index, attempt=a, t=float(t), threads=2, tps=round(rnd.uniform(40, 60), 2),
-                qps=round(rnd.uniform(900, 1100), 2), reads_per_s=round(rnd.uniform(600, 700), 2), writes_per_s=200.0,
-                other_per_s=100.0, latency_pct_ms=None if t == 5 else round(rnd.uniform(1, 4), 2),
-                errors_per_s=0.0, reconnects_per_s=0.0) for t in range(1, 21)])
-            HostSample.objects.bulk_create([HostSample(
-                job=job, client_index=index, attempt=a, t=t, cpu_user_pct=round(rnd.uniform(5, 50), 2),
-                cpu_system_pct=3.5, cpu_iowait_pct=0.0, cpu_steal_pct=round(rnd.uniform(0, 2), 2),
-                cpu_busy_pct=round(rnd.uniform(10, 60), 2), per_core_busy_pct=[round(rnd.uniform(0, 99), 2)] * 4,
-                client_cpus_busy_pct=40.25, sysbench_cpu_pct=None if t == 3 else 80.5, load_1m=1.25,
-                context_switches_per_s=float(rnd.randint(1000, 9000)), net_bytes_in_per_s=123456789.0,
-                net_bytes_out_per_s=1234.0, net_packets_in_per_s=10.0, net_packets_out_per_s=11.0,
-                memory_used_pct=51.0, server_cpu_pct=120.0, others_cpu_pct=2.0,
-                top_other_name="" if t % 2 else "python", top_other_cpu_pct=1.0) for t in range(1, 21)])
-        ServerSample.objects.bulk_create([ServerSample(
-            job=job, attempt=a, t=t, rates={"Questions": 2000 + t, **({"Innodb_buffer_pool_reads": 3} if t > 2 else {})},
-            gauges={"Threads_running": 5, "Innodb_buffer_pool_pages_dirty": 10 * t}) for t in range(1, 21)])
-    return job
-
-
-def _everything(job: Job, api: Client) -> dict:
-    job.refresh_from_db()
-    evidence = job_evidence(job)
-    jobs = list(Job.objects.filter(run=job.run).prefetch_related("clients").order_by("position"))
-    timeline = run_timeline(job.run, jobs)
-    answers = {name: api.get(f"/api/v1/jobs/{job.pk}/{name}/{query}").json()
-               for name, query in (("samples", "?limit=1000"), ("series", "?full=true"), ("metrics", ""))}
-    bundle = run_export(run=job.run)
-    for item in bundle["jobs"]:  # rows keep their figures, not their order of insertion
-        for key in ("samples", "host_samples", "server_samples"):
-            item[key] = sorted(item[key], key=lambda r: (r["attempt"], r.get("client_index", 0), r["t"]))
-    bundle.pop("exported_at")
-    return {"evidence": evidence, "costs": job_cost_inputs(job, job.result), "metrics": job_metrics(job),
-            "timeline": timeline, "api": answers, "bundle": bundle,
-            "nothing": run_measured_nothing(job.run, jobs)}
-
-
 @pytest.mark.django_db
 def test_a_packed_attempt_reads_back_the_same_everywhere_and_its_rows_are_gone(settings, django_assert_max_num_queries):
     settings.BENCHAPP_SECONDS_PACK_AFTER_S = 300
     target, scenario = TargetFactory(), ScenarioFactory()
     run = RunFactory(campaign=CampaignFactory(targets=[target], scenarios=[scenario]), status="succeeded",
                      started_at=timezone.now() - timedelta(hours=2), finished_at=timezone.now())
-    job = _job(run, target, scenario, position=0)
+    job = job_with_seconds(run, target, scenario, position=0)
     api = Client()
     api.force_login(make_user("packing-viewer", "viewer"))
-    before = _everything(job, api)
+    before = every_reading(job, api)
     assert before["api"]["samples"]["samples"] and before["metrics"]["hosts"] and not before["nothing"]
 
     assert seconds.seconds_pack_due() == 2  # both attempts: the earlier at once, the current closed an hour ago
@@ -130,7 +74,7 @@ def test_a_packed_attempt_reads_back_the_same_everywhere_and_its_rows_are_gone(s
     # Every reader answers as before (the API's cache is per closed job: cleared, so the answers are read again).
     from django.core.cache import cache
     cache.clear()
-    after = _everything(job, api)
+    after = every_reading(job, api)
     for key in before:
         assert after[key] == before[key], key
     # A few bytes a job-second for two clients with their host and the server, all kinds and attempts together.
@@ -144,8 +88,8 @@ def test_only_ended_attempts_are_packed_and_a_late_row_is_folded_into_its_packin
     settings.BENCHAPP_SECONDS_PACK_AFTER_S = 300
     target, scenario = TargetFactory(), ScenarioFactory()
     run = RunFactory(campaign=CampaignFactory(targets=[target], scenarios=[scenario]), status="running")
-    measuring = _job(run, target, scenario, position=0, status=Job.Status.RUNNING)
-    just_closed = _job(run, target, scenario, position=1, attempt=1, finished_ago_s=10)
+    measuring = job_with_seconds(run, target, scenario, position=0, status=Job.Status.RUNNING)
+    just_closed = job_with_seconds(run, target, scenario, position=1, attempt=1, finished_ago_s=10)
     assert seconds.seconds_pack_due() == 1  # the measuring job's first attempt only
     assert set(PackedSeconds.objects.values_list("job_id", "attempt").distinct()) == {(measuring.pk, 1)}
     assert IntervalSample.objects.filter(job=measuring, attempt=2).count() == 40  # still rows, still live
@@ -172,7 +116,7 @@ def test_a_packing_that_fails_midway_leaves_every_row_in_place(monkeypatch, sett
     settings.BENCHAPP_SECONDS_PACK_AFTER_S = 0
     target, scenario = TargetFactory(), ScenarioFactory()
     run = RunFactory(campaign=CampaignFactory(targets=[target], scenarios=[scenario]), status="succeeded")
-    job = _job(run, target, scenario, position=0, attempt=1)
+    job = job_with_seconds(run, target, scenario, position=0, attempt=1)
     calls = []
 
     def failing(columns):
@@ -196,7 +140,7 @@ def test_the_command_packs_everything_left_in_batches_and_refuses_a_batch_of_not
     settings.BENCHAPP_SECONDS_PACK_AFTER_S = 300
     target, scenario = TargetFactory(), ScenarioFactory()
     run = RunFactory(campaign=CampaignFactory(targets=[target], scenarios=[scenario]), status="succeeded")
-    jobs = [_job(run, target, scenario, position=p) for p in range(3)]  # two attempts each
+    jobs = [job_with_seconds(run, target, scenario, position=p) for p in range(3)]  # two attempts each
     out = StringIO()
     call_command("seconds_pack", "--batch", "2", stdout=out)
     assert out.getvalue().strip() == "seconds: 6 attempts packed"

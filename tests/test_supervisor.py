@@ -175,11 +175,11 @@ def test_a_worker_killed_mid_job_and_brought_back_measures_the_job_again_and_say
              what="supervisord to start the worker again")
     wait_status(job, Job.FINISHED, timeout_s=240)
     assert (job.status, job.attempt) == (Job.Status.SUCCEEDED, 2), f"{job.status} {job.error}"
-    (lost,) = job.earlier_attempts
-    assert lost["cause"].startswith(f"worker restarted on {hostname} while measuring: the job's process went with "
+    (lost,) = job.attempts.all()
+    assert lost.cause.startswith(f"worker restarted on {hostname} while measuring: the job's process went with "
                                     "the old worker (killed or stopped); the new one started at "), lost
-    assert lost["t_s"] >= 3
-    assert job.attempt_history()[0]["text"].startswith(f"attempt 1 lost at t = {lost['t_s']:.0f} s: worker restarted")
+    assert lost.t_s >= 3
+    assert job.attempt_history()[0]["text"].startswith(f"attempt 1 lost at t = {lost.t_s:.0f} s: worker restarted")
     assert len(stored_seconds(job, 1)) >= 3, "the lost attempt's seconds stay, apart"
     assert job.samples.filter(attempt=2).exists()
     wait_status(run, (Run.Status.SUCCEEDED,), timeout_s=30)

@@ -1,5 +1,6 @@
 """Only campaigns/execution/transitions.py writes the status or phase of a Job, a JobClient, a Run or a
-PreparedDataset, and only campaigns/execution/results.py calls the transitions that end an attempt.
+PreparedDataset, or any row of an Attempt or a ClientSend (the record of a lost measurement or send), and only
+campaigns/execution/results.py calls the transitions that end an attempt.
 
 The scan reads every module of the app as Python (ast) and flags, outside that module:
 - a write call (update, create, bulk_create, get_or_create, update_or_create) or a model constructor that
@@ -7,7 +8,8 @@ The scan reads every module of the app as Python (ast) and flags, outside that m
   statuses or phases as the value;
 - an assignment to `<obj>.status` or `<obj>.phase` with such a value, and a save() naming status or phase
   on an object of those models;
-- SQL text that updates status or phase of their tables.
+- SQL text that updates status or phase of their tables;
+- any write call or constructor of Attempt or ClientSend, and SQL that inserts, updates or deletes their rows.
 Other models' statuses (Regression) are theirs to write.
 
 An attempt ends through results.job_close (closed) or results.job_measure_again (measured again), which do
@@ -34,6 +36,9 @@ SQL_WRITE = re.compile(r"\bUPDATE\s+campaigns_(job|jobclient|run|prepareddataset
 # Variables that hold one of these models in the app's code; a save() naming status on them is a write.
 OWNED_NAMES = re.compile(r"^(job|jobs|client|clients|run|runs|locked|next_job|follower|prepared|dataset)\b",
                          re.IGNORECASE)
+# Rows that only the transition module writes, whatever the field.
+RECORD_MODELS = {"Attempt", "ClientSend"}
+SQL_RECORD = re.compile(r"\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+campaigns_(attempt|clientsend)\b", re.IGNORECASE)
 ENDING = {"job_end", "job_requeue"}
 ENDER = ROOT / "campaigns" / "execution" / "results.py"
 
@@ -72,6 +77,8 @@ def violations(source: str, filename: str) -> list[str]:
                 if kw.arg == "defaults" and isinstance(kw.value, ast.Dict):
                     pairs += [(k.value, v) for k, v in zip(kw.value.keys, kw.value.values, strict=True)
                               if isinstance(k, ast.Constant)]
+            if name in RECORD_MODELS or (name in WRITES and _root_name(func) in RECORD_MODELS):
+                found.append(f"{filename}:{node.lineno}: {_root_name(func) or name} row written")
             owned_call = name in OWNED_MODELS or (name in WRITES and _root_name(func) in OWNED_MODELS)
             if name in WRITES or name in OWNED_MODELS:
                 for field, value in pairs:
@@ -92,6 +99,8 @@ def violations(source: str, filename: str) -> list[str]:
                         found.append(f"{filename}:{node.lineno}: {_root_name(sub)}.{sub.attr} = …")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_WRITE.search(node.value):
             found.append(f"{filename}:{node.lineno}: SQL writes status/phase")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_RECORD.search(node.value):
+            found.append(f"{filename}:{node.lineno}: SQL writes an attempt's or a send's rows")
     return found
 
 
@@ -101,7 +110,8 @@ def test_nothing_but_the_transition_module_writes_a_status_or_phase():
         if path == OWNER or "migrations" in path.parts:
             continue
         found += violations(path.read_text(), str(path.relative_to(ROOT)))
-    assert found == [], "status/phase written outside campaigns/execution/transitions.py:\n" + "\n".join(found)
+    assert found == [], ("status/phase or attempt rows written outside campaigns/execution/transitions.py:\n"
+                         + "\n".join(found))
 
 
 def test_the_transition_module_itself_is_seen_writing():
@@ -127,6 +137,12 @@ def test_the_scan_catches_each_kind_of_write():
         "Regression.objects.filter(pk=1).update(status=Regression.Status.RESOLVED)": 0,
         "Response(body, status=status.HTTP_201_CREATED)": 0,
         "cursor.execute('UPDATE campaigns_job SET heartbeat_at = now() WHERE id = %s RETURNING status', [i])": 0,
+        "Attempt.objects.create(job_id=1, number=1, cause='x')": 1,
+        "ClientSend.objects.bulk_create(rows)": 1,
+        "Attempt(job=j, number=2)": 1,
+        "Attempt.objects.filter(job_id=1).update(cause='')": 1,
+        "cursor.execute('DELETE FROM campaigns_attempt WHERE job_id = %s', [i])": 1,
+        "Attempt.objects.filter(job_id=1).count()": 0,
     }
     for snippet, expected in samples.items():
         assert len(violations(snippet, "sample.py")) == expected, snippet

@@ -137,7 +137,8 @@ def test_a_resend_moves_the_share_to_the_new_host_resets_the_barrier_and_shuts_o
                             earlier={"attempt": 1, "host": "h", "outcome": "lost", "cause": "client lost: h"})
     client.refresh_from_db()
     assert (client.status, client.host_name, client.attempt) == (CS.PENDING, "b", 2)
-    assert client.earlier_attempts == [{"attempt": 1, "host": "h", "outcome": "lost", "cause": "client lost: h"}]
+    assert list(client.earlier_sends.values_list("number", "host", "outcome", "cause")) == [
+        (1, "h", "lost", "client lost: h")]
     assert Job.objects.get(pk=client.job_id).release_at is None
     # The first send's worker, alive after all, can neither claim, start nor close the share that "b" now has.
     assert not tr.client_claim(client_id=client.pk, attempt=1)
@@ -300,8 +301,8 @@ def test_a_lost_client_and_its_new_attempt_are_one_change_and_a_late_second_look
     assert not jobclient_lose(client=snapshot, heartbeat_before=timezone.now(), cause="worker restarted on h")
     job.refresh_from_db()
     assert (job.status, job.attempt, job.error) == (JS.QUEUED, 2, "")
-    (lost,) = job.earlier_attempts
-    assert lost["cause"] == "worker restarted on h"
+    (lost,) = job.attempts.all()
+    assert lost.cause == "worker restarted on h"
 
 
 def test_a_client_that_beat_meanwhile_is_not_lost_and_its_attempt_stays(monkeypatch):

@@ -7,8 +7,8 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Count, Max, QuerySet, Sum
 
-from campaigns.models import IntervalSample, Job, PackedSeconds
-from campaigns.seconds import Kind
+from campaigns.models import Job, PackedSeconds
+from campaigns.seconds import Kind, live_rows
 
 SAMPLE_SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "errors_per_s", "reconnects_per_s")
 SERIES_METRICS = (*SAMPLE_SUMMED, "latency_pct_ms", "threads")
@@ -23,7 +23,7 @@ def samples_per_second(job: Job) -> QuerySet:
     worst client's (percentiles cannot be summed)."""
     summed = {f"sum_{name}": Sum(name) for name in SAMPLE_SUMMED}
     return (
-        IntervalSample.objects.filter(job=job, attempt=job.attempt).values("t").order_by("t")
+        live_rows(Kind.INTERVAL, job).values("t").order_by("t")
         .annotate(n_clients=Count("id"), sum_threads=Sum("threads"), worst_latency=Max("latency_pct_ms"), **summed)
         .values_list("t", "n_clients", "sum_threads", *summed, "worst_latency")
     )

@@ -7,7 +7,7 @@ already runs one of its clients), up to the campaign's client_tries sends in all
 over. Once any client of the job has started measuring, a lost client fails the job, or has it measured again
 (results.job_measure_again).
 
-The lost send stays in the client's earlier_attempts: host, when it was sent and lost, and why.
+The lost send stays as a ClientSend row: host, when it was sent and lost, and why.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from campaigns.execution import results, transitions
 from campaigns.execution.dispatch import jobclient_dispatch
 from campaigns.execution.hosts import client_doing, host_mark_offline, stale_clients, worker_lost_cause
 from campaigns.execution.sealed import holds_field_key
-from campaigns.models import ClientHost, Job, JobClient, SealedPassword
+from campaigns.models import ClientHost, ClientSend, Job, JobClient, SealedPassword
 from campaigns.models.core import hosts_allowed
 
 log = logging.getLogger(__name__)
@@ -32,8 +32,8 @@ def resend_host(*, job: Job, client: JobClient) -> tuple[str | None, str]:
     """The host to send a lost client's share to next, or None and why there is none."""
     campaign = job.run.campaign
     tries = campaign.client_tries
-    lost = [row.get("host", "") for c in job.clients.all() for row in c.earlier_attempts or []]
-    tried = [*(row.get("host", "") for row in client.earlier_attempts or []), client.host_name]
+    lost = list(ClientSend.objects.filter(client__job_id=job.pk).values_list("host", flat=True))
+    tried = [*ClientSend.objects.filter(client_id=client.pk).values_list("host", flat=True), client.host_name]
     if client.attempt >= tries:
         return None, f"its {tries} {'try is' if tries == 1 else 'tries are'} used ({', '.join(tried)})"
     taken = {c.host_name for c in job.clients.exclude(pk=client.pk)} | set(lost) | {client.host_name}
@@ -57,7 +57,7 @@ def client_resend_lost(*, client: JobClient, heartbeat_before: datetime, cause: 
     if host is None:
         return False, why
     earlier = {"attempt": client.attempt, "host": client.host_name,
-               "sent_at": _sent_at(job, client), "ended_at": timezone.now().isoformat(),
+               "sent_at": _sent_at(job, client), "ended_at": timezone.now(),
                "outcome": "lost", "cause": cause}
     if not transitions.client_resend(client_id=client.pk, attempt=client.attempt, host_name=host,
                                      heartbeat_before=heartbeat_before, earlier=earlier):
@@ -70,11 +70,10 @@ def client_resend_lost(*, client: JobClient, heartbeat_before: datetime, cause: 
     return True, host
 
 
-def _sent_at(job: Job, client: JobClient) -> str | None:
+def _sent_at(job: Job, client: JobClient) -> datetime | None:
     """When this send went out: when the send before it was lost, or (the first) when the job started."""
-    if client.earlier_attempts:
-        return str(client.earlier_attempts[-1].get("ended_at") or "") or None
-    return job.started_at.isoformat() if job.started_at else None
+    before = ClientSend.objects.filter(client_id=client.pk).order_by("-number").values_list("ended_at", flat=True)
+    return next(iter(before[:1]), None) or job.started_at
 
 
 def jobclient_lose(*, client: JobClient, heartbeat_before: datetime, cause: str) -> bool:

@@ -203,10 +203,12 @@ STEADY_SQL = (
 )
 
 
-def steady_figures(job_id: int, *, attempt: int = 1, time_s: float | None = None) -> dict[str, float | None]:
-    """The job's steady-state figures from its stored samples of `attempt` (measured or imported alike)."""
+def steady_figures(job: Job) -> dict[str, float | None]:
+    """The job's steady-state figures from its current attempt's stored samples (measured or imported alike);
+    read while it closes, before its seconds can be packed."""
+    time_s = job.time_s or job.scenario.time_s
     with connection.cursor() as cursor:
-        cursor.execute(STEADY_SQL, {"job": job_id, "attempt": attempt, "time_s": time_s})
+        cursor.execute(STEADY_SQL, {"job": job.pk, "attempt": job.attempt, "time_s": time_s})
         tps, qps, lat = cursor.fetchone()
     return {"steady_tps": tps, "steady_qps": qps, "steady_latency_pct_ms": lat}
 
@@ -217,7 +219,7 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
     No result when there is neither a summary nor a steady figure.
     """
     summary = merge_summaries([c.summary for c in clients], [c.histogram for c in clients])
-    steady = steady_figures(job.pk, attempt=job.attempt, time_s=job.time_s or job.scenario.time_s)
+    steady = steady_figures(job)
     if not summary and all(value is None for value in steady.values()):
         return None
     latency = summary.get("latency_ms") or {}

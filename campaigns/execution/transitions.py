@@ -21,7 +21,7 @@ from django.db.models import Case, CharField, Count, F, Q, TextField, Value, Whe
 from django.utils import timezone
 
 from benchapp import requestid
-from campaigns.models import Job, JobClient, JobResult, PreparedDataset, Run
+from campaigns.models import Attempt, ClientSend, Job, JobClient, JobResult, PreparedDataset, Run
 
 JobStatus = Job.Status
 ClientStatus = JobClient.Status
@@ -148,7 +148,7 @@ def job_requeue(*, job_id: int, attempt: int, cause: str, t_s: float | None,
                       closing: bool = False) -> bool:
     """preparing | running (attempt `attempt`) → queued as attempt + 1: the infrastructure spoiled the measurement.
 
-    The spoiled attempt goes to earlier_attempts ({attempt, started_at, ended_at, cause, t_s}); its clients and
+    The spoiled attempt becomes an Attempt row (number, started_at, ended_at, cause, t_s); its clients and
     its result are removed (a client of it still alive then finds no row, stops its sysbench and writes nothing
     more), its per-second rows stay under their attempt number. Given heartbeat_before, only while the job's
     own heartbeat is older (a coordinator that stopped beating). Given lost_client, only while that client is
@@ -170,20 +170,13 @@ def job_requeue(*, job_id: int, attempt: int, cause: str, t_s: float | None,
             return False
         if lost_client is not None and not lost_client.still_active(job_id=job_id):
             return False
-        record = {"attempt": attempt, "started_at": (job.started_at or job.claimed_at or now).isoformat(),
-                  "ended_at": now.isoformat(), "cause": _error(cause)[:1000], "t_s": t_s}
+        Attempt.objects.create(job_id=job_id, number=attempt, started_at=job.started_at or job.claimed_at or now,
+                               ended_at=now, cause=_error(cause)[:1000], t_s=t_s)
         JobClient.objects.filter(job_id=job_id).delete()
         JobResult.objects.filter(job_id=job_id).delete()
-        Job.objects.filter(pk=job_id).update(
-            status=JobStatus.QUEUED, phase=Phase.NONE, attempt=attempt + 1,
-            earlier_attempts=[*(job.earlier_attempts or []), record],
-            wait_reason="",  # the lost attempt's cause is in earlier_attempts, shown beside the attempt number
-            error="", claimed_by="", started_at=None, finished_at=None, heartbeat_at=None, release_at=None,
-            measured_at=None, command_line="", server_snapshot={}, server_window={}, findings=[], verdict="",
-            start_skew_ms=None, wall_time_s=None, cache_hit_ratio=None, cache_warning="", prepare_wall_s=None,
-            warmup_started_at=None, warmup_wall_s=None, prepare_progress=None, unreachable_since=None,
-            next_try_at=None,
-        )
+        # Every column of the attempt starts again (Job.ATTEMPT_FIELDS); the lost one's cause is its Attempt row,
+        # shown beside the attempt number.
+        Job.objects.filter(pk=job_id).update(**Job.attempt_fresh(), attempt=attempt + 1)
         return True
 
 
@@ -302,12 +295,23 @@ def job_create_bundled(**fields: Any) -> Job:
     return Job.objects.create(status=status, phase=Phase.DONE, **fields)
 
 
-def clients_create_bundled(*, job: Job, clients: list[dict[str, Any]]) -> list[JobClient]:
-    """The clients of a bundled job, with the statuses they ended with (an unfinished one counts as failed)."""
+def clients_create_bundled(*, job: Job, clients: list[dict[str, Any]],
+                           sends: list[list[dict[str, Any]]] | None = None) -> list[JobClient]:
+    """The clients of a bundled job, with the statuses they ended with (an unfinished one counts as failed), and
+    each one's earlier sends (sends[i] for clients[i])."""
     finished = {ClientStatus.SUCCEEDED, ClientStatus.FAILED, ClientStatus.CANCELLED}
-    return JobClient.objects.bulk_create([
+    made = JobClient.objects.bulk_create([
         JobClient(job=job, **{**c, "status": c.get("status") if c.get("status") in finished else ClientStatus.FAILED})
         for c in clients])
+    ClientSend.objects.bulk_create([ClientSend(client=client, **row)
+                                    for client, rows in zip(made, sends or [[] for _ in made], strict=True)
+                                    for row in rows])
+    return made
+
+
+def attempts_create_bundled(*, job: Job, attempts: list[dict[str, Any]]) -> list[Attempt]:
+    """The earlier (lost) attempts of a bundled job, as the bundle recorded them."""
+    return Attempt.objects.bulk_create([Attempt(job=job, **row) for row in attempts])
 
 
 # ---------------------------------------------------------------- clients
@@ -359,7 +363,7 @@ def client_resend(*, client_id: int, attempt: int, host_name: str, heartbeat_bef
 
     Only while no client of the job has started measuring and the job is running; the job's barrier is reset
     (release_at cleared) in the same transaction, so the peers wait for the new host. `earlier` is the lost
-    send's record, appended to the client's earlier_attempts. False when the client beat meanwhile, was re-sent
+    send's record {host, sent_at, ended_at, outcome, cause}, kept as a ClientSend row. False when the client beat meanwhile, was re-sent
     by someone else, or the job has started measuring or ended.
     """
     with transaction.atomic():
@@ -372,9 +376,12 @@ def client_resend(*, client_id: int, attempt: int, host_name: str, heartbeat_bef
                                           status__in=CLIENT_SOURCES[ClientStatus.PENDING]).first()
         if client is None:
             return False
+        ClientSend.objects.create(client_id=client_id, number=attempt, host=str(earlier.get("host", ""))[:255],
+                                  sent_at=earlier.get("sent_at"), ended_at=earlier.get("ended_at") or timezone.now(),
+                                  outcome=str(earlier.get("outcome", "lost"))[:12],
+                                  cause=_error(str(earlier.get("cause", ""))))
         JobClient.objects.filter(pk=client_id, attempt=attempt).update(
             status=ClientStatus.PENDING, host_name=host_name, attempt=attempt + 1,
-            earlier_attempts=[*client.earlier_attempts, {**earlier, "cause": _error(str(earlier.get("cause", "")))}],
             heartbeat_at=timezone.now(), error="", sysbench_version="", same_host=False, pid=None, started_at=None,
             finished_at=None,
         )

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from campaigns.models.access import HostAccess
+from campaigns.models.attempts import Attempt, ClientSend
 from campaigns.models.core import (
     Campaign,
     ClientHost,
@@ -27,6 +28,7 @@ from campaigns.models.variants import SettingsChange
 from campaigns.models.workloads import Workload, WorkloadVersion
 
 __all__ = [
+    "Attempt", "ClientSend",
     "Campaign", "ClientHost", "Dataset", "InstanceSpec", "IntervalSample", "Job", "JobClient", "JobResult",
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "PackedSeconds", "RoundTrip", "ServerSample",

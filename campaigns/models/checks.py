@@ -7,7 +7,6 @@ the bundle import uses all of them, since a bundle may carry anything in any fie
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from typing import Any
 
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_THREADS
@@ -209,27 +208,6 @@ def findings_problem(value: Any) -> str | None:
         for key in ("code", "level", "message"):
             if key in item and not isinstance(item[key], str):
                 return f"a finding's {key} must be text"
-        problem = json_problem(item)
-        if problem:
-            return problem
-    return None
-
-
-def attempts_problem(value: Any) -> str | None:
-    """[{attempt, …, started_at/sent_at/ended_at as ISO 8601 times or null}, …]: a row's earlier attempts."""
-    if not isinstance(value, list):
-        return "must be a list of earlier attempts"
-    for item in value:
-        if not isinstance(item, dict):
-            return "each earlier attempt is an object"
-        for key in ("started_at", "sent_at", "ended_at"):
-            when = item.get(key)
-            if when is None:
-                continue
-            try:
-                datetime.fromisoformat(when)
-            except (TypeError, ValueError):
-                return f"{key}: not an ISO 8601 time"
         problem = json_problem(item)
         if problem:
             return problem

@@ -9,7 +9,6 @@ per-second reports are IntervalSamples and whose final figures become the JobRes
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -765,6 +764,22 @@ class Job(models.Model):
     ACTIVE = (Status.PREPARING, Status.RUNNING)
     PENDING = (Status.QUEUED, Status.WAITING)
 
+    # Every column is either the current attempt's or the cell's (a test checks that none is both or neither).
+    # A new attempt (transitions.job_requeue) starts each attempt column again from its default; the cell's
+    # stay: what the cell is, its attempt counter and notes, and the dispatcher's bookkeeping (when it was
+    # first queued, sent and claimed: the queue-wait figures and the run's turn order count from those).
+    ATTEMPT_FIELDS = (
+        "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms", "wall_time_s", "server_snapshot",
+        "cache_hit_ratio", "cache_warning", "verdict", "server_window", "findings", "claimed_by", "started_at",
+        "finished_at", "heartbeat_at", "release_at", "prepare_progress", "prepare_wall_s", "warmup_started_at",
+        "warmup_wall_s", "measured_at", "unreachable_since", "next_try_at",
+    )
+    CELL_FIELDS = (
+        "id", "run", "target", "scenario", "threads", "repetition", "position", "variant", "variant_settings",
+        "tables", "table_size", "time_s", "warmup_s", "clients_needed", "imported", "dispatch_count", "queued_at",
+        "dispatched_at", "claimed_at", "attempt", "notes",
+    )
+
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs")
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="jobs")
     scenario = models.ForeignKey(Scenario, on_delete=models.PROTECT, related_name="jobs")
@@ -820,10 +835,9 @@ class Job(models.Model):
     # Which measurement of this cell the job is now (1 = the first). A job whose measurement was spoiled by
     # the infrastructure (worker or pool child lost, PostgreSQL or Redis restarted, client host lost, sysbench
     # killed by a signal benchapp did not send, target restarted mid-measurement) is measured again, up to the
-    # campaign's tries; each earlier attempt is kept in earlier_attempts as {attempt, started_at, ended_at,
-    # cause, t_s}. Its per-second rows stay stored under their own attempt number, apart from the one that counts.
+    # campaign's tries; each earlier attempt is an Attempt row (job.attempts). Its per-second rows stay stored
+    # under their own attempt number, apart from the one that counts.
     attempt = models.PositiveIntegerField(default=1)
-    earlier_attempts = models.JSONField(default=list, blank=True)
     # A job waiting for its target (status waiting, wait_reason saying why): since when the target has been
     # unreachable, and when the job tries again (Celery's retry countdown). Both empty otherwise.
     unreachable_since = models.DateTimeField(null=True, blank=True)
@@ -896,25 +910,27 @@ class Job(models.Model):
     def attempt_history(self) -> list[dict[str, Any]]:
         """Every measurement of this job, the current one last: {attempt, started_at, ended_at, cause, t_s, text}
         where text reads "attempt 1 lost at t = 6 s: client host vm lost while measuring …"."""
-        rows = []
-        for row in self.earlier_attempts or []:
-            t_s = row.get("t_s")
-            when = f"at t = {t_s:.0f} s" if isinstance(t_s, (int, float)) and t_s > 0 else "before measuring"
-            rows.append({**row, "started_at": _when(row.get("started_at")), "ended_at": _when(row.get("ended_at")),
-                         "text": f"attempt {row.get('attempt')} lost {when}: {row.get('cause', '')}"})
+        earlier = [row.record() for row in self.attempts.all()] if self.attempt > 1 else []
         current = {"attempt": self.attempt, "started_at": self.started_at, "ended_at": self.finished_at,
                    "cause": self.error, "t_s": None, "text": f"attempt {self.attempt}: {self.status}"}
-        return [*rows, current]
+        return [*earlier, current]
+
+    def last_lost(self) -> Any:
+        """The attempt measured before this one (an Attempt row), None for a first attempt."""
+        rows = list(self.attempts.all())
+        return rows[-1] if rows else None
+
+    @classmethod
+    def attempt_fresh(cls) -> dict[str, Any]:
+        """Every attempt column at its default: what a new attempt starts from (status queued)."""
+        fields = {f.name: f for f in cls._meta.concrete_fields}
+        return {name: fields[name].get_default() for name in cls.ATTEMPT_FIELDS}
 
     def duration_s(self) -> float | None:
         if self.started_at is None:
             return None
         end = self.finished_at or timezone.now()
         return (end - self.started_at).total_seconds()
-
-
-def _when(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text) if text else None
 
 
 class JobClient(models.Model):
@@ -957,10 +973,9 @@ class JobClient(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     wall_time_s = models.FloatField(null=True, blank=True)
     # Which send of this client's share the row is now (1 = the first). A host lost before its sysbench started
-    # measuring hands the row to another host (campaigns.execution.resend); each earlier send is kept in
-    # earlier_attempts as {attempt, host, sent_at, ended_at, outcome, cause}.
+    # measuring hands the row to another host (campaigns.execution.resend); each earlier send is a ClientSend row
+    # (client.earlier_sends).
     attempt = models.PositiveIntegerField(default=1)
-    earlier_attempts = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["job_id", "index"]
@@ -973,8 +988,7 @@ class JobClient(models.Model):
         """Every send of this client's share, the current one last: host, sent and ended times, outcome, cause.
 
         The current send went out when the one before it ended (or, for the first, when the job started)."""
-        earlier = [{**row, "sent_at": _when(row.get("sent_at")), "ended_at": _when(row.get("ended_at"))}
-                   for row in self.earlier_attempts or []]
+        earlier = [row.record() for row in self.earlier_sends.all()] if self.attempt > 1 else []
         sent_at = earlier[-1]["ended_at"] if earlier else self.job.started_at
         current = {"attempt": self.attempt, "host": self.host_name, "sent_at": sent_at,
                    "ended_at": self.finished_at, "outcome": self.status, "cause": self.error}

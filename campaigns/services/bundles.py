@@ -29,7 +29,9 @@ from django.utils import timezone
 
 from campaigns.execution import transitions
 from campaigns.models import (
+    Attempt,
     Campaign,
+    ClientSend,
     Dataset,
     HostSample,
     InstanceSpec,
@@ -55,7 +57,9 @@ from campaigns.settings_variants import settings_problem, variants_problem
 from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, MAX_THREADS
 
 BUNDLE_FORMAT = "benchapp-run"
-BUNDLE_VERSION = 1
+# 2: a job's earlier attempts and a client's earlier sends are lists of rows ("attempts", "sends"); version 1
+# carried them as each row's "earlier_attempts", which is still read.
+BUNDLE_VERSION = 2
 
 # Fields that mean something only on the install that made the row (ids, links to other rows, users, queues,
 # the worker that claimed a job) or that are secret: never exported.
@@ -71,6 +75,8 @@ LOCAL_FIELDS: dict[type[models.Model], set[str]] = {
     Job: {"id", "run", "target", "scenario", "claimed_by", "dispatch_count", "heartbeat_at", "release_at"},
     JobResult: {"id", "job", "created_at"},
     JobClient: {"id", "job", "pid", "heartbeat_at"},
+    Attempt: {"id", "job"},
+    ClientSend: {"id", "client"},
     IntervalSample: {"id", "job"},
     HostSample: {"id", "job"},
     ServerSample: {"id", "job"},
@@ -108,11 +114,18 @@ def run_export(*, run: Run) -> dict[str, Any]:
     job_ids = [j.pk for j in jobs]
     results = {r.job_id: r for r in JobResult.objects.filter(job_id__in=job_ids)}
     per_job: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    sends: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for send in ClientSend.objects.filter(client__job_id__in=job_ids).order_by("client_id", "number"):
+        sends[send.client_id].append(_row(send))
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    names = ["job_id", *[f.name for f in _fields(JobClient)]]
+    names = ["job_id", "pk", *[f.name for f in _fields(JobClient)]]
     for values in JobClient.objects.filter(job_id__in=job_ids).order_by("job_id", "pk").values_list(*names):
-        grouped[values[0]].append(dict(zip(names[1:], values[1:], strict=True)))
+        grouped[values[0]].append({**dict(zip(names[2:], values[2:], strict=True)), "sends": sends.get(values[1], [])})
     per_job["clients"] = grouped
+    attempts: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for attempt in Attempt.objects.filter(job_id__in=job_ids).order_by("job_id", "number"):
+        attempts[attempt.job_id].append(_row(attempt))
+    per_job["attempts"] = attempts
     # Every attempt's seconds, whether still rows or packed (campaigns.seconds), as the rows they were.
     every_attempt: dict[int, int | None] = dict.fromkeys(job_ids)
     for key, kind, model in (("samples", Kind.INTERVAL, IntervalSample), ("host_samples", Kind.HOST, HostSample),
@@ -154,7 +167,8 @@ def bundle_json(bundle: dict[str, Any]) -> str:
 # to what another user made: see _named_row.
 
 # Rows of measurements: every float of theirs is a finite figure, never negative.
-_MEASURED: tuple[type[models.Model], ...] = (Job, JobClient, JobResult, IntervalSample, HostSample, RoundTrip)
+_MEASURED: tuple[type[models.Model], ...] = (Job, JobClient, JobResult, IntervalSample, HostSample, RoundTrip,
+                                             Attempt)
 # The forms' limits on fields the models bound loosely: (model, field) -> (least, most).
 _BOUNDS: dict[tuple[type[models.Model], str], tuple[float, float | None]] = {
     (Job, "threads"): (1, MAX_THREADS), (Job, "tables"): (1, 100_000), (Job, "table_size"): (1, MAX_TABLE_ROWS),
@@ -163,13 +177,12 @@ _BOUNDS: dict[tuple[type[models.Model], str], tuple[float, float | None]] = {
     (JobClient, "threads"): (1, MAX_THREADS), (JobClient, "index"): (0, 10_000), (JobClient, "attempt"): (1, 100),
     (IntervalSample, "threads"): (0, MAX_THREADS), (IntervalSample, "attempt"): (1, 100),
     (HostSample, "attempt"): (1, 100), (ServerSample, "attempt"): (1, 100),
+    (Attempt, "number"): (1, 99), (ClientSend, "number"): (1, 99),
     (JobResult, "latency_pct"): (0, 100),
 }
 _SHAPES: dict[tuple[type[models.Model], str], Callable[[Any], str | None]] = {
     (Job, "server_snapshot"): checks.server_snapshot_problem, (Job, "findings"): checks.findings_problem,
-    (Job, "earlier_attempts"): checks.attempts_problem,
     (JobClient, "summary"): checks.client_summary_problem, (JobClient, "histogram"): checks.histogram_problem,
-    (JobClient, "earlier_attempts"): checks.attempts_problem,
     (ServerSample, "rates"): checks.number_map_problem, (ServerSample, "gauges"): checks.number_map_problem,
     (Campaign, "variants"): variants_problem, (Job, "variant_settings"): settings_problem,
 }
@@ -189,7 +202,10 @@ def _value(model: type[models.Model], field: models.Field[Any, Any], value: Any)
     if isinstance(field, models.DateTimeField):
         if not isinstance(value, str):
             raise BundleRejected("not an ISO 8601 time")
-        value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        try:
+            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise BundleRejected("not an ISO 8601 time") from None
         if value.tzinfo is None:
             raise BundleRejected("an ISO 8601 time with its UTC offset was expected")
         try:
@@ -479,8 +495,12 @@ def _job_store(run: Run, item: Any, where: str, targets: dict[Any, Target], scen
         raise BundleRejected(f"{where}: its target or scenario is not among the bundle's")
     values = _parsed(Job, item, where)
     result = _parsed(JobResult, item["result"], f"{where}.result") if item.get("result") is not None else None
-    clients = [_parsed(JobClient, c, f"{where}.clients[{i}]") for i, c in enumerate(_job_list(item, "clients", where))]
+    clients, sends = [], []
+    for i, c in enumerate(_job_list(item, "clients", where)):
+        clients.append(_parsed(JobClient, c, f"{where}.clients[{i}]"))
+        sends.append(_earlier_rows(ClientSend, c, "sends", f"{where}.clients[{i}]"))
     _unique_rows(JobClient, clients, f"{where}.clients")
+    attempts = _earlier_rows(Attempt, item, "attempts", where)
     sample_models: tuple[tuple[str, type[models.Model]], ...] = (
         ("samples", IntervalSample), ("host_samples", HostSample), ("server_samples", ServerSample))
     samples = {}
@@ -495,9 +515,39 @@ def _job_store(run: Run, item: Any, where: str, targets: dict[Any, Target], scen
         raise BundleRejected(f"{where}.status: {exc}") from None
     if result is not None:
         JobResult.objects.create(job=job, **{**result, "source": JobResult.Source.IMPORTED})
-    transitions.clients_create_bundled(job=job, clients=clients)
+    transitions.clients_create_bundled(job=job, clients=clients, sends=sends)
+    transitions.attempts_create_bundled(job=job, attempts=attempts)
     for model, rows in samples.values():
         model._default_manager.bulk_create([model(job=job, **r) for r in rows], batch_size=5000)
+
+
+# A version 1 bundle's "earlier_attempts" item: its keys as the rows' fields are named.
+_V1_NAMES = {"attempt": "number"}
+
+
+def _earlier_rows(model: type[models.Model], item: Any, key: str, where: str) -> list[dict[str, Any]]:
+    """A job's earlier attempts or a client's earlier sends, as rows of `model`: the bundle's `key` list, or a
+    version 1 bundle's earlier_attempts. Each is checked like any row; numbers are distinct."""
+    if not isinstance(item, dict):
+        return []
+    old = item.get("earlier_attempts")
+    if key not in item and old is not None:
+        if not isinstance(old, list):
+            raise BundleRejected(f"{where}.earlier_attempts: a list was expected")
+        key, listed = "earlier_attempts", [{_V1_NAMES.get(k, k): v for k, v in row.items()} if isinstance(row, dict)
+                                           else row for row in old]
+    else:
+        listed = _job_list(item, key, where)
+    rows = [_parsed(model, row, f"{where}.{key}[{i}]") for i, row in enumerate(listed)]
+    for i, row in enumerate(rows):
+        missing = [f.name for f in _fields(model) if f.name not in row and not f.has_default() and not f.null
+                   and not f.blank]
+        if missing:
+            raise BundleRejected(f"{where}.{key}[{i}].{missing[0]}: missing")
+    numbers = [row["number"] for row in rows]
+    if len(set(numbers)) != len(numbers):
+        raise BundleRejected(f"{where}.{key}: an attempt number is listed twice")
+    return rows
 
 
 def _job_list(item: dict[str, Any], key: str, where: str) -> list[Any]:

@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.db.models import Prefetch
+from django.db.models import Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -47,11 +47,14 @@ def _result_row(job: Job) -> dict[str, Any] | None:
 
 def _run_jobs(run: Run) -> list[Job]:
     clients = JobClient.objects.only("id", "job_id", "index", "host_name", "status", "started_at").order_by("index")
-    return list(
+    jobs = list(
         run.jobs.select_related("target__product", "target__spec", "scenario__dataset", "result")
         .prefetch_related(Prefetch("clients", queryset=clients))
         .order_by("position", "id")
     )
+    # The lost attempts of the jobs measured again (a query only when there are some).
+    prefetch_related_objects([job for job in jobs if job.attempt > 1], "attempts")
+    return jobs
 
 
 def _tail(job: Job | None) -> str:
@@ -297,7 +300,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pending_restore": list(SettingsChange.objects.pending_restore().filter(job=job).select_related("target")),
         "per_client": _per_client(result, clients),
         # Clients whose share went to another host (its first host lost before it measured): every send of it.
-        "attempts": [(client, client.attempt_history()) for client in clients if client.earlier_attempts],
+        "attempts": [(client, client.attempt_history()) for client in clients if client.attempt > 1],
     })
 
 

@@ -46,8 +46,8 @@ from campaigns.models import Job
 def _job_list_columns() -> list[str]:
     # Lists load only what they show: a job row has a dozen timestamps, a run and a result a dozen
     # columns more, and building those values is most of a list's time in the database driver.
-    # earlier_attempts feeds "attempts", and the timestamps waiting and attempts are made of.
-    return [*serialized_columns(JobSerializer), "earlier_attempts", "run__campaign",
+    # "attempts" comes from the prefetched Attempt rows and the timestamps waiting and attempts are made of.
+    return [*serialized_columns(JobSerializer), "run__campaign",
             *(f"result__{name}" for name in serialized_columns(ResultBriefSerializer))]
 
 
@@ -82,7 +82,7 @@ class JobViewSet(ReadOnlyViewSet):
     # rather than joined, which keeps the main query's plan cheap. server_snapshot can be large
     # and is not part of the list.
     queryset = (Job.objects.select_related("run", "result").only(*_job_list_columns())
-                .prefetch_related(targets_prefetch("target"), scenarios_prefetch("scenario")))
+                .prefetch_related(targets_prefetch("target"), scenarios_prefetch("scenario"), "attempts"))
     serializer_class = JobSerializer
     filterset_class = JobFilterSet
     ordering_fields = ["id", "run", "position", "threads", "status", "queued_at", "started_at", "finished_at"]
@@ -94,7 +94,7 @@ class JobViewSet(ReadOnlyViewSet):
                 "id", "status", "phase", "clients_needed", "finished_at", "attempt", "scenario__percentile")
         if self.action == "retrieve":
             return Job.objects.select_related("run", "result").prefetch_related(
-                targets_prefetch("target"), scenarios_prefetch("scenario"), "clients")
+                targets_prefetch("target"), scenarios_prefetch("scenario"), "attempts", "clients__earlier_sends")
         return super().get_queryset()
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer]:
