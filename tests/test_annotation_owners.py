@@ -1,4 +1,4 @@
-"""#27 L1: a note is changed or deleted by its author or an admin, and its last editor is recorded (API and run
+"""A note is changed or deleted by its author or an admin, and its last editor is recorded (API and run
 page); a PATCH that leaves `text` out keeps the note; schedules are deleted by admins, as the README says (an
 operator pauses them)."""
 from __future__ import annotations

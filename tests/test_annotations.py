@@ -1,4 +1,4 @@
-"""Annotations (issue 19): notes on runs and targets through the API and the run page, the ones benchapp records
+"""Annotations: notes on runs and targets through the API and the run page, the ones benchapp records
 when a target's server changed between two runs, on the history, and quoted beside a change point near them."""
 from __future__ import annotations
 

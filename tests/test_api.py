@@ -550,7 +550,7 @@ def test_an_imported_log_with_checkpoints_is_stored_as_the_whole_run_not_its_las
 ])
 def test_an_imported_runs_status_follows_its_jobs_by_the_measured_runs_rule(operator, files, status):
     """A log that ends before its final statistics is a failed job: a run of only such jobs is failed, not
-    succeeded (issue 14, item 2)."""
+    succeeded."""
     log = (SYSBENCH_LOGS / "mysql_oltp_read_write.txt").read_bytes()
     contents = {"whole.txt": log, "cut.txt": log[:log.index(b"SQL statistics:")]}
     target, scenario = TargetFactory(), ScenarioFactory(test="oltp_read_write")
@@ -758,7 +758,7 @@ def test_comparison_exports_csv(viewer, comparison_data):
 @pytest.mark.django_db
 @pytest.mark.parametrize("fmt", ["json", "csv"])
 def test_a_comparison_filtered_to_a_target_without_results_is_empty_not_a_500(viewer, comparison_data, fmt):
-    """Issue 14, item 7: an empty products= and a target whose product has no cell in the selection."""
+    """An empty products= and a target whose product has no cell in the selection."""
     idle = TargetFactory(product=ProductFactory(name="Idle product"), spec=comparison_data["spec"])
     run, scenario = comparison_data["run"], comparison_data["scenario"]
     response = viewer.get(f"{API}/comparisons/?campaign={run.campaign_id}&products=&runs={run.pk}"

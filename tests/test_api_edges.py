@@ -1,4 +1,4 @@
-"""The API's rough edges (issue #43 item 6): a body over the size limit refused in a user's words, `files` of the
+"""The API's rough edges: a body over the size limit refused in a user's words, `files` of the
 wrong shape refused with a list of messages like every other field, and the job's prepare time."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""API tokens and getting started (issue #28 item 10): a page to create, name, list and revoke one's own tokens
+"""API tokens and getting started: a page to create, name, list and revoke one's own tokens
 (a new one shown once), `Authorization: Bearer` accepted, a getting-started page linked from the docs and the app,
 and a schema whose descriptions name no internal module or setting."""
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_the_api_docs_group_operations_by_resource_with_a_line_on_each():
 
 
 def test_every_operation_is_described_for_users_and_swagger_offers_the_token_first():
-    # Issue #43: half the operations carried the base viewset's notes on savepoints; the session cookie came first in
+    # Earlier, half the operations carried the base viewset's notes on savepoints; the session cookie came first in
     # Swagger's Authorize dialog, so a pasted token landed there; `files` had no type.
     client, _ = _logged_in(roles.VIEWER, "schema-reader")
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()

@@ -1,4 +1,4 @@
-"""Backups and restore (issue #42.4): a fresh secrets file over a database of encrypted values stops the start with a
+"""Backups and restore: a fresh secrets file over a database of encrypted values stops the start with a
 message naming the file to restore, instead of making a new key that reads nothing."""
 from __future__ import annotations
 

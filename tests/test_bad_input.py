@@ -96,7 +96,7 @@ def _send(client: APIClient, method: str, url: str, body: str) -> Any:
     return getattr(client, method)(url, body, content_type="application/json")
 
 
-# ---------------------------------------------------------------- #14.6 nested bodies
+# ---------------------------------------------------------------- nested bodies
 
 
 @pytest.mark.parametrize("shape", sorted(NESTED_BODIES))
@@ -143,7 +143,7 @@ def test_a_campaign_form_with_nested_json_in_its_thread_maps_shows_the_error(sha
     assert not Campaign.objects.filter(name="nested").exists()
 
 
-# ---------------------------------------------------------------- #14.8 unknown and read-only fields
+# ---------------------------------------------------------------- unknown and read-only fields
 
 
 def _request_serializers() -> dict[str, Any]:
@@ -251,7 +251,7 @@ def test_a_browsable_api_form_post_may_carry_its_csrf_token_but_no_other_strange
     assert refused.status_code == 400 and "extra" in refused.json()
 
 
-# ---------------------------------------------------------------- #14.10 a target's host, user and database
+# ---------------------------------------------------------------- a target's host, user and database
 
 BAD_CONNECTION_VALUES = ["db host", "db\nhost", "db\thost", "db\rhost", "-db", "db\x07", "db;id", "db$(id)", "db|x",
                          "db'x"]
@@ -302,7 +302,7 @@ def test_the_target_form_and_the_admin_show_the_same_errors(field, value, role_c
     assert not Target.objects.filter(name="checked").exists()
 
 
-# ---------------------------------------------------------------- #21.1 rows no page expects
+# ---------------------------------------------------------------- rows no page expects
 
 
 def test_the_seeds_page_renders_the_rows_it_can_and_logs_the_rest(role_client, caplog):
@@ -336,7 +336,7 @@ def test_the_campaign_form_does_not_make_templates(role_client):
 
 @pytest.mark.django_db
 def test_a_lone_surrogate_in_any_field_is_a_400_not_a_500():
-    # (#37 item 6) JSON's "\ud800" decodes to a lone surrogate, which PostgreSQL cannot store.
+    # JSON's "\ud800" decodes to a lone surrogate, which PostgreSQL cannot store.
     api = client_for(make_user(roles.OPERATOR, "surrogate-operator"))
     for path, body in (("/api/v1/products/", '{"name": "x\\ud800", "engine": "other"}'),
                        ("/api/v1/workloads/", '{"name": "w", "entry": "a.lua", "files": {"a\\udfff.lua": "x=1"}}')):
@@ -347,7 +347,7 @@ def test_a_lone_surrogate_in_any_field_is_a_400_not_a_500():
 
 @pytest.mark.django_db
 def test_control_and_formatting_characters_are_refused_in_names():
-    # (#37 item 6) a newline, a terminal's escape, a right-to-left override: 400 naming the field.
+    # A newline, a terminal's escape, a right-to-left override: 400 naming the field.
     api = client_for(make_user(roles.OPERATOR, "control-operator"))
     for name, code in (("a\nb", "U+000A"), ("a\x1b[31mred", "U+001B"), ("abc\u202edcba", "U+202E")):
         answer = api.post("/api/v1/products/", {"name": name, "engine": "other"}, format="json")

@@ -116,7 +116,7 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     page.get_by_label("rows per table").fill("1000")
     page.locator("#id_time_s").fill("3")
     page.get_by_role("button", name="Save scenario").click()
-    # The pasted thread counts ride along for the page's "Run it on…" (issue #28).
+    # The pasted thread counts ride along for the page's "Run it on…".
     page.wait_for_url(re.compile(r"/scenarios/\d+/(\?threads=[^/]*)?$"))
     scenario = Scenario.objects.get(name="seed 003 read-only (browser)")
     assert scenario.options == {"skip-trx": True} and scenario.time_s == 3
@@ -197,14 +197,14 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
             # The figure, then the job's verdict when it is not to be trusted (a loaded test machine can make it so).
             figure, *badge = cell.inner_text().split()
             assert figure == fmt_number(result.qps)
-            # An untrusted cell's badge is followed by its reason in words (issue #28).
+            # An untrusted cell's badge is followed by its reason in words.
             assert badge[:1] == ([job.verdict] if job.verdict in ("suspect", "invalid") else []), job.findings
             assert cell.get_attribute("data-verdict") == job.verdict
             tps = table.locator(f"tr[data-threads='{threads}'] td[data-metric=tps]").nth(
                 0 if product_target == maria else 1)
             assert float(tps.get_attribute("data-value")) == pytest.approx(result.tps)
     conclusion = page.locator("[data-testid=conclusion]").first.inner_text()
-    # The second product against the first, in the marks' own words (issue #16): never "within noise".
+    # The second product against the first, in the marks' own words: never "within noise".
     assert re.search(r"PostgreSQL \(browser test\) (is faster than|is slower than|and|against|from) MariaDB "
                      r"\(browser test\)",
                      conclusion), conclusion

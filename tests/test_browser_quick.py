@@ -1,4 +1,4 @@
-"""Quick compare in a real browser (#18): from an empty dashboard to a finished run in one form.
+"""Quick compare in a real browser: from an empty dashboard to a finished run in one form.
 
 The user starts on an empty install, follows the dashboard's first step, adds the local MariaDB inline (the
 port left blank: the driver's default), ticks two tests, gives a thread ladder, sees the plan and launches;
@@ -76,7 +76,7 @@ def test_a_new_user_gets_a_first_comparison_from_the_quick_compare_page(
     page.get_by_label("oltp_read_only", exact=True).check()
     page.locator("#id_threads").fill("1, 4")
     page.locator("#id_time_s").fill("2")
-    page.locator("#id_repetitions").fill("1")  # the default is 3 (issue #28); one keeps this test short
+    page.locator("#id_repetitions").fill("1")  # the default is 3; one keeps this test short
     PgTargetFactory(name="a colleague's postgresql")  # made by someone else meanwhile
     page.get_by_role("button", name="See the plan").click()
     page.wait_for_selector("#quick-plan")

@@ -1,4 +1,4 @@
-"""Issue 27 item 2 and M2: a run bundle is untrusted input. Every value goes through the API's checks and a refusal
+"""A run bundle is untrusted input. Every value goes through the API's checks and a refusal
 names the row and the field (400, nothing stored, every list and page still answering); nothing is attached to a
 campaign, scenario or target of another user; an imported run says it was imported wherever it appears."""
 from __future__ import annotations

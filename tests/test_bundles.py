@@ -1,4 +1,4 @@
-"""Portable results (issue 19): a run exported as one JSON bundle and imported into another benchapp, with every
+"""Portable results: a run exported as one JSON bundle and imported into another benchapp, with every
 figure, sample, metric and verdict; nothing secret in it; a bad bundle refused whole, naming the part."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.helpers.users import client_for, make_user
 # A real sysbench output captured on this kind of machine (tests/data/sysbench/README.md).
 _LOG = (Path(__file__).parent / "data" / "sysbench" / "mysql_oltp_point_select.txt").read_text()
 # What differs between the export of a run and the export of its imported copy: the ids and where it came from.
-# An imported copy's jobs are marked imported (its results' source too): issue 27.
+# An imported copy's jobs are marked imported (its results' source too).
 _LOCAL = {"exported_at", "source", "key", "target", "scenario", "label", "trigger", "created_at", "started_at",
           "finished_at", "imported"}
 
@@ -61,7 +61,7 @@ def test_a_measured_run_moves_to_another_install_with_every_figure_and_no_secret
     Campaign.objects.filter(pk=campaign.pk).delete()
     Target.objects.filter(pk=target.pk).delete()
     Scenario.objects.filter(pk=scenario.pk).delete()
-    Dataset.objects.filter(pk=scenario.dataset_id).delete()  # (an import binds no row it does not own: issue 27)
+    Dataset.objects.filter(pk=scenario.dataset_id).delete()  # (an import binds no row it does not own)
     imported = operator.post("/api/v1/runs/import-bundle/", bundle, format="json")
     assert imported.status_code == 201, imported.content
     body = imported.json()

@@ -1,4 +1,4 @@
-"""The cache's Redis is not trusted (#27 H2): whatever sits under a cache key is read as signed JSON or as a miss,
+"""The cache's Redis is not trusted: whatever sits under a cache key is read as signed JSON or as a miss,
 never unpickled. A pickle, a forged answer and a number under a key of ours are rebuilt from the database."""
 from __future__ import annotations
 

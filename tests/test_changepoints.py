@@ -1,4 +1,4 @@
-"""Change points in a cell's history (issue 19): E-Divisive means on series with known change points, and the
+"""Change points in a cell's history: E-Divisive means on series with known change points, and the
 nightly check that stores, marks and notifies them."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""#27 M3: connection checks are budgeted per user and logged, whichever way they come in (the check API, the target
+"""Connection checks are budgeted per user and logged, whichever way they come in (the check API, the target
 page's check button, quick compare's connection test): one bucket per user, a 429 with Retry-After on the API, the
 same refusal in words on the pages, and a log line per attempt naming who, where and what came back, never the
 password."""
@@ -74,7 +74,8 @@ def test_the_page_and_quick_compare_spend_the_same_budget_and_say_so():
 
 @override_settings(BENCHAPP_CHECK_RATE_USER="3/hour")
 def test_the_settings_check_of_variants_spends_the_same_budget(caplog):
-    """#39: PATCHing a target's port and saving a campaign with a variant probed it with no limit."""
+    """The settings check of a campaign's variants spends the same budget: PATCHing a target's port and saving a
+    campaign with a variant once probed that port with no limit."""
     user = make_user(roles.OPERATOR, "variant-scanner")
     api = client_for(user)
     target = TargetFactory(port=_closed_port())

@@ -1,5 +1,5 @@
 """A value that is not one of a field's choices is refused naming the field and, when there are few, its choices,
-never echoing what was sent (issue #37 item 6): DRF's own '"{input}" is not a valid choice.' sent back a script or
+never echoing what was sent: DRF's own '"{input}" is not a valid choice.' sent back a script or
 a password typed into the wrong field. One place does it for every ChoiceField (campaigns.api.fields)."""
 from __future__ import annotations
 

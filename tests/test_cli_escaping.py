@@ -1,4 +1,4 @@
-"""#27 L3: the CLI's CSV neutralises formula cells and its Markdown (`--format markdown`, `--summary`) escapes HTML,
+"""The CLI's CSV neutralises formula cells and its Markdown (`--format markdown`, `--summary`) escapes HTML,
 links and images, as the server's exports do; the CLI's copy of the rules (benchapp_cli/escaping.py, a separate
 package) gives the same answers as campaigns/escaping.py. The CLI's modules are pure: loaded from its sources."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A client host's grants follow the schema (issue #38): they name the models' columns and tables, so a column a
+"""A client host's grants follow the schema: they name the models' columns and tables, so a column a
 migration adds (as 0051 added campaigns_campaign.sla_ms) was out of every host's reach until someone issued a host.
 Each `migrate` now puts them back (client_access_after_migrate, connected in campaigns/apps.py), and does nothing on
 a database with no client hosts or for a migrating user that may not grant them.

@@ -1,5 +1,5 @@
-"""A client host holds only its own jobs (issue #38, item 2): its PostgreSQL role, limited by row-level security,
-and its Redis ACL user, checked by connecting as them, as the host would; and the takeover script of the issue run
+"""A client host holds only its own jobs: its PostgreSQL role, limited by row-level security,
+and its Redis ACL user, checked by connecting as them, as the host would; and a takeover script run
 with them: every step refused but writing its own job's seconds. Revoking ends it all at once.
 
 PostgreSQL trusts loopback here, so the host's role is checked by logging in as it (its password is not what
@@ -117,7 +117,7 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
 
 
 TAKEOVER = [
-    # The script of issue #38, step by step, as the host's worker user ran it with the worker's env file.
+    # The takeover script, step by step, as the host's worker user ran it with the worker's env file.
     ("read every target's password", "SELECT count(*) FROM campaigns_target WHERE password_encrypted <> ''"),
     ("change a job's result", "UPDATE campaigns_jobresult SET qps = 99999"),
     ("change a job's verdict", "UPDATE campaigns_job SET verdict = 'valid' WHERE id = %(other)s"),

@@ -1,4 +1,4 @@
-"""scripts/serve-clients.sh and scripts/join-client.sh as a new operator runs them (issue 29, item 5), against a
+"""scripts/serve-clients.sh and scripts/join-client.sh as a new operator runs them, against a
 PostgreSQL cluster (pg_createcluster on a free port) and a Redis (started with flags, as scripts/setup.sh starts
 one) of this module's own: the machine's shared services are only read, never reconfigured. The server's scripts
 change that cluster and that Redis; the client host is a network namespace (tests/helpers/netns.py) that reaches them only
@@ -345,7 +345,7 @@ def test_a_client_host_joins_with_credentials_of_its_own_runs_its_job_and_reache
     the host joins from a namespace with join-client.sh and runs a job on a campaign that chose it (coordinated by
     the server). With its credentials, from inside its namespace, it then reads no other host's job, no target
     password, no user, session or token, updates no other host's result, sets no sequence back, and gets no
-    FLUSHALL, CONFIG SET or SHUTDOWN through; once revoked, its next heartbeat fails (issue #38)."""
+    FLUSHALL, CONFIG SET or SHUTDOWN through; once revoked, its next heartbeat fails."""
     # The server's database, as `manage.py migrate` leaves it: the test database's schema and rows.
     dump = subprocess.Popen(["pg_dump", "-h", "127.0.0.1", "-U", "postgres", "--no-owner", "--no-privileges",
                              test_db_name], stdout=subprocess.PIPE)

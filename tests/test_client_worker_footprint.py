@@ -1,4 +1,4 @@
-"""A client host's worker stays small (issue #29.6, bench/memory_client.py): one process whose tasks run in threads,
+"""A client host's worker stays small (bench/memory_client.py): one process whose tasks run in threads,
 started without Celery's command line, and none of the server's heavy modules loaded by what it imports."""
 from __future__ import annotations
 

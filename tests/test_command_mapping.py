@@ -1,4 +1,4 @@
-"""#27, drifted rules: a pasted sysbench command becomes a scenario by one mapping (cmdline.command_to_scenario),
+"""A pasted sysbench command becomes a scenario by one mapping (cmdline.command_to_scenario),
 so the API's scenarios/from-command/ and the scenario page propose the same fields, with the same defaults, and
 tell the same notes about what the scenario does not keep."""
 from __future__ import annotations

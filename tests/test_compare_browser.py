@@ -1,4 +1,4 @@
-"""The comparison page in a real browser (issue #16): error bars (min–max of the repetitions) on the QPS and latency
+"""The comparison page in a real browser: error bars (min–max of the repetitions) on the QPS and latency
 charts, n and Δ% in their tooltips' data, and a cell's latency histogram opened by a click, fetched from the API —
 or the note saying the scenario ran with --percentile=0."""
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_pa
     wait_js(page, f"{qps}.tooltip.opacity > 0 && {qps}.tooltip.body && {qps}.tooltip.body.length > 0")
     lines = page.evaluate(f"{qps}.tooltip.body.flatMap(b => b.lines)")
     delta = table.locator("tr[data-threads='2'] td[data-metric=delta]").inner_text().split("\n")
-    # The Δ% cell reads Δ%, its 95% interval, then the verdict (issue #28); the tooltip says the same.
+    # The Δ% cell reads Δ%, its 95% interval, then the verdict; the tooltip says the same.
     assert lines == ["Beta DB: 2,198 QPS (n = 3)", "min–max 2,100–2,300, sd 100",
                      f"{delta[0]} ({delta[1]}) vs Alpha DB, {delta[2]}"], lines
     page.screenshot(path=str(SHOTS / "16-compare-error-bars.png"), full_page=True)

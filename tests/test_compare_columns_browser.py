@@ -1,4 +1,4 @@
-"""Tables that fit and choosing made easy (issue #28 items 3 and 4), in a real browser.
+"""Tables that fit and choosing made easy, in a real browser.
 
 Four measured products with TPS, average and p95 latency and three repetitions a cell: the widest comparison table
 the page draws (23 columns). At 1280 px no cell is cut by the page: the table scrolls inside its own box, its

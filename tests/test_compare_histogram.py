@@ -1,4 +1,4 @@
-"""A comparison cell's latency histogram (issue #16): GET /api/v1/comparisons/cell-histogram/ merges the cell's
+"""A comparison cell's latency histogram: GET /api/v1/comparisons/cell-histogram/ merges the cell's
 jobs' sysbench histograms, reads the percentiles from the merged buckets, says so where there are none, and answers
 bad input with a 400 naming the field."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The comparison page with a published product set beside measured seed scenarios (issue #8), and the
-significance of each Δ% cell from the repetitions (issue #7): the page, the CSV and Markdown exports, the
+"""The comparison page with a published product set beside measured seed scenarios, and the
+significance of each Δ% cell from the repetitions: the page, the CSV and Markdown exports, the
 print report, and their query counts."""
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def test_a_measured_seed_001_result_sits_beside_the_published_tencentdb_2_core_1
     # The 64-thread row names the concurrency it stands beside.
     assert "at 96 threads</span>" in table and "the document&#x27;s nearest to 64" in table
     assert f"{(18000 / 4) / (published_96 / 2):.2f}×" in table
-    # The sentence sets only like against like (issue #43): the 64-thread row stands beside a 96-thread figure.
+    # The sentence sets only like against like: the 64-thread row stands beside a 96-thread figure.
     high = (20000 / 4) / (published_96 / 2)
     summary = re.search(r'data-testid="beside-summary"><strong>Beside the published figures.</strong> (.*?)</p>',
                         html, re.S).group(1)

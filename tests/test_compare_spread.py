@@ -1,4 +1,4 @@
-"""Comparison cells you can trust (issue #16): each repeated cell's geometric mean with n, min–max and standard
+"""Comparison cells you can trust: each repeated cell's geometric mean with n, min–max and standard
 deviation in the page, the exports and the API; Δ% and conclusions in one direction from one statistic;
 Benjamini–Hochberg over the page's Δ% marks."""
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_the_conclusion_states_the_tables_delta_in_the_same_direction(db):
     assert [row["deltas"][0] for row in table["rows"]] == [-94.7, -90.0]
     # On average: the geometric mean of the rows' ratios, (1000/18860 × 2000/20000)^½ − 1 = −92.7 %.
     expected = (math.sqrt(1000 / 18860 * 2000 / 20000) - 1) * 100
-    # One run a side: the conclusion states the numbers without claiming "slower" (issue #28).
+    # One run a side: the conclusion states the numbers without claiming "slower".
     assert (f"Slow DB against Fast DB, untested: {expected:+.1f}% QPS on average (geometric mean of the 2 rows' "
             "ratios), from -94.7% at 4 threads to -90.0% at 8 threads") in table["conclusion"]
     assert "1786" not in table["conclusion"] and "+" not in table["conclusion"].split("QPS on average")[0]

@@ -1,4 +1,4 @@
-"""A comparison that tells the truth at a glance (issue #28): every Δ% with its 95% interval and n per side in the
+"""A comparison that tells the truth at a glance: every Δ% with its 95% interval and n per side in the
 comparisons API (and its CSV), per-run columns when two runs are named, and the conclusions written from the
 trusted cells unless the user asks for all of them."""
 from __future__ import annotations
@@ -130,7 +130,7 @@ def test_the_baseline_is_chosen_explicitly_and_kept_in_the_url(role_client):
     swapped = client.get(f"/compare/?products={mariadb.pk}&products={postgresql.pk}&baseline={postgresql.pk}")
     html = swapped.content.decode()
     assert "Δ% QPS vs PostgreSQL (local)" in html and "<h1>PostgreSQL (local) vs MariaDB (local)</h1>" in html
-    # Kept when the choice is changed: the form's "Baseline" list has it chosen (issue #28 item 4).
+    # Kept when the choice is changed: the form's "Baseline" list has it chosen.
     baseline = html.split('<select name="baseline" id="id_baseline"', 1)[1].split("</select>", 1)[0]
     assert f'<option value="{postgresql.pk}" selected>PostgreSQL (local)</option>' in baseline
     assert client.get(f"/compare/?products={mariadb.pk}&baseline=1,2").status_code == 200

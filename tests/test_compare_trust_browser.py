@@ -1,4 +1,4 @@
-"""Task 1 of issue #28 in a real browser: a comparison whose PostgreSQL jobs were all client-bound says so in a
+"""Untrusted cells in a real browser: a comparison whose PostgreSQL jobs were all client-bound says so in a
 banner above it (with a link to why), marks those cells in the table and the charts, concludes from the trusted
 cells and says what it left out; the "Include untrusted cells" switch keeps the comparison whole and states every
 Δ% with its 95% interval and n; at 1280 px the two products' table fits without scrolling sideways."""
@@ -110,8 +110,8 @@ def test_a_comparison_with_invalid_jobs_says_so_marks_them_and_concludes_from_th
             switch_box = banner.get_by_role("switch").bounding_box()
             assert switch_box["x"] >= 0 and switch_box["x"] + switch_box["width"] <= width
             if width == 1280:
-                # Two products' table, every metric and detail shown, fits without scrolling sideways (issue #28
-                # item 3): headers wrap between words, the cells' details between their parts.
+                # Two products' table, every metric and detail shown, fits without scrolling sideways:
+                # headers wrap between words, the cells' details between their parts.
                 fits = narrow.evaluate("[...document.querySelectorAll('table.comparison')].map(t => "
                                        "[t.scrollWidth, t.closest('.table-scroll').clientWidth])")
                 assert fits and all(table_w <= box_w for table_w, box_w in fits), fits

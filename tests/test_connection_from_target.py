@@ -1,4 +1,4 @@
-"""Issue 27 H1 and item 3, end to end: where sysbench connects comes from the target, never from a scenario.
+"""End to end: where sysbench connects comes from the target, never from a scenario.
 
 An attacker's MySQL server (tests/helpers/fake_servers.py: it switches the client to mysql_clear_password and keeps every
 byte) listens on a port of its own. A bundle whose scenario points sysbench at it is refused at the import; a

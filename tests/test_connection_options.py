@@ -1,4 +1,4 @@
-"""Issue 27 item 3: where sysbench connects, and as whom, comes from the target, never from a scenario's options.
+"""Where sysbench connects, and as whom, comes from the target, never from a scenario's options.
 
 Every connection option of the catalogue is refused by the API, dropped (with a warning) by the paste parser,
 refused by the argv builder on the worker, and no scenario of the seeds or presets has one.

@@ -1,4 +1,4 @@
-"""A short PostgreSQL outage restarts nothing (issue #42.2): a worker and beat of the test's own, on a PostgreSQL
+"""A short PostgreSQL outage restarts nothing: a worker and beat of the test's own, on a PostgreSQL
 cluster of the test's own, stay healthy for their health checks while that cluster is stopped, and beat keeps
 sending; once it is back the worker's host is online again.
 

@@ -1,4 +1,4 @@
-"""An option that contradicts the scenario's dataset is refused naming both (issue #43 item 2): a job runs with the
+"""An option that contradicts the scenario's dataset is refused naming both: a job runs with the
 dataset's --tables and --table-size whatever the options say, so {"tables": 2} on a 1-table dataset was saved and
 then ignored without a word."""
 from __future__ import annotations

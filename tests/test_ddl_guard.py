@@ -1,4 +1,4 @@
-"""A scenario's table DDL runs with the target's credentials (issue #13, item 6): only one checked CREATE TABLE
+"""A scenario's table DDL runs with the target's credentials: only one checked CREATE TABLE
 of benchapp's own table, re-rendered by sqlglot in the target's dialect, ever reaches a target.
 
 Each attack below was a working one on main: saved through the API or the form, then run by a launch."""

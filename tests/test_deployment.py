@@ -1,4 +1,4 @@
-"""Deployment settings (issue 13, "Deployment"): a Content-Security-Policy on every page that the pages keep, secure
+"""Deployment settings: a Content-Security-Policy on every page that the pages keep, secure
 cookies and HSTS over HTTPS, and `manage.py check --deploy` clean with the production settings of docs/install.md."""
 from __future__ import annotations
 
@@ -97,7 +97,8 @@ def test_the_policy_built_once_is_django_csps_and_per_response_changes_still_app
 
 
 def test_the_install_guide_and_the_shipped_proxy_examples_set_the_number_of_proxies():
-    """#39: behind the documented TLS proxy every request came from 127.0.0.1 (one lock-out for everyone)."""
+    """The install guide and the proxy examples set BENCHAPP_NUM_PROXIES=1: without it, behind the documented TLS
+    proxy every request came from 127.0.0.1 (one lock-out for everyone)."""
     root = ROOT
     assert "BENCHAPP_NUM_PROXIES=1" in (root / "docs" / "install.md").read_text()
     for example in ("deploy/nginx/benchapp.conf", "deploy/Caddyfile"):

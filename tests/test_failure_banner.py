@@ -1,4 +1,4 @@
-"""Failure and cancel (issue #28 item 7): the cause at the top of the run and job pages with "Edit target" and "Test
+"""Failure and cancel: the cause at the top of the run and job pages with "Edit target" and "Test
 connection", a confirmation before cancel, retry labels that tell failed from cancelled, and wait reasons cleared
 once a job has ended."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The run page of a failed run in a real browser (issue #28 item 7): the cause at the top with Edit target and
+"""The run page of a failed run in a real browser: the cause at the top with Edit target and
 Test connection, and a cancel that asks first, at 1440 px and on a phone."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every failure in the log (issue #42.3): a failed job's WARNING line under its launch's request id, django.request
+"""Every failure in the log: a failed job's WARNING line under its launch's request id, django.request
 lines with the request id (text and JSON), Python warnings as JSON in JSON mode, a quiet reconciler."""
 from __future__ import annotations
 

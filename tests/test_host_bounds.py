@@ -1,4 +1,4 @@
-"""Host tests have bounds from the host's own facts (issue #37 item 5): memory per thread × threads under half the
+"""Host tests have bounds from the host's own facts: memory per thread × threads under half the
 host's RAM, fileio's files under its free space, thread stacks capped; refused when the scenario or campaign is
 saved and when it is launched, naming the option and the host's figure. The attack saved memory-block-size=1T with
 memory-scope=local and 64 threads, file-block-size=1G and thread-stack-size=100G (201 each)."""

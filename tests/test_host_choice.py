@@ -1,4 +1,4 @@
-"""A campaign chooses its client hosts (issue 17): by name or label, no part of a job runs elsewhere, and a job
+"""A campaign chooses its client hosts: by name or label, no part of a job runs elsewhere, and a job
 waits with the reason when too few chosen hosts are online."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_jobs_run_only_on_the_chosen_hosts_and_wait_with_the_reason_otherwise(ce
     jobs = list(Job.objects.filter(run=run).prefetch_related("clients"))
     assert [j.status for j in jobs] == ["succeeded", "succeeded"], [j.error for j in jobs]
     # Every measured client: the labelled host, never client-a. The coordinator (dataset check, warm-up) is any of
-    # the server's workers (both are role "all" here): a client host coordinates no database job (#38).
+    # the server's workers (both are role "all" here): a client host coordinates no database job.
     assert {j.claimed_by for j in jobs} <= {"client-a", "client-near"}
     assert {c.host_name for j in jobs for c in j.clients.all()} == {"client-near"}
 

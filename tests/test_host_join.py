@@ -110,7 +110,7 @@ def test_a_client_hosts_worker_loads_neither_numpy_nor_scipy():
     done = subprocess.run([sys.executable, "-c", _IMPORT_CLIENT_PATH], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120, check=True)
     assert "HEAVY=\n" in done.stdout, done.stdout + done.stderr
-    # The server's own worker loads them on first use only (campaigns/lazy.py, #29.6): not at start-up either.
+    # The server's own worker loads them on first use only (campaigns/lazy.py): not at start-up either.
     env["BENCHAPP_WORKER_ROLE"] = "all"
     done = subprocess.run([sys.executable, "-c", _IMPORT_CLIENT_PATH], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120, check=True)
@@ -125,7 +125,7 @@ def test_a_client_hosts_worker_loads_neither_numpy_nor_scipy():
 
 def test_server_tasks_go_to_the_server_queue_which_only_a_full_worker_consumes(settings):
     """A full worker: the shared queue (-Q), its host's and the server's. A client host's worker: its host's queue
-    only, where everything it gets comes with its password sealed for it (#38)."""
+    only, where everything it gets comes with its password sealed for it."""
     from celery.app.amqp import Queues
     from kombu import Queue
 

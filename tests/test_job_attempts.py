@@ -1,4 +1,4 @@
-"""Trouble that is not the job's own fault (issue #26 items 1, 2 and 8), each caused for real on processes of the
+"""Trouble that is not the job's own fault, each caused for real on processes of the
 test's own: a target restarted mid-run or down for a while (a mariadbd of the test's own), sysbench killed by
 someone else, a target whose tables are locked (FLUSH TABLES WITH READ LOCK).
 

@@ -1,4 +1,4 @@
-"""A join that works without the package index, all or none, and one worker per host name (issue #38, item 4).
+"""A join that works without the package index, all or none, and one worker per host name.
 
 A copy of this repository (its tracked files, as an operator copies it) joins in a network namespace with no route
 anywhere (only its own loopback): from the server's wheels (scripts/wheelhouse.sh) its .venv is made complete;

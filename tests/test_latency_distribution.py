@@ -1,4 +1,4 @@
-"""A job's latency distribution (#16): p50 … p99.9 from the merged --histogram buckets, in the API and on the
+"""A job's latency distribution: p50 … p99.9 from the merged --histogram buckets, in the API and on the
 job page, and a plain reason instead of zeros when there is no histogram of the whole run."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Real jobs (Celery worker, sysbench, MariaDB) store the whole run's latency distribution and summary (#16)."""
+"""Real jobs (Celery worker, sysbench, MariaDB) store the whole run's latency distribution and summary."""
 from __future__ import annotations
 
 import re

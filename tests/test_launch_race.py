@@ -1,5 +1,5 @@
 """Parallel launches of one campaign: one active run per campaign, held by a row lock and by the database, and one
-run per idempotency key however many requests carry it at once (issue 14, item 1)."""
+run per idempotency key however many requests carry it at once."""
 from __future__ import annotations
 
 import threading
@@ -121,7 +121,7 @@ def test_a_run_queued_behind_another_campaigns_run_is_still_one_active_run_of_it
 
 @pytest.mark.django_db
 def test_a_launch_refused_by_another_constraint_says_so_rather_than_a_run_in_progress():
-    """A job id sequence set back behind its table (`setval`, which no rollback undoes: #38) made every launch
+    """A job id sequence set back behind its table (`setval`, which no rollback undoes) made every launch
     answer "already has a run in progress" with none active. Now the refusal names the constraint."""
     from campaigns.execution.transitions import StateConflict
     from tests.factories import JobFactory

@@ -1,4 +1,4 @@
-"""Health from the consumer (issue #42.2): the worker is alive while its Celery consumer consumes its queues, beat
+"""Health from the consumer: the worker is alive while its Celery consumer consumes its queues, beat
 while it sends tasks; the checks read the broker's Redis in well under a second, and never PostgreSQL."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each installation's own keys (issue 13, item 3): generated once into a 0600 file, refused outside DEBUG when they
+"""Each installation's own keys: generated once into a 0600 file, refused outside DEBUG when they
 are the values the repository used to ship, and rotated with `manage.py rotate_field_key`."""
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_a_client_hosts_worker_writes_no_secrets_file_and_holds_no_field_key(tmp
 
 @pytest.mark.parametrize(("name", "value"), [("SECRET_KEY", local_secrets.DEVELOPMENT_SECRET_KEY),
                                              ("BENCHAPP_FIELD_KEY", local_secrets.DEVELOPMENT_FIELD_KEY),
-                                             # docker-compose.yml's former defaults (#27)
+                                             # docker-compose.yml's former defaults
                                              ("SECRET_KEY", "insecure-dev-secret-key-change-me"),
                                              ("BENCHAPP_FIELD_KEY", "insecure-dev-field-key-change-me")])
 def test_outside_debug_the_published_development_values_are_refused(tmp_path, name, value):

@@ -1,4 +1,4 @@
-"""Password guessing is throttled (issue #14, item 5): the token endpoint per username and per address
+"""Password guessing is throttled: the token endpoint per username and per address
 (token buckets in Redis), the login page by django-axes. Past the limit a guess is refused before any
 password is hashed, and a correct login works again once the cool-off has passed.
 

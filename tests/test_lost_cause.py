@@ -1,4 +1,4 @@
-"""The cause of a lost measurement names the process that went away (issue #26.8): a worker that a supervisor
+"""The cause of a lost measurement names the process that went away: a worker that a supervisor
 restarted (its new start is later than the task's last beat), a pool process lost under a worker that beats on, or a
 whole worker or host that went silent. Decided on rows: the processes are in tests/test_supervisor.py."""
 from __future__ import annotations

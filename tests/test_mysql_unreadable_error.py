@@ -1,4 +1,4 @@
-"""#27 M1: a MySQL server whose refusal mysqlclient cannot decode (it asks for a clear-text plugin, and the message
+"""A MySQL server whose refusal mysqlclient cannot decode (it asks for a clear-text plugin, and the message
 quoting it is not UTF-8) is refused with the clear-text message; no web or worker process crashes (SIGSEGV).
 
 A crash would end the test process itself, so the probe and the target check API run in processes of their own:

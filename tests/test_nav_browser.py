@@ -1,4 +1,4 @@
-"""Navigation and the API tokens page in a real browser (issue #28 item 10): three menus beside Dashboard on a
+"""Navigation and the API tokens page in a real browser: three menus beside Dashboard on a
 desktop, a "Menu" button on a phone that opens them with the current section's links in sight, and a token created
 and shown once."""
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_a_two_client_job_runs_one_sysbench_in_each_namespace(celery_worker_proc
     assert all(c.command_line.count(f"--mysql-host={netns_lab.address}") == 1 and not c.same_host for c in clients)
     assert {c.host_facts["address"] for c in clients} == {h.address for h in hosts}
     assert job.start_skew_ms is not None and job.start_skew_ms >= 0
-    assert job.claimed_by == "client-a"  # the server's worker coordinates; client hosts only measure (#38)
+    assert job.claimed_by == "client-a"  # the server's worker coordinates; client hosts only measure
     record_measurement(f"netns two-client job: start skew {job.start_skew_ms:.1f} ms, clock offsets "
                        + ", ".join(f"{j.hostname} {j.clock_offset_ms:+.2f} ms (rtt {j.clock_rtt_ms:.2f})"
                                    for j in joined))
@@ -104,7 +104,7 @@ def test_a_host_outside_the_campaigns_choice_never_receives_a_job(celery_worker_
     wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=180, what="the run to finish")
     jobs = list(Job.objects.filter(run=run))
     assert [j.status for j in jobs] == [Job.Status.SUCCEEDED] * 3, [j.error for j in jobs]
-    assert {j.claimed_by for j in jobs} == {"client-a"}  # the server's worker coordinates (#38)
+    assert {j.claimed_by for j in jobs} == {"client-a"}  # the server's worker coordinates
     assert set(JobClient.objects.filter(job__run=run).values_list("host_name", flat=True)) == {inside.name}
     # Not a client task, not a prepare or warm-up, not even a nudge: a client host consumes only its own queue.
     assert outside.worker is not None
@@ -116,7 +116,7 @@ def test_a_host_outside_the_campaigns_choice_never_receives_a_job(celery_worker_
 
 # Short limits for the client hosts of the loss tests: their own patience with the database and the offline time
 # they are judged by. A client host reconciles nothing whatever this says (settings: repairing other hosts' jobs is
-# the server's, #38): the session's worker notices a lost client, after its 30 s.
+# the server's): the session's worker notices a lost client, after its 30 s.
 QUICK_LOSS_ENV = {"BENCHAPP_RECONCILE_IN_WORKER": "true", "BENCHAPP_RECONCILE_S": "1", "BENCHAPP_STALE_S": "6",
                   "BENCHAPP_REDISPATCH_S": "3", "BENCHAPP_HOST_OFFLINE_S": "6"}
 
@@ -151,7 +151,7 @@ def test_a_client_losing_its_link_while_measuring_has_its_job_measured_again_onc
     job = Job.objects.get(pk=first.pk)
     (lost,) = job.attempts.all()
     assert lost.cause.startswith(f"client host {lossy.name} lost while measuring"), lost
-    # The server's worker notices (client hosts repair no other host's job, #38): its coordinator's own wait for the
+    # The server's worker notices (client hosts repair no other host's job): its coordinator's own wait for the
     # clients' heartbeats, or its reconciler, after the server's stale time (30 s: 39.2 s measured twice, quiet).
     stale_s = float(settings.BENCHAPP_STALE_S)
     bound_s = stale_s + 2 * float(settings.BENCHAPP_RECONCILE_S) + 15  # stale + two reconcile periods + slack
@@ -198,7 +198,7 @@ def test_a_host_killed_before_the_barrier_hands_its_share_to_another_namespace(c
         return job.claimed_by if job.status == Job.Status.PREPARING and job.claimed_by else None
 
     assert wait_for(warming_up, timeout_s=120, interval_s=0.05, what="the job to warm up") == "client-a"
-    # The server's worker coordinates and picks the hosts by name (#38): the first two, the second is the victim.
+    # The server's worker coordinates and picks the hosts by name: the first two, the second is the victim.
     kept, victim, spare = sorted(hosts, key=lambda h: h.name)
     coordinator = kept.name
     assert not job.clients.exists(), "the kill must come before the clients are sent"

@@ -1,4 +1,4 @@
-"""Nobody waits for a dead worker without being told (issue #26.5), with real processes: the only worker of a run
+"""Nobody waits for a dead worker without being told, with real processes: the only worker of a run
 SIGKILLed mid-job, a beat process of the test's own, a local webhook receiver. The run API and the run page say
 "no worker alive since ..." within ~35 s and the ETA stops; beat (alive when no worker is) tells the webhook once;
 a worker started again clears it all."""

@@ -1,4 +1,4 @@
-"""The repetitions a campaign's measured noise calls for (issue 16): GET /api/v1/campaigns/{id}/noise/ and the
+"""The repetitions a campaign's measured noise calls for: GET /api/v1/campaigns/{id}/noise/ and the
 campaign form's advice, from stored runs."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What an operator watches (issue #29): /healthz, /readyz, /metrics, request ids, Sentry events, hashed static
+"""What an operator watches: /healthz, /readyz, /metrics, request ids, Sentry events, hashed static
 files. Integration tests with real processes are in tests/test_observability_processes.py."""
 from __future__ import annotations
 
@@ -247,8 +247,8 @@ def test_metrics_answer_503_in_the_exposition_format_while_postgresql_is_away():
 
 @pytest.mark.parametrize("proxies", [0, 1])
 def test_a_proxied_request_for_metrics_is_refused_without_the_token_whatever_the_proxies(client, settings, proxies):
-    """#39: behind the documented TLS proxy every request comes from 127.0.0.1, so X-Forwarded-For from there
-    made /metrics public."""
+    """/metrics needs its token when a request came through a proxy: behind the documented TLS proxy every request
+    comes from 127.0.0.1, so trusting X-Forwarded-For from there made /metrics public."""
     settings.BENCHAPP_METRICS_TOKEN = "metrics-token-456"
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": proxies}
     for header in ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP"):
@@ -263,7 +263,7 @@ def test_a_proxied_request_for_metrics_is_refused_without_the_token_whatever_the
 
 @pytest.mark.django_db
 def test_the_sentry_scrubber_removes_sysbench_passwords_target_passwords_and_values_with_commas():
-    # (#37 item 6) MYSQL_PWD=…, a password holding commas, and a target's password quoted anywhere.
+    # MYSQL_PWD=…, a password holding commas, and a target's password quoted anywhere.
     from benchapp.sentry import FILTERED, before_send
     from tests.factories import TargetFactory
 

@@ -1,4 +1,4 @@
-"""Operability with real processes (issue #29): /metrics scraped during a real run, /readyz against a Redis of the
+"""Operability with real processes: /metrics scraped during a real run, /readyz against a Redis of the
 test's own that stops and comes back, and a request id from gunicorn's access log into a Celery task's log."""
 from __future__ import annotations
 

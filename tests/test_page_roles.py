@@ -1,4 +1,4 @@
-"""Pages follow the API's roles (issue #14, item 3): every URL of the HTML side, read from the URLconf
+"""Pages follow the API's roles: every URL of the HTML side, read from the URLconf
 so that a page added later is walked too, answers a user without a role with the 403 page, refuses a
 viewer's writes and an operator's deletes."""
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_a_user_without_a_role_gets_the_403_page_everywhere_and_is_told_whom_to_
         for method in ("get", "post"):
             response = getattr(nobody, method)(url)
             text = response.content.decode()
-            # Whom to ask, but not the admins' user names (#27 L5).
+            # Whom to ask, but not the admins' user names.
             if (response.status_code != 403 or "no role yet" not in text or "Ask an administrator to" not in text
                     or "chief" in text):
                 wrong.append((method, url, response.status_code))
@@ -106,7 +106,7 @@ def test_a_viewer_reads_but_every_write_page_refuses(role_client):
 def test_only_an_admin_opens_delete_pages(role_client):
     operator, admin = role_client(roles.OPERATOR), role_client(roles.ADMIN)
     deletes = [url for url, view in pages() if required_role(view) == roles.ADMIN]
-    # Deletes, and revoking a client host's credentials (#38).
+    # Deletes, and revoking a client host's credentials.
     assert deletes and all(url.endswith(("/delete/", "/revoke/")) for url in deletes)
     for url in deletes:
         assert operator.get(url).status_code == 403, url

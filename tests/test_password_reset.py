@@ -1,4 +1,4 @@
-"""Password reset links never land in a log: reset is offered only with a real e-mail backend (issue 13, item 5)."""
+"""Password reset links never land in a log: reset is offered only with a real e-mail backend."""
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,4 @@
-"""#27 L2: Django's full password validators wherever a password is chosen; API tokens revoked when a password
+"""Django's full password validators wherever a password is chosen; API tokens revoked when a password
 changes, by any way; a login session ends after BENCHAPP_SESSION_IDLE_S without a request and lives on while used."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pickers (issue #28 problem 10): on quick compare, "Mine only" is a checkbox the keyboard ticks with Space, and a
+"""Pickers: on quick compare, "Mine only" is a checkbox the keyboard ticks with Space, and a
 list left with nothing in sight says why and how to get its choices back, never a silent "0 of 70 shown"."""
 from __future__ import annotations
 

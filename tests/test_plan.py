@@ -106,7 +106,7 @@ def _prepared(job, *, prepare_s: float):
 
 @pytest.fixture
 def a_live_worker(db):
-    """A worker that beats: with none alive a run's ETA stops (issue #26.5, tests/test_no_worker.py)."""
+    """A worker that beats: with none alive a run's ETA stops (tests/test_no_worker.py)."""
     from django.utils import timezone
 
     from campaigns.execution import host_queue

@@ -1,4 +1,4 @@
-"""The plan's prepare estimates (issue #43 item 2): a workload of one's own prepares with its own code, so its time
+"""The plan's prepare estimates: a workload of one's own prepares with its own code, so its time
 and size come from an earlier prepare of the same version and parameters, or say "unknown" until one ran; a dataset
 already prepared on the target is reused, and the plan shows no prepare command for it."""
 from __future__ import annotations

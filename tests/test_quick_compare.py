@@ -1,4 +1,4 @@
-"""Quick compare (#18) through Django's test client: the plan before anything is kept, a launch that makes
+"""Quick compare through Django's test client: the plan before anything is kept, a launch that makes
 scenarios named after their shape, a target added inline whose connection is tested before it is saved,
 roles, and bad input as field errors."""
 from __future__ import annotations
@@ -333,7 +333,7 @@ def test_target_pickers_mark_the_rows_the_user_made(role_client):
 
 
 def test_quick_compare_starts_at_3_repetitions_and_says_what_they_can_tell_before_launch(role_client):
-    """Issue #28: one run per cell cannot tell a difference from noise, so the form starts at 3 and says what 3, 5
+    """One run per cell cannot tell a difference from noise, so the form starts at 3 and says what 3, 5
     and 10 runs can tell at the noise this machine's repeated cells showed."""
     from tests.factories import InstanceSpecFactory, ProductFactory, ScenarioFactory
     from tests.helpers.measured import measure

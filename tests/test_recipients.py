@@ -1,4 +1,4 @@
-"""#27, drifted rules: one e-mail rule and one Campaign.recipients() for every way in (the API stored addresses one
+"""One e-mail rule and one Campaign.recipients() for every way in (the API stored addresses one
 per line that the notifier then read as one broken recipient; the web form checked none), and one webhook URL
 check for the form and the API (campaigns/addresses.py)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Redis gets a password on first start (issue #27.4), like the other secrets of var/secrets.env: scripts/setup.sh
+"""Redis gets a password on first start, like the other secrets of var/secrets.env: scripts/setup.sh
 runs scripts/redis-password.sh, here against a redis-server of the test's own (the machine's shared Redis is never
 given one by a test). Without the password Redis answers NOAUTH; benchapp's processes use it through REDIS_URL."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""#27, drifted rules: the cache's default Redis URL (the broker's, next database) keeps a REDIS_URL's query string
+"""The cache's default Redis URL (the broker's, next database) keeps a REDIS_URL's query string
 instead of appending "/1" after it."""
 from __future__ import annotations
 

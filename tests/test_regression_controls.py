@@ -1,4 +1,4 @@
-"""Regressions a user can act on (issue 18): pin and unpin a baseline from the run and campaign pages, acknowledge
+"""Regressions a user can act on: pin and unpin a baseline from the run and campaign pages, acknowledge
 a change with a note (page and API), values with units and signs, and each schedule's next firing time."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The print-ready report's charts on A4 (issue #43 item 5): printed from a 1440 or 1280 px window, its two charts
+"""The print-ready report's charts on A4: printed from a 1440 or 1280 px window, its two charts
 sit side by side within the page, neither over the other nor cut at the page's edge.
 
 A browser prints by laying the page out again at the paper's width, without waiting for Chart.js's ResizeObserver:

@@ -1,4 +1,4 @@
-"""The comparison's words (issue #43 item 5): an interval too wide to mean anything reads "too noisy to tell" with
+"""The comparison's words: an interval too wide to mean anything reads "too noisy to tell" with
 its figure on hover; a conclusion quotes the statistic its cells show (the geometric mean) from the cells the banner
 counts; the CSV's sentence starts with a word (no formula escape) and ends as a sentence."""
 from __future__ import annotations

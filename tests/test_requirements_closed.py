@@ -1,4 +1,4 @@
-"""#27, drifted rules: requirements.txt pins every package its packages need (django-csp needs `packaging`, which
+"""requirements.txt pins every package its packages need (django-csp needs `packaging`, which
 no file pinned, so a fresh install took whatever version came): each pinned package's own requirements, for this
 Python and without extras, are pinned too."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Retry failed jobs and Run again (issue 17): a new run of an earlier run's own jobs, linked to it, through the
+"""Retry failed jobs and Run again: a new run of an earlier run's own jobs, linked to it, through the
 service, the API and the run page. No worker: the first job is sent after commit, which a test transaction never
 reaches; tests/test_rerun_runs.py runs one for real."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Retention (issue #42.5): expired sessions and old django-axes access records go, by a dry-run-able sweep."""
+"""Retention: expired sessions and old django-axes access records go, by a dry-run-able sweep."""
 from __future__ import annotations
 
 from datetime import timedelta

@@ -1,4 +1,4 @@
-"""From a pasted command to a run (issue #28 item 5): after Save, the scenario page offers "Run it on…", and the new
+"""From a pasted command to a run: after Save, the scenario page offers "Run it on…", and the new
 campaign form starts with that scenario ticked and the pasted thread counts instead of "1, 2"."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Faults around a job's figures, each on its own worker (issue #26 items 3, 6, 9): benchapp's database connection
+"""Faults around a job's figures, each on its own worker: benchapp's database connection
 dropped mid-job (pg_terminate_backend), the prepared tables dropped behind benchapp's back between runs, a CPU hog
 beside the client; and pages and the API while benchapp's database is away."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A workload is a stranger's code (issue #37): every sysbench process runs in its sandbox (bubblewrap, the user
+"""A workload is a stranger's code: every sysbench process runs in its sandbox (bubblewrap, the user
 benchapp-sandbox, an environment of its own, limits), which reads none of benchapp's files, sees no other process,
-reaches none of benchapp's services and answers no server's request for a password in clear. Each attack of the
-issue's report is made here as it was made then, with real processes, and shown refused or harmless."""
+reaches none of benchapp's services and answers no server's request for a password in clear. Each reported attack
+is made here as it was made then, with real processes, and shown refused or harmless."""
 from __future__ import annotations
 
 import ctypes

@@ -1,4 +1,4 @@
-"""The scenario form in a real browser (issue #43): a workload of one's own with a new dataset typed into the form
+"""The scenario form in a real browser: a workload of one's own with a new dataset typed into the form
 saves, where it answered 500."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Schedules (issue #28 item 8): presets beside cron (nightly, weekly, every N hours), @nightly and @daily accepted
+"""Schedules: presets beside cron (nightly, weekly, every N hours), @nightly and @daily accepted
 from the page and the API alike, the schedules before the plan, the saved message where the page lands, and a
 warning when the regression threshold is below what the campaign's measured noise can detect."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The schedule form in a real browser (issue #28 item 8): "When" starts at nightly, N shows only for "Every N
+"""The schedule form in a real browser: "When" starts at nightly, N shows only for "Every N
 hours" and the cron expression only for "Custom"."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A password sealed for a client host lives as long as the attempt it was sealed for (issue #38): closing a job
+"""A password sealed for a client host lives as long as the attempt it was sealed for: closing a job
 deletes its seals (results.job_close), a lost attempt takes its own (results.job_measure_again) and the new
 attempt's sends seal again; and a host's role reads a seal only while its job is open, whatever ended it.
 

@@ -1,4 +1,4 @@
-"""A job's target password reaches only the client host that runs it, sealed for that host (issue #38, item 1).
+"""A job's target password reaches only the client host that runs it, sealed for that host.
 
 The sealing itself (campaigns.sealing), what the server seals when it sends a job or a client to a host
 (campaigns.execution.dispatch), and what a client host's worker can open (campaigns.execution.sealed): its own

@@ -1,4 +1,4 @@
-"""Seconds counted once, and adding up (issue #26 item 7), and a starved client host judged by who took it (item 9).
+"""Seconds counted once, and adding up, and a starved client host judged by who took it.
 
 The outputs are real captured sysbench outputs from tests/data/sysbench; where a doubled or a missing second is
 needed, a copy is edited in the test, as a stalled machine would have printed it (said at each edit).

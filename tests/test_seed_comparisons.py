@@ -1,4 +1,4 @@
-"""Seed comparisons in the paper's own shape (issue #28 item 6): a campaign made from each seed template, measured,
+"""Seed comparisons in the paper's own shape: a campaign made from each seed template, measured,
 opens beside the document's published figures in ONE table per document table (published figure, measured figure,
 ratio with its interval where there are repetitions, verdict marks) and one chart with both series (published points
 at their own concurrency, error bars only where there are repetitions); every link of /seeds/ works for such
@@ -106,7 +106,7 @@ def test_a_seed_004_campaign_beside_its_document_is_one_table_with_both_products
         # Three repetitions: every ratio has its 95% interval and n.
         assert row.count('data-testid="ratio-ci"') == 2 and row.count(" · n = 3</span>") == 2
     # The run scaled the document's ladder (50 … 1,000 → 3 … 64): each row stands beside the point it stands for,
-    # and says so (issue #43; it was the nearest, 50, for all but the last).
+    # and says so (it was once the nearest, 50, for all but the last).
     assert "its 50 threads, scaled</span>" in rows[0][1] and "its 100 threads, scaled</span>" in rows[1][1]
     assert "stands for the document&#x27;s 50" in rows[0][1]
     # The invalid cells keep their mark, and their ratios say where they come from.
@@ -202,7 +202,7 @@ def test_the_print_report_of_a_seed_campaign_has_the_published_columns_in_its_qp
     conclusions = report.split("<h2>5. Conclusions</h2>", 1)[1].split("</section>", 1)[0]
     beside = re.search(r'data-testid="beside-summary"><strong>Beside the published figures.</strong> (.*?)</p>',
                        report, re.S).group(1)
-    # At this machine's scale the rows and thread counts are not the document's: no ratio sentence (issue #43).
+    # At this machine's scale the rows and thread counts are not the document's: no ratio sentence.
     assert "figures are not set against the published " in beside and "× the published " not in beside
     assert "rows" in beside and "thread counts" in beside
     assert beside in summary and beside in conclusions, summary

@@ -1,4 +1,4 @@
-"""Seed comparisons in the paper's own shape, in a real browser (issue #28 item 6): from /seeds/, a campaign made
+"""Seed comparisons in the paper's own shape, in a real browser: from /seeds/, a campaign made
 from the seed 004 template opens beside the document's products in one table and one chart per document table;
 the chart places the published 1,000-thread point at 1,000 on a log axis, draws error bars only on the measured
 lines with repetitions and says which line is which; the print-ready report keeps the one-table shape on A4; a phone

@@ -1,4 +1,4 @@
-"""A seed reproduction says what differs from the document (issue #43 item 1): run at this machine's scale, every
+"""A seed reproduction says what differs from the document: run at this machine's scale, every
 published figure beside a measured one carries its differences (rows, memory, threads, clients, duration, hardware),
 no ratio sentence sets unlike runs against each other, and the document's thread ladder is kept, scaled, with its
 mapping stated."""

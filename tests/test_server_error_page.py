@@ -1,4 +1,4 @@
-"""The 500 page (issue #43): styled like the others and showing the request id its log lines carry, so a user can
+"""The 500 page: styled like the others and showing the request id its log lines carry, so a user can
 quote it."""
 from __future__ import annotations
 

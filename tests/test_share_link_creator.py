@@ -1,4 +1,4 @@
-"""#27 L4: a share link speaks for its creator: it stops opening (the same plain 404 as a revoked one) once the
+"""A share link speaks for its creator: it stops opening (the same plain 404 as a revoked one) once the
 creator is deactivated or holds no role any more, and opens again when the account is given back."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A shared report's commands say which script ran, not where a host keeps it (issue #37 item 6): the client host's
+"""A shared report's commands say which script ran, not where a host keeps it: the client host's
 workload cache (…/var/workloads/<hash>/orders.lua), the checkout's Lua scripts and sysbench's own path are cut to
 their file names, and the logged-in report keeps them whole."""
 from __future__ import annotations

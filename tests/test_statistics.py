@@ -1,4 +1,4 @@
-"""Regression statistics that hold on a noisy machine (issue 16): the unit of the test, autocorrelated seconds,
+"""Regression statistics that hold on a noisy machine: the unit of the test, autocorrelated seconds,
 many cells at once, quantised latencies, and the repetitions a measured noise calls for. Pure: no database."""
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ def test_against_one_pinned_run_the_run_to_run_noise_of_the_history_widens_the_r
     assert cells_judge(baseline=baseline, current=current, threshold_pct=5.0, run_cv_pct=10.0) == []
 
 
-# ---------------------------------------------------------------- the nightly rule: a run against its history (#28.9)
+# ---------------------------------------------------------------- the nightly rule: a run against its history
 
 
 def _runs(rng: np.random.Generator, level: float, between: float, count: int) -> list[list[float]]:

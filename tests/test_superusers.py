@@ -1,4 +1,4 @@
-"""Only superusers edit superusers (issue #14, item 4): an admin (the admin role and staff access to
+"""Only superusers edit superusers: an admin (the admin role and staff access to
 Django's admin, but not a superuser) tries to take a superuser's login, through the API and through
 Django's admin, and to make themselves a superuser; every attempt fails and changes nothing."""
 from __future__ import annotations

@@ -65,7 +65,7 @@ def test_every_column_is_reachable_switchable_printable_and_a_card_on_a_phone(li
         context, page = open_page(browser, live_server.url, problems, viewport={"width": 1440, "height": 900})
         _login(page)
         page.goto(f"/compare/?{query}")
-        # The published figures are columns of the measured table (issue #28 item 6): one table per document table.
+        # The published figures are columns of the measured table: one table per document table.
         measured = page.locator("table.comparison").first
         headers = measured.locator("thead").inner_text()
         assert "p95 latency (ms)" in headers and "TPS" in headers

@@ -1,4 +1,4 @@
-"""Who may run code on a target is its owner's choice (issue #37 item 3, the part built): a target is used and
+"""Who may run code on a target is its owner's choice: a target is used and
 changed by its owner (who created it) and admins only. The attack: an operator built a campaign with another
 operator's target and a workload that printed its password reversed, and PATCHing that target answered 200."""
 from __future__ import annotations

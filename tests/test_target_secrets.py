@@ -1,4 +1,4 @@
-"""Issue 13, items 1, 2 and 7: a stored target password cannot be stolen, and a target cannot be benchapp itself.
+"""A stored target password cannot be stolen, and a target cannot be benchapp itself.
 
 The attacks are performed for real: an operator re-points a target at a server of their own (a fake PostgreSQL
 or MySQL server in a thread of this test that asks for the password in clear text) and calls /check/; a target

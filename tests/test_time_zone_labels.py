@@ -1,4 +1,4 @@
-"""#27, drifted rules: pages that print a time with its zone name the zone the time is rendered in (TIME_ZONE), not
+"""Pages that print a time with its zone name the zone the time is rendered in (TIME_ZONE), not
 a fixed " UTC": the share link's answer, the shared page's note and the print-ready report."""
 from __future__ import annotations
 

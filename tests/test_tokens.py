@@ -1,4 +1,4 @@
-"""API tokens are stored as SHA-256 only, expire, and can be revoked (issue 13, item 4)."""
+"""API tokens are stored as SHA-256 only, expire, and can be revoked."""
 from __future__ import annotations
 
 import hashlib

@@ -441,7 +441,7 @@ def test_comparison_cells_equal_the_stored_results(role_client):
         assert _cell_values(html, table_id, "latency_pct_ms") == pytest.approx(expected_p95)
     assert html.count('data-testid="conclusion"') == 2
     # make_history's QPS grows with pk % 3; the conclusion always puts the second product against the first, and
-    # with one run a cell claims neither "faster" nor "slower" (issue #28).
+    # with one run a cell claims neither "faster" nor "slower".
     assert f"{p1.name} against {p0.name}, untested: " in html
     assert "QPS per core" in html and "p95 latency (ms)" in html
 

@@ -1,4 +1,4 @@
-"""web, worker and beat run as the system user `benchapp` (issue #27.4), under `make run` too (scripts/supervise.sh):
+"""web, worker and beat run as the system user `benchapp`, under `make run` too (scripts/supervise.sh):
 never root. What that costs and how it is kept: the worker finds a local target server's process, whose threads'
 CPU it subtracts from the client host's, from the server itself (StatusReader.server_pid) where psutil, without
 the right to read the server's /proc/PID/fd, sees the listening socket but not its owner."""

@@ -74,7 +74,7 @@ def test_errors_reconnects_cold_cache_overrun_shared_each_say_so():
     assert _codes(Evidence(qps=STEADY, time_s=60, duration_s=67.0)) == [("overran", "suspect")]
     assert _codes(Evidence(qps=STEADY, time_s=60, duration_s=65.0)) == []
     assert _codes(Evidence(qps=STEADY, shared_with=["job #3 of run #2 (nightly)"])) == [("shared", "invalid")]
-    # The banner names what was shared (issue #43): the client host is not "the target".
+    # The banner names what was shared: the client host is not "the target".
     host = validity.judge(Evidence(qps=STEADY, shared_host_with=["job #4 of run #2 (nightly)"]))[0]
     assert [(f.code, f.level) for f in host] == [("shared-host", "invalid")]
     assert "same client host" in host[0].message
@@ -107,7 +107,7 @@ def test_the_verdict_is_the_worst_finding_and_a_cell_takes_the_worst_of_its_jobs
 def test_the_trend_is_the_fitted_change_over_the_span():
     assert validity.trend_pct([100.0, 101.0, 102.0, 103.0, 104.0]) == pytest.approx(4.0)
     assert validity.trend_pct([5.0, 5.0, 5.0]) == 0.0
-    # Issue #43: a fall is a share of where it fell from: 470 → 100 TPS is −78.7 %, not −191.9 % (of the mean).
+    # A fall is a share of where it fell from: 470 → 100 TPS is −78.7 %, not −191.9 % (of the mean).
     falling = [470.0 - 370.0 * i / 9 for i in range(10)]
     assert validity.trend_pct(falling) == pytest.approx(-78.72, abs=0.01)
     findings, _ = validity.judge(Evidence(qps=[470.0] * 10 + falling))
@@ -212,7 +212,7 @@ def test_the_regression_check_ignores_invalid_jobs():
 
 
 def test_errors_a_workload_declares_are_counted_but_only_those_beyond_make_a_job_suspect():
-    # Issue #43: TPC-C's 1 % NewOrder rollbacks are sysbench errors; at 100 TPS that is about 1 a second.
+    # TPC-C's 1 % NewOrder rollbacks are sysbench errors; at 100 TPS that is about 1 a second.
     within = Evidence(qps=STEADY, errors_per_s=[1.0, 0.0, 2.0] * 4, expected_errors_per_s=1.0,
                       expected_errors_pct=1.0)
     findings, verdict = judge(within)

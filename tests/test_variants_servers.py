@@ -278,7 +278,7 @@ def test_a_job_fails_naming_the_setting_its_server_did_not_take_and_its_end_puts
     _originals_back(own_mariadb, own_postgres)
 
 
-# Every setting #39 found accepted at save, and the bounds cases: (driver, setting, value, what the 400 says).
+# Every setting once wrongly accepted at save, and the bounds cases: (driver, setting, value, what the 400 says).
 REFUSED = [
     ("mysql", "general_log_file", "ibdata1", "names a file"),
     ("mysql", "general_log_file", "aria_log_control", "names a file"),

@@ -1,4 +1,4 @@
-"""#27 L5: what a viewer or a login without a role no longer learns: campaigns' notify_emails and runs'
+"""What a viewer or a login without a role no longer learns: campaigns' notify_emails and runs'
 idempotency_key (operators and admins only, in lists, details and nested runs alike), and the admins' user names
 on the 403 page (a login with some role still gets them). The schema and docs behind login:
 tests/test_api.py::test_schema_and_docs_need_a_login."""

@@ -1,4 +1,4 @@
-"""A campaign's webhook (issue #13, item 8): the URL is a secret (write-only, encrypted, never shown), it cannot
+"""A campaign's webhook: the URL is a secret (write-only, encrypted, never shown), it cannot
 point benchapp at this machine or its private network, in any spelling or through DNS, and a failing receiver
 is retried by Celery with back-off from a task of its own."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Upgrades without losing a job (issue #42.6): a worker asked to drain while a job runs finishes it, takes no other,
+"""Upgrades without losing a job: a worker asked to drain while a job runs finishes it, takes no other,
 stays healthy ("draining") and offline for placement; the run's next job waits for the next worker, which runs it.
 
 The issue's drill uses a 60 s job; the suite keeps it short (BENCHAPP_TEST_DRAIN_JOB_S, default 20 s: longer than

@@ -1,4 +1,4 @@
-"""A workload declares the errors that are part of it (issue #43 item 3): through the API, the page and a run
+"""A workload declares the errors that are part of it: through the API, the page and a run
 bundle, one service (workload_save) stores the rate on the workload; a value out of range is refused naming the
 field."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A workload is its creator's (issue #37 item 6): only its owner or an admin adds a version to it, through every way
+"""A workload is its creator's: only its owner or an admin adds a version to it, through every way
 in (the API's create and versions, the page, a bundle import), and a multipart file name with a folder or '..' is
 refused rather than stored under the name Django cut it to. The attack: a second operator POSTed a workload under
 the name of someone else's, and it became that workload's latest version."""

@@ -1,4 +1,4 @@
-"""Workloads of one's own (issue #30 item 1): Lua files uploaded, checked by sysbench itself, versioned by content
+"""Workloads of one's own: Lua files uploaded, checked by sysbench itself, versioned by content
 hash, run on client hosts from their own cache, and compared like the bundled tests."""
 from __future__ import annotations
 
@@ -256,7 +256,7 @@ def test_an_operator_uploads_and_pastes_on_the_page_and_makes_a_scenario_with_th
 @pytest.mark.slow  # workload_save runs sysbench on the entry script (seconds)
 @pytest.mark.django_db
 def test_a_scenario_of_an_uploaded_workload_saves_with_a_new_dataset_typed_into_the_form():
-    # Issue #43: the form looked the workload's label up among sysbench's built-in tests and answered 500.
+    # The form once looked the workload's label up among sysbench's built-in tests and answered 500.
     version = workload_save(files=kv_files(), entry="kv.lua", name="newuser-pointsel",
                             user=make_user(roles.OPERATOR, "wl-new-dataset"))
     page = PageClient()
@@ -302,7 +302,7 @@ def test_a_two_file_workload_runs_on_mariadb_and_postgresql_with_two_clients_and
     }, format="json")
     assert made.status_code == 201, made.content
     scenario = Scenario.objects.get(pk=made.json()["id"])
-    # Their owners allow uploaded workloads on them (off by default, #37).
+    # Their owners allow uploaded workloads on them (off by default).
     maria = TargetFactory(product=ProductFactory(name="MariaDB kv"), workloads_allowed=True)
     postgres = PgTargetFactory(product=ProductFactory(name="PostgreSQL kv"), workloads_allowed=True)
     wait_for(lambda: ClientHost.objects.online().filter(hostname__in=["client-a", "client-b"]).count() == 2,

@@ -1,4 +1,4 @@
-"""Issue 27 item 1: one write path per kind of row. Targets, datasets, scenarios, campaigns, annotations, schedules
+"""One write path per kind of row. Targets, datasets, scenarios, campaigns, annotations, schedules
 (and their django-celery-beat entries) and share links are created and changed only by their service module, which
 runs the model's full validation; forms, the API, the admin, imports, seeds, quick compare and commands call it.
 

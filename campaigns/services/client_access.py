@@ -191,7 +191,7 @@ def client_access_install() -> None:
         cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [client_group()])
         if cursor.fetchone() is None:
             cursor.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(group))
-        else:  # the shared login role of serve-clients.sh before #38: a group now, no one logs in as it
+        else:  # the login role serve-clients.sh once gave every client host: a group now, no one logs in as it
             cursor.execute(sql.SQL("ALTER ROLE {} NOLOGIN PASSWORD NULL").format(group))
         cursor.execute(sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(group))
         cursor.execute(sql.SQL("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {}").format(group))

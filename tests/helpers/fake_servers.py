@@ -138,7 +138,7 @@ class FakeMysql(FakeServer):
 class FakeMysqlUnreadablePlugin(FakeMysql):
     """Greets asking for a clear-text plugin whose name is not UTF-8. libmariadb refuses it (CR_PLUGIN_NOT_ALLOWED)
     with a message quoting that name, which mysqlclient cannot decode: the item it leaves in the exception's
-    args is NULL, as when the message quotes freed memory (#27 M1)."""
+    args is NULL, as when the message quotes freed memory."""
 
     greeting_plugin = b"\xffmysql_clear_password"
 

@@ -29,5 +29,6 @@ class ClientHostSerializer(StrictInputMixin, FastReadMixin, serializers.ModelSer
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_access(self, host: ClientHost) -> str:
-        """"own" (credentials of its own), "revoked", or "shared" (the server's, or a host joined before #38)."""
+        """"own" (credentials of its own), "revoked", or "shared" (the server's, or a host that joined before client
+        hosts had credentials of their own)."""
         return host.access_state()

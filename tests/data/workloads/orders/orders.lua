@@ -1,4 +1,4 @@
--- A TPC-C-shaped workload of one's own for benchapp's sandbox tests (#37): several files, `require` of a file
+-- A TPC-C-shaped workload of one's own for benchapp's sandbox tests: several files, `require` of a file
 -- beside it and of one in a folder, its own prepare and cleanup: warehouses, their orders, and a new-order event
 -- that reads a warehouse, inserts an order and reads it back with a join.
 local schema = require("orders_schema")
