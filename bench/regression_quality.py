@@ -52,11 +52,15 @@ from scipy import stats as sstats  # noqa: E402
 
 from campaigns.changepoints import change_points  # noqa: E402
 from campaigns.statistics import (  # noqa: E402
+    CONFIRM_ALPHA,
+    CONFIRM_SCREEN_ALPHA,
     HISTORY_RUNS,
     LATENCY,
     QPS,
     REGRESSION_ALPHA,
+    CellChange,
     RunNoise,
+    alarms_confirm,
     cells_judge,
     geometric_mean,
     repetitions_needed,
@@ -116,21 +120,47 @@ def judge(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
     return {(c["cell"], c["metric"], c["worse"]) for c in judge_detail(baseline_runs, current, run_cv_pct, spread_runs)}
 
 
-def judge_detail(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
-                 spread_runs: list[dict] | None = None) -> list[dict[str, Any]]:
-    """cells_judge's changes with what raised each: the effect, the p-value before and after the correction, the
-    test. spread_runs: the unchanged runs before `current` (up to HISTORY_RUNS) whose means measure the run-to-run
-    spread, as run_evaluate reads the campaign's last runs."""
+def _inputs(baseline_runs: list[dict], current: dict, spread_runs: list[dict] | None
+            ) -> tuple[dict[Cell, Any], dict[Cell, Any], dict[Cell, Any]]:
+    """cells_judge's baseline, current and history for `current` against `baseline_runs`."""
     base_values = [_values(r) for r in baseline_runs]
     now = _values(current)
     baseline = {cell: {metric: [b[cell][metric] for b in base_values] for metric in (QPS, LATENCY)} for cell in now}
     spread_values = [_values(r) for r in spread_runs or []]
     history = {cell: {metric: [m for s in spread_values if (m := geometric_mean(s[cell][metric])) is not None]
                       for metric in (QPS, LATENCY)} for cell in now}
+    return baseline, now, history
+
+
+def changes(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
+            spread_runs: list[dict] | None = None, alpha: float = REGRESSION_ALPHA) -> list[CellChange]:
+    baseline, now, history = _inputs(baseline_runs, current, spread_runs)
+    return cells_judge(baseline=baseline, current=now, threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct,
+                       history=history, alpha=alpha)
+
+
+def judge_detail(baseline_runs: list[dict], current: dict, run_cv_pct: float = 0.0,
+                 spread_runs: list[dict] | None = None) -> list[dict[str, Any]]:
+    """cells_judge's changes with what raised each: the effect, the p-value before and after the correction, the
+    test. spread_runs: the unchanged runs before `current` (up to HISTORY_RUNS) whose means measure the run-to-run
+    spread, as run_evaluate reads the campaign's last runs."""
     return [{"cell": c.cell, "metric": c.metric, "worse": c.worse, "change_pct": c.change_pct, "p": c.p_value,
              "p_adjusted": c.p_adjusted, "method": c.method}
-            for c in cells_judge(baseline=baseline, current=now, threshold_pct=THRESHOLD_PCT, run_cv_pct=run_cv_pct,
-                                 history=history)]
+            for c in changes(baseline_runs, current, run_cv_pct, spread_runs)]
+
+
+def confirmed(baseline_runs: list[dict], current: dict, fresh: dict | None, spread_runs: list[dict], *,
+              screen: float, confirm: float) -> set[tuple[Cell, str, bool]]:
+    """The alarms that hold under confirmation: `current` screened at `screen`, each alarm measured again in
+    `fresh` (the run right after it) and kept when it moves the same way at `confirm` (statistics.alarms_confirm,
+    the nightly check's own rule). No fresh run: nothing is confirmed (the collection's last run)."""
+    alarms = changes(baseline_runs, current, spread_runs=spread_runs, alpha=screen)
+    if not alarms or fresh is None:
+        return set()
+    baseline, now, history = _inputs(baseline_runs, fresh, spread_runs)
+    held = alarms_confirm(alarms=alarms, baseline=baseline, current=now, threshold_pct=THRESHOLD_PCT,
+                          history=history, alpha=confirm)
+    return {(a.cell, a.metric, a.worse) for a in alarms if held[(a.cell, a.metric)] is not None}
 
 
 def alarms_print(alarms: list[dict[str, Any]]) -> None:
@@ -199,6 +229,10 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 rates = {cell: (1 - slowdown / 100) * (geometric_mean([j["tps"] for r in baseline for j in r[cell]])
                                                        or 1.0) for cell in cells}
                 history.append({"kind": "B", "slowdown": slowdown,
+                                "run": campaign_run(cells, args.reps, args.time, rates)})
+                checkpoint()
+                # Its confirmation, as the nightly check measures an alarmed cell again at once: the same slowdown.
+                history.append({"kind": "C", "slowdown": slowdown,
                                 "run": campaign_run(cells, args.reps, args.time, rates)})
                 b_left -= 1
                 checkpoint()
@@ -297,6 +331,7 @@ def report(data: dict[str, Any]) -> dict[str, tuple[int, int]]:
         if total:
             print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(caught, total)}"
                   f"  (measured Δ median {statistics.median(deltas):+.1f}%)")
+    counts.update(confirmation_report(history, a_positions, cells))
     if cv_within is not None:
         # What repetitions cannot reduce: the spread of run means beyond what their repetitions explain.
         pure_between = measured.between_only_pct or 0.0
@@ -309,6 +344,50 @@ def report(data: dict[str, Any]) -> dict[str, tuple[int, int]]:
                       "longer jobs, or a quieter machine)")
             print(f"  to catch a {slowdown:.0f}% slowdown 9 times in 10 at this noise: {advice} (used {reps})")
         histories(cv_within, pure_between, reps)
+    return counts
+
+
+# The confirmation rules reported: (screen, confirm) alphas; the first is the nightly check's (statistics).
+CONFIRM_RULES = tuple(dict.fromkeys(((CONFIRM_SCREEN_ALPHA, CONFIRM_ALPHA), (REGRESSION_ALPHA, CONFIRM_ALPHA),
+                                     (0.05, 0.1), (0.05, 0.2), (0.1, 0.2))))
+
+
+def confirmation_report(history: list[dict[str, Any]], a_positions: list[int], cells: list[Cell]
+                        ) -> dict[str, tuple[int, int]]:
+    """False alarms and catches when every alarm is measured again before anyone is told (Campaign.confirm_alarms):
+    an unchanged run's alarms confirmed on the next unchanged run, a slowed run's on the slowed run measured right
+    after it (kind C), against the same baseline."""
+    counts: dict[str, tuple[int, int]] = {}
+    if not any(h["kind"] == "C" for h in history):
+        print("  confirmation: this collection has no confirmation runs (collected before they were measured)")
+    for screen, confirm in CONFIRM_RULES:
+        flagged = trials = 0
+        for n, i in enumerate(a_positions[:-1]):
+            earlier = [history[j]["run"] for j in a_positions[:n]]
+            if len(earlier) < BASELINE_RUNS:
+                continue
+            fresh = history[a_positions[n + 1]]["run"]
+            held = confirmed(earlier[-BASELINE_RUNS:], history[i]["run"], fresh, earlier[-HISTORY_RUNS:],
+                             screen=screen, confirm=confirm)
+            flagged += len({cell for cell, _, _ in held})
+            trials += len(cells)
+        rule = f"screen {screen:g}, confirm {confirm:g}"
+        counts[f"confirm {rule} A/A"] = (flagged, trials)
+        line = f"  confirmed ({rule}): A/A false alarms {wilson(flagged, trials)}"
+        for slowdown in SLOWDOWNS:
+            caught = total = 0
+            for i, h in enumerate(history[:-1]):
+                if h["kind"] != "B" or h["slowdown"] != slowdown or history[i + 1]["kind"] != "C":
+                    continue
+                before = [history[j]["run"] for j in a_positions if j < i]
+                held = confirmed(before[-BASELINE_RUNS:], h["run"], history[i + 1]["run"], before[-HISTORY_RUNS:],
+                                 screen=screen, confirm=confirm)
+                caught += sum(1 for cell in cells if (cell, QPS, True) in held)
+                total += len(cells)
+            counts[f"confirm {rule} {slowdown:g}%"] = (caught, total)
+            if total:
+                line += f"; {slowdown:.0f}% caught {wilson(caught, total)}"
+        print(line)
     return counts
 
 
@@ -377,6 +456,9 @@ def main() -> None:
             print(f"  A/A false alarms per cell, baseline = one pinned run:     {wilson(*pooled[PINNED])}")
             for slowdown in SLOWDOWNS:
                 print(f"  A/B {slowdown:.0f}% slowdown caught: {wilson(*pooled[f'{slowdown:g}%'])}")
+            for key, (hits, n) in pooled.items():
+                if key.startswith("confirm ") and n:
+                    print(f"  {key}: {wilson(hits, n)}")
         return
     args.started_utc = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     args.commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,

@@ -510,3 +510,34 @@ def cells_judge(*, baseline: dict[Any, dict[str, list[list[float]]]], current: d
         found.append(CellChange(cell, metric, worse, base_value, cur_value, diff.change_pct, diff.p_value,
                                 p_adjusted, method))
     return found
+
+
+# ---------------------------------------------------------------- confirming an alarm on a fresh measurement
+
+# A campaign that confirms its alarms (Campaign.confirm_alarms) screens its cells at CONFIRM_SCREEN_ALPHA, measures the
+# cells that alarmed again at once, and tells anyone only of those whose fresh measurement moves the same way beyond
+# the threshold at CONFIRM_ALPHA (adjusted over the alarms confirmed together). The two measurements are independent,
+# so an unchanged cell passes both about CONFIRM_SCREEN_ALPHA × CONFIRM_ALPHA of the time, while a cell that really
+# moved passes each with the power of its test: bench/regression_quality.py measures both rates (docs/statistics.md).
+CONFIRM_SCREEN_ALPHA = 0.1
+CONFIRM_ALPHA = 0.1
+
+
+def alarms_confirm(*, alarms: list[CellChange], baseline: dict[Any, dict[str, list[list[float]]]],
+                   current: dict[Any, dict[str, list[float]]], threshold_pct: float, run_cv_pct: float = 0.0,
+                   history: dict[Any, dict[str, list[float]]] | None = None,
+                   per_second: Callable[[Any], tuple[list[float], list[float]]] | None = None,
+                   alpha: float = CONFIRM_ALPHA) -> dict[tuple[Any, str], CellChange | None]:
+    """For each alarm (cell, metric), the fresh measurement's change when it holds, None when it does not.
+
+    current: the fresh run's repetitions of the alarmed cells; baseline and history as cells_judge takes them (the
+    same baseline the alarm was raised against). Only the alarmed metric of each cell is tested, and only a change
+    the same way as the alarm (worse again, or better again) holds it."""
+    asked = {(a.cell, a.metric): a for a in alarms}
+    fresh = {cell: {metric: values for metric, values in metrics.items() if (cell, metric) in asked}
+             for cell, metrics in current.items() if any((cell, m) in asked for m in metrics)}
+    found = {(c.cell, c.metric): c for c in cells_judge(
+        baseline=baseline, current=fresh, threshold_pct=threshold_pct, run_cv_pct=run_cv_pct, per_second=per_second,
+        history=history, alpha=alpha)}
+    return {key: (change if (change := found.get(key)) is not None and change.worse == alarm.worse else None)
+            for key, alarm in asked.items()}

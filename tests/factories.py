@@ -97,6 +97,8 @@ class CampaignFactory(DjangoModelFactory):
     # measured again behind its back: the tests of that rule ask for it (tests/test_remeasure_spoiled.py).
     remeasure_spoiled = False
     quiet_s = 0
+    # Its alarms are told at once: the tests of confirming them first ask for it (tests/test_confirm_alarms.py).
+    confirm_alarms = False
 
     @factory.post_generation
     def targets(obj: models.Campaign, create: bool, extracted: list[models.Target] | None, **kwargs: object) -> None:  # noqa: N805

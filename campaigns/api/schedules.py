@@ -98,7 +98,8 @@ class RegressionSerializer(serializers.ModelSerializer):
         fields = ["id", "campaign", "run", "target", "scenario", "threads", "metric", "kind", "baseline_value",
                   "current_value", "change_pct", "p_value", "p_adjusted", "method", "detector", "found_in_run",
                   "explanation", "baseline_run_ids", "baseline_label", "notified_at", "notification_error",
-                  "acknowledged_at", "acknowledged_by", "acknowledgement", "created_at"]
+                  "acknowledged_at", "acknowledged_by", "acknowledgement", "confirmation", "confirm_run",
+                  "confirm_value", "confirm_change_pct", "confirm_p_adjusted", "confirm_note", "created_at"]
 
 
 class RegressionFilterSet(filters.FilterSet):
@@ -108,7 +109,7 @@ class RegressionFilterSet(filters.FilterSet):
 
     class Meta:
         model = Regression
-        fields = ["id", "campaign", "run", "kind", "metric"]
+        fields = ["id", "campaign", "run", "kind", "metric", "confirmation"]
 
 
 # ---------------------------------------------------------------- history of one cell

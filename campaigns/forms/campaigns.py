@@ -52,7 +52,7 @@ class CampaignForm(RowForm):
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
-                  "baseline_last_n", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
+                  "baseline_last_n", "confirm_alarms", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
                   "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server", "sla_ms"]
         labels = {"share_server": "Share servers and client hosts with other runs that share",
                   "job_order": "Order of the jobs",
@@ -64,7 +64,8 @@ class CampaignForm(RowForm):
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
                   "table_rows_min": "Rows per table, at least", "table_rows_max": "Rows per table, at most",
                   "regression_threshold_pct": "Regression threshold (%)", "noise_cv_pct": "Noisy above CV (%)",
-                  "baseline_last_n": "Baseline: last N scheduled runs", "notify_emails": "E-mail recipients",
+                  "baseline_last_n": "Baseline: last N scheduled runs",
+                  "confirm_alarms": "Measure an alarm again before telling anyone", "notify_emails": "E-mail recipients",
                   "client_hosts": "Client hosts", "client_tries": "Tries per client share",
                   "no_worker_notify_min": "Tell them after … minutes without a worker",
                   "job_tries": "Measurements per job", "target_wait_s": "Wait for an unreachable target (s)"}

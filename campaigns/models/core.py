@@ -450,6 +450,10 @@ class Campaign(models.Model):
         "Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     baseline_last_n = models.PositiveIntegerField(default=5, validators=[MinValueValidator(1)])
+    # A cell that alarms is measured again at once (a confirmation run of the alarmed cells, interleaved), and only an
+    # alarm its fresh measurement upholds is told by e-mail or webhook (campaigns.monitoring.confirmation).
+    confirm_alarms = models.BooleanField(
+        default=True, help_text="Measure a cell that alarms again at once, and tell anyone only when the alarm holds.")
     # The client hosts this campaign's jobs may run on, by host name or label; empty: any online host. No part of
     # a job (prepare, warm-up, the measured clients) runs on a host outside the choice.
     client_hosts = ArrayField(models.CharField(max_length=255), default=list, blank=True,
@@ -639,6 +643,7 @@ class Run(models.Model):
         API = "api"
         SCHEDULED = "scheduled"
         IMPORT = "import"
+        CONFIRM = "confirm"  # the alarmed cells of a run, measured again before anyone is told
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
@@ -675,6 +680,7 @@ class Run(models.Model):
         NONE = "", "a launch of the campaign"
         FAILED = "failed", "the failed and cancelled jobs of another run"
         ALL = "all", "every job of another run"
+        CONFIRM = "confirm", "the cells of another run that alarmed, measured again before anyone is told"
 
     # "Retry failed jobs" and "Run again" make a new run of the jobs of an earlier one (not of the campaign as it
     # is now, which may have changed since): a comparison of the earlier run takes each cell from its latest

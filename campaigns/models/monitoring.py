@@ -166,6 +166,23 @@ class Regression(models.Model):
     notification_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Confirmation(models.TextChoices):
+        """Whether the alarm was measured again before anyone was told (Campaign.confirm_alarms)."""
+
+        NONE = "", "not measured again (the campaign does not confirm, or a change point)"
+        PENDING = "pending", "being measured again"
+        CONFIRMED = "confirmed", "confirmed by measuring again"
+        NOT_CONFIRMED = "not_confirmed", "not confirmed: measured again, within noise"
+        UNCONFIRMED = "unconfirmed", "could not be measured again"
+
+    confirmation = models.CharField(max_length=14, choices=Confirmation.choices, blank=True, default="")
+    confirm_run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                                    help_text="the run that measured the alarmed cell again")
+    confirm_value = models.FloatField(null=True, blank=True, help_text="the metric measured again")
+    confirm_change_pct = models.FloatField(null=True, blank=True)
+    confirm_p_adjusted = models.FloatField(null=True, blank=True)
+    confirm_note = models.CharField(max_length=300, blank=True, help_text="why it was not measured again, or how")
+
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "metric", "detector"],
@@ -173,6 +190,22 @@ class Regression(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.metric} {self.change_pct:+.1f}% in run #{self.run_id}"
+
+    def confirmation_text(self) -> str:
+        """"confirmed by run #12: −31.2 %", "not confirmed: run #12 measured −2.1 %, within noise", …; "" when it
+        was not asked."""
+        fresh = f"{self.confirm_change_pct:+.1f} %" if self.confirm_change_pct is not None else "nothing"
+        if self.confirmation == self.Confirmation.CONFIRMED:
+            return f"confirmed by run #{self.confirm_run_id}: {fresh}"
+        if self.confirmation == self.Confirmation.NOT_CONFIRMED and self.confirm_note:
+            return f"not confirmed: {self.confirm_note}"
+        if self.confirmation == self.Confirmation.NOT_CONFIRMED:
+            return f"not confirmed: run #{self.confirm_run_id} measured {fresh}, within noise"
+        if self.confirmation == self.Confirmation.PENDING:
+            return f"being measured again by run #{self.confirm_run_id}"
+        if self.confirmation == self.Confirmation.UNCONFIRMED:
+            return f"not measured again: {self.confirm_note}"
+        return ""
 
 
 class Annotation(models.Model):

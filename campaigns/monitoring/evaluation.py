@@ -15,9 +15,11 @@ from campaigns.models.monitoring import Annotation, Regression
 from campaigns.seconds import Kind, seconds_rows
 from campaigns.services import annotation_create, campaign_update
 from campaigns.statistics import (
+    CONFIRM_SCREEN_ALPHA,
     HISTORY_RUNS,
     LATENCY,
     QPS,
+    REGRESSION_ALPHA,
     cells_judge,
     geometric_mean,
     repetitions_needed,
@@ -62,18 +64,45 @@ def baseline_runs(*, campaign: Campaign, before: Run) -> tuple[list[int], str]:
 
 
 def history_runs(*, campaign: Campaign, before: Run, limit: int = HISTORY_RUNS) -> list[int]:
-    """The campaign's last `limit` succeeded runs before `before` (the runs campaign_noise measures noise on)."""
+    """The campaign's last `limit` succeeded runs before `before` (the runs campaign_noise measures noise on); never a
+    confirmation run (a few cells measured again right after an alarm: not a night of its own)."""
     return list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED, created_at__lt=before.created_at)
-                .exclude(pk=before.pk).order_by("-created_at", "-id").values_list("pk", flat=True)[:limit])
+                .exclude(pk=before.pk).exclude(trigger=Run.Trigger.CONFIRM)
+                .order_by("-created_at", "-id").values_list("pk", flat=True)[:limit])
 
 
-def _per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
+def per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
     target_id, scenario_id, threads = cell
     jobs = dict(Job.objects.filter(run_id__in=run_ids, target_id=target_id, scenario_id=scenario_id, threads=threads,
                                    status=Job.Status.SUCCEEDED).exclude(verdict=Job.Verdict.INVALID)
                 .values_list("pk", "attempt"))
     rows = seconds_rows(Kind.INTERVAL, jobs, fields=("t", "qps"))
     return [r["qps"] for r in rows if r["t"] > 1][:20000]
+
+
+Values = dict[Cell, dict[str, Any]]
+
+
+def judge_inputs(run_id: int, ids: list[int], earlier: list[int]) -> tuple[Values, Values, Values]:
+    """cells_judge's current (run_id's repetitions per cell and metric), baseline (the repetitions of each of `ids`)
+    and history (one geometric mean per run of `earlier` and `ids`: the spread from night to night)."""
+    values = cell_values_by_run(list(dict.fromkeys([run_id, *ids, *earlier])))
+    keys = {QPS: "qps", LATENCY: "lat"}
+    current = {cell: {metric: v[key] for metric, key in keys.items()} for cell, v in values.get(run_id, {}).items()}
+    baseline = {cell: {metric: [values[r][cell][key] for r in ids if r in values and cell in values[r]]
+                       for metric, key in keys.items()} for cell in current}
+    spread_ids = list(dict.fromkeys([*earlier, *ids]))
+    history = {cell: {metric: [m for r in spread_ids if r in values and cell in values[r]
+                               and (m := geometric_mean(values[r][cell][key])) is not None]
+                      for metric, key in keys.items()} for cell in current}
+    return current, baseline, history
+
+
+def screen_alpha(run: Run) -> float:
+    """The level a run's cells alarm at: looser where every alarm is measured again before anyone is told
+    (statistics.CONFIRM_SCREEN_ALPHA), the single-run rule's otherwise (an import cannot be measured again)."""
+    confirms = run.campaign.confirm_alarms and run.trigger not in (Run.Trigger.IMPORT, Run.Trigger.CONFIRM)
+    return CONFIRM_SCREEN_ALPHA if confirms else REGRESSION_ALPHA
 
 
 def run_evaluate(*, run: Run) -> list[Regression]:
@@ -85,25 +114,16 @@ def run_evaluate(*, run: Run) -> list[Regression]:
         return []
     # How much a run's mean varies from night to night is measured on the campaign's recent runs (the baseline's
     # among them), not on the few baseline runs alone: their spread widens or narrows the prediction interval.
-    earlier = history_runs(campaign=campaign, before=run)
-    values = cell_values_by_run(list(dict.fromkeys([run.pk, *ids, *earlier])))
-    keys = {QPS: "qps", LATENCY: "lat"}
-    current = {cell: {metric: v[key] for metric, key in keys.items()} for cell, v in values.get(run.pk, {}).items()}
-    baseline = {cell: {metric: [values[r][cell][key] for r in ids if r in values and cell in values[r]]
-                       for metric, key in keys.items()} for cell in current}
-    spread_ids = list(dict.fromkeys([*earlier, *ids]))
-    history = {cell: {metric: [m for r in spread_ids if r in values and cell in values[r]
-                               and (m := geometric_mean(values[r][cell][key])) is not None]
-                      for metric, key in keys.items()} for cell in current}
+    current, baseline, history = judge_inputs(run.pk, ids, history_runs(campaign=campaign, before=run))
 
     def per_second(cell: Cell) -> tuple[list[float], list[float]]:
-        return _per_second_qps(ids, cell), _per_second_qps([run.pk], cell)
+        return per_second_qps(ids, cell), per_second_qps([run.pk], cell)
 
     # Against a pinned run, the run-to-run noise of the campaign's history widens the repetition test.
     run_cv = (campaign_noise(campaign=campaign, before=run)["between_only_pct"] or 0.0) if len(ids) == 1 else 0.0
     found: list[Regression] = []
     for change in cells_judge(baseline=baseline, current=current, threshold_pct=campaign.regression_threshold_pct,
-                              run_cv_pct=run_cv, per_second=per_second, history=history):
+                              run_cv_pct=run_cv, per_second=per_second, history=history, alpha=screen_alpha(run)):
         regression, _ = Regression.objects.update_or_create(
             run=run, target_id=change.cell[0], scenario_id=change.cell[1], threads=change.cell[2],
             metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,

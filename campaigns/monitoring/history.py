@@ -99,5 +99,7 @@ def history_cells(*, campaign: Campaign) -> list[dict[str, Any]]:
 
 def recent_regressions(*, days: int = 14) -> Any:
     since = timezone.now() - timedelta(days=days)
+    # Not those their second measurement did not uphold (the run page keeps them, marked "not confirmed").
     return (Regression.objects.filter(created_at__gte=since).filter(Q(kind=Regression.Kind.REGRESSION))
+            .exclude(confirmation=Regression.Confirmation.NOT_CONFIRMED)
             .select_related("campaign", "target", "scenario", "run"))

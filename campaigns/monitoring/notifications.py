@@ -27,6 +27,8 @@ def _message(run: Run, regressions: list[Regression]) -> str:
         where = f" (change point at run #{r.run_id})" if r.detector == Regression.Detector.CHANGE_POINT else ""
         if r.explanation:
             where += f" [near: {r.explanation}]"
+        if r.confirmation:
+            where += f" [{r.confirmation_text()}]"
         lines.append(f"- {r.kind}{where}: {r.target.name} / {r.scenario.name} @ {r.threads} threads: {r.metric} "
                      f"{r.baseline_value:,.1f} → {r.current_value:,.1f} ({r.change_pct:+.1f}%, {r.method}, "
                      f"baseline {r.baseline_label})")
@@ -37,7 +39,9 @@ def _changes_payload(run: Run, regressions: list[Regression]) -> dict[str, Any]:
     return {"text": _message(run, regressions), "run_id": run.pk, "campaign": run.campaign.name,
             "changes": [{"kind": r.kind, "detector": r.detector, "run_id": r.run_id, "target": r.target.name, "scenario": r.scenario.name,
                          "threads": r.threads, "metric": r.metric, "baseline": r.baseline_value,
-                         "current": r.current_value, "change_pct": r.change_pct} for r in regressions]}
+                         "current": r.current_value, "change_pct": r.change_pct,
+                         "confirmation": r.confirmation, "confirm_run_id": r.confirm_run_id,
+                         "confirm_change_pct": r.confirm_change_pct} for r in regressions]}
 
 
 def _notification_error_add(regression_ids: list[int], error: str) -> None:
@@ -53,7 +57,10 @@ def regressions_notify(*, run: Run) -> list[int]:
     Returns the ids of those the campaign's webhook should hear about: posting is the work of a task of its
     own (tasks.webhook_notify_task), with Celery's retries and back-off, never of the task closing a run.
     """
+    # An alarm being measured again waits for its confirmation; one that its second measurement did not uphold is
+    # never told (campaigns.monitoring.confirmation).
     pending = list(Regression.objects.filter(Q(run=run) | Q(found_in_run=run), notified_at__isnull=True)
+                   .exclude(confirmation__in=(Regression.Confirmation.PENDING, Regression.Confirmation.NOT_CONFIRMED))
                    .select_related("target", "scenario").order_by("pk"))
     if not pending:
         return []
@@ -80,8 +87,11 @@ def webhook_notify(*, run_id: int, regression_ids: list[int], final_attempt: boo
     recorded on the regressions and not retried. A receiver that fails raises WebhookFailed for the task to
     retry, and on the final attempt its error is recorded instead. Nothing here writes the URL anywhere.
     """
-    run = Run.objects.select_related("campaign").filter(pk=run_id).first()
-    regressions = list(Regression.objects.filter(Q(run_id=run_id) | Q(found_in_run_id=run_id), pk__in=regression_ids)
+    run = Run.objects.select_related("campaign", "rerun_of__campaign").filter(pk=run_id).first()
+    if run is not None and run.rerun == Run.Rerun.CONFIRM and run.rerun_of is not None:
+        run = run.rerun_of  # a confirmation run tells the alarms of the run they were found in
+    regressions = list(Regression.objects.filter(Q(run_id=run_id) | Q(found_in_run_id=run_id) | Q(confirm_run_id=run_id),
+                                                 pk__in=regression_ids)
                        .select_related("target", "scenario").order_by("pk"))
     if run is None or not regressions or not run.campaign.has_webhook():
         return

@@ -21,6 +21,7 @@ from campaigns.services.launch import (
     campaign_ddl_check,
     campaign_launch,
     run_cancel,
+    run_confirm,
     run_rerun,
 )
 from campaigns.services.plans import (
@@ -56,7 +57,7 @@ from campaigns.services.variants import settings_confirm
 __all__ = [
     "annotation_create", "annotation_update", "campaign_create", "campaign_update", "dataset_create",
     "dataset_update", "row_write", "scenario_create", "scenario_update", "target_create", "target_update",
-    "BundleRejected", "bundle_import", "bundle_json", "run_export", "run_rerun",
+    "BundleRejected", "bundle_import", "bundle_json", "run_export", "run_confirm", "run_rerun",
     "BYTES_PER_ROW", "DEFAULT_PORTS", "DEMO_TARGET_NAMES", "JOB_OVERHEAD_S", "PREPARE_ROWS_PER_S", "ImportRejected", "JobFailure", "NewTarget",
     "PlannedJob", "QuickMatrix", "QuickPlan", "ScenarioDdlRefused", "StateConflict", "VariantsRefused", "campaign_ddl_check", "campaign_expand", "campaign_launch", "campaign_plan", "demo_load",
     "format_duration", "job_estimate_s", "quick_campaign_create", "quick_compare_launch",

@@ -145,6 +145,44 @@ def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
                        label=f"{what} run #{run.pk}"[:200], rerun_of=run, rerun=scope)
 
 
+def run_confirm(*, run: Run, cells: list[tuple[int, int, int]]) -> Run:
+    """A confirmation run: `run`'s jobs of the cells that alarmed ((target, scenario, threads)), measured again at
+    once before anyone is told (campaigns.monitoring.confirmation). Each repetition of every cell, then the next:
+    the cells interleave, so that a drift of the machine meanwhile does not fall on one of them. Linked to `run`
+    (rerun_of, rerun "confirm", trigger "confirm"), launched once per run (its idempotency key), held to the same
+    rules as any launch (one active run per campaign, the targets' owners, the servers' settings)."""
+    key = f"confirm-run-{run.pk}"
+    existing = Run.objects.filter(campaign_id=run.campaign_id, idempotency_key=key).first()
+    if existing is not None:
+        return existing
+    run = Run.objects.select_related("campaign", "created_by").get(pk=run.pk)
+    wanted = set(cells)
+    originals = [j for j in Job.objects.filter(run=run).select_related("target", "scenario").order_by("position", "pk")
+                 if (j.target_id, j.scenario_id, j.threads) in wanted]
+    if not originals:
+        raise StateConflict(f"run #{run.pk} has no job of the cells to measure again")
+    order = {cell: n for n, cell in enumerate(dict.fromkeys((j.target_id, j.scenario_id, j.threads)
+                                                             for j in originals))}
+    originals.sort(key=lambda j: (j.repetition, order[(j.target_id, j.scenario_id, j.threads)], j.variant, j.pk))
+    campaign_ddl_check(planned=[PlannedJob(target=j.target, scenario=j.scenario, threads=j.threads,
+                                           repetition=j.repetition, position=j.position, tables=j.tables,
+                                           table_size=j.table_size, clients=j.clients_needed, time_s=j.run_time_s(),
+                                           warmup_s=j.warmup_time_s()) for j in originals])
+    variants_launch_check(jobs=[(j.target, j.variant, dict(j.variant_settings or {})) for j in originals])
+    _targets_allowed(user=run.created_by, pairs=[(j.target, j.scenario) for j in originals])
+
+    def jobs(new: Run) -> list[Job]:
+        return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,
+                    repetition=j.repetition, position=n, tables=j.tables, table_size=j.table_size,
+                    clients_needed=j.clients_needed, time_s=j.time_s, warmup_s=j.warmup_s, variant=j.variant,
+                    variant_settings=j.variant_settings)
+                for n, j in enumerate(originals)]
+
+    label = f"confirmation of {len(wanted)} alarmed cell{'s' if len(wanted) != 1 else ''} of run #{run.pk}"
+    return _run_insert(campaign=run.campaign, jobs=jobs, user=run.created_by, trigger=Run.Trigger.CONFIRM,
+                       idempotency_key=key, label=label, rerun_of=run, rerun=Run.Rerun.CONFIRM)
+
+
 def _targets_allowed(*, user: Any, pairs: list[tuple[Any, Any]]) -> None:
     """TargetForbidden naming the first target `user` may not run benchmarks on, or whose owner does not allow the
     uploaded workload a scenario runs (services.targets)."""

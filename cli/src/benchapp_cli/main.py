@@ -199,6 +199,12 @@ def wait_for_run(api: Api, run: dict[str, Any], *, poll_s: float, timeout_s: flo
                 break
             time.sleep(min(1.0, poll_s))
             run = api.run(run["id"])
+        # Alarms being measured again (the campaign confirms its alarms) are waited for as the run was: until the
+        # confirmation run has judged them, or the time-out. One still pending counts as a regression.
+        while any(r.get("confirmation") == "pending" for r in api.regressions(run["id"])):
+            if timeout_s is not None and time.monotonic() - started > timeout_s:
+                break
+            time.sleep(poll_s)
     return run
 
 

@@ -105,13 +105,28 @@ def regression_text(regression: dict[str, Any]) -> str:
     unit = "" if qps else " ms"
     return (f"{'QPS' if qps else 'percentile latency'} {regression['change_pct']:+.1f}% against the baseline "
             f"({regression['baseline_value']:,.1f}{unit} → {regression['current_value']:,.1f}{unit}; "
-            f"{regression.get('detector', 'threshold')}: {regression.get('method', '')})")
+            f"{regression.get('detector', 'threshold')}: {regression.get('method', '')}"
+            f"{_confirmation(regression)})")
+
+
+def _confirmation(regression: dict[str, Any]) -> str:
+    state = regression.get("confirmation") or ""
+    if state == "confirmed":
+        fresh = regression.get("confirm_change_pct")
+        return f"; confirmed by run #{regression.get('confirm_run')}" + (f": {fresh:+.1f}%" if fresh is not None else "")
+    if state == "pending":
+        return f"; still being measured again by run #{regression.get('confirm_run')}"
+    if state == "unconfirmed":
+        return f"; not measured again: {regression.get('confirm_note', '')}"
+    return ""
 
 
 def regressions_attach(cells: list[Cell], regressions: list[dict[str, Any]], targets: dict[int, dict[str, Any]]) -> None:
     """Marks each cell with the regressions found on it: same run, scenario and threads, on a target of the cell's
     product and spec (`targets` by id, as the API returns them)."""
     for regression in regressions:
+        if regression.get("confirmation") == "not_confirmed":
+            continue  # measured again, within noise: the server told nobody, neither does the CLI
         target = targets.get(regression["target"], {})
         for cell in cells:
             if (cell.run == regression["run"] and cell.scenario_id == regression["scenario"]
