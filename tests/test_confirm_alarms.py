@@ -151,7 +151,7 @@ def test_the_confirmation_run_interleaves_the_alarmed_cells_repetition_by_repeti
             Job.objects.create(run=current, target=t, scenario=scenario, threads=8, repetition=repetition,
                                position=position, status=Job.Status.SUCCEEDED)
             position += 1
-    confirm = services.run_confirm(run=current, cells=[(target.pk, scenario.pk, 8), (other.pk, scenario.pk, 8)])
+    confirm = services.run_confirm(run=current, cells=[(target.pk, scenario.pk, 8, ""), (other.pk, scenario.pk, 8, "")])
     assert list(confirm.jobs.order_by("position").values_list("repetition", "target_id")) == [
         (1, target.pk), (1, other.pk), (2, target.pk), (2, other.pk), (3, target.pk), (3, other.pk)]
     assert confirm.label == f"confirmation of 2 alarmed cells of run #{current.pk}"
@@ -230,3 +230,44 @@ def test_a_real_alarm_is_measured_again_by_the_worker_and_posted_once_it_holds(s
     finally:
         receiver.close()
         worker.stop()
+
+
+def _variant_night(campaign, target, scenario, values: dict[str, float]) -> Run:
+    """One scheduled run measuring the cell under each settings variant at the QPS given."""
+    run = Run.objects.create(campaign=campaign, status=Run.Status.SUCCEEDED, trigger=Run.Trigger.SCHEDULED,
+                             started_at=timezone.now(), finished_at=timezone.now())
+    for position, (variant, qps) in enumerate(values.items()):
+        job = Job.objects.create(run=run, target=target, scenario=scenario, threads=8, variant=variant,
+                                 position=position, status=Job.Status.SUCCEEDED)
+        JobResult.objects.create(job=job, qps=qps, tps=qps / 20, latency_pct_ms=10.0, latency_pct=95.0)
+    return run
+
+
+@pytest.mark.django_db
+def test_each_settings_variant_is_judged_against_its_own_history_never_pooled_with_the_others():
+    campaign, target, scenario = _campaign()
+    campaign.confirm_alarms = False
+    campaign.save()
+    for factor in (1.0, 1.03, 0.97, 1.015, 0.985):
+        _variant_night(campaign, target, scenario, {"default": 10000 * factor, "flush=2": 20000 * factor})
+    # The fast variant alone this night (the campaign's variants changed): pooled with the slow one's history it
+    # would look 40 % faster; against its own, it is unchanged.
+    alone = _variant_night(campaign, target, scenario, {"flush=2": 20100})
+    monitoring.run_finished(run_id=alone.pk)
+    assert not Regression.objects.exists()
+    # The slow variant drops by 30 % while the fast one holds: the regression is the slow variant's, named so.
+    night = _variant_night(campaign, target, scenario, {"default": 7000, "flush=2": 19900})
+    monitoring.run_finished(run_id=night.pk)
+    (regression,) = Regression.objects.filter(metric="qps")
+    assert regression.variant == "default" and regression.change_pct == pytest.approx(-30, abs=1.5)
+    assert "[default]" in mail.outbox[-1].body
+    viewer = Client()
+    viewer.force_login(make_user("viewer", "variant-viewer"))
+    page = viewer.get(f"/campaigns/{campaign.pk}/?target={target.pk}&scenario={scenario.pk}&threads=8"
+                      "&variant=default").content.decode()
+    assert f'value="{target.pk}:{scenario.pk}:8:default" selected' in page
+    history = client_for(make_user("viewer", "variant-api")).get(
+        "/api/v1/regressions/history/", {"campaign": campaign.pk, "target": target.pk, "scenario": scenario.pk,
+                                          "threads": 8, "variant": "flush=2"}).json()
+    assert history["cell"]["variant"] == "flush=2" and history["changes"] == []
+    assert [round(p["qps"]) for p in history["points"]][-2:] == [20100, 19900]

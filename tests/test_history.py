@@ -82,7 +82,7 @@ def test_the_history_shows_each_run_the_baseline_band_and_the_ten_percent_drop(v
     assert body["cell"] == {"campaign": {"id": campaign.pk, "name": campaign.name},
                             "target": {"id": target.pk, "name": target.name},
                             "scenario": {"id": scenario.pk, "name": "oltp nightly"}, "threads": 8,
-                            "latency_pct": 95.0}
+                            "variant": "", "latency_pct": 95.0}
     points = body["points"]
     assert [p["run_id"] for p in points] == [r.pk for r in [*history, current]]
     assert [p["qps"] for p in points] == [*BASELINE_QPS, 9000.0]
@@ -257,7 +257,8 @@ def test_the_campaign_page_draws_the_history_of_the_cell_the_link_chose(viewer_p
     _runs(campaign, target, other, [500.0, 510.0])
     html = _page(viewer_page, f"/campaigns/{campaign.pk}/?target={target.pk}&scenario={scenario.pk}&threads=8")
     section = html.split('id="history"', 1)[1].split("</section>", 1)[0]
-    options = re.findall(r'<option value="(\d+:\d+:\d+)"( selected)?>([^<]*)</option>', section)
+    # target:scenario:threads:variant ("" without variants)
+    options = re.findall(r'<option value="(\d+:\d+:\d+):"( selected)?>([^<]*)</option>', section)
     assert [(value, bool(sel)) for value, sel, _ in options] == [
         (f"{target.pk}:{other.pk}:8", False), (f"{target.pk}:{scenario.pk}:8", True)]
     assert options[1][2] == f"{target.name} · oltp nightly · 8 threads"
@@ -271,7 +272,7 @@ def test_the_campaign_page_draws_the_history_of_the_cell_the_link_chose(viewer_p
     assert "campaigns/build/history.js" in html and 'data-api-url="/api/v1/regressions/history/"' in html
     # Without (or with a wrong) choice, the first cell is shown.
     first = _page(viewer_page, f"/campaigns/{campaign.pk}/?target=x&threads=%C2%B2")
-    assert f'<option value="{target.pk}:{other.pk}:8" selected>' in first
+    assert f'<option value="{target.pk}:{other.pk}:8:" selected>' in first
 
 
 def test_a_campaign_without_results_says_its_history_is_empty(viewer_page):
@@ -319,7 +320,7 @@ def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(
     page.locator("#changes").screenshot(path=str(shots / "history-01-run-regressions.png"))
     row.get_by_role("link", name="cell history").click()
     page.wait_for_url(re.compile(rf"/campaigns/{campaign.pk}/\?target=.*#history$"))
-    assert page.locator("#history-cell").input_value() == f"{target.pk}:{scenario.pk}:8"
+    assert page.locator("#history-cell").input_value() == f"{target.pk}:{scenario.pk}:8:"
     wait_js(page, "() => Chart.getChart(document.getElementById('history-chart')) !== undefined")
     drawn = page.evaluate("""() => {
         const chart = Chart.getChart(document.getElementById('history-chart'));
@@ -333,7 +334,7 @@ def test_a_user_follows_a_regression_to_its_cell_history_and_picks_another_cell(
     page.locator("#history").screenshot(path=str(shots / "history-02-campaign-cell-regression.png"))
 
     with page.expect_response(lambda r: "/api/v1/regressions/history/" in r.url) as answer:
-        page.locator("#history-cell").select_option(f"{target.pk}:{scenario.pk}:16")
+        page.locator("#history-cell").select_option(f"{target.pk}:{scenario.pk}:16:")
     assert answer.value.status == 200
     wait_js(page, "() => document.getElementById('history-baseline').textContent"
                            ".includes('Baseline: 19,995.5 QPS')")  # the geometric mean of 20,000 ... 19,700

@@ -95,7 +95,7 @@ class ScheduleViewSet(ModelViewSet):
 class RegressionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Regression
-        fields = ["id", "campaign", "run", "target", "scenario", "threads", "metric", "kind", "baseline_value",
+        fields = ["id", "campaign", "run", "target", "scenario", "threads", "variant", "metric", "kind", "baseline_value",
                   "current_value", "change_pct", "p_value", "p_adjusted", "method", "detector", "found_in_run",
                   "explanation", "baseline_run_ids", "baseline_label", "notified_at", "notification_error",
                   "acknowledged_at", "acknowledged_by", "acknowledgement", "confirmation", "confirm_run",
@@ -109,7 +109,7 @@ class RegressionFilterSet(filters.FilterSet):
 
     class Meta:
         model = Regression
-        fields = ["id", "campaign", "run", "kind", "metric", "confirmation"]
+        fields = ["id", "campaign", "run", "kind", "metric", "confirmation", "variant"]
 
 
 # ---------------------------------------------------------------- history of one cell
@@ -122,6 +122,8 @@ class HistoryQuerySerializer(serializers.Serializer):
     target = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     scenario = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     threads = serializers.IntegerField(min_value=1, max_value=MAX_THREADS)
+    variant = serializers.CharField(max_length=40, required=False, default="", allow_blank=True,
+                                    help_text="The cell's settings variant ('' without variants).")
     limit = serializers.IntegerField(min_value=1, max_value=HISTORY_MAX_RUNS, required=False, default=60)
 
     def _existing(self, model: type[Any], pk: int, noun: str) -> Any:
@@ -150,6 +152,7 @@ class HistoryCellSerializer(serializers.Serializer):
     target = HistoryNamedSerializer()
     scenario = HistoryNamedSerializer()
     threads = serializers.IntegerField()
+    variant = serializers.CharField(allow_blank=True, help_text="The settings variant ('' without variants).")
     latency_pct = serializers.FloatField(help_text="The percentile of latency_pct_ms, e.g. 95.0.")
 
 
@@ -259,9 +262,10 @@ class RegressionViewSet(ReadOnlyViewSet):
         data = query.validated_data
         campaign, target, scenario = data["campaign"], data["target"], data["scenario"]
         history = monitoring.cell_history(campaign=campaign, target_id=target.pk, scenario_id=scenario.pk,
-                                          threads=data["threads"], limit=data["limit"])
+                                          threads=data["threads"], variant=data["variant"], limit=data["limit"])
         cell = {"campaign": {"id": campaign.pk, "name": campaign.name}, "target": {"id": target.pk, "name": target.name},
                 "scenario": {"id": scenario.pk, "name": scenario.name}, "threads": data["threads"],
+                "variant": data["variant"],
                 "latency_pct": scenario.percentile}
         return Response(HistoryResponseSerializer({"cell": cell, **history}).data)
 

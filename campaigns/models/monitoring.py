@@ -118,7 +118,7 @@ class ScheduleFiring(models.Model):
 
 
 class Regression(models.Model):
-    """A cell (target × scenario × threads) of a run that moved beyond the campaign's threshold,
+    """A cell (target × scenario × threads × settings variant) of a run that moved beyond the campaign's threshold,
     significantly, against its baseline, or where the cell's history changes level (a change point): a
     regression when throughput fell or latency rose, an improvement the other way."""
 
@@ -139,6 +139,8 @@ class Regression(models.Model):
     target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="+")
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
     threads = models.PositiveIntegerField()
+    # The settings variant of the cell ("" without variants): each variant is judged against its own history.
+    variant = models.CharField(max_length=40, blank=True, default="")
     metric = models.CharField(max_length=20, choices=Metric.choices)
     kind = models.CharField(max_length=12, choices=Kind.choices)
     baseline_value = models.FloatField()
@@ -185,8 +187,8 @@ class Regression(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "metric", "detector"],
-                                               name="regression_unique_cell_detector")]
+        constraints = [models.UniqueConstraint(fields=["run", "target", "scenario", "threads", "variant", "metric",
+                                                       "detector"], name="regression_unique_cell_detector")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.metric} {self.change_pct:+.1f}% in run #{self.run_id}"

@@ -37,7 +37,7 @@ C = Regression.Confirmation
 
 
 def _cell(regression: Regression) -> Cell:
-    return regression.target_id, regression.scenario_id, regression.threads
+    return regression.target_id, regression.scenario_id, regression.threads, regression.variant
 
 
 def _told_alone(regression: Regression) -> bool:

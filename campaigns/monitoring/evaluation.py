@@ -26,23 +26,25 @@ from campaigns.statistics import (
     run_noise,
 )
 
-Cell = tuple[int, int, int]  # target id, scenario id, threads
+Cell = tuple[int, int, int, str]  # target id, scenario id, threads, settings variant ("" without variants)
 
 
 def cell_values_by_run(run_ids: list[int], *,
                        only: Cell | None = None) -> dict[int, dict[Cell, dict[str, list[float]]]]:
     """Per run, per cell: the QPS and latency-percentile values of its succeeded repetitions
-    (of every cell, or of the `only` one)."""
+    (of every cell, or of the `only` one). A settings variant is part of the cell: two variants of one target are
+    two cells, each judged against its own history, never pooled."""
     out: dict[int, dict[Cell, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: {"qps": [], "lat": []}))
     # An invalid job measured something else than the server (a busy client, a shared target): it is no
     # evidence of a regression either way, so it is left out, of the baseline as of the run (the run page says so).
     jobs = Job.objects.filter(run_id__in=run_ids, status=Job.Status.SUCCEEDED, result__isnull=False).exclude(
         verdict=Job.Verdict.INVALID)
     if only is not None:
-        jobs = jobs.filter(target_id=only[0], scenario_id=only[1], threads=only[2])
-    rows = jobs.values_list("run_id", "target_id", "scenario_id", "threads", "result__qps", "result__latency_pct_ms")
-    for run_id, target_id, scenario_id, threads, qps, lat in rows:
-        cell = out[run_id][(target_id, scenario_id, threads)]
+        jobs = jobs.filter(target_id=only[0], scenario_id=only[1], threads=only[2], variant=only[3])
+    rows = jobs.values_list("run_id", "target_id", "scenario_id", "threads", "variant", "result__qps",
+                            "result__latency_pct_ms")
+    for run_id, target_id, scenario_id, threads, variant, qps, lat in rows:
+        cell = out[run_id][(target_id, scenario_id, threads, variant)]
         if qps is not None:
             cell["qps"].append(qps)
         if lat is not None:
@@ -72,9 +74,9 @@ def history_runs(*, campaign: Campaign, before: Run, limit: int = HISTORY_RUNS) 
 
 
 def per_second_qps(run_ids: list[int], cell: Cell) -> list[float]:
-    target_id, scenario_id, threads = cell
+    target_id, scenario_id, threads, variant = cell
     jobs = dict(Job.objects.filter(run_id__in=run_ids, target_id=target_id, scenario_id=scenario_id, threads=threads,
-                                   status=Job.Status.SUCCEEDED).exclude(verdict=Job.Verdict.INVALID)
+                                   variant=variant, status=Job.Status.SUCCEEDED).exclude(verdict=Job.Verdict.INVALID)
                 .values_list("pk", "attempt"))
     rows = seconds_rows(Kind.INTERVAL, jobs, fields=("t", "qps"))
     return [r["qps"] for r in rows if r["t"] > 1][:20000]
@@ -126,7 +128,7 @@ def run_evaluate(*, run: Run) -> list[Regression]:
                               run_cv_pct=run_cv, per_second=per_second, history=history, alpha=screen_alpha(run)):
         regression, _ = Regression.objects.update_or_create(
             run=run, target_id=change.cell[0], scenario_id=change.cell[1], threads=change.cell[2],
-            metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,
+            variant=change.cell[3], metric=Regression.Metric.QPS if change.metric == QPS else Regression.Metric.LATENCY,
             detector=Regression.Detector.THRESHOLD,
             defaults={
                 "campaign": campaign, "kind": Regression.Kind.REGRESSION if change.worse else Regression.Kind.IMPROVEMENT,
@@ -208,10 +210,10 @@ def run_change_points(*, run: Run) -> list[Regression]:
         return []
     values = cell_values_by_run(ids)
     known: dict[Cell, list[int]] = defaultdict(list)
-    for target_id, scenario_id, threads, at in Regression.objects.filter(
+    for target_id, scenario_id, threads, variant, at in Regression.objects.filter(
             campaign=campaign, detector=Regression.Detector.CHANGE_POINT, metric=Regression.Metric.QPS,
-            run_id__in=ids).values_list("target_id", "scenario_id", "threads", "run_id"):
-        known[(target_id, scenario_id, threads)].append(ids.index(at))
+            run_id__in=ids).values_list("target_id", "scenario_id", "threads", "variant", "run_id"):
+        known[(target_id, scenario_id, threads, variant)].append(ids.index(at))
     found = []
     for cell in values.get(run.pk, {}):
         runs = [r for r in ids if values.get(r, {}).get(cell, {}).get("qps")]
@@ -223,7 +225,7 @@ def run_change_points(*, run: Run) -> list[Regression]:
             known[cell].append(at)
             segment = runs[max(0, point.index - CHANGE_POINT_HISTORY):point.index]
             regression, _ = Regression.objects.update_or_create(
-                run_id=runs[point.index], target_id=cell[0], scenario_id=cell[1], threads=cell[2],
+                run_id=runs[point.index], target_id=cell[0], scenario_id=cell[1], threads=cell[2], variant=cell[3],
                 metric=Regression.Metric.QPS, detector=Regression.Detector.CHANGE_POINT,
                 defaults={
                     "campaign": campaign, "found_in_run": run,

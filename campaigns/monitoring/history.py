@@ -24,7 +24,7 @@ def _baseline_values(values: dict[int, dict[Cell, dict[str, list[float]]]], ids:
     return [m for r in ids if (v := values.get(r)) and v.get(cell) and (m := geometric_mean(v[cell][key])) is not None]
 
 
-def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, threads: int,
+def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, threads: int, variant: str = "",
                  limit: int = 60) -> dict[str, Any]:
     """One cell's QPS over the last `limit` succeeded runs of the campaign that measured it, with the
     baseline band and the regressions and improvements found in the cell.
@@ -35,16 +35,16 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
     (the pinned run, or the last N scheduled runs before it, as run_evaluate does): the baseline's geometric
     mean ± the campaign's regression threshold. Four queries whatever the number of runs.
     """
-    cell = (target_id, scenario_id, threads)
+    cell = (target_id, scenario_id, threads, variant)
     measured = Job.objects.filter(run=OuterRef("pk"), target_id=target_id, scenario_id=scenario_id,
-                                  threads=threads, status=Job.Status.SUCCEEDED, result__isnull=False)
+                                  threads=threads, variant=variant, status=Job.Status.SUCCEEDED, result__isnull=False)
     runs = list(Run.objects.filter(campaign=campaign, status=Run.Status.SUCCEEDED).filter(Exists(measured))
                 .order_by("-created_at", "-id")[:limit])
     runs.reverse()
     base_ids, base_label = baseline_runs(campaign=campaign, before=runs[-1]) if runs else ([], "none")
     values = cell_values_by_run(list({r.pk for r in runs} | set(base_ids)), only=cell)
     changes = list(Regression.objects.filter(campaign=campaign, target_id=target_id, scenario_id=scenario_id,
-                                             threads=threads).order_by("run_id", "metric"))
+                                             threads=threads, variant=variant).order_by("run_id", "metric"))
     kinds: dict[int, set[str]] = defaultdict(set)
     for change in changes:
         kinds[change.run_id].add(change.kind if change.detector == Regression.Detector.THRESHOLD else "change_point")
@@ -88,13 +88,13 @@ def cell_history(*, campaign: Campaign, target_id: int, scenario_id: int, thread
 
 
 def history_cells(*, campaign: Campaign) -> list[dict[str, Any]]:
-    """The cells (target × scenario × threads) with at least one succeeded result in the campaign's runs,
-    with the names a picker shows, in one query."""
+    """The cells (target × scenario × threads × settings variant) with at least one succeeded result in the
+    campaign's runs, with the names a picker shows, in one query."""
     rows = (Job.objects.filter(run__campaign=campaign, status=Job.Status.SUCCEEDED, result__isnull=False)
-            .values("target_id", "target__name", "scenario_id", "scenario__name", "threads")
-            .order_by("target__name", "scenario__name", "threads", "target_id", "scenario_id").distinct())
+            .values("target_id", "target__name", "scenario_id", "scenario__name", "threads", "variant")
+            .order_by("target__name", "scenario__name", "threads", "variant", "target_id", "scenario_id").distinct())
     return [{"target_id": r["target_id"], "target": r["target__name"], "scenario_id": r["scenario_id"],
-             "scenario": r["scenario__name"], "threads": r["threads"]} for r in rows]
+             "scenario": r["scenario__name"], "threads": r["threads"], "variant": r["variant"]} for r in rows]
 
 
 def recent_regressions(*, days: int = 14) -> Any:

@@ -29,7 +29,8 @@ def _message(run: Run, regressions: list[Regression]) -> str:
             where += f" [near: {r.explanation}]"
         if r.confirmation:
             where += f" [{r.confirmation_text()}]"
-        lines.append(f"- {r.kind}{where}: {r.target.name} / {r.scenario.name} @ {r.threads} threads: {r.metric} "
+        variant = f" [{r.variant}]" if r.variant else ""
+        lines.append(f"- {r.kind}{where}: {r.target.name}{variant} / {r.scenario.name} @ {r.threads} threads: {r.metric} "
                      f"{r.baseline_value:,.1f} → {r.current_value:,.1f} ({r.change_pct:+.1f}%, {r.method}, "
                      f"baseline {r.baseline_label})")
     return "\n".join(lines)
@@ -37,7 +38,8 @@ def _message(run: Run, regressions: list[Regression]) -> str:
 
 def _changes_payload(run: Run, regressions: list[Regression]) -> dict[str, Any]:
     return {"text": _message(run, regressions), "run_id": run.pk, "campaign": run.campaign.name,
-            "changes": [{"kind": r.kind, "detector": r.detector, "run_id": r.run_id, "target": r.target.name, "scenario": r.scenario.name,
+            "changes": [{"kind": r.kind, "detector": r.detector, "run_id": r.run_id, "target": r.target.name,
+                         "variant": r.variant, "scenario": r.scenario.name,
                          "threads": r.threads, "metric": r.metric, "baseline": r.baseline_value,
                          "current": r.current_value, "change_pct": r.change_pct,
                          "confirmation": r.confirmation, "confirm_run_id": r.confirm_run_id,

@@ -145,8 +145,8 @@ def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
                        label=f"{what} run #{run.pk}"[:200], rerun_of=run, rerun=scope)
 
 
-def run_confirm(*, run: Run, cells: list[tuple[int, int, int]]) -> Run:
-    """A confirmation run: `run`'s jobs of the cells that alarmed ((target, scenario, threads)), measured again at
+def run_confirm(*, run: Run, cells: list[tuple[int, int, int, str]]) -> Run:
+    """A confirmation run: `run`'s jobs of the cells that alarmed ((target, scenario, threads, variant)), measured again at
     once before anyone is told (campaigns.monitoring.confirmation). Each repetition of every cell, then the next:
     the cells interleave, so that a drift of the machine meanwhile does not fall on one of them. Linked to `run`
     (rerun_of, rerun "confirm", trigger "confirm"), launched once per run (its idempotency key), held to the same
@@ -158,12 +158,12 @@ def run_confirm(*, run: Run, cells: list[tuple[int, int, int]]) -> Run:
     run = Run.objects.select_related("campaign", "created_by").get(pk=run.pk)
     wanted = set(cells)
     originals = [j for j in Job.objects.filter(run=run).select_related("target", "scenario").order_by("position", "pk")
-                 if (j.target_id, j.scenario_id, j.threads) in wanted]
+                 if (j.target_id, j.scenario_id, j.threads, j.variant) in wanted]
     if not originals:
         raise StateConflict(f"run #{run.pk} has no job of the cells to measure again")
-    order = {cell: n for n, cell in enumerate(dict.fromkeys((j.target_id, j.scenario_id, j.threads)
+    order = {cell: n for n, cell in enumerate(dict.fromkeys((j.target_id, j.scenario_id, j.threads, j.variant)
                                                              for j in originals))}
-    originals.sort(key=lambda j: (j.repetition, order[(j.target_id, j.scenario_id, j.threads)], j.variant, j.pk))
+    originals.sort(key=lambda j: (j.repetition, order[(j.target_id, j.scenario_id, j.threads, j.variant)], j.pk))
     campaign_ddl_check(planned=[PlannedJob(target=j.target, scenario=j.scenario, threads=j.threads,
                                            repetition=j.repetition, position=j.position, tables=j.tables,
                                            table_size=j.table_size, clients=j.clients_needed, time_s=j.run_time_s(),

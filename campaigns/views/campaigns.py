@@ -65,9 +65,10 @@ def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm 
     history = None
     if selected is not None:
         history = {"target_id": selected["target_id"], "scenario_id": selected["scenario_id"],
-                   "threads": selected["threads"],
+                   "threads": selected["threads"], "variant": selected["variant"],
                    **monitoring.cell_history(campaign=campaign, target_id=selected["target_id"],
-                                             scenario_id=selected["scenario_id"], threads=selected["threads"])}
+                                             scenario_id=selected["scenario_id"], threads=selected["threads"],
+                                             variant=selected["variant"])}
     saved = request.GET.get("schedule_saved", "")
     pinned = campaign.baseline_run
     return render(request, "campaigns/campaign_detail.html", {
@@ -90,13 +91,14 @@ def campaign_page(request: HttpRequest, pk: int, *, schedule_form: ScheduleForm 
 
 
 def _selected_cell(request: HttpRequest, cells: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The cell named by ?target=&scenario=&threads= (a link from a run's regression), else the first one."""
-    wanted = []
+    """The cell named by ?target=&scenario=&threads=&variant= (a link from a run's regression), else the first one."""
+    wanted: list[Any] = []
     for name in ("target", "scenario", "threads"):
         value = request.GET.get(name, "")
         wanted.append(int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None)
+    wanted.append(request.GET.get("variant", ""))
     for cell in cells:
-        if [cell["target_id"], cell["scenario_id"], cell["threads"]] == wanted:
+        if [cell["target_id"], cell["scenario_id"], cell["threads"], cell["variant"]] == wanted:
             return cell
     return cells[0] if cells else None
 

@@ -136,7 +136,8 @@ def run_changes(run: Run, jobs: list[Job]) -> list[dict[str, Any]]:
     for change in (Regression.objects.filter(run=run).select_related("target__product", "scenario")
                    .order_by("kind", "target__name", "scenario__name", "threads", "metric")):
         tables, table_size = sizes.get((change.target_id, change.scenario_id, change.threads), (None, None))
-        query = urlencode({"target": change.target_id, "scenario": change.scenario_id, "threads": change.threads})
+        query = urlencode({"target": change.target_id, "scenario": change.scenario_id, "threads": change.threads,
+                           **({"variant": change.variant} if change.variant else {})})
         rows.append({"change": change, "tables": tables, "table_size": table_size,
                      "history_url": f"{history_url}?{query}#history"})
     return rows

@@ -183,11 +183,12 @@
   }
 
   async function load() {
-    const [target, scenario, threads] = select.value.split(":");
+    // target:scenario:threads:variant (a variant's name may hold a colon: the rest is the variant).
+    const [target, scenario, threads, ...rest] = select.value.split(":");
     const params = new URLSearchParams({ campaign: config.dataset.campaign, target: target, scenario: scenario,
-                                         threads: threads });
+                                         threads: threads, variant: rest.join(":") });
     const url = new URL(window.location.href);
-    for (const key of ["target", "scenario", "threads"]) url.searchParams.set(key, params.get(key));
+    for (const key of ["target", "scenario", "threads", "variant"]) url.searchParams.set(key, params.get(key));
     url.hash = "history";
     window.history.replaceState(null, "", url);
     const mine = ++latest;
