@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -21,7 +21,7 @@ from django.db.models import Case, CharField, Count, F, Q, TextField, Value, Whe
 from django.utils import timezone
 
 from benchapp import requestid
-from campaigns.models import Attempt, ClientSend, Job, JobClient, JobResult, PreparedDataset, Run
+from campaigns.models import Attempt, ClientSend, Job, JobClient, JobResult, PreparedDataset, Run, Scenario
 
 JobStatus = Job.Status
 ClientStatus = JobClient.Status
@@ -170,14 +170,35 @@ def job_requeue(*, job_id: int, attempt: int, cause: str, t_s: float | None,
             return False
         if lost_client is not None and not lost_client.still_active(job_id=job_id):
             return False
+        # The hosts whose sysbench nobody saw exit (a worker that saw it exit confirmed it gone): they, and the
+        # server, stay the lost attempt's until its sysbench has run out (turns).
+        running = sorted(set(JobClient.objects.filter(job_id=job_id, exited_at__isnull=True)
+                             .values_list("host_name", flat=True)))
         Attempt.objects.create(job_id=job_id, number=attempt, started_at=job.started_at or job.claimed_at or now,
-                               ended_at=now, cause=_error(cause)[:1000], t_s=t_s)
+                               ended_at=now, cause=_error(cause)[:1000], t_s=t_s,
+                               lease_until=_lease(job, now) if running else None, hosts=running)
         JobClient.objects.filter(job_id=job_id).delete()
         JobResult.objects.filter(job_id=job_id).delete()
         # Every column of the attempt starts again (Job.ATTEMPT_FIELDS); the lost one's cause is its Attempt row,
         # shown beside the attempt number.
         Job.objects.filter(pk=job_id).update(**Job.attempt_fresh(), attempt=attempt + 1)
         return True
+
+
+# How long after its --time a lost attempt's sysbench is still thought to run (it closes its connections, prints).
+LEASE_GRACE_S = 10
+
+
+def _lease(job: Job, now: datetime) -> datetime | None:
+    """Until when the lost attempt's sysbench may still run: its measuring start (the barrier's release, else the
+    clients' send) plus its --time and a grace; None when it never began measuring."""
+    began = job.release_at or job.started_at
+    if began is None or job.phase not in (Phase.RUN, Phase.FINALIZING):
+        return None
+    run_s = job.time_s if job.time_s is not None else Scenario.objects.filter(pk=job.scenario_id).values_list(
+        "time_s", flat=True).first() or 0
+    until = began + timedelta(seconds=run_s + LEASE_GRACE_S)
+    return until if until > now else None
 
 
 def job_fail(*, job_id: int, cause: str, attempt: int | None = None) -> bool:

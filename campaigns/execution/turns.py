@@ -16,7 +16,7 @@ from campaigns.execution import transitions
 from campaigns.execution.phases import JobStopped, job_heartbeat
 from campaigns.execution.resend import clients_sweep_lost
 from campaigns.execution.variants import open_on_server
-from campaigns.models import Job, JobClient, Scenario, Target
+from campaigns.models import Attempt, Job, JobClient, Scenario, Target
 
 PREVIOUS_POLL_S = 0.01
 # A previous job's snapshot after its run stands for this job's snapshot before only if it is this recent.
@@ -54,6 +54,33 @@ def _holds_server(job: Job, other: Job) -> bool:
     return not (job.run.campaign.share_server and other.run.campaign.share_server)
 
 
+def _lingering(job: Job, *, hosts: list[str] | None = None) -> Busy | None:
+    """A lost attempt whose sysbench may still run (Attempt.lease_until) on the job's server, or on one of `hosts`:
+    it holds them against every job, its own job's next attempt and the jobs of its own run included, until its
+    --time has run out. Two runs that both share on purpose go on beside each other's lost attempts too."""
+    now = timezone.now()
+    target = job.target
+    attempts = Attempt.objects.filter(lease_until__gt=now).select_related("job__target", "job__run__campaign")
+    for lost in attempts.order_by("lease_until"):
+        other = lost.job
+        mine = other.run_id == job.run_id
+        until = timezone.localtime(lost.lease_until).strftime("%H:%M:%S")
+        where = f"attempt {lost.number} of job #{other.pk} (run #{other.run_id}), lost while measuring,"
+        if hosts is not None:
+            shared = sorted(set(lost.hosts) & set(hosts))
+            if shared and (mine or not (job.run.campaign.share_server and other.run.campaign.share_server)):
+                return Busy(job=other, reason=f"waits for client host {', '.join(shared)}: {where} may still run "
+                                              f"sysbench there until {until}; starts then")
+            continue
+        if other.target.driver != target.driver or other.target.port != target.port:
+            continue
+        if mine and same_server(other.target.host, target.host, target.port) or (
+                not mine and _holds_server(job, other)):
+            return Busy(job=other, reason=f"waits for the server {target.host}:{target.port}: {where} may still "
+                                          f"measure there until {until}; starts then")
+    return None
+
+
 def target_busy(job: Job) -> Busy | None:
     """Another run's job that holds the job's server (any database on it), or a settings variant not yet put back.
 
@@ -73,6 +100,9 @@ def target_busy(job: Job) -> Busy | None:
                 f"held: the settings variant {held.variant!r} of job #{held.job_id} could not be put back on "
                 f"{target.host}:{target.port}; starts once a person has confirmed it was put back "
                 f"(POST /api/v1/targets/{held.target_id}/settings-confirm/)"))
+    lingering = _lingering(job)
+    if lingering is not None:
+        return lingering
     others = (Job.objects.unsettled().filter(target__driver=target.driver, target__port=target.port)
               .exclude(run_id=job.run_id).select_related("run__campaign", "target"))
     earlier = [other for other in others
@@ -107,6 +137,9 @@ def hosts_busy(job: Job, hosts: list[str]) -> Busy | None:
     coordinator or a running client is there, or a host test of that host. A busy client host measures the
     load of the other job as much as its own (its CPU, its network), so a job takes its hosts only when no job
     of another run claimed before it holds them. Campaigns that both share on purpose (share_server) go on."""
+    lost = _lingering(job, hosts=hosts)
+    if lost is not None:
+        return lost
     lingering = JobClient.objects.filter(job_id=OuterRef("pk"), status__in=transitions.CLIENT_ACTIVE,
                                          host_name__in=hosts)
     others = (Job.objects.unsettled().exclude(run_id=job.run_id)
@@ -137,18 +170,20 @@ class Previous:
 
 
 def measuring_before(job: Job) -> Job | None:
-    """An earlier job of the job's run that may still load the target: being prepared or warmed up, measuring
+    """A job of the job's run that may still load the target: an earlier one being prepared or warmed up, measuring
     (until its snapshot after the run is taken: Job.measured_at), or about to drop its tables (cleanup after
-    each job); or whose client still runs sysbench although the job was cancelled or failed."""
+    each job), or whose client still runs sysbench although the job was cancelled or failed; or a later one
+    measuring now (a job measured again after it was lost comes back behind jobs that went on meanwhile)."""
     lingering = JobClient.objects.filter(job_id=OuterRef("pk"), status__in=transitions.CLIENT_ACTIVE,
                                          exited_at__isnull=True)
+    earlier = Q(position__lt=job.position) | Q(position=job.position, pk__lt=job.pk)
     # One query, asked every PREVIOUS_POLL_S while waiting.
-    return (Job.objects.filter(run_id=job.run_id)
-            .filter(Q(position__lt=job.position) | Q(position=job.position, pk__lt=job.pk))
-            .filter(Q(status__in=(Job.Status.PREPARING, Job.Status.RUNNING))
-                    & (Q(status=Job.Status.PREPARING) | Q(measured_at__isnull=True)
-                       | Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB))
-                    | Q(measured_at__isnull=True) & Exists(lingering))
+    return (Job.objects.filter(run_id=job.run_id).exclude(pk=job.pk)
+            .filter(earlier & (Q(status__in=(Job.Status.PREPARING, Job.Status.RUNNING))
+                               & (Q(status=Job.Status.PREPARING) | Q(measured_at__isnull=True)
+                                  | Q(scenario__cleanup=Scenario.Cleanup.AFTER_JOB))
+                               | Q(measured_at__isnull=True) & Exists(lingering))
+                    | Q(status=Job.Status.RUNNING, phase=Job.Phase.RUN, measured_at__isnull=True))
             .only("pk").first())
 
 

@@ -29,6 +29,12 @@ class Attempt(models.Model):
     cause = models.TextField(blank=True, help_text="why it was lost")
     t_s = models.FloatField(null=True, blank=True,
                             help_text="how far into its measurement it was lost (None: before it measured)")
+    # A lost attempt's sysbench may outlive the worker that ran it (a pool child killed, a host cut off): until its
+    # own --time has run out it may still load the server and its client hosts, which it holds until then against
+    # every job, this job's next attempt included (campaigns.execution.turns). None: it never began measuring.
+    lease_until = models.DateTimeField(null=True, blank=True,
+                                       help_text="until when a sysbench of it may still run (its --time and a grace)")
+    hosts = models.JSONField(default=list, blank=True, help_text="the client hosts its sysbench ran on")
 
     class Meta:
         ordering = ["job_id", "number"]
@@ -36,6 +42,10 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt {self.number} of job #{self.job_id}"
+
+    def lingers(self, now: Any) -> bool:
+        """Whether a sysbench of it may still run at `now`."""
+        return self.lease_until is not None and self.lease_until > now
 
     def text(self) -> str:
         """"attempt 1 lost at t = 6 s: client host vm lost while measuring …"."""

@@ -41,6 +41,7 @@ from django.utils import timezone
 from psycopg import sql
 
 from campaigns.models import (
+    Attempt,
     Campaign,
     ClientHost,
     Dataset,
@@ -108,7 +109,7 @@ CATALOGUE: tuple[type[models.Model], ...] = (Scenario, Dataset, Product, Instanc
 # Under row-level security: each gets the client group's policies below, and one that lets every other role through.
 GUARDED: tuple[type[models.Model], ...] = (Job, JobClient, JobResult, IntervalSample, HostSample, ServerSample,
                                             PackedSeconds, RoundTrip, ClientHost, SealedPassword, Target, Run,
-                                            Campaign)
+                                            Campaign, Attempt)
 # USAGE on their id sequences (nextval for the rows it inserts; never setval).
 SEQUENCED: tuple[type[models.Model], ...] = (JobClient, IntervalSample, HostSample, ServerSample, RoundTrip,
                                              ClientHost)
@@ -150,6 +151,8 @@ _POLICIES: tuple[tuple[type[models.Model], str, str | None, str | None], ...] = 
     (ServerSample, "SELECT", "benchapp_host_job(job_id)", None),
     (ServerSample, "INSERT", None, "benchapp_host_job_active(job_id)"),
     (PackedSeconds, "SELECT", "benchapp_host_job(job_id)", None),  # packed by the server, read like the rows
+    # A lost attempt of its own jobs whose sysbench may still run holds the server and hosts (execution.turns).
+    (Attempt, "SELECT", "benchapp_host_job(job_id)", None),
     (RoundTrip, "SELECT", "host_name = benchapp_host()", None),
     (RoundTrip, "INSERT", None, "host_name = benchapp_host() AND EXISTS (SELECT 1 FROM campaigns_job j WHERE "
                                 "j.run_id = campaigns_roundtrip.run_id AND j.target_id = campaigns_roundtrip.target_id"
@@ -208,7 +211,7 @@ def client_access_install() -> None:
         grants = [
             ("SELECT", Job), ("SELECT", JobClient), ("INSERT", JobClient), ("SELECT, DELETE", JobResult),
             ("SELECT, INSERT", IntervalSample), ("SELECT, INSERT", HostSample), ("SELECT, INSERT", ServerSample),
-            ("SELECT", PackedSeconds), ("SELECT, INSERT", RoundTrip), ("SELECT, INSERT", ClientHost), ("SELECT", SealedPassword),
+            ("SELECT", PackedSeconds), ("SELECT", Attempt), ("SELECT, INSERT", RoundTrip), ("SELECT, INSERT", ClientHost), ("SELECT", SealedPassword),
             ("SELECT", Run),
         ]
         for privileges, model in grants:
