@@ -547,6 +547,12 @@ CELERY_BEAT_SCHEDULE["benchapp-retention-sweep"] = {
 BENCHAPP_SECONDS_PACK_AFTER_S = envfloat("BENCHAPP_SECONDS_PACK_AFTER_S", "300")
 if BENCHAPP_SECONDS_PACK_AFTER_S < 0:
     raise ValueError("BENCHAPP_SECONDS_PACK_AFTER_S must be 0 or more")
+# After this many days a closed job's seconds are kept at a coarser step (BENCHAPP_SECONDS_COARSE_S seconds a point:
+# rates averaged, latency and threads their worst), by the daily retention sweep; 0 keeps every second for ever.
+BENCHAPP_SECONDS_KEEP_DAYS = envint("BENCHAPP_SECONDS_KEEP_DAYS", "90")
+BENCHAPP_SECONDS_COARSE_S = envint("BENCHAPP_SECONDS_COARSE_S", "10")
+if BENCHAPP_SECONDS_KEEP_DAYS < 0 or BENCHAPP_SECONDS_COARSE_S < 2:
+    raise ValueError("BENCHAPP_SECONDS_KEEP_DAYS must be 0 or more and BENCHAPP_SECONDS_COARSE_S at least 2")
 CELERY_BEAT_SCHEDULE["benchapp-seconds-pack"] = {
     "task": "campaigns.tasks.seconds_pack_task",
     "schedule": 60.0,

@@ -189,3 +189,92 @@ def seconds_pack_due(*, now: datetime | None = None, limit: int = 200) -> int:
         done += 1
         log.debug("job %s attempt %s: %s seconds packed", job_id, attempt, seconds)
     return done
+
+
+# ---------------------------------------------------------------- old seconds, kept at a coarser step
+
+# Of a second's figures, these keep their worst over a coarse point (the latency percentile, the threads asked);
+# every other number its mean, a list its mean item by item, a text its most frequent value.
+_WORST = frozenset({"latency_pct_ms", "threads"})
+
+
+def _merged(name: str, values: list[Any]) -> Any:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    first = present[0]
+    if isinstance(first, dict):
+        keys = {k for v in present for k in v}
+        return {k: _merged(k, [v[k] for v in present if k in v]) for k in sorted(keys)}
+    if isinstance(first, list):
+        if len({len(v) for v in present}) != 1:
+            return present[-1]
+        return [_merged(name, list(items)) for items in zip(*present, strict=True)]
+    if isinstance(first, bool) or isinstance(first, str):
+        return max(set(present), key=present.count)
+    if name in _WORST:
+        return max(present)
+    mean = sum(present) / len(present)
+    return round(mean) if all(isinstance(v, int) for v in present) else round(mean, 2)
+
+
+def coarse_rows(rows: Sequence[Mapping[str, Any]], step: int) -> list[dict[str, Any]]:
+    """One client's seconds (t from 1) as one point per `step` seconds: t the last second of its span, rates and
+    figures their mean, latency and threads their worst, lists item by item, maps key by key."""
+    spans: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        spans[(int(row["t"]) - 1) // step].append(row)
+    out = []
+    for _, span in sorted(spans.items()):
+        point = {name: _merged(name, [r[name] for r in span]) for name in span[0] if name != "t"}
+        out.append({"t": max(r["t"] for r in span), **point})
+    return out
+
+
+def attempt_coarsen(*, job_id: int, attempt: int, step: int) -> tuple[int, int]:
+    """Keeps one attempt's packed seconds of every kind at `step` seconds a point (in one transaction, the job's
+    row locked as a packing locks it); the bytes before and after. Packings already coarse are left as they are."""
+    from campaigns.packing import pack, unpack
+
+    before = after = 0
+    with transaction.atomic():
+        if not Job.objects.select_for_update().filter(pk=job_id).exists():
+            return 0, 0
+        for packed in PackedSeconds.objects.filter(job_id=job_id, attempt=attempt, step_s=1):
+            rows = _from_columns(packed.kind, unpack(bytes(packed.data)), packed.count)
+            coarse = coarse_rows(rows, step)
+            data = pack(_to_columns(packed.kind, coarse))
+            before, after = before + len(packed.data), after + len(data)
+            PackedSeconds.objects.filter(pk=packed.pk).update(data=data, count=len(coarse), step_s=step)
+    return before, after
+
+
+def seconds_coarsen_due(*, now: datetime | None = None, limit: int = 500, dry_run: bool = False) -> dict[str, int]:
+    """The packed seconds of jobs closed more than BENCHAPP_SECONDS_KEEP_DAYS ago, kept at BENCHAPP_SECONDS_COARSE_S
+    seconds a point (at most `limit` attempts a call); {"attempts", "bytes_before", "bytes_after"}. dry_run only
+    counts the attempts due and their bytes. Nothing with BENCHAPP_SECONDS_KEEP_DAYS 0."""
+    from campaigns.packing import PackError
+
+    keep_days = settings.BENCHAPP_SECONDS_KEEP_DAYS
+    done = {"attempts": 0, "bytes_before": 0, "bytes_after": 0}
+    if keep_days <= 0:
+        return done
+    cutoff = (now or timezone.now()) - timedelta(days=keep_days)
+    due = (PackedSeconds.objects.filter(step_s=1, job__status__in=Job.FINISHED, job__finished_at__lt=cutoff)
+           .order_by("job_id", "attempt").values_list("job_id", "attempt").distinct()[:limit])
+    for job_id, attempt in list(due):
+        if dry_run:
+            sizes = PackedSeconds.objects.filter(job_id=job_id, attempt=attempt, step_s=1).values_list("data",
+                                                                                                       flat=True)
+            done["attempts"] += 1
+            done["bytes_before"] += sum(len(d) for d in sizes)
+            continue
+        try:
+            before, after = attempt_coarsen(job_id=job_id, attempt=attempt, step=settings.BENCHAPP_SECONDS_COARSE_S)
+        except PackError as exc:  # left at full resolution (the transaction rolled back)
+            log.warning("job %s attempt %s: old seconds not coarsened: %s", job_id, attempt, exc)
+            continue
+        done["attempts"] += 1
+        done["bytes_before"] += before
+        done["bytes_after"] += after
+    return done

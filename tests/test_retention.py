@@ -34,9 +34,10 @@ def test_a_dry_run_counts_what_the_sweep_then_deletes_and_nothing_younger(capsys
     _world()
     call_command("retention_sweep", "--dry-run")
     assert capsys.readouterr().out.strip() == ("retention: would delete 1 sessions, 1 access logs, 0 access failures, "
-                                               "1 access attempts")
+                                               "1 access attempts, 0 coarse attempts")
     assert Session.objects.count() == 2 and AccessLog.objects.count() == 2
-    assert retention_sweep() == {"sessions": 1, "access_logs": 1, "access_failures": 0, "access_attempts": 1}
+    assert retention_sweep() == {"sessions": 1, "access_logs": 1, "access_failures": 0, "access_attempts": 1,
+                                 "coarse_attempts": 0, "coarse_bytes_freed": 0}
     assert list(Session.objects.values_list("session_key", flat=True)) == ["live-session-1"]
     assert list(AccessLog.objects.values_list("username", flat=True)) == ["u1"]
     assert list(AccessAttempt.objects.values_list("username", flat=True)) == ["u1"]

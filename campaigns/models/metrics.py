@@ -92,6 +92,9 @@ class PackedSeconds(models.Model):
     client_index = models.PositiveSmallIntegerField(default=0)
     count = models.PositiveIntegerField(help_text="seconds packed")
     data = models.BinaryField()
+    # 1: every second as sysbench printed it; more once old (campaigns.seconds.attempt_coarsen): a point stands for
+    # that many seconds, t its last one.
+    step_s = models.PositiveSmallIntegerField(default=1, help_text="seconds each stored point stands for")
 
     class Meta:
         ordering = ["job_id", "attempt", "kind", "client_index"]

@@ -264,9 +264,13 @@ class BenchappCollector(Collector):
             yield notes
             swept = CounterMetricFamily("benchapp_retention_deleted", "Rows the daily retention sweep deleted, by kind",
                                         labels=["kind"])
-            for kind in ("sessions", "access_logs", "access_failures", "access_attempts"):
+            for kind in ("sessions", "access_logs", "access_failures", "access_attempts", "coarse_attempts"):
                 swept.add_metric([kind], counted.get(field("retention_deleted", {"kind": kind}), 0.0))
             yield swept
+            freed = CounterMetricFamily("benchapp_retention_freed_bytes",
+                                        "Bytes of per-second samples freed by keeping old jobs' seconds coarser")
+            freed.add_metric([], counted.get(field("retention_bytes_freed", {}), 0.0))
+            yield freed
         pending = GaugeMetricFamily("benchapp_notifications_pending", "Regressions not notified yet")
         pending.add_metric([], Regression.objects.filter(notified_at__isnull=True, notification_error="").count())
         yield pending

@@ -1,4 +1,5 @@
-"""Delete expired sessions and old access records now (beat does it daily): campaigns.services.retention."""
+"""Delete expired sessions and old access records, and keep old seconds coarser, now (beat does it daily):
+campaigns.services.retention."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,8 +10,9 @@ from campaigns.services.retention import retention_sweep
 
 
 class Command(BaseCommand):
-    help = ("Delete expired login sessions and django-axes access records older than BENCHAPP_ACCESS_LOG_KEEP_DAYS; "
-            "--dry-run only counts them.")
+    help = ("Delete expired login sessions and django-axes access records older than BENCHAPP_ACCESS_LOG_KEEP_DAYS, "
+            "and keep the seconds of jobs closed more than BENCHAPP_SECONDS_KEEP_DAYS ago at "
+            "BENCHAPP_SECONDS_COARSE_S seconds a point; --dry-run only counts them.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dry-run", action="store_true", dest="dry_run")
