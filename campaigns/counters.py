@@ -37,6 +37,28 @@ def counter_add(name: str, amount: float = 1.0, **labels: str) -> None:
         log.warning("counter %s not counted: %s", name, type(exc).__name__)
 
 
+def histogram_observe(name: str, observed: dict[str, float], buckets: tuple[float, ...], *, label: str) -> None:
+    """One observation per value of `label` (observed: label value -> seconds) in a histogram kept as counters
+    (name_bucket with le, name_count, name_sum), in one round trip; never fails its caller. Counted when it happens,
+    so /metrics reads a few fields whatever the number of rows, and the series never go down."""
+    if not observed:
+        return
+    try:
+        key = KEY.format(queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        pipe = _client().pipeline(transaction=False)
+        for value_label, value in observed.items():
+            labels = {label: value_label}
+            for bound in buckets:
+                if value <= bound:
+                    pipe.hincrbyfloat(key, field(f"{name}_bucket", {**labels, "le": str(float(bound))}), 1)
+            pipe.hincrbyfloat(key, field(f"{name}_count", labels), 1)
+            if value > 0:
+                pipe.hincrbyfloat(key, field(f"{name}_sum", labels), value)
+        pipe.execute()
+    except Exception as exc:
+        log.warning("histogram %s not counted: %s", name, type(exc).__name__)
+
+
 def counters_read(client: Any) -> dict[str, float]:
     raw = client.hgetall(KEY.format(queue=settings.CELERY_TASK_DEFAULT_QUEUE)) or {}
     return {(k.decode() if isinstance(k, bytes) else k): float(v) for k, v in raw.items()}

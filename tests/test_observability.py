@@ -276,3 +276,45 @@ def test_the_sentry_scrubber_removes_sysbench_passwords_target_passwords_and_val
     for leaked in ("a,b,c", "p,q", "x, y", "tgt-Secret-77", "s,t,u"):
         assert leaked not in sent, (leaked, sent)
     assert sent.count(FILTERED) >= 6
+
+
+def _phase_series(text: str, name: str, phase: str) -> float:
+    line = next(line for line in text.splitlines() if line.startswith(f"{name}{{") and f'phase="{phase}"' in line
+                and ('le="+Inf"' in line or "_bucket" not in name))
+    return float(line.rsplit(" ", 1)[1])
+
+
+@pytest.mark.django_db
+def test_a_closed_jobs_phases_are_counted_once_and_a_scrape_never_reads_the_jobs_for_them(
+        client, settings, django_assert_max_num_queries):
+    from campaigns.execution import results
+
+    settings.CELERY_TASK_DEFAULT_QUEUE = f"phases-{os.getpid()}-{timezone.now().timestamp()}"  # counters of its own
+    target, scenario = TargetFactory(), ScenarioFactory(time_s=1)
+    run = services.campaign_launch(campaign=CampaignFactory(targets=[target], scenarios=[scenario], threads=[1]))
+    job = run.jobs.get()
+    now = timezone.now()
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, phase=Job.Phase.FINALIZING, queued_at=now - timezone.timedelta(seconds=40),
+        claimed_at=now - timezone.timedelta(seconds=38), started_at=now - timezone.timedelta(seconds=30),
+        measured_at=now - timezone.timedelta(seconds=3), wall_time_s=25.0, warmup_wall_s=4.0)
+    before = client.get("/metrics").content.decode()
+    assert _phase_series(before, "benchapp_job_phase_duration_seconds_count", "run") == 0.0
+    results.job_close(Job.objects.get(pk=job.pk), status=Job.Status.SUCCEEDED)
+    text = client.get("/metrics").content.decode()
+    assert _phase_series(text, "benchapp_job_phase_duration_seconds_count", "run") == 1.0
+    assert _phase_series(text, "benchapp_job_phase_duration_seconds_sum", "run") == 25.0
+    assert _phase_series(text, "benchapp_job_phase_duration_seconds_sum", "queued") == pytest.approx(2.0, abs=0.01)
+    assert 'benchapp_job_phase_duration_seconds_bucket{le="30.0",phase="run"} 1.0' in text
+    assert 'benchapp_job_phase_duration_seconds_bucket{le="10.0",phase="run"} 0.0' in text
+    # Closed again (a redelivered close): the job is no longer this attempt's to close, nothing is counted twice.
+    results.job_close(Job.objects.get(pk=job.pk), status=Job.Status.SUCCEEDED)
+    assert _phase_series(client.get("/metrics").content.decode(), "benchapp_job_phase_duration_seconds_count",
+                         "run") == 1.0
+    # A scrape's queries do not grow with the jobs stored (the phases come from the counters).
+    with django_assert_max_num_queries(40) as few:
+        client.get("/metrics")
+    Job.objects.bulk_create([Job(run=run, target=target, scenario=scenario, threads=1, position=n + 1,
+                                 status=Job.Status.SUCCEEDED, finished_at=now, wall_time_s=1.0) for n in range(200)])
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        client.get("/metrics")

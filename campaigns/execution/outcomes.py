@@ -10,9 +10,11 @@ redacted already (campaigns.sysbench.command.redact_text).
 from __future__ import annotations
 
 import logging
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from benchapp import requestid
+from campaigns.counters import histogram_observe
 from campaigns.models import Job
 
 log = logging.getLogger("campaigns.jobs")
@@ -57,3 +59,28 @@ def job_ended_log(*, job_id: int) -> None:
         job_outcome_log(job_id=job_id, event="failed")
     elif row["status"] == Job.Status.SUCCEEDED and row["verdict"] == Job.Verdict.INVALID:
         job_outcome_log(job_id=job_id, event="ended invalid")
+
+
+# How long a job spent in each phase (benchapp_job_phase_duration_seconds), upper bounds in seconds.
+PHASE_BUCKETS_S = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600)
+
+
+def job_phases(row: Mapping[str, Any]) -> dict[str, float]:
+    """The seconds a closed job spent in each phase it went through: queued (until claimed), prepare (claimed to
+    its clients sent), dataset_prepare, warmup, run (its clients' wall time) and finalize (measured to closed)."""
+    def between(start: str, end: str) -> float | None:
+        return (row[end] - row[start]).total_seconds() if row.get(start) and row.get(end) else None
+
+    phases = {"queued": between("queued_at", "claimed_at"), "prepare": between("claimed_at", "started_at"),
+              "dataset_prepare": row.get("prepare_wall_s"), "warmup": row.get("warmup_wall_s"),
+              "run": row.get("wall_time_s"), "finalize": between("measured_at", "finished_at")}
+    return {phase: max(0.0, float(s)) for phase, s in phases.items() if s is not None}
+
+
+def job_phases_count(*, job_id: int) -> None:
+    """After a job was closed: its phases, counted into /metrics' histogram (once: its closer calls this)."""
+    row = Job.objects.filter(pk=job_id, imported=False).values(
+        "queued_at", "claimed_at", "started_at", "measured_at", "finished_at", "prepare_wall_s", "warmup_wall_s",
+        "wall_time_s").first()
+    if row is not None:
+        histogram_observe("job_phase_seconds", job_phases(row), PHASE_BUCKETS_S, label="phase")

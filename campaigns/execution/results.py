@@ -24,7 +24,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
 from campaigns.execution.dispatch import job_finalize_dispatch, run_advance
-from campaigns.execution.outcomes import job_ended_log, job_outcome_log
+from campaigns.execution.outcomes import job_ended_log, job_outcome_log, job_phases_count
 from campaigns.execution.phases import job_target_connection
 from campaigns.execution.sealed import holds_field_key, job_passwords_forget
 from campaigns.execution.variants import variant_restore
@@ -268,12 +268,15 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
         if held:
             status = Job.Status.FAILED
             error = "; ".join(filter(None, [error, *held]))
+    closed_before = Job.objects.filter(pk=job.pk, phase=Job.Phase.DONE).exists()
     if not transitions.job_end(job_id=job.pk, status=status, error=error, attempt=job.attempt):
         log.warning("job %s: attempt %s not closed as %s: the job is being measured again", job.pk, job.attempt,
                     status)
         return
     job_passwords_forget(job_id=job.pk)  # a closed job's password is no host's any more
     job_ended_log(job_id=job.pk)  # a WARNING when it failed or ended invalid (with whatever won meanwhile)
+    if not closed_before:  # a close delivered twice counts the job's phases once
+        job_phases_count(job_id=job.pk)
     results_changed()  # a job that just succeeded joins the comparisons
 
 

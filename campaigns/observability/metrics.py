@@ -29,6 +29,7 @@ from prometheus_client.registry import Collector
 from benchapp.pulse import SENT_AT_HEADER
 from campaigns.counters import counters_read, field
 from campaigns.execution.hosts import server_queue
+from campaigns.execution.outcomes import PHASE_BUCKETS_S
 from campaigns.models import ClientHost, HostSample, IntervalSample, Job, PackedSeconds, Regression, Run, ServerSample
 
 log = logging.getLogger(__name__)
@@ -39,16 +40,6 @@ REQUEST_LATENCY = Histogram(
     ["view", "method", "status"], registry=None,
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
-PHASE_BUCKETS_S = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600)
-# A job's phases, as SQL over finished jobs: seconds each took.
-_PHASES = {
-    "queued": "EXTRACT(EPOCH FROM claimed_at - queued_at)",
-    "prepare": "EXTRACT(EPOCH FROM started_at - claimed_at)",
-    "dataset_prepare": "prepare_wall_s",
-    "warmup": "warmup_wall_s",
-    "run": "wall_time_s",
-    "finalize": "EXTRACT(EPOCH FROM finished_at - measured_at)",
-}
 # Why a job waits, from its wait_reason (campaigns.execution.coordinator words them for people).
 _WAIT_REASONS = (
     ("target_unreachable", re.compile(r"unreachable|refused|cannot reach|connect", re.IGNORECASE)),
@@ -108,7 +99,6 @@ class BenchappCollector(Collector):
         yield from self._hosts()
         yield from self._queues()
         yield from self._samples()
-        yield self._phases()
         yield from self._monitoring()
 
     def _runs_and_jobs(self) -> Iterator[Metric]:
@@ -220,25 +210,19 @@ class BenchappCollector(Collector):
         yield stored
         yield rows
 
-    def _phases(self) -> Metric:
+    def _phases(self, counted: dict[str, float]) -> Metric:
+        """The phases of closed jobs, counted by their closer (execution.outcomes.job_phases_count): a few fields
+        of one Redis hash, whatever the number of jobs stored."""
         family = HistogramMetricFamily("benchapp_job_phase_duration_seconds",
-                                       "How long finished jobs spent in each phase", labels=["phase"])
-        selects = []
-        for expr in _PHASES.values():
-            buckets = ", ".join(f"COUNT(*) FILTER (WHERE ({expr}) <= {b})" for b in PHASE_BUCKETS_S)
-            selects.append(f"{buckets}, COUNT({expr}), COALESCE(SUM({expr}), 0)")
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT {', '.join(selects)} FROM {Job._meta.db_table} "  # noqa: S608 (constants only)
-                           "WHERE finished_at IS NOT NULL", [])
-            row = cursor.fetchone() or ()
-        width = len(PHASE_BUCKETS_S) + 2
-        for i, phase in enumerate(_PHASES):
-            part = row[i * width:(i + 1) * width]
-            if not part:
-                continue
-            count, total = int(part[-2]), float(part[-1])
-            cumulative = [(str(float(b)), int(n)) for b, n in zip(PHASE_BUCKETS_S, part[:-2], strict=True)]
-            family.add_metric([phase], [*cumulative, ("+Inf", count)], total)
+                                       "How long closed jobs spent in each phase", labels=["phase"])
+        for phase in ("queued", "prepare", "dataset_prepare", "warmup", "run", "finalize"):
+            labels = {"phase": phase}
+            cumulative = [(str(float(b)), counted.get(field("job_phase_seconds_bucket",
+                                                            {**labels, "le": str(float(b))}), 0.0))
+                          for b in PHASE_BUCKETS_S]
+            count = counted.get(field("job_phase_seconds_count", labels), 0.0)
+            family.add_metric([phase], [*cumulative, ("+Inf", count)],
+                              counted.get(field("job_phase_seconds_sum", labels), 0.0))
         return family
 
     def _monitoring(self) -> Iterator[Metric]:
@@ -249,6 +233,7 @@ class BenchappCollector(Collector):
             log.warning("metrics: counters unreadable: %s", type(exc).__name__)
             counted = None
         if counted is not None:
+            yield self._phases(counted)
             checks = CounterMetricFamily("benchapp_regression_checks", "Finished runs checked for regressions")
             checks.add_metric([], counted.get(field("regression_checks"), 0.0))
             yield checks
