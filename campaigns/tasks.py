@@ -29,6 +29,15 @@ def job_finalize_task(job_id: int, attempt: int | None = None) -> None:
     execution.job_finalize(job_id=job_id, attempt=attempt)
 
 
+# A client host's worker found its job spoiled from outside: the server measures it again (rows and seals).
+@shared_task(acks_late=True, ignore_result=True)
+def job_measure_again_task(job_id: int, attempt: int, cause: str, client_id: int | None = None,
+                           send: int | None = None) -> None:
+    from campaigns.execution.results import job_measure_again_for_host
+
+    job_measure_again_for_host(job_id=job_id, attempt=attempt, cause=cause, client_id=client_id, send=send)
+
+
 # A client host's worker closes its own client; moving the run on (its next job, its end, its data dropped) is the
 # server's, which holds every target's password.
 @shared_task(acks_late=True, ignore_result=True)

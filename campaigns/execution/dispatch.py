@@ -121,6 +121,14 @@ def job_finalize_dispatch(*, job_id: int, attempt: int | None) -> None:
     _send("job_finalize_task", args=[job_id, attempt], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
 
+def job_measure_again_dispatch(*, job_id: int, attempt: int, cause: str, client_id: int | None,
+                               send: int | None) -> None:
+    """A client host found its job's measurement spoiled from outside (its target gone, sysbench killed by someone
+    else): the server measures it again, for the new attempt removes rows and seals the host may not touch."""
+    _send("job_measure_again_task", args=[job_id, attempt, cause, client_id, send],
+          queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
 def run_finished_dispatch(run_id: int) -> None:
     _send("run_finished_task", args=[run_id], queue=server_queue())
 

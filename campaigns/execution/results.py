@@ -23,7 +23,7 @@ from campaigns.cache import results_changed
 from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import dataset_drop, job_dataset_signature
-from campaigns.execution.dispatch import job_finalize_dispatch, run_advance
+from campaigns.execution.dispatch import job_finalize_dispatch, job_measure_again_dispatch, run_advance
 from campaigns.execution.outcomes import job_ended_log, job_outcome_log, job_phases_count
 from campaigns.execution.phases import job_target_connection
 from campaigns.execution.sealed import holds_field_key, job_passwords_forget
@@ -378,6 +378,13 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
         return "moved on"
     if attempt >= tries:
         return "no try left"
+    if not holds_field_key():
+        # A client host's worker may not remove the attempt's rows nor its seals: the server does it
+        # (job_measure_again_for_host). Its client stays active meanwhile, as the requeue wants it.
+        job_measure_again_dispatch(job_id=job_id, attempt=attempt, cause=cause,
+                                   client_id=lost_client.client_id if lost_client is not None else None,
+                                   send=lost_client.send if lost_client is not None else None)
+        return "again"
     t_s = IntervalSample.objects.filter(job_id=job_id, attempt=attempt).aggregate(t=Max("t"))["t"]
     # The lost attempt's seals go with it, in the same transaction: the new attempt's sends seal again, for the
     # hosts it picks, and none of them can be sent (nor seal) before the requeue is committed.
@@ -394,6 +401,22 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
     if not closing:
         run_advance(run_id=job.run_id)
     return "again"
+
+
+def job_measure_again_for_host(*, job_id: int, attempt: int, cause: str, client_id: int | None,
+                               send: int | None) -> Outcome:
+    """On the server, for a client host whose client found the attempt spoiled: measured again, or, when no try is
+    left any more, that client closed and the job failed with the cause (as the host would have done)."""
+    lost = transitions.LostClient(client_id=client_id, send=send) if client_id is not None else None
+    measured = job_measure_again(job_id=job_id, attempt=attempt, cause=cause, lost_client=lost)
+    if measured == "no try left":
+        if client_id is not None:
+            transitions.client_close(client_id=client_id, status=JobClient.Status.FAILED, error=cause, attempt=send)
+        job = Job.objects.select_related("run__campaign").get(pk=job_id)
+        transitions.job_fail(job_id=job_id, attempt=attempt, cause=no_try_left(
+            cause, attempt=attempt, tries=job.run.campaign.job_tries))
+        job_finalize(job_id=job_id, attempt=attempt)
+    return measured
 
 
 def no_try_left(cause: str, *, attempt: int, tries: int) -> str:
