@@ -62,7 +62,16 @@ def hosts_self_measure_due_task() -> list[str]:
 
 @shared_task(ignore_result=True)
 def jobs_reconcile_task() -> dict[str, int]:
-    return execution.jobs_reconcile()
+    from campaigns.execution.sealed import holds_field_key
+    from campaigns.monitoring.confirmation import alarms_orphaned_sweep
+
+    done = execution.jobs_reconcile()
+    if not holds_field_key():
+        return done  # a client host's worker: regressions are the server's
+    # Alarms whose confirmation run was deleted are told (or dropped) instead of waiting for ever.
+    for run_id, regression_ids in alarms_orphaned_sweep().items():
+        webhook_notify_task.apply_async(args=(run_id, regression_ids), queue=execution.server_queue())
+    return done
 
 
 @shared_task(ignore_result=True)

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from campaigns import monitoring, services
 from campaigns.models import Job, JobResult, Regression, Run
-from campaigns.monitoring.confirmation import _unconfirmable
+from campaigns.monitoring.confirmation import _unconfirmable, alarms_orphaned_sweep
 from tests.conftest import WorkerProcess, wait_for
 from tests.factories import CampaignFactory, ScenarioFactory, TargetFactory
 from tests.helpers.monitoring import WebhookReceiver, history
@@ -137,6 +137,20 @@ def test_a_cancelled_confirmation_run_and_an_alarm_a_lost_task_never_marked_pend
     regression = Regression.objects.get()
     assert (regression.confirmation, regression.confirm_run_id) == (C.UNCONFIRMED, confirm.pk)
     assert f"run #{confirm.pk} ended cancelled" in regression.confirm_note and len(mail.outbox) == 1
+
+
+@pytest.mark.django_db
+def test_an_alarm_whose_confirmation_run_was_deleted_is_told_by_the_reconciler_instead_of_waiting_for_ever():
+    campaign, target, scenario = _campaign()
+    history(campaign, target, scenario, STEADY)
+    (current,) = history(campaign, target, scenario, [7000])
+    monitoring.run_finished(run_id=current.pk)
+    Regression.objects.get().confirm_run.delete()
+    assert alarms_orphaned_sweep() == {}  # no webhook on this campaign: told by e-mail only
+    regression = Regression.objects.get()
+    assert regression.confirmation == C.UNCONFIRMED and regression.confirm_note == "its confirmation run was deleted"
+    assert len(mail.outbox) == 1 and "its confirmation run was deleted" in mail.outbox[0].body
+    assert alarms_orphaned_sweep() == {} and len(mail.outbox) == 1, "once"
 
 
 @pytest.mark.django_db

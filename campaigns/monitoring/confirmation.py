@@ -129,3 +129,20 @@ def confirmation_judge(*, confirm_run: Run) -> list[Regression]:
                 Regression.objects.filter(pk=regression.pk).update(
                     confirmation=C.NOT_CONFIRMED, confirm_value=fresh, confirm_change_pct=change_pct)
     return list(Regression.objects.filter(pk__in=[r.pk for r in pending]).order_by("pk"))
+
+
+def alarms_orphaned_sweep() -> dict[int, list[int]]:
+    """Alarms still pending whose confirmation run is gone (deleted by hand): told as not measured again where the
+    single-run rule raises them, dropped otherwise. Returns, per run, the ids its webhook should hear about (the
+    caller enqueues that); one indexed query when there are none (the reconciler calls it every few seconds)."""
+    from campaigns.monitoring.notifications import regressions_notify
+
+    orphans = list(Regression.objects.filter(confirmation=C.PENDING, confirm_run__isnull=True)
+                   .select_related("run__campaign").order_by("pk"))
+    told: dict[int, list[int]] = {}
+    for run_id in sorted({r.run_id for r in orphans}):
+        _unconfirmable([r for r in orphans if r.run_id == run_id], "its confirmation run was deleted")
+        ids = regressions_notify(run=next(r.run for r in orphans if r.run_id == run_id))
+        if ids:
+            told[run_id] = ids
+    return told
