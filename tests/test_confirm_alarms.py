@@ -27,6 +27,14 @@ def _campaign(**fields):
     return campaign, target, scenario
 
 
+def _alarmed(**fields):
+    """A confirming campaign's five steady nights, then a night 30 % slower (not judged yet)."""
+    campaign, target, scenario = _campaign(**fields)
+    history(campaign, target, scenario, STEADY)
+    (current,) = history(campaign, target, scenario, [7000])
+    return campaign, target, scenario, current
+
+
 def _measured(run: Run, qps: float, *, status: str = Run.Status.SUCCEEDED) -> Run:
     """The confirmation run's jobs as if measured, at qps each (what a worker would have stored)."""
     for job in run.jobs.all():
@@ -39,9 +47,7 @@ def _measured(run: Run, qps: float, *, status: str = Run.Status.SUCCEEDED) -> Ru
 
 @pytest.mark.django_db
 def test_an_alarm_waits_for_its_confirmation_run_and_a_confirmed_one_is_told_with_both_measurements():
-    campaign, target, scenario = _campaign()
-    history(campaign, target, scenario, STEADY)
-    (current,) = history(campaign, target, scenario, [7000])
+    campaign, target, scenario, current = _alarmed()
 
     assert monitoring.run_finished(run_id=current.pk) == []
     assert mail.outbox == [], "nobody is told before the cell is measured again"
@@ -67,9 +73,7 @@ def test_an_alarm_waits_for_its_confirmation_run_and_a_confirmed_one_is_told_wit
 
 @pytest.mark.django_db
 def test_an_alarm_the_second_measurement_does_not_uphold_is_never_told_and_says_so_on_the_run_page():
-    campaign, target, scenario = _campaign()
-    history(campaign, target, scenario, STEADY)
-    (current,) = history(campaign, target, scenario, [7000])
+    campaign, target, scenario, current = _alarmed()
     monitoring.run_finished(run_id=current.pk)
     regression = Regression.objects.get()
     monitoring.run_finished(run_id=_measured(regression.confirm_run, 10050).pk)
@@ -88,9 +92,7 @@ def test_an_alarm_the_second_measurement_does_not_uphold_is_never_told_and_says_
 
 @pytest.mark.django_db
 def test_alarms_that_cannot_be_measured_again_are_told_only_where_a_single_run_would_have_told_them():
-    campaign, target, scenario = _campaign()
-    history(campaign, target, scenario, STEADY)
-    (current,) = history(campaign, target, scenario, [7000])
+    campaign, target, scenario, current = _alarmed()
     # Another run of the campaign is in progress when this one is judged: its cells cannot be measured now.
     Run.objects.create(campaign=campaign, status=Run.Status.RUNNING, trigger=Run.Trigger.MANUAL)
     monitoring.run_finished(run_id=current.pk)
@@ -111,9 +113,7 @@ def test_alarms_that_cannot_be_measured_again_are_told_only_where_a_single_run_w
 
 @pytest.mark.django_db
 def test_a_failed_confirmation_run_tells_the_alarm_as_not_measured_again():
-    campaign, target, scenario = _campaign()
-    history(campaign, target, scenario, STEADY)
-    (current,) = history(campaign, target, scenario, [7000])
+    campaign, target, scenario, current = _alarmed()
     monitoring.run_finished(run_id=current.pk)
     confirm = Regression.objects.get().confirm_run
     Run.objects.filter(pk=confirm.pk).update(status=Run.Status.FAILED, finished_at=timezone.now())
@@ -125,9 +125,7 @@ def test_a_failed_confirmation_run_tells_the_alarm_as_not_measured_again():
 
 @pytest.mark.django_db
 def test_a_cancelled_confirmation_run_and_an_alarm_a_lost_task_never_marked_pending_are_still_told():
-    campaign, target, scenario = _campaign()
-    history(campaign, target, scenario, STEADY)
-    (current,) = history(campaign, target, scenario, [7000])
+    campaign, target, scenario, current = _alarmed()
     monitoring.run_finished(run_id=current.pk)
     confirm = Regression.objects.get().confirm_run
     # As if the task had stopped between launching the confirmation run and marking its alarm pending.
@@ -141,9 +139,7 @@ def test_a_cancelled_confirmation_run_and_an_alarm_a_lost_task_never_marked_pend
 
 @pytest.mark.django_db
 def test_an_alarm_whose_confirmation_run_was_deleted_is_told_by_the_reconciler_instead_of_waiting_for_ever():
-    campaign, target, scenario = _campaign()
-    history(campaign, target, scenario, STEADY)
-    (current,) = history(campaign, target, scenario, [7000])
+    campaign, target, scenario, current = _alarmed()
     monitoring.run_finished(run_id=current.pk)
     Regression.objects.get().confirm_run.delete()
     assert alarms_orphaned_sweep() == {}  # no webhook on this campaign: told by e-mail only

@@ -22,10 +22,10 @@ from campaigns.models import Run
 from campaigns.models.monitoring import Regression
 from campaigns.monitoring.evaluation import (
     Cell,
-    campaign_noise,
     history_runs,
     judge_inputs,
     per_second_qps,
+    pinned_run_cv,
 )
 from campaigns.services import run_confirm
 from campaigns.services.launch import StateConflict
@@ -105,8 +105,7 @@ def confirmation_judge(*, confirm_run: Run) -> list[Regression]:
         by_baseline[tuple(regression.baseline_run_ids)].append(regression)
     for ids, regressions in by_baseline.items():
         current, baseline, history = judge_inputs(confirm_run.pk, list(ids), earlier)
-        run_cv = (campaign_noise(campaign=campaign, before=original)["between_only_pct"] or 0.0) if len(ids) == 1 \
-            else 0.0
+        run_cv = pinned_run_cv(campaign=campaign, before=original, baseline_ids=list(ids))
 
         def per_second(cell: Cell, ids: tuple[int, ...] = ids) -> tuple[list[float], list[float]]:
             return per_second_qps(list(ids), cell), per_second_qps([confirm_run.pk], cell)

@@ -121,8 +121,7 @@ def run_evaluate(*, run: Run) -> list[Regression]:
     def per_second(cell: Cell) -> tuple[list[float], list[float]]:
         return per_second_qps(ids, cell), per_second_qps([run.pk], cell)
 
-    # Against a pinned run, the run-to-run noise of the campaign's history widens the repetition test.
-    run_cv = (campaign_noise(campaign=campaign, before=run)["between_only_pct"] or 0.0) if len(ids) == 1 else 0.0
+    run_cv = pinned_run_cv(campaign=campaign, before=run, baseline_ids=ids)
     found: list[Regression] = []
     for change in cells_judge(baseline=baseline, current=current, threshold_pct=campaign.regression_threshold_pct,
                               run_cv_pct=run_cv, per_second=per_second, history=history, alpha=screen_alpha(run)):
@@ -243,6 +242,14 @@ def run_change_points(*, run: Run) -> list[Regression]:
 
 
 NOISE_CHANGES_PCT = (15.0, 30.0)
+
+
+def pinned_run_cv(*, campaign: Campaign, before: Run, baseline_ids: list[int]) -> float:
+    """Against a pinned run (one baseline run), the campaign's run-to-run noise before `before`, which widens the
+    repetition test; 0 against several baseline runs (their own spread is the test's)."""
+    if len(baseline_ids) != 1:
+        return 0.0
+    return campaign_noise(campaign=campaign, before=before)["between_only_pct"] or 0.0
 
 
 def campaign_noise(*, campaign: Campaign, last_runs: int = 20, before: Run | None = None) -> dict[str, Any]:

@@ -124,22 +124,7 @@ def run_rerun(*, run: Run, user: Any = None, trigger: str = Run.Trigger.MANUAL,
     originals = list(source.select_related("target", "scenario"))
     if not originals:
         raise StateConflict(f"run #{run.pk} has no failed or cancelled jobs to retry")
-    campaign_ddl_check(planned=[PlannedJob(target=j.target, scenario=j.scenario, threads=j.threads,
-                                           repetition=j.repetition, position=j.position, tables=j.tables,
-                                           table_size=j.table_size, clients=j.clients_needed, time_s=j.run_time_s(),
-                                           warmup_s=j.warmup_time_s()) for j in originals])
-    variants_launch_check(jobs=[(j.target, j.variant, dict(j.variant_settings or {})) for j in originals])
-    # Whoever runs it again is held to the targets as a launch is: a run of someone else's target is not theirs to
-    # repeat, and a target that no longer allows uploaded workloads runs none again.
-    _targets_allowed(user=user, pairs=[(j.target, j.scenario) for j in originals])
-
-    def jobs(new: Run) -> list[Job]:
-        return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,
-                    repetition=j.repetition, position=n, tables=j.tables, table_size=j.table_size,
-                    clients_needed=j.clients_needed, time_s=j.time_s, warmup_s=j.warmup_s, variant=j.variant,
-                    variant_settings=j.variant_settings)
-                for n, j in enumerate(originals)]
-
+    jobs = _copies_checked(originals, user=user)
     what = "retry of the failed jobs of" if scope == Run.Rerun.FAILED else "run again of"
     return _run_insert(campaign=run.campaign, jobs=jobs, user=user, trigger=trigger, idempotency_key=idempotency_key,
                        label=f"{what} run #{run.pk}"[:200], rerun_of=run, rerun=scope)
@@ -164,12 +149,23 @@ def run_confirm(*, run: Run, cells: list[tuple[int, int, int, str]]) -> Run:
     order = {cell: n for n, cell in enumerate(dict.fromkeys((j.target_id, j.scenario_id, j.threads, j.variant)
                                                              for j in originals))}
     originals.sort(key=lambda j: (j.repetition, order[(j.target_id, j.scenario_id, j.threads, j.variant)], j.pk))
+    jobs = _copies_checked(originals, user=run.created_by)
+    label = f"confirmation of {len(wanted)} alarmed cell{'s' if len(wanted) != 1 else ''} of run #{run.pk}"
+    return _run_insert(campaign=run.campaign, jobs=jobs, user=run.created_by, trigger=Run.Trigger.CONFIRM,
+                       idempotency_key=key, label=label, rerun_of=run, rerun=Run.Rerun.CONFIRM)
+
+
+def _copies_checked(originals: list[Job], *, user: Any) -> Callable[[Run], list[Job]]:
+    """The jobs of a new run made of earlier jobs (a rerun, a confirmation run), in the order given, once the same
+    checks as a launch have passed: their scenarios' DDL, their settings variants on the servers, and whoever runs
+    them again held to the targets as a launch is (a run of someone else's target is not theirs to repeat, and a
+    target that no longer allows uploaded workloads runs none again)."""
     campaign_ddl_check(planned=[PlannedJob(target=j.target, scenario=j.scenario, threads=j.threads,
                                            repetition=j.repetition, position=j.position, tables=j.tables,
                                            table_size=j.table_size, clients=j.clients_needed, time_s=j.run_time_s(),
                                            warmup_s=j.warmup_time_s()) for j in originals])
     variants_launch_check(jobs=[(j.target, j.variant, dict(j.variant_settings or {})) for j in originals])
-    _targets_allowed(user=run.created_by, pairs=[(j.target, j.scenario) for j in originals])
+    _targets_allowed(user=user, pairs=[(j.target, j.scenario) for j in originals])
 
     def jobs(new: Run) -> list[Job]:
         return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,
@@ -178,9 +174,7 @@ def run_confirm(*, run: Run, cells: list[tuple[int, int, int, str]]) -> Run:
                     variant_settings=j.variant_settings)
                 for n, j in enumerate(originals)]
 
-    label = f"confirmation of {len(wanted)} alarmed cell{'s' if len(wanted) != 1 else ''} of run #{run.pk}"
-    return _run_insert(campaign=run.campaign, jobs=jobs, user=run.created_by, trigger=Run.Trigger.CONFIRM,
-                       idempotency_key=key, label=label, rerun_of=run, rerun=Run.Rerun.CONFIRM)
+    return jobs
 
 
 def _targets_allowed(*, user: Any, pairs: list[tuple[Any, Any]]) -> None:
