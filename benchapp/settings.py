@@ -337,6 +337,8 @@ BENCHAPP_PREPARE_TIMEOUT_S = envfloat("BENCHAPP_PREPARE_TIMEOUT_S", str(6 * 3600
 BENCHAPP_PREPARE_PROGRESS_S = envfloat("BENCHAPP_PREPARE_PROGRESS_S", "5")
 BENCHAPP_PROBE_TIMEOUT_S = envfloat("BENCHAPP_PROBE_TIMEOUT_S", "60")  # probe queries and scenario DDL on a target
 BENCHAPP_CLEANUP_TIMEOUT_S = envfloat("BENCHAPP_CLEANUP_TIMEOUT_S", "600")
+# A workload's check command after a job (Workload.check_command), at most this long.
+BENCHAPP_CHECK_TIMEOUT_S = envfloat("BENCHAPP_CHECK_TIMEOUT_S", "600")
 # A run may overrun --time (see SYSBENCH-NOTES): the timeout is --time plus this slack.
 BENCHAPP_RUN_SLACK_S = envfloat("BENCHAPP_RUN_SLACK_S", "60")
 BENCHAPP_CANCEL_POLL_S = envfloat("BENCHAPP_CANCEL_POLL_S", "1")

@@ -87,6 +87,9 @@ class Evidence:
     # A host test (cpu, memory, fileio, threads, mutex): it measures its client host, so the checks of a target
     # (TARGET_SIDE) say nothing of it; a cpu test is meant to saturate the host's CPUs.
     host_test: bool = False
+    # The workload's check after the measurement (Workload.check_command): its name and outcome (Job.CheckOutcome).
+    check_command: str = ""
+    check_outcome: str = ""
 
 
 # Each finding's cause in a few words, for a comparison's banner and its cells ("13 of 24 jobs invalid: the client
@@ -103,6 +106,8 @@ REASONS = {
     "shared": "another job used the target at the same time",
     "shared-host": "another job used the client host at the same time",
     "client-sum": "the clients' own figures do not add up to the job's",
+    "check-failed": "the workload's own check of the data failed",
+    "check-not-run": "the workload's own check could not run",
 }
 
 
@@ -160,7 +165,7 @@ def judge(evidence: Evidence) -> tuple[list[Finding], str]:
     findings = [
         *_client_bound(evidence), *_same_host(evidence), *_server(evidence), *_settled(evidence),
         *_errors(evidence), *_cache(evidence), *_overran(evidence), *_shared(evidence), *_imported(evidence),
-        *_client_sum(evidence), *_seconds(evidence),
+        *_client_sum(evidence), *_seconds(evidence), *_check(evidence),
     ]
     if evidence.host_test:
         findings = [f for f in findings if f.code not in TARGET_SIDE]
@@ -384,6 +389,20 @@ def _shared(e: Evidence) -> list[Finding]:
                                f"Another benchapp job used the same {what} during this one: "
                                + "; ".join(jobs[:3]) + ("; ..." if len(jobs) > 3 else "")))
     return out
+
+
+def _check(e: Evidence) -> list[Finding]:
+    """The workload's own check after the run: data it finds inconsistent makes the figures suspect (they were
+    measured on a database that lost or broke transactions); a check that could not run is said, no more."""
+    if not e.check_command or e.check_outcome in ("", "passed"):
+        return []
+    if e.check_outcome == "failed":
+        return [Finding("check-failed", SUSPECT, f"{e.check_command}: failed",
+                        f"The workload's `{e.check_command}` found the data inconsistent after the run (its output is "
+                        "on the job): the figures were measured on a database that did not keep every transaction.")]
+    return [Finding("check-not-run", INFO, f"{e.check_command}: not run",
+                    f"The workload's `{e.check_command}` could not run after the measurement (the job says why): "
+                    "the data was not checked.")]
 
 
 def _imported(e: Evidence) -> list[Finding]:

@@ -111,7 +111,8 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Workload
-        fields = ["id", "name", "description", "expected_errors_pct", "created_by", "created_at", "versions"]
+        fields = ["id", "name", "description", "expected_errors_pct", "size_option", "size_unit", "counted_function",
+                  "counted_label", "check_command", "created_by", "created_at", "versions"]
         read_only_fields = fields
 
 
@@ -127,6 +128,29 @@ class WorkloadUploadSerializer(StrictInputMixin, serializers.Serializer):
         required=False, allow_null=True, min_value=0.0, max_value=100.0,
         help_text="ignored errors per 100 transactions that are part of the workload (e.g. 1 for TPC-C's NewOrder "
                   "rollbacks): counted and shown, and only errors beyond this rate make a job suspect")
+    size_option = serializers.CharField(
+        required=False, allow_blank=True, max_length=60,
+        help_text="the script's option that takes the dataset's size per table set instead of --table-size "
+                  "(sysbench-tpcc: scale); campaigns sweep it as they sweep table sizes. Empty clears it")
+    size_unit = serializers.CharField(
+        required=False, allow_blank=True, max_length=40,
+        help_text="what that size counts, shown wherever a dataset is (e.g. warehouses); rows when empty")
+    counted_function = serializers.CharField(
+        required=False, allow_blank=True, max_length=60,
+        help_text="a global Lua function of the script whose calls that end without an error are counted and "
+                  "shown per minute (sysbench-tpcc: new_order)")
+    counted_label = serializers.CharField(
+        required=False, allow_blank=True, max_length=40,
+        help_text="what those calls are called on pages (e.g. NewOrders)")
+    check_command = serializers.CharField(
+        required=False, allow_blank=True, max_length=60,
+        help_text="a command of the script run on the target after each job (sysbench-tpcc: check); its outcome "
+                  "is on the job")
+
+
+def upload_declared(values: dict[str, Any]) -> dict[str, Any]:
+    """The workload declarations an upload gave (Workload.DECLARED after expected_errors_pct)."""
+    return {field: values[field] for field in Workload.DECLARED[1:] if field in values}
 
 
 def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -161,7 +185,8 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
         values, files = _upload_data(request)
         version = workload_save(user=request.user, files=files, entry=values["entry"], name=values.get("name", ""),
                                 description=values.get("description"), note=values.get("note", ""),
-                                expected_errors_pct=values.get("expected_errors_pct"))
+                                expected_errors_pct=values.get("expected_errors_pct"),
+                                declared=upload_declared(values))
         return Response(WorkloadVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer,
@@ -175,7 +200,8 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
         before = WorkloadVersion.objects.filter(workload=workload).count()
         version = workload_save(user=request.user, workload=workload, files=files, entry=values["entry"],
                                 description=values.get("description"), note=values.get("note", ""),
-                                expected_errors_pct=values.get("expected_errors_pct"))
+                                expected_errors_pct=values.get("expected_errors_pct"),
+                                declared=upload_declared(values))
         created = WorkloadVersion.objects.filter(workload=workload).count() > before
         return Response(WorkloadVersionSerializer(version).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -11,8 +11,21 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from django.db import connections
-from django.db.models import Aggregate, Avg, Count, ExpressionWrapper, F, FloatField, Max, Min, Q, StdDev, Sum
-from django.db.models.functions import Ln
+from django.db.models import (
+    Aggregate,
+    Avg,
+    Count,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Max,
+    Min,
+    Q,
+    StdDev,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce, Ln, NullIf
 
 from campaigns.comparison.costs import CellKey, cell_key
 from campaigns.comparison.rows import METRICS, Metric
@@ -103,6 +116,10 @@ class CellFigures:
     clients: int | None  # its jobs' most client machines
     errors_per_1k: float | None  # errors sysbench ignored per 1,000 transactions, mean of the repetitions
     errors_total: int | None
+    size_unit: str | None  # a workload's declared size unit ("warehouses"), None for rows
+    counted_label: str | None  # a workload's counted calls: their label, else its function's name
+    counted_per_min: float | None  # their mean per minute over the repetitions
+    expected_errors_pct: float | None  # the errors its workload declares part of it, per 100 transactions
     metrics: dict[Metric, MetricFigures]
 
     @property
@@ -133,6 +150,13 @@ def _aggregates() -> dict[str, Any]:
         "errors_per_1k": Avg(ExpressionWrapper(F("ignored_errors") * 1000.0 / F("transactions"),
                                                output_field=FloatField()), filter=Q(transactions__gt=0)),
         "errors_total": Sum("ignored_errors"),
+        "size_unit": Min(NullIf("job__scenario__workload_version__workload__size_unit", Value(""))),
+        "counted_label": Min(NullIf(Coalesce(NullIf("job__scenario__workload_version__workload__counted_label",
+                                                    Value("")),
+                                             "job__scenario__workload_version__workload__counted_function"),
+                                    Value(""))),
+        "counted_per_min": Avg("counted_per_min"),
+        "expected_errors_pct": Max("job__scenario__workload_version__workload__expected_errors_pct"),
     }
     for metric in METRICS:
         positive = Q(**{f"{metric}__gt": 0})
@@ -153,6 +177,7 @@ def _figures(row: dict[str, Any]) -> CellFigures:
     # The driver's numeric (bigint × float / bigint) and sum, as the JSON-ready float and int they stand for.
     row["errors_per_1k"] = None if row["errors_per_1k"] is None else float(row["errors_per_1k"])
     row["errors_total"] = None if row["errors_total"] is None else int(row["errors_total"])
+    row["counted_per_min"] = None if row["counted_per_min"] is None else float(row["counted_per_min"])
     return CellFigures(**row, metrics=metrics)
 
 

@@ -95,7 +95,7 @@ def to_csv(layout: ComparisonLayout) -> str:
 
 
 def table_header(table: ComparisonTable, names: Sequence[str]) -> list[str]:
-    header = ["Specification", "Concurrency", "Table size", "Tables"]
+    header = ["Specification", "Concurrency", table.get("size_label") or "Table size", "Tables"]
     header += [f"QPS {n}" for n in names]
     header += [f"Δ% {n}" for n in names[1:]]
     for beside in table.get("besides") or []:
@@ -103,6 +103,10 @@ def table_header(table: ComparisonTable, names: Sequence[str]) -> list[str]:
         header += [f"{n} ÷ published" for n in beside["columns"]]
     if table["has_tps"]:
         header += [f"TPS {n}" for n in names]
+    if table.get("has_counted"):
+        header += [f"{table['scenario'].get('counted', '')}/min {n}" for n in names]
+    if table.get("has_errors"):
+        header += [f"Errors/1k txn {n}" for n in names]
     if table["has_avg"]:
         header += [f"Avg ms {n}" for n in names]
         header += [f"Avg ms {n} (published)" for n in table.get("published_avg_names") or []]
@@ -151,6 +155,12 @@ def table_lines(table: ComparisonTable, names: Sequence[str]) -> list[list[str]]
         line += _beside_line(table, row)
         if table["has_tps"]:
             line += [metric(c, "tps") for c in cells]
+        if table.get("has_counted"):
+            line += [fmt_number(c.get("counted_per_min")) if c is not None and c.get("counted_per_min") is not None
+                     else "—" for c in cells]
+        if table.get("has_errors"):
+            line += [f"{(c.get('errors') or {}).get('per_1k_txn'):.3g}"
+                     if c is not None and (c.get("errors") or {}).get("per_1k_txn") is not None else "—" for c in cells]
         entries = row.get("besides") or []
         if table["has_avg"]:
             line += [metric(c, "latency_avg_ms", fmt_ms) for c in cells]

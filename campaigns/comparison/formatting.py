@@ -39,18 +39,25 @@ def pct_label(pct: float | None) -> str:
     return f"p{pct:g}"
 
 
-def shape_text(tables: int, table_size: int) -> str:
-    """A dataset's shape as headings write it: "4 × 10,000" (tables × rows per table)."""
-    return f"{tables:,} × {table_size:,}"
+def shape_text(tables: int, table_size: int, unit: str = "") -> str:
+    """A dataset's shape as headings write it: "4 × 10,000" (tables × rows per table), or with a workload's own
+    size unit "1 × 2 warehouses" (table sets × warehouses each)."""
+    return f"{tables:,} × {table_size:,}" + (f" {unit}" if unit and unit != "rows" else "")
 
 
-def rows_shape(rows: Sequence[Mapping[str, Any]]) -> str:
+def size_heading(unit: str = "") -> str:
+    """The size column's heading: "Table size", or a workload's unit ("Warehouses")."""
+    return unit[:1].upper() + unit[1:] if unit and unit != "rows" else "Table size"
+
+
+def rows_shape(rows: Sequence[Mapping[str, Any]], unit: str = "") -> str:
     """The shapes a table's rows were measured on, smallest first: "1 × 10,000", "1 × 10,000, 4 × 10,000", or
-    "1 × 10,000 to 8 × 40,000" past three; "" when no row says."""
+    "1 × 10,000 to 8 × 40,000" past three; "" when no row says. `unit`: a workload's size unit ("warehouses")."""
     shapes = sorted({(r["tables"], r["table_size"]) for r in rows if r.get("tables") and r.get("table_size")},
                     key=lambda s: (s[0] * s[1], s))
     texts = [shape_text(*s) for s in shapes]
-    return ", ".join(texts) if len(texts) <= 3 else f"{texts[0]} to {texts[-1]}"
+    text = ", ".join(texts) if len(texts) <= 3 else f"{texts[0]} to {texts[-1]}"
+    return text + (f" {unit}" if text and unit and unit != "rows" else "")
 
 
 # A difference whose whole 95% interval lies within this many percent is "no larger than" it, not "too few runs".

@@ -20,6 +20,7 @@ from campaigns.comparison.rows import (
     ComparisonRow,
     Metric,
     MetricStats,
+    ScenarioRef,
     comparison_row,
 )
 from campaigns.comparison.scope import Scope
@@ -139,9 +140,13 @@ def groups_of(cells: list[CellFigures], columns: list[Column], scope: Scope,
     for cell in cells:
         group_key = (cell.dataset_id, cell.scenario_id)
         if group_key not in groups:
+            scenario: ScenarioRef = {"id": cell.scenario_id, "name": cell.scenario_name, "test": cell.test}
+            if cell.size_unit:
+                scenario["size_unit"] = cell.size_unit
+            if cell.counted_label:
+                scenario["counted"] = cell.counted_label
             groups[group_key] = {"dataset": {"id": cell.dataset_id, "name": cell.dataset_name},
-                                 "scenario": {"id": cell.scenario_id, "name": cell.scenario_name, "test": cell.test},
-                                 "rows": []}
+                                 "scenario": scenario, "rows": []}
             group_order[group_key] = (cell.dataset_name, cell.scenario_name, cell.scenario_id)
         row_key = (*group_key, cell.spec_id, cell.threads, cell.table_size, cell.tables)
         if row_key not in rows:
@@ -170,8 +175,11 @@ def _entry(cell: CellFigures, scope: Scope, explained: dict[CellKey, dict[str, A
         "latency_avg_ms": metric_stats(cell.metrics["latency_avg_ms"]),
         "latency_pct_ms": metric_stats(cell.metrics["latency_pct_ms"]),
         "time_s": cell.time_s, "clients": cell.clients,
-        "errors": {"per_1k_txn": rounded(cell.errors_per_1k, 3), "total": cell.errors_total},
+        "errors": {"per_1k_txn": rounded(cell.errors_per_1k, 3), "total": cell.errors_total,
+                   **({"expected_pct": cell.expected_errors_pct} if cell.expected_errors_pct is not None else {})},
     }
+    if cell.counted_label:
+        entry["counted_per_min"] = rounded(cell.counted_per_min)
     if split:
         entry["target_id"] = cell.target_id
     found = explained.get(cell.key(by_run=scope.by_run)) or {"costs": {}, "bound": None}

@@ -89,11 +89,6 @@ def _value_cell(cell: ComparisonCell | None, metric: Metric, fmt: Any, product_i
                 extra += f'<span class="small why">{escape("; ".join(reasons))}</span>'
         if not cell.get("published"):  # a published figure has no job to judge
             attrs += f' data-verdict="{escape(verdict or "")}"'
-    if metric == "tps" and (per_1k := (cell.get("errors") or {}).get("per_1k_txn")):
-        # Errors sysbench ignored beside the throughput they cost (deadlocks, a TPC-C's rollbacks).
-        figure = f"{per_1k:,.0f}" if per_1k >= 100 else f"{per_1k:.3g}"
-        extra += ('<span class="muted small errors" data-testid="cell-errors" title="errors sysbench ignored '
-                  f'(deadlocks, rollbacks), mean per 1,000 transactions">{figure} errors / 1k txn</span>')
     if cell.get("verdict") in ("suspect", "invalid") and not cell.get("published"):
         attrs += ' data-untrusted="1"'
     return f'<td class="num"{attrs} data-value="{stats["value"]!r}">{fmt(stats["value"])}{extra}</td>'
@@ -147,6 +142,10 @@ def table_body_html(table: ComparisonTable, products: Sequence[Column],
                 parts.append(beside_cells_html(row, table["besides"]))
         if table["has_tps"] and "tps" in groups:
             parts += [_value_cell(c, "tps", fmt_number, None) for c in cells]
+        if table.get("has_counted") and "tps" in groups:
+            parts += [_counted_cell(c) for c in cells]
+        if table.get("has_errors") and "tps" in groups:
+            parts += [_errors_cell(c) for c in cells]
         if table["has_avg"] and "latency" in groups:
             parts += [_value_cell(c, "latency_avg_ms", fmt_ms, pid) for c, pid in zip(cells, ids, strict=True)]
             parts += _published_latency_cells(row, table.get("published_avg") or [], "latency_avg_ms")
@@ -156,6 +155,29 @@ def table_body_html(table: ComparisonTable, products: Sequence[Column],
         parts.append("</tr>")
         out.append("".join(parts))
     return mark_safe("\n".join(out))  # noqa: S308  # every interpolated text above is escaped
+
+
+def _counted_cell(cell: ComparisonCell | None) -> str:
+    """A workload's counted calls per minute (sysbench-tpcc's NewOrders), the mean of the repetitions."""
+    value = cell.get("counted_per_min") if cell is not None else None
+    if value is None:
+        return '<td class="num" data-metric="counted">—</td>'
+    return f'<td class="num" data-metric="counted" data-value="{value!r}">{fmt_number(value)}</td>'
+
+
+def _errors_cell(cell: ComparisonCell | None) -> str:
+    """Errors sysbench ignored per 1,000 transactions (deadlocks, a TPC-C's rollbacks), and the workload's own
+    expected rate beside them where it declares one."""
+    errors = (cell.get("errors") or {}) if cell is not None else {}
+    per_1k = errors.get("per_1k_txn")
+    if per_1k is None:
+        return '<td class="num" data-metric="errors">—</td>'
+    figure = f"{per_1k:,.0f}" if per_1k >= 100 else f"{per_1k:.3g}"
+    expected = errors.get("expected_pct")
+    note = (f'<span class="muted small">expected {float(expected) * 10:.3g}</span>' if expected is not None else "")
+    return (f'<td class="num" data-metric="errors" data-testid="errors-cell" data-value="{per_1k!r}" '
+            f'title="errors sysbench ignored, mean per 1,000 transactions; total {errors.get("total") or 0:,}">'
+            f'{figure}{note}</td>')
 
 
 def _untrusted(cell: ComparisonCell | None) -> bool:
@@ -293,11 +315,17 @@ def column_choices(layout: ComparisonLayout) -> list[dict[str, str]]:
         return []
     several = len(layout.get("names", [])) > 1
     pct = sorted({t["pct_label"] for t in tables if t["has_pct"]})
-    choices = [("table_size", "Table size", "column"), ("tables", "Tables", "column"), ("qps", "QPS", "column")]
+    sizes = sorted({t.get("size_label") or "Table size" for t in tables})
+    choices = [("table_size", " / ".join(sizes), "column"), ("tables", "Tables", "column"), ("qps", "QPS", "column")]
     if several:
         choices.append(("delta", "Δ% QPS", "column"))
     if any(t["has_tps"] for t in tables):
         choices.append(("tps", "TPS", "column"))
+    counted = sorted({t["scenario"].get("counted", "") for t in tables if t.get("has_counted")} - {""})
+    if counted:
+        choices.append(("counted", f"{' / '.join(counted)} per minute", "column"))
+    if any(t.get("has_errors") for t in tables):
+        choices.append(("errors", "Errors / 1k txn", "column"))
     if any(t["has_avg"] for t in tables):
         choices.append(("latency_avg_ms", "Avg latency", "column"))
     if pct:

@@ -14,7 +14,7 @@ from campaigns.cache import cached_value, query_key, results_version
 from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
 from campaigns.comparison.costs import table_explanations
 from campaigns.comparison.curves import comparison_curves
-from campaigns.comparison.formatting import pct_label, rows_shape
+from campaigns.comparison.formatting import pct_label, rows_shape, size_heading
 from campaigns.comparison.html import price_body_html, table_body_html
 from campaigns.comparison.published import (
     beside_rows,
@@ -348,7 +348,13 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
         table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
         table["price_html"] = price_body_html(table)
         table["id"] = f"t{group['dataset']['id']}-{group['scenario']['id']}"
-        table["shape"] = rows_shape(rows)
+        unit = group["scenario"].get("size_unit", "")
+        table["shape"] = rows_shape(rows, unit)
+        table["size_label"] = size_heading(unit)
+        measured = [c for r in rows for c in r["cells"] if c is not None and not c.get("published")]
+        table["has_counted"] = any(c.get("counted_per_min") is not None for c in measured)
+        table["has_errors"] = any((c.get("errors") or {}).get("total") or (c.get("errors") or {}).get("expected_pct")
+                                  for c in measured)
         table["title"] = (table_title(group["dataset"]["name"], group["scenario"]["name"]) if table["published"]
                           else measured_title(group["scenario"]["name"], table["shape"]))
         table["besides"] = _besides(table, names, specs, published_beside, selection) if not table["published"] else []

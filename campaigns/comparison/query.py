@@ -114,6 +114,8 @@ COMPARISON_CSV_COLUMNS = [
     *CSV_COSTS, "bound", "bound_evidence",
     # Errors sysbench ignored: per 1,000 transactions (mean of the repetitions) and in all.
     "errors_per_1k_txn", "errors_total",
+    # A workload's own dataset unit (warehouses; empty for rows) and its counted calls per minute (NewOrders).
+    "size_unit", "counted", "counted_per_min",
 ]
 
 
@@ -142,4 +144,6 @@ def comparison_rows(comparison: Comparison) -> Iterable[list[Any]]:
                 line += [cell_bound.get("resource", ""), cell_bound.get("evidence", "")]
                 errors = entry.get("errors") or {}
                 line += [errors.get("per_1k_txn"), errors.get("total")]
+                line += [group["scenario"].get("size_unit", ""), group["scenario"].get("counted", ""),
+                         entry.get("counted_per_min")]
                 yield line

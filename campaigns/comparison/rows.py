@@ -92,6 +92,7 @@ class ComparisonCell(TypedDict):
     qps_ci95: NotRequired[list[float | None] | None]
     time_s: NotRequired[int | None]  # measured: its jobs' longest measured time
     errors: NotRequired[dict[str, float | int | None]]  # measured: ignored errors per 1,000 transactions, total
+    counted_per_min: NotRequired[float | None]  # measured: the workload's counted calls per minute (NewOrders)
     clients: NotRequired[int | None]  # measured: its jobs' most client machines
     costs: NotRequired[dict[str, dict[str, float]]]  # measured: per-query costs, median/min/max/n (comparison.costs)
     bound: NotRequired[dict[str, str] | None]  # measured: what ran out, with its evidence
@@ -226,6 +227,8 @@ class ScenarioRef(TypedDict):
     id: int
     name: str
     test: str
+    size_unit: NotRequired[str]  # what its dataset's size counts (a workload's "warehouses"); rows when absent
+    counted: NotRequired[str]  # what its workload's counted calls are called ("NewOrders"); none when absent
 
 
 class ComparisonGroup(TypedDict):
@@ -423,6 +426,9 @@ class ComparisonTable(TypedDict):
     pct_label: str
     has_imported: bool
     published: bool
+    has_counted: NotRequired[bool]  # a workload's counted calls per minute (NewOrders) in some cell
+    has_errors: NotRequired[bool]  # ignored errors in some cell, or a workload that declares them
+    size_label: NotRequired[str]  # the size column's heading: "Table size", or the workload's "Warehouses"
     many_specs: NotRequired[bool]
     conclusion: NotRequired[str]
     price_rows: NotRequired[list[PriceRow]]

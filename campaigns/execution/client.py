@@ -34,6 +34,7 @@ from campaigns.execution.phases import (
 )
 from campaigns.execution.results import client_prefix, job_finalize, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
+from campaigns.execution.workload_check import job_check
 from campaigns.models import ClientHost, Job, JobClient
 from campaigns.probes import ProbeError, blocked_sessions, server_info
 from campaigns.sysbench import parser
@@ -137,10 +138,13 @@ def _client_run(job: Job, client: JobClient) -> None:
     if outcome.succeeded() and parsed.complete:
         # After the measurement, before the next job may start: it never shares the target with sysbench.
         round_trip_measure(run_id=job.run_id, target_id=job.target_id, host_name=client.host_name, conn=conn)
-    _measurement_end(job, client, exited_at, conn)
+    _measurement_end(job, client, exited_at, conn, complete=outcome.succeeded() and parsed.complete)
     samplers.stop()  # their last rows (job.server_window) are written before the job is closed
     output = redact_text(outcome.output, [conn.password])
     summary = parsed.to_dict()["summary"] or {}
+    version = job.scenario.workload_version
+    if summary and version is not None and version.workload.counted_function:
+        summary["counted"] = parser.counted_calls(outcome.output, version.workload.counted_function)
     fields = run_close_fields(outcome, output, parsed, summary, exited_at)
     if outcome.cancelled:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=client.attempt,
@@ -165,10 +169,11 @@ def _client_run(job: Job, client: JobClient) -> None:
                              **fields)
 
 
-def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Connection) -> None:
+def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Connection, *,
+                     complete: bool = False) -> None:
     """Records this client's sysbench exit; the last client of the job to exit then takes the server snapshot
-    after the run and marks the job measured, which lets the run's next job start (turns.measuring_before)
-    while this one is still being closed."""
+    after the run, runs the workload's check after a complete one (workload_check), and marks the job measured,
+    which lets the run's next job start (turns.measuring_before) while this one is still being closed."""
     if client_count(job) > 1:
         JobClient.objects.filter(pk=client.pk).update(exited_at=exited_at)
         if JobClient.objects.filter(job_id=job.pk, status__in=transitions.CLIENT_ACTIVE,
@@ -179,8 +184,9 @@ def _measurement_end(job: Job, client: JobClient, exited_at: datetime, conn: Con
         after = server_info(conn, tables=[f"sbtest{i}" for i in range(1, job.tables + 1)]).to_dict()
     except ProbeError as exc:
         after = {"error": str(exc)}
+    checked = job_check(job, conn, beat=lambda: client_heartbeat(client.pk, client.attempt)) if complete else {}
     Job.objects.filter(pk=job.pk, attempt=job.attempt, measured_at__isnull=True).update(
-        server_snapshot={**job.server_snapshot, "after": after}, measured_at=timezone.now())
+        server_snapshot={**job.server_snapshot, "after": after}, measured_at=timezone.now(), **checked)
 
 
 # Signals that benchapp never sends to a measuring sysbench (it stops one with SIGTERM then SIGKILL only when

@@ -117,7 +117,7 @@ def samples_bulk_store(*, job_id: int, client_index: int, intervals: list[parser
 # ---------------------------------------------------------------- results
 
 _SUMMED = ("tps", "qps", "reads_per_s", "writes_per_s", "other_per_s", "transactions", "queries",
-           "ignored_errors", "reconnects", "events")
+           "ignored_errors", "reconnects", "events", "counted")
 
 
 def merge_summaries(summaries: list[dict[str, Any]], histograms: list[list[list[float]] | None]) -> dict[str, Any]:
@@ -233,6 +233,8 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
         **{JobResult.PERCENTILE_FIELDS[key]: value for key, value in percentiles.items()},
         "latency_percentiles_missing": missing,
         "host_figures": summary.get("host_figures") or {},
+        "counted_per_min": (summary["counted"] * 60.0 / summary["duration_s"]
+                            if summary.get("counted") is not None and summary.get("duration_s") else None),
         **steady,
     })
     result, _ = JobResult.objects.update_or_create(job=job, defaults=fields)

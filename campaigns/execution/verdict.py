@@ -191,6 +191,8 @@ def job_evidence(job: Job) -> validity.Evidence:
         client_rates={measure: [(c.summary or {}).get(measure) for c in clients] for measure in ("qps", "tps")},
         seconds=_seconds_accounts(job, clients, by_client), partial_seconds=partial,
         host_test=job.target.is_client_host(),
+        check_command=version.workload.check_command if version is not None else "",
+        check_outcome=job.check_outcome,
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from campaigns.models import Scenario
-from campaigns.sysbench.workloads import WorkloadError, workload_materialize
+from campaigns.sysbench.workloads import WorkloadError, counting_wrapper, workload_materialize
 
 
 class WorkloadUnavailable(Exception):
@@ -25,12 +25,16 @@ def scenario_test(scenario: Scenario) -> Any:
     version = scenario.workload_version
     if version is None:
         return scenario.test
+    function = version.workload.counted_function
     try:
+        generated = dict([counting_wrapper(entry=version.entry, function=function)]) if function else {}
         entry_path = workload_materialize(cache_dir=settings.BENCHAPP_WORKLOAD_DIR, digest=version.content_hash,
-                                          files=version.files, entry=version.entry)
+                                          files=version.files, entry=version.entry, generated=generated)
     except (WorkloadError, OSError) as exc:
         raise WorkloadUnavailable(f"workload {version} could not be written on {settings.BENCHAPP_HOSTNAME}: "
                                   f"{exc}") from None
+    if generated:  # sysbench runs the wrapper beside the entry, which loads the entry itself
+        entry_path = entry_path.parent / next(iter(generated)).rpartition("/")[2]
     return version.test_spec(str(entry_path))
 
 

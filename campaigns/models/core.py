@@ -269,9 +269,12 @@ class Dataset(models.Model):
         if self.pk is not None:  # a new shape must not contradict what its scenarios' options say (Scenario.clean)
             from campaigns.sysbench.catalogue import dataset_option_conflict
 
-            for name, options in self.scenarios.values_list("name", "options"):
+            for name, options, size_option, size_unit in self.scenarios.values_list(
+                    "name", "options", "workload_version__workload__size_option",
+                    "workload_version__workload__size_unit"):
                 conflict = dataset_option_conflict(options or {}, dataset_name=self.name, tables=self.tables,
-                                                   table_size=self.table_size)
+                                                   table_size=self.table_size, size_option=size_option or "",
+                                                   size_unit=size_unit or "rows")
                 if conflict is not None:
                     field = "tables" if "tables" in conflict.option else "table_size"
                     raise ValidationError({field: f"contradicts the scenario '{name}', whose options say "
@@ -369,8 +372,11 @@ class Scenario(models.Model):
             raise ValidationError({field: str(exc)}) from None
         dataset = self.dataset if self.dataset_id is not None else None
         if dataset is not None:
+            spec = self.test_spec()
             conflict = dataset_option_conflict(self.options, dataset_name=dataset.name, tables=dataset.tables,
-                                               table_size=dataset.table_size)
+                                               table_size=dataset.table_size,
+                                               size_option=getattr(spec, "size_option", ""),
+                                               size_unit=getattr(spec, "size_unit", "rows"))
             if conflict is not None:
                 raise ValidationError({"options": conflict.message})
         from campaigns.models.hosttests import host_scenario_clean
@@ -778,7 +784,7 @@ class Job(models.Model):
         "status", "phase", "error", "wait_reason", "command_line", "start_skew_ms", "wall_time_s", "server_snapshot",
         "cache_hit_ratio", "cache_warning", "verdict", "server_window", "findings", "claimed_by", "started_at",
         "finished_at", "heartbeat_at", "release_at", "prepare_progress", "prepare_wall_s", "warmup_started_at",
-        "warmup_wall_s", "measured_at", "unreachable_since", "next_try_at",
+        "warmup_wall_s", "measured_at", "unreachable_since", "next_try_at", "check_outcome", "check_output",
     )
     CELL_FIELDS = (
         "id", "run", "target", "scenario", "threads", "repetition", "position", "variant", "variant_settings",
@@ -848,6 +854,17 @@ class Job(models.Model):
     # unreachable, and when the job tries again (Celery's retry countdown). Both empty otherwise.
     unreachable_since = models.DateTimeField(null=True, blank=True)
     next_try_at = models.DateTimeField(null=True, blank=True)
+    # The workload's check command (Workload.check_command), run on the target after the measurement: passed,
+    # failed (the script said so), not_run (it could not be started or finish), "" when there is none; and the
+    # end of what it printed, secrets redacted.
+    class CheckOutcome(models.TextChoices):
+        NONE = "", "not run"
+        PASSED = "passed"
+        FAILED = "failed"
+        NOT_RUN = "not_run", "could not run"
+
+    check_outcome = models.CharField(max_length=10, blank=True, default="", choices=CheckOutcome.choices)
+    check_output = models.TextField(blank=True, default="")
     # What happened to the job beside its outcome, in sentences the job page and the API show ("the prepared
     # tables were missing on the target: the dataset was prepared again").
     notes = models.JSONField(default=list, blank=True)
@@ -1027,6 +1044,11 @@ class JobResult(models.Model):
     transactions = models.BigIntegerField(null=True, blank=True)
     queries = models.BigIntegerField(null=True, blank=True)
     ignored_errors = models.BigIntegerField(null=True, blank=True)
+    # A workload's counted function (Workload.counted_function: sysbench-tpcc's new_order): its calls that ended
+    # without an error, summed over the clients, and per minute of the run. None for other tests.
+    counted = models.BigIntegerField(
+        null=True, blank=True, help_text="calls of the workload's counted function that ended without an error")
+    counted_per_min = models.FloatField(null=True, blank=True, help_text="those calls per minute of the run")
     reconnects = models.BigIntegerField(null=True, blank=True)
     events = models.BigIntegerField(null=True, blank=True)
     duration_s = models.FloatField(null=True, blank=True)

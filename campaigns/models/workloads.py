@@ -26,16 +26,42 @@ class Workload(models.Model):
         null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
         help_text="ignored errors per 100 transactions that are part of the workload (e.g. 1 for TPC-C's "
                   "rollbacks); only errors beyond this rate make a job suspect")
+    # The workload's shape and its own figures, declared by its owner (campaigns.services.workloads): the option
+    # that takes the dataset's size per table set instead of --table-size (sysbench-tpcc's `scale`) and what that
+    # size counts ("warehouses"); a global Lua function whose completed calls are counted per minute
+    # (sysbench-tpcc's `new_order`, shown as "NewOrders"); a command of the script run after each job (`check`).
+    size_option = models.CharField(max_length=60, blank=True, default="",
+                                   help_text="the option that takes the dataset's size, e.g. scale")
+    size_unit = models.CharField(max_length=40, blank=True, default="",
+                                 help_text="what the dataset's size counts, e.g. warehouses (rows when empty)")
+    counted_function = models.CharField(max_length=60, blank=True, default="",
+                                        help_text="a global Lua function whose completed calls are counted, "
+                                                  "e.g. new_order")
+    counted_label = models.CharField(max_length=40, blank=True, default="",
+                                     help_text="what those calls are called, e.g. NewOrders")
+    check_command = models.CharField(max_length=60, blank=True, default="",
+                                     help_text="a command of the script run after each job, e.g. check")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", editable=False
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    DECLARED = ("expected_errors_pct", "size_option", "size_unit", "counted_function", "counted_label",
+                "check_command")
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def size_noun(self) -> str:
+        """What the dataset's size counts for this workload: "warehouses", or "rows"."""
+        return self.size_unit or "rows"
+
+    def counted_noun(self) -> str:
+        """What the counted calls are called on pages: "NewOrders", or the function's name."""
+        return self.counted_label or self.counted_function
 
     def latest_version(self) -> WorkloadVersion | None:
         return self.versions.order_by("-number").first()
@@ -89,7 +115,8 @@ class WorkloadVersion(models.Model):
         description = (f"your own workload {self.workload.name} v{self.number}: {self.entry} and "
                        f"{len(self.files) - 1} other file(s), content hash {self.short_hash()}")
         return workload_spec(label=self.label(), entry=entry_path or self.entry, description=description,
-                             options=options_from_json(self.options), commands=tuple(self.commands))
+                             options=options_from_json(self.options), commands=tuple(self.commands),
+                             size_option=self.workload.size_option, size_unit=self.workload.size_noun())
 
     def option_rows(self) -> list[dict[str, Any]]:
         return list(self.options)

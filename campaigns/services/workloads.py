@@ -58,14 +58,17 @@ def workload_may_edit(*, user: Any, workload: Workload) -> bool:
 def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str = "",
                   workload: Workload | None = None, description: str | None = None,
                   note: str = "", expected_errors_pct: float | None = None,
-                  reuse_others: bool = False) -> WorkloadVersion:
+                  declared: Mapping[str, Any] | None = None, reuse_others: bool = False) -> WorkloadVersion:
     """A version of `workload` (or of a new workload called `name`) holding `files` (path → Lua text), with
     `entry` the script sysbench runs. The same files as an existing version give that version back: editing
     makes a new version only when the code changed. `expected_errors_pct` (ignored errors per 100 transactions
-    that are part of the workload) is the workload's, set when given (None leaves it). Only its owner or an admin
+    that are part of the workload) is the workload's, set when given (None leaves it), as is each of `declared`
+    (Workload.DECLARED: the option that takes the dataset's size and its unit, the counted function and its label,
+    the command run after each job; checked against the saved version's options and commands by
+    declared_problems). Only its owner or an admin
     (workload_may_edit) adds a version to an existing workload, named by `workload` or by `name`; `reuse_others`
     (a bundle import) gives back the version of another user's workload that holds the same files, changing
-    nothing of theirs. Raises ValidationError keyed by field (name, files, entry, expected_errors_pct), naming the
+    nothing of theirs. Raises ValidationError keyed by field (name, files, entry, or the declared field), naming the
     file or the cause ("name" when the name is another user's workload), and stores nothing then;
     PermissionDenied for a user below operator, or for `workload` another user's."""
     actor = acting_user(user)
@@ -82,6 +85,8 @@ def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str 
                                f"'{workload.name}'")
     if foreign and not reuse_others:
         raise ValidationError({"name": NAME_TAKEN})
+    wanted = {**(declared or {}), **({} if expected_errors_pct is None else
+                                     {"expected_errors_pct": expected_errors_pct})}
     try:
         checked = files_check(files, entry)
     except WorkloadError as exc:
@@ -91,7 +96,7 @@ def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str 
         same = existing.versions.filter(content_hash=digest).first()
         if same is not None:
             if not foreign:
-                _expected_errors_set(existing, expected_errors_pct)
+                _declared_set(existing, wanted, options=same.options, commands=same.commands)
             return same
     if foreign:
         raise ValidationError({"name": NAME_TAKEN})
@@ -99,29 +104,105 @@ def workload_save(*, user: Any, files: Mapping[str, Any], entry: str, name: str 
         found = workload_inspect(files=checked, entry=entry, sysbench=settings.BENCHAPP_SYSBENCH)
     except WorkloadError as exc:
         raise ValidationError({exc.field: exc.message}) from None
+    options, commands = options_to_json(found.options), list(found.commands)
     with transaction.atomic():
         if existing is None:
-            existing = row_write(Workload(), {"name": name, "description": description or "",
-                                              "expected_errors_pct": expected_errors_pct}, user=actor)
+            values = declared_values(wanted, base=Workload(), options=options, commands=commands)
+            existing = row_write(Workload(), {"name": name, "description": description or "", **values}, user=actor)
         else:
             existing = Workload.objects.select_for_update().get(pk=existing.pk)
             if description is not None and description != existing.description:
                 existing = row_write(existing, {"description": description})
-            _expected_errors_set(existing, expected_errors_pct)
+            _declared_set(existing, wanted, options=options, commands=commands)
         same = existing.versions.filter(content_hash=digest).first()
         if same is not None:  # saved by someone else meanwhile
             return same
         number = (existing.versions.aggregate(top=Max("number"))["top"] or 0) + 1
         return row_write(WorkloadVersion(), {
             "workload": existing, "number": number, "content_hash": digest, "entry": entry, "files": checked,
-            "options": options_to_json(found.options), "commands": list(found.commands),
+            "options": options, "commands": commands,
             "help_text": found.help_text, "note": note[:300], "uploaded_by": actor,
         })
 
 
-def _expected_errors_set(workload: Workload, expected_errors_pct: float | None) -> None:
-    if expected_errors_pct is not None and expected_errors_pct != workload.expected_errors_pct:
-        row_write(workload, {"expected_errors_pct": expected_errors_pct})
+# sysbench's own hooks and the Lua names benchapp's counting wrapper needs: not a function to count.
+_NOT_COUNTED = frozenset({"event", "thread_init", "thread_done", "init", "done", "prepare", "cleanup", "help",
+                          "require", "print", "error", "pcall", "unpack", "sysbench"})
+_LUA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9 _-]{0,39}")
+_NOT_CHECKS = frozenset({"prepare", "cleanup", "run", "help", "prewarm"})
+
+
+def declared_problems(values: Mapping[str, Any], *, options: list[Any], commands: list[Any]) -> dict[str, str]:
+    """What is wrong with a workload's declarations (Workload.DECLARED) for a version whose sysbench help listed
+    `options` (JSON rows) and `commands`, by field; empty when nothing is. An empty string clears a declaration."""
+    problems: dict[str, str] = {}
+    unknown = sorted(set(values) - set(Workload.DECLARED))
+    if unknown:
+        problems[unknown[0]] = f"not a workload declaration: {', '.join(Workload.DECLARED)} are"
+    named = {row.get("name"): row for row in options if isinstance(row, dict)}
+    for field, value in values.items():
+        if field == "expected_errors_pct":
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                      or not 0 <= value <= 100):
+                problems[field] = "a number of errors per 100 transactions from 0 to 100 was expected"
+            continue
+        if field not in Workload.DECLARED:
+            continue
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            problems[field] = "a text was expected"
+            continue
+        if not value:
+            continue
+        if field == "size_option":
+            row = named.get(value)
+            if row is None:
+                problems[field] = (f"{value[:60]!r} is not an option of the script (sysbench lists: "
+                                   f"{', '.join(sorted(str(n) for n in named)) or 'none'})")
+            elif value in ("tables", "threads", "table-size", "table_size"):
+                problems[field] = f"{value} is set by benchapp itself: name the option that takes the size"
+            elif row.get("type") not in ("int", "integer", "number"):
+                problems[field] = (f"option {value} takes a {row.get('type') or 'text'}: the dataset's size is a "
+                                   "whole number")
+        elif field == "counted_function":
+            if not _LUA_NAME.fullmatch(value):
+                problems[field] = "the name of a global Lua function was expected, e.g. new_order"
+            elif value in _NOT_COUNTED:
+                problems[field] = f"{value} is one of sysbench's own names: name the workload's function to count"
+        elif field in ("size_unit", "counted_label"):
+            if not _WORDS.fullmatch(value):
+                problems[field] = "letters, digits, spaces, '_' and '-', at most 40, starting with a letter"
+        elif field == "check_command":
+            if value in _NOT_CHECKS:
+                problems[field] = f"{value} is not a check: name a command of the script that checks the data"
+            elif value not in commands:
+                problems[field] = (f"{value[:60]!r} is not a command of the script (it defines: "
+                                   f"{', '.join(str(c) for c in commands) or 'none'})")
+    if values.get("counted_label") and not values.get("counted_function"):
+        problems.setdefault("counted_label", "a label needs counted_function, the function whose calls it names")
+    return problems
+
+
+def declared_values(wanted: Mapping[str, Any], *, base: Workload, options: list[Any],
+                    commands: list[Any]) -> dict[str, Any]:
+    """The declarations to write: `wanted` over `base`'s, every one checked (ValidationError by field). A
+    declaration not given keeps its value; a size option the new version no longer has is refused."""
+    merged = {field: getattr(base, field) for field in Workload.DECLARED}
+    merged.update({field: value for field, value in wanted.items() if value is not None})
+    problems = declared_problems(merged, options=options, commands=commands)
+    if problems:
+        raise ValidationError(problems)
+    return {field: value for field, value in merged.items()
+            if field in wanted and value != getattr(base, field)}
+
+
+def _declared_set(workload: Workload, wanted: Mapping[str, Any], *, options: list[Any],
+                  commands: list[Any]) -> None:
+    changed = declared_values(wanted, base=workload, options=options, commands=commands)
+    if changed:
+        row_write(workload, changed)
 
 
 def upload_name_problem(*, sent: str, kept: str | None) -> str | None:
@@ -162,7 +243,7 @@ def workload_export(scenario: Scenario) -> dict[str, Any]:
         return {}
     return {"workload": {"name": version.workload.name, "number": version.number, "entry": version.entry,
                          "content_hash": version.content_hash, "files": version.files,
-                         "expected_errors_pct": version.workload.expected_errors_pct}}
+                         **{field: getattr(version.workload, field) for field in Workload.DECLARED}}}
 
 
 def workload_import(data: Any, where: str, *, user: Any) -> WorkloadVersion | None:
@@ -177,9 +258,11 @@ def workload_import(data: Any, where: str, *, user: Any) -> WorkloadVersion | No
         expected = data.get("expected_errors_pct")
         if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int | float)):
             raise ValueError(f"{where}.expected_errors_pct: a number of errors per 100 transactions was expected")
+        declared = {field: data[field] for field in Workload.DECLARED[1:] if field in data}
         return workload_save(user=user, name=data.get("name") or "", files=data.get("files") or {},
                              entry=data.get("entry") or "", note="imported with a run bundle",
-                             expected_errors_pct=None if expected is None else float(expected), reuse_others=True)
+                             expected_errors_pct=None if expected is None else float(expected),
+                             declared=declared, reuse_others=True)
     except ValidationError as exc:
         field, messages = next(iter(exc.message_dict.items()))
         raise ValueError(f"{where}.{field}: {'; '.join(messages)}") from None

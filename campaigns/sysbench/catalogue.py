@@ -79,6 +79,10 @@ class TestSpec:
     # the sysbench commands (prepare, cleanup) it defines.
     workload: bool = False
     commands: tuple[str, ...] = ("prepare", "cleanup")
+    # A workload's option that takes the dataset's size per table set in place of --table-size (Workload.size_option:
+    # sysbench-tpcc's scale, in warehouses), and what that size counts ("rows" when not declared).
+    size_option: str = ""
+    size_unit: str = "rows"
     # One of sysbench's built-in host tests (cpu, memory, fileio, threads, mutex: campaigns.sysbench.hosttests):
     # it measures the client host it runs on, needs no database and has no tables.
     host: bool = False
@@ -665,18 +669,22 @@ DATASET_OPTIONS = {"tables": "tables", "oltp-tables-count": "tables",
 
 
 def dataset_option_conflict(options: Mapping[str, object], *, dataset_name: str, tables: int,
-                            table_size: int) -> OptionError | None:
+                            table_size: int, size_option: str = "", size_unit: str = "rows") -> OptionError | None:
     """An option that contradicts the scenario's dataset ({"tables": 2} on a dataset of 1 table), naming both; None
     when none does. The dataset decides: a job runs with its --tables and --table-size whatever the options say, so
     a contradicting option is refused rather than silently overridden. The same value is harmless."""
     shape = {"tables": tables, "table_size": table_size}
+    given = dict(DATASET_OPTIONS)
+    if size_option:
+        given[size_option] = "table_size"
     for name, value in options.items():
-        field = DATASET_OPTIONS.get(name)
+        field = given.get(name)
         if field is None or value == shape[field] or str(value) == str(shape[field]):
             continue
         noun = "table" if tables == 1 else "tables"
+        flag = size_option if field == "table_size" and size_option else field.replace("_", "-")
         return OptionError(name, f"{name}={value} contradicts the dataset '{dataset_name}' ({tables:,} {noun} × "
-                                 f"{table_size:,} rows), which sets --{field.replace('_', '-')} of every run: "
+                                 f"{table_size:,} {size_unit}), which sets --{flag} of every run: "
                                  "choose or make a dataset of that shape instead, or leave the option out")
     return None
 

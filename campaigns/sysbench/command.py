@@ -101,6 +101,8 @@ def dataset_options(test: str | TestSpec, *, tables: int, table_size: int) -> di
     spec = test if isinstance(test, TestSpec) else TESTS[test]
     if spec.workload:
         given = {"tables": tables, "table-size": table_size}
+        if spec.size_option:  # the workload's own option takes the size (sysbench-tpcc: --scale, in warehouses)
+            given = {"tables": tables, spec.size_option: table_size}
         return {name: value for name, value in given.items() if name in spec.options}
     if spec.legacy:
         return {"oltp-tables-count": tables, "oltp-table-size": table_size}
@@ -123,8 +125,10 @@ def build_argv(
     histogram: bool = False,
     forced_shutdown_s: int | None = None,
 ) -> list[str]:
-    """The full argv for one sysbench phase (prepare, run or cleanup)."""
-    if command not in ("prepare", "run", "cleanup"):
+    """The full argv for one sysbench phase (prepare, run or cleanup, or a workload's own command it defines, such
+    as sysbench-tpcc's check)."""
+    own = isinstance(test, TestSpec) and test.workload and command in test.commands and command != "help"
+    if command not in ("prepare", "run", "cleanup") and not own:
         raise ValueError(f"unknown sysbench command {command!r}")
     options_refuse_connection(options)
     merged: dict[str, object] = dict(options)

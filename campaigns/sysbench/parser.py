@@ -345,6 +345,18 @@ def parse_interval_line(line: str) -> Interval | None:
         return None
 
 
+# What benchapp's counting wrapper (campaigns.sysbench.workloads.counting_wrapper) prints as each thread ends: the
+# completed calls of the workload's counted function in that thread.
+_COUNT_LINE = re.compile(r"^benchapp-count (?P<name>[A-Za-z_][A-Za-z0-9_]{0,59}) (?P<n>\d{1,15})$", re.MULTILINE)
+
+
+def counted_calls(text: str, function: str) -> int | None:
+    """The calls of `function` that sysbench's threads completed, summed over the wrapper's lines; None when no
+    thread printed one (no wrapper ran, or sysbench stopped before its threads ended)."""
+    counts = [int(m["n"]) for m in _COUNT_LINE.finditer(text or "") if m["name"] == function]
+    return sum(counts) if counts else None
+
+
 def looks_like_sysbench_output(text: str) -> bool:
     """Whether `text` is plausibly sysbench output (to refuse other uploaded files).
 

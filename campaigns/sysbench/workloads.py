@@ -37,6 +37,8 @@ PROBE_PROCESSES = 512
 # finds a/b.lua, so sub-directories are allowed. Nothing absolute, no '..', no hidden files.
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 PROBE_NAME = "benchapp_probe__.lua"
+# Files benchapp writes beside a workload's own on the host that runs it (counting_wrapper); no upload may use it.
+GENERATED_PREFIX = "__benchapp"
 _PROBE = r"""
 -- benchapp's probe: compiles every file (loadfile runs nothing), then loads the entry script as sysbench would.
 for path in string.gmatch(os.getenv("BENCHAPP_LUA_FILES") or "", "[^\n]+") do
@@ -104,7 +106,7 @@ def path_problem(path: object) -> str | None:
         return (f"file name {path[:60]!r}: letters, digits, '_', '-' and '.' only, not starting with '.' or '-'")
     if not path.endswith(".lua"):
         return f"file {path[:60]!r} is not a .lua file"
-    if path == PROBE_NAME:
+    if path == PROBE_NAME or segments[-1].startswith(GENERATED_PREFIX):
         return f"file name {path!r} is reserved by benchapp"
     return None
 
@@ -289,18 +291,54 @@ def options_from_json(rows: object) -> dict[str, OptionSpec]:
 
 
 def workload_spec(*, label: str, entry: str, options: Mapping[str, OptionSpec], description: str = "",
-                  commands: tuple[str, ...] = ("prepare", "cleanup")) -> TestSpec:
+                  commands: tuple[str, ...] = ("prepare", "cleanup"), size_option: str = "",
+                  size_unit: str = "rows") -> TestSpec:
     """The workload as a test of the catalogue: validate_options and build_argv take it in place of a test name.
     `entry` is the script sysbench runs (an absolute path on a client host, once materialised)."""
     return TestSpec(name=label, script=entry, options=dict(options), legacy=False, description=description,
-                    prepares_tables="prepare" in commands, workload=True, commands=tuple(commands))
+                    prepares_tables="prepare" in commands, workload=True, commands=tuple(commands),
+                    size_option=size_option, size_unit=size_unit)
+
+
+def counting_wrapper(*, entry: str, function: str) -> tuple[str, str]:
+    """A script of benchapp's, beside the entry (its path and text), that runs the entry unchanged and counts
+    the calls of its global `function` that return without an error: sysbench's threads are separate Lua states,
+    so each prints its own count as it ends ("benchapp-count new_order 1234", read by parser.counted_calls).
+    The workload's options and commands are the entry's own: it is loaded first, in the same globals. A call that
+    raises (a deadlock sysbench retries) is not counted; a call that rolls back by design and returns is.
+    `function` has been checked as a Lua name (services.workloads.declared_problems)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,59}", function):
+        raise WorkloadError(f"not a Lua function name: {function[:70]!r}")
+    folder, _, base = entry.rpartition("/")
+    name = f"{folder + '/' if folder else ''}{GENERATED_PREFIX}_count_{function}.lua"
+    text = f"""-- Written by benchapp: runs {base} unchanged and counts its {function}() calls that end without an error.
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/") or "."
+dofile(here .. "/" .. {json.dumps(base)})
+local counted = _G[{json.dumps(function)}]
+if type(counted) == "function" then
+  local calls = 0
+  local function count(...)
+    calls = calls + 1
+    return ...
+  end
+  _G[{json.dumps(function)}] = function(...) return count(counted(...)) end
+  local thread_done_of_workload = thread_done
+  function thread_done(...)
+    io.write(string.format("benchapp-count %s %d\n", {json.dumps(function)}, calls))
+    io.flush()
+    if thread_done_of_workload then return thread_done_of_workload(...) end
+  end
+end
+"""
+    return name, text
 
 
 def workload_materialize(*, cache_dir: str | os.PathLike[str], digest: str, files: Mapping[str, str],
-                         entry: str) -> Path:
+                         entry: str, generated: Mapping[str, str] | None = None) -> Path:
     """The workload's files under cache_dir/<digest>/ (written once, read-only, in a directory only this user
     may write); returns the entry script's absolute path. A cached copy whose files do not hash to `digest`
-    (changed behind benchapp's back) is replaced."""
+    (changed behind benchapp's back) is replaced. `generated` (path → text, counting_wrapper's) are written beside
+    them, outside the hash; a copy without them is written again with them."""
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise WorkloadError(f"not a content hash: {digest[:70]!r}")
     base = Path(cache_dir)
@@ -309,22 +347,24 @@ def workload_materialize(*, cache_dir: str | os.PathLike[str], digest: str, file
     if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise WorkloadError(f"workload cache {base} must belong to this user and be writable by nobody else")
     final = base / digest
-    if final.is_dir() and _cached_hash(final, files, entry) == digest:
+    extra = dict(generated or {})
+    if final.is_dir() and _cached_hash(final, files, entry, extra) == digest:
         return final / entry
     tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:12]}-", dir=base))
-    _write_tree(tmp, files)
+    _write_tree(tmp, {**files, **extra})
     if final.exists():
         _remove(final)
     try:
         tmp.rename(final)
     except OSError:  # another worker of this host wrote it meanwhile
         _remove(tmp)
-        if _cached_hash(final, files, entry) != digest:
+        if _cached_hash(final, files, entry, extra) != digest:
             raise WorkloadError(f"workload cache {final} holds other files than the workload's") from None
     return final / entry
 
 
-def _cached_hash(root: Path, files: Mapping[str, str], entry: str) -> str:
+def _cached_hash(root: Path, files: Mapping[str, str], entry: str, generated: Mapping[str, str]) -> str:
+    """The cached copy's content hash (its own files), "" when it holds other files or lacks a generated one."""
     found: dict[str, str] = {}
     for path in root.rglob("*"):
         if path.is_file():
@@ -332,7 +372,10 @@ def _cached_hash(root: Path, files: Mapping[str, str], entry: str) -> str:
                 found[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return ""
-    return content_hash(found, entry) if set(found) == set(files) else ""
+    if any(found.get(path) != text for path, text in generated.items()):
+        return ""
+    own = {path: text for path, text in found.items() if not path.rpartition("/")[2].startswith(GENERATED_PREFIX)}
+    return content_hash(own, entry) if set(own) == set(files) else ""
 
 
 def _remove(path: Path) -> None:

@@ -49,6 +49,18 @@ class WorkloadUploadForm(forms.Form):
         required=False, min_value=0.0, max_value=100.0, label="Expected errors (per 100 transactions)",
         help_text="errors that are part of the workload, e.g. 1 for TPC-C's NewOrder rollbacks: only errors beyond "
                   "this rate make a job suspect; leave empty to count every error")
+    size_option = forms.CharField(max_length=60, required=False, label="Option that takes the dataset's size",
+                                  help_text="e.g. scale for sysbench-tpcc: the dataset's size per table set goes "
+                                            "there instead of --table-size")
+    size_unit = forms.CharField(max_length=40, required=False, label="What the size counts",
+                                help_text="e.g. warehouses (rows when empty)")
+    counted_function = forms.CharField(max_length=60, required=False, label="Function to count",
+                                       help_text="a global Lua function whose completed calls are shown per minute, "
+                                                 "e.g. new_order")
+    counted_label = forms.CharField(max_length=40, required=False, label="Its calls are called",
+                                    help_text="e.g. NewOrders")
+    check_command = forms.CharField(max_length=60, required=False, label="Command run after each job",
+                                    help_text="e.g. check: a command of the script that checks the data")
 
     def __init__(self, *args: Any, new: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -78,7 +90,8 @@ def _save(request: HttpRequest, form: WorkloadUploadForm, workload: Workload | N
         return workload_save(user=request.user, workload=workload, name=data.get("name", ""),
                              files=_files(form, request), entry=data["entry"],
                              description=data.get("description") or (None if workload else ""),
-                             note=data.get("note") or "", expected_errors_pct=data.get("expected_errors_pct"))
+                             note=data.get("note") or "", expected_errors_pct=data.get("expected_errors_pct"),
+                             declared={field: data.get(field) or "" for field in Workload.DECLARED[1:]})
     except ValidationError as exc:
         form_errors_add(form, exc)
     except PermissionDenied as exc:
@@ -117,5 +130,7 @@ def workload_new(request: HttpRequest, pk: int | None = None) -> HttpResponse:
             return HttpResponseRedirect(f"{url}?version={version.number}")
     else:
         latest = workload.latest_version() if workload else None
-        form = WorkloadUploadForm(new=workload is None, initial={"entry": latest.entry} if latest else {})
+        initial = {field: getattr(workload, field) for field in Workload.DECLARED} if workload else {}
+        form = WorkloadUploadForm(new=workload is None, initial={**initial, **({"entry": latest.entry} if latest
+                                                                               else {})})
     return render(request, "campaigns/workload_form.html", {"form": form, "workload": workload})
