@@ -389,6 +389,11 @@ class Scenario(models.Model):
             self.test = self.workload_version.label()
         super().clean_fields(exclude=exclude)
 
+    def size_noun(self) -> str:
+        """What its dataset's size counts: a workload's declared unit ("warehouses"), else "rows"."""
+        version = self.workload_version
+        return version.workload.size_noun() if version is not None else "rows"
+
     def test_spec(self) -> Any:
         """The test as validate_options and build_argv take it: a bundled test's name, or a workload version's
         spec (from sysbench's help of its entry script)."""

@@ -210,7 +210,7 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
             "position": p.position, "target": p.target.name, "target_id": p.target.pk,
             "scenario": scenario.name, "scenario_id": scenario.pk, "test": scenario.test,
             "threads": p.threads, "repetition": p.repetition, "tables": p.tables, "table_size": p.table_size,
-            "variant": p.variant, "variant_settings": p.variant_settings,
+            "size_unit": scenario.size_noun(), "variant": p.variant, "variant_settings": p.variant_settings,
             "clients": p.clients, "threads_per_client": shares,
             "prepare_command": format_command(prepare_argv) if prepare_argv else None,
             "commands": commands, "command_error": command_error,

@@ -324,7 +324,7 @@ if type(counted) == "function" then
   _G[{json.dumps(function)}] = function(...) return count(counted(...)) end
   local thread_done_of_workload = thread_done
   function thread_done(...)
-    io.write(string.format("benchapp-count %s %d\n", {json.dumps(function)}, calls))
+    io.write(string.format("benchapp-count %s %d\\n", {json.dumps(function)}, calls))
     io.flush()
     if thread_done_of_workload then return thread_done_of_workload(...) end
   end

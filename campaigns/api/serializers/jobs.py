@@ -43,6 +43,11 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
                   "null when it prepared nothing (the dataset was ready on the target, or the scenario never "
                   "prepares).")
 
+    check_outcome = serializers.CharField(
+        read_only=True, help_text="the workload's own check after the measurement (Workload.check_command): passed, "
+                                  "failed, not_run (it could not run), or \"\" when the workload has none")
+    check_output = serializers.CharField(read_only=True, help_text="the end of what that check printed")
+
     class Meta:
         model = Job
         fields = ["id", "run", "campaign", "target", "target_name", "product", "product_name", "spec", "spec_label",
@@ -50,7 +55,8 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
                   "position", "tables", "table_size", "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "waiting",
                   "unreachable_since", "next_try_at", "attempt", "attempts", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
-                  "started_at", "finished_at", "result", "prepare_progress", "prepare_wall_s", "notes"]
+                  "started_at", "finished_at", "result", "prepare_progress", "prepare_wall_s", "notes",
+                  "check_outcome", "check_output"]
         read_only_fields = fields
 
     def get_waiting(self, job: Job) -> str:

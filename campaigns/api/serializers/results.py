@@ -32,7 +32,7 @@ class ResultBriefSerializer(LatencyDistributionMixin, FastReadMixin, serializers
     class Meta:
         model = JobResult
         fields = ["id", "source", "tps", "qps", "latency_avg_ms", "latency_pct", "latency_pct_ms", "steady_tps",
-                  "steady_qps", *LATENCY_DISTRIBUTION_FIELDS]
+                  "steady_qps", "ignored_errors", "counted", "counted_per_min", *LATENCY_DISTRIBUTION_FIELDS]
         read_only_fields = fields
 
 
@@ -65,7 +65,8 @@ class JobResultSerializer(LatencyDistributionMixin, FastReadMixin, serializers.M
         fields = ["id", "job", "job_status", "run", "campaign", "target", "target_name", "product", "product_name",
                   "spec", "spec_label", "scenario", "scenario_name", "test", "dataset", "dataset_name", "threads",
                   "repetition", "tables", "table_size", "source", "tps", "qps", "reads_per_s", "writes_per_s",
-                  "other_per_s", "transactions", "queries", "ignored_errors", "reconnects", "events", "duration_s",
+                  "other_per_s", "transactions", "queries", "ignored_errors", "counted", "counted_per_min",
+                  "reconnects", "events", "duration_s",
                   "latency_min_ms", "latency_avg_ms", "latency_max_ms", "latency_pct", "latency_pct_ms",
                   "latency_sum_ms", "steady_tps", "steady_qps", "steady_latency_pct_ms", *LATENCY_DISTRIBUTION_FIELDS,
                   "created_at", "host_figures"]
