@@ -151,3 +151,27 @@ def test_the_counting_wrapper_runs_the_workload_unchanged_and_counts_each_thread
     # 20 calls, every 4th raised: 15 completed; the workload's own thread_done still ran.
     assert parser.counted_calls(out.stdout, "new_order") == 15 and "workload done" in out.stdout
     assert parser.counted_calls(out.stdout, "payment") is None
+
+
+def test_a_campaign_sweeps_sizes_per_table_like_thread_counts_and_says_what_they_count(db):
+    from campaigns.services.plans import campaign_expand, campaign_plan
+    from tests.factories import CampaignFactory, TargetFactory
+
+    version = workload_save(user=None, name="orders-sweep", files=orders_files(), entry="orders.lua",
+                            declared={"size_option": "warehouses", "size_unit": "warehouses"})
+    scenario = ScenarioFactory(name="orders sweep", test=version.label(), workload_version=version, options={},
+                               dataset=DatasetFactory(name="orders set", tables=1, table_size=1))
+    target = TargetFactory(name="sweep-db")
+    campaign = CampaignFactory(name="warehouse sweep", threads=[1, 2], table_sizes=[1, 2], scale_factor=0.5,
+                               targets=[target], scenarios=[scenario])
+    jobs = campaign_expand(campaign=campaign)
+    # Each size is prepared once: sizes outside threads, in the order given; the scale factor leaves them alone.
+    assert [(j.table_size, j.threads) for j in jobs] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    plan = campaign_plan(campaign=campaign)
+    assert {j["size_unit"] for j in plan["jobs"]} == {"warehouses"}
+    assert any("--warehouses=2" in command for j in plan["jobs"] for command in j["commands"])
+    for bad, words in (([0], "whole number from 1"), ([2, 2], "given twice"), (list(range(1, 18)), "at most 16")):
+        campaign.table_sizes = bad
+        with pytest.raises(ValidationError) as raised:
+            campaign.full_clean()
+        assert words in str(raised.value.message_dict["table_sizes"])

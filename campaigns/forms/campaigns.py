@@ -51,7 +51,7 @@ class CampaignForm(RowForm):
         model = Campaign
         fields = ["name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
-                  "table_rows_min", "table_rows_max", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
+                  "table_rows_min", "table_rows_max", "table_sizes", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "confirm_alarms", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
                   "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server", "sla_ms"]
         labels = {"share_server": "Share servers and client hosts with other runs that share",
@@ -63,6 +63,7 @@ class CampaignForm(RowForm):
                   "scale_factor": "Scale factor", "keep_data": "Keep the data after the run",
                   "run_time_s": "Seconds per job (override)", "warmup_override_s": "Warm-up seconds (override)",
                   "table_rows_min": "Rows per table, at least", "table_rows_max": "Rows per table, at most",
+                  "table_sizes": "Sizes per table to sweep",
                   "regression_threshold_pct": "Regression threshold (%)", "noise_cv_pct": "Noisy above CV (%)",
                   "baseline_last_n": "Baseline: last N scheduled runs",
                   "confirm_alarms": "Measure an alarm again before telling anyone", "notify_emails": "E-mail recipients",
@@ -72,6 +73,9 @@ class CampaignForm(RowForm):
         help_texts = {
             "clients_per_threads": "Optional: seed 001's rule is 2 clients, one more per 1,000 threads.",
             "scale_factor": "Shrinks every dataset's rows (and tables) for a smoke run: 0.001 is 1/1000th.",
+            "table_sizes": "Optional, comma-separated: every scenario runs at each size per table (rows, or a "
+                           "workload's own unit such as warehouses), like a thread count; the datasets keep their "
+                           "tables. Overrides the datasets' sizes, the scale factor's rows and the rows window.",
             "repetitions": "Each cell runs this many times; comparisons show the geometric mean and the spread.",
             "run_time_s": "Optional: every job measures this long, whatever its scenario says (smoke runs).",
             "notify_emails": "One per line (or separated by commas); regressions and improvements are sent here.",

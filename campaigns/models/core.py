@@ -401,6 +401,24 @@ class Scenario(models.Model):
         return version.test_spec() if version is not None else self.test
 
 
+MAX_TABLE_SIZES = 16
+
+
+def table_sizes_problem(sizes: object) -> str | None:
+    """Why a campaign's table_sizes cannot be swept, or None: whole numbers from 1 to MAX_TABLE_ROWS, at most
+    MAX_TABLE_SIZES of them, none twice."""
+    if not isinstance(sizes, list):
+        return "a list of sizes per table was expected, e.g. [1, 2, 4]"
+    if len(sizes) > MAX_TABLE_SIZES:
+        return f"{len(sizes)} sizes: a campaign sweeps at most {MAX_TABLE_SIZES}"
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_TABLE_ROWS:
+            return f"{size!r}: each size is a whole number from 1 to {MAX_TABLE_ROWS:,}"
+    if len(set(sizes)) != len(sizes):
+        return "a size is given twice"
+    return None
+
+
 def hosts_allowed(choice: list[str], hostname: str, labels: list[str]) -> bool:
     """Whether a client host is among a campaign's choice (names or labels; an empty choice allows any)."""
     return not choice or hostname in choice or any(label in choice for label in labels)
@@ -445,6 +463,10 @@ class Campaign(models.Model):
         null=True, blank=True, validators=[MinValueValidator(1)],
         help_text="After scaling, tables get at most this many rows.",
     )
+    # Sizes per table swept like thread counts: every scenario runs at each (rows, or a workload's own unit such
+    # as sysbench-tpcc's warehouses), its dataset's tables kept; the scale factor and the rows window then do not
+    # apply. Empty: each dataset's own size.
+    table_sizes = ArrayField(models.PositiveBigIntegerField(), default=list, blank=True)
     keep_data = models.BooleanField(default=False)
     run_time_s = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1)],
@@ -571,6 +593,9 @@ class Campaign(models.Model):
         if (self.table_rows_min is not None and self.table_rows_max is not None
                 and self.table_rows_min > self.table_rows_max):
             problems["table_rows_min"] = "must not be more than table_rows_max"
+        sizes_problem = table_sizes_problem(self.table_sizes)
+        if sizes_problem:
+            problems["table_sizes"] = sizes_problem
         for name, check in (("threads", threads_problem), ("threads_by_spec", threads_map_problem),
                             ("threads_by_scenario", threads_map_problem)):
             problem = check(getattr(self, name))
@@ -593,6 +618,14 @@ class Campaign(models.Model):
     def recipients(self) -> list[str]:
         """The addresses news of this campaign is e-mailed to (notify_emails, one per line)."""
         return emails_split(self.notify_emails)
+
+    def dataset_sizes(self, dataset: Dataset, spec: InstanceSpec | None) -> list[tuple[int, int]]:
+        """Every (tables, size per table) a dataset runs at in this campaign: each of its table_sizes with the
+        dataset's tables (after the scale factor), else the one dataset_size."""
+        if not self.table_sizes:
+            return [self.dataset_size(dataset, spec)]
+        tables = dataset.size_for(spec, scale=self.scale_factor)[0]
+        return [(tables, int(size)) for size in dict.fromkeys(self.table_sizes)]
 
     def dataset_size(self, dataset: Dataset, spec: InstanceSpec | None) -> tuple[int, int]:
         """Tables and rows per table of a dataset in this campaign: scaled, then kept in the rows window."""

@@ -72,26 +72,30 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
         for s_index, scenario in enumerate(scenarios):
             if not runs_on(target, scenario):  # host tests on client-host targets, database tests on databases
                 continue
-            tables, table_size = campaign.dataset_size(scenario.dataset, target.spec)
+            # A host test has no tables: its own size, never the campaign's sweep.
+            sizes = ([campaign.dataset_size(scenario.dataset, target.spec)] if target.is_client_host()
+                     else campaign.dataset_sizes(scenario.dataset, target.spec))
             # A host test measures a client host, not a database server: no variant changes what it measures, so
             # it runs once, not once per variant.
-            for v_index, variant in enumerate([{"name": ""}] if target.is_client_host() else variants):
-                for threads in campaign.threads_for(target, scenario):
-                    for repetition in range(1, campaign.repetitions + 1):
-                        job = PlannedJob(
-                            position=0, target=target, scenario=scenario, threads=threads,
-                            repetition=repetition, tables=tables, table_size=table_size,
-                            # A host test measures its one host: one client, whatever the campaign's client rule.
-                            clients=1 if target.is_client_host() else campaign.clients_for(threads),
-                            time_s=campaign.run_time_s or scenario.time_s,
-                            warmup_s=(scenario.warmup_s if campaign.warmup_override_s is None
-                                      else campaign.warmup_override_s),
-                            variant=variant["name"], variant_settings=variant_settings(variant, target.driver),
-                        )
-                        blocked = (t_index, s_index, v_index, len(cells))
-                        interleaved = (s_index, threads, repetition, t_index, v_index)
-                        cells.append((blocked if campaign.job_order == Campaign.JobOrder.BLOCKED else interleaved,
-                                      job))
+            for z_index, (tables, table_size) in enumerate(sizes):
+                for v_index, variant in enumerate([{"name": ""}] if target.is_client_host() else variants):
+                    for threads in campaign.threads_for(target, scenario):
+                        for repetition in range(1, campaign.repetitions + 1):
+                            job = PlannedJob(
+                                position=0, target=target, scenario=scenario, threads=threads,
+                                repetition=repetition, tables=tables, table_size=table_size,
+                                # A host test measures its one host: one client, whatever the campaign's rule.
+                                clients=1 if target.is_client_host() else campaign.clients_for(threads),
+                                time_s=campaign.run_time_s or scenario.time_s,
+                                warmup_s=(scenario.warmup_s if campaign.warmup_override_s is None
+                                          else campaign.warmup_override_s),
+                                variant=variant["name"], variant_settings=variant_settings(variant, target.driver),
+                            )
+                            # Sizes within a scenario, outside threads: each size is prepared once per target.
+                            blocked = (t_index, s_index, z_index, v_index, len(cells))
+                            interleaved = (s_index, z_index, threads, repetition, t_index, v_index)
+                            cells.append((blocked if campaign.job_order == Campaign.JobOrder.BLOCKED
+                                          else interleaved, job))
     planned = [job for _, job in sorted(cells, key=lambda cell: cell[0])]
     for position, job in enumerate(planned):
         job.position = position

@@ -75,7 +75,7 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFields
         model = Campaign
         fields = ["id", "name", "description", "targets", "scenarios", "threads", "threads_by_spec",
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads",
-                  "scale_factor", "table_rows_min", "table_rows_max", "keep_data", "run_time_s", "warmup_override_s",
+                  "scale_factor", "table_rows_min", "table_rows_max", "table_sizes", "keep_data", "run_time_s", "warmup_override_s",
                   "is_template",
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n", "confirm_alarms",
                   "webhook_url", "has_webhook", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
