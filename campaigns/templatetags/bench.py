@@ -19,6 +19,12 @@ def num(value: float | None) -> str:
 
 
 @register.filter
+def count(value: int | None) -> str:
+    """A whole number as a count: "2", "1,000,000" (never "2.00"); "—" for none."""
+    return "—" if value is None else f"{int(value):,}"
+
+
+@register.filter
 def ms(value: float | None) -> str:
     return fmt_ms(value)
 
