@@ -23,13 +23,13 @@ NOISE_PCT = 5.0
 MAX_LINE_SPECS = 4
 
 
-def _where(row: ComparisonRow, many_specs: bool, many_sizes: bool) -> str:
+def _where(row: ComparisonRow, many_specs: bool, many_sizes: bool, unit: str = "") -> str:
     parts = []
     if many_specs and row["spec"]:
         parts.append(row["spec"])
     parts.append(f"{row['threads']:,} thread{'s' if row['threads'] != 1 else ''}")
     if many_sizes:
-        parts.append(f"{row['tables']} × {row['table_size']:,} rows")
+        parts.append(f"{row['tables']} × {row['table_size']:,} {unit or 'rows'}")
     return ", ".join(parts)
 
 
@@ -41,11 +41,12 @@ def untrusted(cell: ComparisonCell | None) -> bool:
     return cell is not None and cell.get("verdict") in UNTRUSTED
 
 
-def _extreme(item: tuple[ComparisonRow, float, Mark | None], many_specs: bool, many_sizes: bool) -> str:
+def _extreme(item: tuple[ComparisonRow, float, Mark | None], many_specs: bool, many_sizes: bool,
+             unit: str = "") -> str:
     row, ratio, mark = item
     ci = "" if not mark or not mark.get("interval") else (
         f" ({TOO_NOISY})" if mark["interval"] == TOO_NOISY else f" (95% CI {mark['interval']})")
-    return f"{(ratio - 1) * 100:+.1f}%{ci} at {_where(row, many_specs, many_sizes)}"
+    return f"{(ratio - 1) * 100:+.1f}%{ci} at {_where(row, many_specs, many_sizes, unit)}"
 
 
 def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[str], *,
@@ -55,6 +56,7 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
     significance verdicts (the table's marks, so the sentence never contradicts them). Rows where either cell is
     suspect or invalid are left out unless include_untrusted, and the sentence says how many."""
     many_specs, many_sizes = table["many_specs"], table["many_sizes"]
+    unit = table["scenario"].get("size_unit", "")
     pairs, left_out = [], 0
     for row in table["rows"]:
         a, b = row["cells"][base], row["cells"][other]
@@ -82,7 +84,7 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
     if len(pairs) == 1:
         mark = pairs[0][2]
         if mark and mark.get("sentence"):
-            where = _where(pairs[0][0], many_specs, many_sizes)
+            where = _where(pairs[0][0], many_specs, many_sizes, unit)
             lead = (f"{b_name} is {'faster' if mean_pct >= 0 else 'slower'} than {a_name}"
                     if mark["verdict"] == "significant" else f"{b_name} against {a_name}")
             text = f"{lead} at {where}: {sentence_for_text(mark)}"
@@ -98,7 +100,7 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
             text = f"{b_name} against {a_name}, untested: {average}"
         low = min(pairs, key=lambda item: item[1])
         high = max(pairs, key=lambda item: item[1])
-        text += (f", from {_extreme(low, many_specs, many_sizes)} to {_extreme(high, many_specs, many_sizes)}")
+        text += (f", from {_extreme(low, many_specs, many_sizes, unit)} to {_extreme(high, many_specs, many_sizes, unit)}")
         clause = verdict_clause(marks)
         if clause:
             text += f"; {clause}"
@@ -163,7 +165,7 @@ def conclusion(table: ComparisonTable, names: Sequence[str], *, include_untruste
         if best is not None:
             clauses.append(f"Only {names[only]} has results here; its best is "
                            f"{fmt_number(best[1]['qps']['value'])} QPS at "
-                           f"{_where(best[0], table['many_specs'], table['many_sizes'])}")
+                           f"{_where(best[0], table['many_specs'], table['many_sizes'], table['scenario'].get('size_unit', ''))}")
         elif any(row["cells"][only] for row in table["rows"]):
             clauses.append(f"Only {names[only]} has results here, and none is trusted: include untrusted cells to "
                            "see them, knowing their figures may measure something else")

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from campaigns.comparison.formatting import shape_text
+
 KNEE_EFFICIENCY = 0.5
 
 
@@ -115,7 +117,11 @@ def comparison_curves(comparison: Mapping[str, Any], *, sla_ms: float | None = N
         by_spec: dict[Any, list[dict[str, Any]]] = {}
         for row in group["rows"]:
             by_spec.setdefault((row.get("spec_id"), row.get("table_size"), row.get("tables")), []).append(row)
-        for (spec_id, _size, _tables), rows in by_spec.items():
+        unit = group.get("scenario", {}).get("size_unit", "")
+        many_sizes = len({(size, tables) for _spec, size, tables in by_spec}) > 1
+        for (spec_id, size, tables), rows in by_spec.items():
+            # Where a table holds several sizes (a campaign's sizes per table), each curve names its own.
+            at = f" ({shape_text(tables, size, unit or 'rows per table')})" if many_sizes and size and tables else ""
             for column, name in enumerate(names):
                 points = _points(rows, column)
                 if not points:
@@ -127,5 +133,5 @@ def comparison_curves(comparison: Mapping[str, Any], *, sla_ms: float | None = N
                 c["sla_qps_per_price"] = _per_price(rows, column, c["sla_threads"], price)
                 out.append({"group": g, "spec_id": spec_id, "spec": rows[0].get("spec"), "column": column,
                             **c, "sla_ms": sla_ms,
-                            "sentence": _sentence(name, c, sla_ms=sla_ms, ladder=ladder)})
+                            "sentence": _sentence(f"{name}{at}", c, sla_ms=sla_ms, ladder=ladder)})
     return out

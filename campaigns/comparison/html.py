@@ -174,7 +174,8 @@ def _errors_cell(cell: ComparisonCell | None) -> str:
         return '<td class="num" data-metric="errors">—</td>'
     figure = f"{per_1k:,.0f}" if per_1k >= 100 else f"{per_1k:.3g}"
     expected = errors.get("expected_pct")
-    note = (f'<span class="muted small">expected {float(expected) * 10:.3g}</span>' if expected is not None else "")
+    note = (f'<br><span class="muted small">expected {float(expected) * 10:.3g}</span>' if expected is not None
+            else "")
     return (f'<td class="num" data-metric="errors" data-testid="errors-cell" data-value="{per_1k!r}" '
             f'title="errors sysbench ignored, mean per 1,000 transactions; total {errors.get("total") or 0:,}">'
             f'{figure}{note}</td>')

@@ -14,7 +14,7 @@ from campaigns.cache import cached_value, query_key, results_version
 from campaigns.comparison.conclusions import MAX_LINE_SPECS, conclusion
 from campaigns.comparison.costs import table_explanations
 from campaigns.comparison.curves import comparison_curves
-from campaigns.comparison.formatting import pct_label, rows_shape, size_heading
+from campaigns.comparison.formatting import pct_label, rows_shape, shape_text, size_heading
 from campaigns.comparison.html import price_body_html, table_body_html
 from campaigns.comparison.published import (
     beside_rows,
@@ -90,11 +90,18 @@ def _chart_series(table: ComparisonTable, names: Sequence[str]) -> Charts:
     lines_qps: list[ChartLine] = []
     lines_latency: list[ChartLine] = []
     latency_metric: LatencyMetric = "latency_pct_ms" if table["has_pct"] else "latency_avg_ms"
+    # A table of several sizes (a campaign's sizes per table) draws one line per size: a line through points of
+    # different sizes would read as one curve.
+    sizes = list(dict.fromkeys((r["tables"], r["table_size"]) for r in table["rows"]))
+    unit = table["scenario"].get("size_unit", "")
     if len(specs) <= MAX_LINE_SPECS:
         for index, name in enumerate(names):
-            for spec in specs:
+            for spec, size in ((spec, size) for spec in specs for size in sizes):
                 label = name if len(specs) == 1 else f"{name} — {spec}"
-                rows = [r for r in table["rows"] if r["spec"] == spec and r["cells"][index] is not None]
+                if len(sizes) > 1 and size[0] and size[1]:
+                    label += f" — {shape_text(size[0], size[1], unit or 'rows per table')}"
+                rows = [r for r in table["rows"] if r["spec"] == spec and (r["tables"], r["table_size"]) == size
+                        and r["cells"][index] is not None]
                 qps = [_point(r, index, "qps") for r in rows if _value(r, index, "qps") is not None]
                 lat = [_point(r, index, latency_metric) for r in rows if _value(r, index, latency_metric) is not None]
                 if qps:
@@ -364,9 +371,9 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
         _published_latency(table)
         table["charts"] = _chart_series(table, names)
         plain_rows = cast(list[dict[str, Any]], rows)
+        curved = {"products": products, "groups": [{"rows": plain_rows, "scenario": group["scenario"]}]}
         table["explain"] = [] if table["published"] else table_explanations(
-            plain_rows, names, comparison_curves({"products": products, "groups": [{"rows": plain_rows}]},
-                                                 sla_ms=sla_ms))
+            plain_rows, names, comparison_curves(curved, sla_ms=sla_ms))
         table["body_html"] = table_body_html(table, products)
         tables.append(table)
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,
