@@ -175,3 +175,40 @@ def test_a_campaign_sweeps_sizes_per_table_like_thread_counts_and_says_what_they
         with pytest.raises(ValidationError) as raised:
             campaign.full_clean()
         assert words in str(raised.value.message_dict["table_sizes"])
+
+
+SPINNING = {"spin.lua": (
+    "function event() end\n"
+    "function check_data() local x = 0 while true do x = x + 1 end end\n"
+    "function check_quick() print('check passed: nothing to see') end\n"
+    "function check_broken() print('check FAILED: district 3') return false end\n"
+    "sysbench.cmdline.commands = {check = {check_data}, quick = {check_quick}, broken = {check_broken}}\n")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("command", "outcome", "words"), [
+    ("quick", "passed", "check passed: nothing to see"),
+    ("broken", "failed", "check FAILED: district 3"),
+    ("check", "not_run", "exceeded its time-out of 2 s (BENCHAPP_CHECK_TIMEOUT_S)"),
+])
+def test_a_check_passes_fails_or_is_stopped_at_its_time_out(db, settings, target_databases, command, outcome,
+                                                            words):
+    """The check in the job's sandbox against its real target: exit 0 passes, another code fails, and one that
+    never ends is stopped at BENCHAPP_CHECK_TIMEOUT_S and said not run (the job's heartbeat kept up meanwhile)."""
+    from campaigns.execution.phases import job_connection
+    from campaigns.execution.workload_check import job_check
+    from campaigns.models import Job
+    from tests.factories import JobFactory, TargetFactory
+
+    settings.BENCHAPP_CHECK_TIMEOUT_S = 2.0
+    version = workload_save(user=None, name=f"spin-{command}", files=SPINNING, entry="spin.lua",
+                            declared={"check_command": command})
+    job = JobFactory(target=TargetFactory(workloads_allowed=True), status=Job.Status.RUNNING,
+                     scenario=ScenarioFactory(test=version.label(), workload_version=version, options={}))
+    beats: list[int] = []
+    found = job_check(job, job_connection(job), beat=lambda: beats.append(1))
+    assert found["check_outcome"] == outcome and words in found["check_output"], found
+    command_line = next(line for line in found["check_output"].splitlines() if line.startswith("$ sysbench"))
+    assert "/spin.lua " in command_line and command_line.endswith(f" {command}")
+    if outcome == "not_run":
+        assert beats and Job.objects.get(pk=job.pk).heartbeat_at is not None

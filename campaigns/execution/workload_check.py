@@ -38,18 +38,20 @@ def job_check(job: Job, conn: Connection, *, beat: Callable[[], object] | None =
     except JobFailure as exc:
         return _outcome(Job.CheckOutcome.NOT_RUN, str(exc))
 
-    def keep_alive() -> bool:
-        job_heartbeat(job.pk)
+    def should_cancel() -> bool:  # beats for the job and its client; a cancelled or failed job stops it
+        status = job_heartbeat(job.pk)
         if beat is not None:
             beat()
-        return False
+        return status in (Job.Status.CANCELLED, Job.Status.FAILED)
 
-    outcome = run_process(argv, should_cancel=keep_alive, timeout_s=settings.BENCHAPP_CHECK_TIMEOUT_S,
+    outcome = run_process(argv, should_cancel=should_cancel, timeout_s=settings.BENCHAPP_CHECK_TIMEOUT_S,
                           poll_s=settings.BENCHAPP_CANCEL_POLL_S)
     output = redact_text(outcome.output, [conn.password])
     transcript = f"$ {format_command(argv)}\n{output}"
     if outcome.start_error:
         return _outcome(Job.CheckOutcome.NOT_RUN, f"{outcome.start_error}\n{transcript}")
+    if outcome.cancelled:
+        return _outcome(Job.CheckOutcome.NOT_RUN, f"stopped: the job was cancelled or failed meanwhile\n{transcript}")
     if outcome.timed_out:
         return _outcome(Job.CheckOutcome.NOT_RUN, f"sysbench {command} exceeded its time-out of "
                                                   f"{settings.BENCHAPP_CHECK_TIMEOUT_S:.0f} s "
