@@ -1,6 +1,7 @@
-"""A variant's settings that cannot be put back because the server does not answer are not forgotten: the job's
-notes and the run and job pages say so, no job starts on that server meanwhile, the reconciler tries again, and
-after BENCHAPP_VARIANT_RESTORE_HOLD_H hours the server is held for a person to confirm."""
+"""A variant's settings that cannot be put back because the server does not answer are not forgotten: the job
+fails with the cause and the statements a DBA would run, its notes and the run and job pages say so, no job starts
+on that server meanwhile, the reconciler tries again, and after BENCHAPP_VARIANT_RESTORE_HOLD_H hours the server is
+held for a person to confirm."""
 from __future__ import annotations
 
 from datetime import timedelta
@@ -40,7 +41,9 @@ def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_hol
     campaign.set_webhook_url(receiver.url)
     campaign.save()
     Campaign.objects.filter(pk=campaign.pk).update(notify_emails="dba@example.com")
-    assert variant_restore(job_id=job.pk) == [], "an unreachable server is not a held one"
+    (cause,) = variant_restore(job_id=job.pk)
+    assert f"settings variant 'flush=2' NOT put back on 127.0.0.1:{refused_port}: the server could not be reached" \
+        in cause and "a DBA runs, as a superuser: SET GLOBAL innodb_flush_log_at_trx_commit = 1;" in cause
     job.refresh_from_db()
     change.refresh_from_db()
     assert change.restored_at is None and change.held_at is None and change.restore_tried_at is not None
@@ -87,3 +90,22 @@ def test_a_restore_the_server_does_not_answer_is_said_on_the_job_and_run_and_hol
     assert "a DBA must run, as a superuser: SET GLOBAL innodb_flush_log_at_trx_commit = 1;" in change.restore_error
     page = client.get(f"/runs/{job.run_id}/").content.decode()
     assert 'data-testid="settings-held"' in page and 'data-testid="settings-pending"' not in page
+
+
+def test_a_job_whose_settings_could_not_be_put_back_fails_and_so_does_its_run(refused_port):
+    from campaigns.execution import transitions
+    from campaigns.execution.results import job_close
+    from campaigns.models import Run
+
+    job, change = _changed_then_gone(refused_port)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, phase=Job.Phase.RUN, finished_at=None)
+    Run.objects.filter(pk=job.run_id).update(status=Run.Status.RUNNING)
+    job.refresh_from_db()
+    job_close(job, status=Job.Status.SUCCEEDED)
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert f"NOT put back on 127.0.0.1:{refused_port}" in job.error and "SET GLOBAL" in job.error
+    assert transitions.run_close(run=Run.objects.get(pk=job.run_id))
+    assert Run.objects.get(pk=job.run_id).status == Run.Status.FAILED
+    change.refresh_from_db()
+    assert change.restored_at is None and change.held_at is None  # the reconciler goes on trying

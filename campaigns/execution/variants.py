@@ -256,9 +256,10 @@ def variant_apply(job: Job, conn: Connection) -> dict[str, Any] | None:
 
 def variant_restore(*, job_id: int) -> list[str]:
     """Puts back what the job's variant changed (at the job's end, whatever it was); why, for each change that
-    could not be put back on a server that answers (the server is held: the job fails with it). A server that
-    cannot be reached keeps the change open: the job's notes say so, its run page shows it, no job starts on the
-    server meanwhile (turns.target_busy), and the reconciler tries again (settings_changes_sweep)."""
+    could not be put back: the job fails with it. On a server that answers, the server is held (change_hold). A
+    server that cannot be reached keeps the change open: the job fails saying so and what a DBA would run, its
+    notes and run page show it, no job starts on the server meanwhile (turns.target_busy), and the reconciler
+    tries again (settings_changes_sweep) until it is back or, after BENCHAPP_VARIANT_RESTORE_HOLD_H, holds it."""
     changes = list(SettingsChange.objects.filter(job_id=job_id, restored_at__isnull=True, held_at__isnull=True)
                    .select_related("target"))
     held: list[str] = []
@@ -269,17 +270,24 @@ def variant_restore(*, job_id: int) -> list[str]:
                 if change.held_at is not None:
                     held.append(change.restore_error)
                 else:
-                    _note_pending(job_id, change)
+                    held.append(_note_pending(job_id, change))
     return held
 
 
-def _note_pending(job_id: int, change: SettingsChange) -> None:
+def _note_pending(job_id: int, change: SettingsChange) -> str:
+    """Notes on the job that its change is not put back yet; returns the job's failure cause, with the statements
+    a DBA would run should the server come back in a state benchapp cannot reach."""
     target = change.target
     note = (f"settings variant {change.variant!r} not yet put back on {target.host}:{target.port}: the server "
             f"could not be reached ({change.restore_error}); benchapp tries again every {RESTORE_RETRY_S} s, no job "
             f"starts on that server until they are back, and after {settings.BENCHAPP_VARIANT_RESTORE_HOLD_H} h "
             "the server is held for a person to confirm")
     job_note(job_id=job_id, note=note[:2000])
+    statements = driver_restore_statements(target.driver, _originals(change), change.auto_conf)
+    return (f"settings variant {change.variant!r} NOT put back on {target.host}:{target.port}: the server could "
+            f"not be reached ({change.restore_error}); benchapp tries again every {RESTORE_RETRY_S} s; to put them "
+            f"back by hand a DBA runs, as a superuser: "
+            f"{' '.join(s for s in statements if not s.startswith('--'))}")[:2000]
 
 
 def settings_changes_sweep(*, now: Any = None) -> int:
