@@ -271,6 +271,19 @@ def test_a_target_on_benchapps_own_cluster_is_refused_for_variants_at_save_and_a
                                                                                      port=target.port)
     redis_port = int(django_settings.CACHES["default"]["LOCATION"].rsplit(":", 1)[1].split("/")[0])
     assert "Redis" in (own_server_problem(host="127.0.0.1", port=redis_port) or "")
+    # This machine's own non-loopback addresses (its network card's) reach the same servers: refused too, while
+    # an address of another machine on the same port is not this machine's.
+    import socket
+
+    import psutil
+
+    own_addresses = [a.address for name, found in psutil.net_if_addrs().items() for a in found
+                     if a.family == socket.AF_INET and not a.address.startswith("127.")]
+    assert own_addresses, "this machine has no non-loopback IPv4 address to try"
+    for address in own_addresses:
+        assert own_server_problem(host=address, port=target.port), address
+        assert "Redis" in (own_server_problem(host=address, port=redis_port) or ""), address
+    assert own_server_problem(host="198.51.100.7", port=target.port) is None
     # Without variants (or with a variant that gives it nothing) it is a target as any other.
     answer = api.post("/api/v1/campaigns/", {"name": "own", "targets": [target.pk], "scenarios": [
         ScenarioFactory().pk], "threads": [1], "variants": [{"name": "default"}, {"name": "m", "mysql": {
