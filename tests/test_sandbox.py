@@ -350,6 +350,8 @@ def test_a_tpcc_shaped_workload_runs_as_the_sandbox_user_with_only_its_own_passw
                                            "options": {"warehouses": 3}, "time_s": 4, "warmup_s": 0,
                                            "cleanup": "after_run", "prepare_mode": "always"}, format="json")
     assert made.status_code == 201, made.content
+    assert client_for(make_user(roles.ADMIN, "sbx-orders-admin")).post(
+        f"/api/v1/workload-versions/{uploaded.json()['id']}/approve/").status_code == 200
     # A MariaDB account with a password of its own: the one secret this sysbench may hold.
     user, password = f"sbx{os.getpid()}", "own-" + os.urandom(6).hex()
     database = os.environ.get("BENCHAPP_TEST_TARGET_DB", "bench_test")

@@ -4,6 +4,7 @@ operator's target and a workload that printed its password reversed, and PATCHin
 from __future__ import annotations
 
 import pytest
+from django.test import Client as PageClient
 
 from campaigns import roles
 from campaigns.models import Campaign, Target
@@ -82,8 +83,53 @@ def test_an_uploaded_workload_runs_only_on_a_target_whose_owner_allows_it():
     assert not campaign.runs.exists()
     # Its owner (here: nobody, so anyone; an admin for an owned one) turns it on through the API.
     assert api.patch(f"/api/v1/targets/{target.pk}/", {"workloads_allowed": True}, format="json").status_code == 200
+    # The code still needs someone's word who counts on that target: the uploader's own is not (it owns no target).
+    version_id = uploaded.json()["id"]
+    with pytest.raises(TargetForbidden, match=r"workload:kv-own@v1 is not approved to run on target 'no code here': "
+                                              r"an admin approves the version on its workload page"):
+        services.campaign_launch(campaign=campaign, user=owner)
+    refused = api.post(f"/api/v1/workload-versions/{version_id}/approve/")
+    assert refused.status_code == 403 and "you own no target" in refused.json()["detail"]
+    admin = make_user(roles.ADMIN, "wl-approver")
+    approved = client_for(admin).post(f"/api/v1/workload-versions/{version_id}/approve/")
+    assert approved.status_code == 200 and approved.json()["approvals"][0]["approved_by"] == "wl-approver"
     assert services.campaign_launch(campaign=campaign, user=owner).jobs.count() == 1
     assert WorkloadVersion.objects.count() == 1
+    # Withdrawn, or given by an admin no longer one, it approves nothing: the next launch is refused again.
+    assert client_for(admin).delete(f"/api/v1/workload-versions/{version_id}/approve/").json()["approvals"] == []
+    with pytest.raises(TargetForbidden, match="is not approved"):
+        services.campaign_launch(campaign=campaign, user=owner)
+
+
+@pytest.mark.django_db
+def test_a_target_owner_approves_a_version_for_their_own_targets_only():
+    from campaigns import services
+    from campaigns.services.launch import TargetForbidden
+    from campaigns.services.workloads import workload_approve, workload_save
+    from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+
+    kv = ROOT / "tests" / "data" / "workloads" / "kv"
+    uploader = make_user(roles.OPERATOR, "wl-uploader")
+    version = workload_save(user=uploader, name="kv-owned", files={p.name: p.read_text() for p in kv.glob("*.lua")},
+                            entry="kv.lua")
+    alice, bob = make_user(roles.OPERATOR, "wl-alice"), make_user(roles.OPERATOR, "wl-bob")
+    hers = TargetFactory(name="alice's db", created_by=alice, workloads_allowed=True)
+    his = TargetFactory(name="bob's db", created_by=bob, workloads_allowed=True)
+    scenario = ScenarioFactory(test=version.label(), workload_version=version, options={},
+                               dataset=DatasetFactory(name="kv-owned"))
+    workload_approve(user=alice, version=version)
+    # Alice's word counts on her target; on Bob's, only Bob's or an admin's would.
+    assert services.campaign_launch(campaign=CampaignFactory(targets=[hers], scenarios=[scenario]),
+                                    user=alice).jobs.count() == 1
+    with pytest.raises(TargetForbidden, match=r"not approved to run on target 'bob's db': an admin or the target's "
+                                              r"owner \(wl-bob\)"):
+        services.campaign_launch(campaign=CampaignFactory(targets=[his], scenarios=[scenario]), user=bob)
+    page = PageClient()
+    page.force_login(bob)
+    page.post(f"/workloads/{version.workload_id}/versions/{version.number}/approve/")
+    assert "Approved by <strong>wl-bob</strong>" in page.get(f"/workloads/{version.workload_id}/").content.decode()
+    assert services.campaign_launch(campaign=CampaignFactory(targets=[his], scenarios=[scenario]),
+                                    user=bob).jobs.count() == 1
 
 
 @pytest.mark.django_db

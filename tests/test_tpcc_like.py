@@ -62,6 +62,9 @@ def test_a_tpcc_shaped_workload_at_1_and_2_warehouses_reads_as_tpcc(celery_worke
     assert made.status_code == 201, made.content
     target = TargetFactory(name="tpcc-like-maria", product=ProductFactory(name="MariaDB tpcc-like"),
                            workloads_allowed=True)
+    approved = client_for(make_user(roles.ADMIN, "tpcc-like-admin")).post(
+        f"{API}/workload-versions/{version.pk}/approve/")
+    assert approved.status_code == 200, approved.content
     created = api.post(f"{API}/campaigns/", {
         "name": "tpcc-like sweep", "targets": [target.pk], "scenarios": [made.json()["id"]], "threads": [2],
         "table_sizes": [1, 2], "quiet_s": 0, "remeasure_spoiled": False, "confirm_alarms": False}, format="json")

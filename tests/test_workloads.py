@@ -305,6 +305,9 @@ def test_a_two_file_workload_runs_on_mariadb_and_postgresql_with_two_clients_and
     # Their owners allow uploaded workloads on them (off by default).
     maria = TargetFactory(product=ProductFactory(name="MariaDB kv"), workloads_allowed=True)
     postgres = PgTargetFactory(product=ProductFactory(name="PostgreSQL kv"), workloads_allowed=True)
+    # An admin has read the version and approved it (services.workloads.workload_approve).
+    assert client_for(make_user(roles.ADMIN, "wl-e2e-admin")).post(
+        f"/api/v1/workload-versions/{version.pk}/approve/").status_code == 200
     wait_for(lambda: ClientHost.objects.online().filter(hostname__in=["client-a", "client-b"]).count() == 2,
              timeout_s=30, what="both client hosts online")
     campaign = CampaignFactory(targets=[maria, postgres], scenarios=[scenario], threads=[2], clients_min=2)

@@ -27,8 +27,14 @@ from rest_framework.utils.mediatypes import media_type_matches
 
 from campaigns.api.fields import StrictInputMixin
 from campaigns.api.views.base import BaseViewSet, CachedListMixin, ReadOnlyViewSet
-from campaigns.models import Workload, WorkloadVersion
-from campaigns.services.workloads import upload_name_problem, workload_files_from_uploads, workload_save
+from campaigns.models import Workload, WorkloadApproval, WorkloadVersion
+from campaigns.services.workloads import (
+    upload_name_problem,
+    workload_approve,
+    workload_files_from_uploads,
+    workload_save,
+    workload_unapprove,
+)
 
 
 @extend_schema_field({"type": "object", "additionalProperties": {"type": "string"},
@@ -80,8 +86,22 @@ def _parsers() -> list[Any]:
             for parser in configured]
 
 
+class WorkloadApprovalSerializer(serializers.ModelSerializer):
+    """Who said the version may run, and when: an admin's counts on every target, a target owner's on theirs."""
+
+    approved_by = serializers.CharField(source="approved_by.username", read_only=True)
+
+    class Meta:
+        model = WorkloadApproval
+        fields = ["approved_by", "approved_at"]
+        read_only_fields = fields
+
+
 class WorkloadVersionSerializer(serializers.ModelSerializer):
     workload_name = serializers.CharField(source="workload.name", read_only=True)
+    approvals = WorkloadApprovalSerializer(many=True, read_only=True,
+                                           help_text="who approved this version to run, and when (a launch on a "
+                                                     "target needs an admin's approval or the target owner's)")
     test_label = serializers.SerializerMethodField()
     uploaded_by = serializers.CharField(source="uploaded_by.username", read_only=True, default=None)
     files = LuaFilesField(read_only=True)
@@ -89,7 +109,7 @@ class WorkloadVersionSerializer(serializers.ModelSerializer):
     class Meta:
         model = WorkloadVersion
         fields = ["id", "workload", "workload_name", "number", "test_label", "content_hash", "entry", "files", "options",
-                  "commands", "help_text", "note", "uploaded_by", "uploaded_at"]
+                  "commands", "help_text", "note", "uploaded_by", "uploaded_at", "approvals"]
         read_only_fields = fields
 
     def get_test_label(self, obj: WorkloadVersion) -> str:
@@ -208,5 +228,20 @@ class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
 
 
 class WorkloadVersionViewSet(ReadOnlyViewSet):
-    queryset = WorkloadVersion.objects.select_related("workload", "uploaded_by")
+    queryset = WorkloadVersion.objects.select_related("workload", "uploaded_by").prefetch_related(
+        "approvals__approved_by")
     serializer_class = WorkloadVersionSerializer
+
+    @extend_schema(request=None, responses={200: WorkloadVersionSerializer})
+    @action(detail=True, methods=["post", "delete"])
+    def approve(self, request: Request, pk: str | None = None) -> Response:
+        """POST: you approve this version's code to run (an admin: on every target that allows uploaded workloads;
+        a target's owner: on the targets you own); 403 for anyone else. DELETE: withdraws your approval (an
+        admin's withdraws every one). Read the files first: they run on client hosts against the targets."""
+        version = self.get_object()
+        if request.method == "DELETE":
+            workload_unapprove(user=request.user, version=version)
+        else:
+            workload_approve(user=request.user, version=version)
+        fresh = self.get_queryset().get(pk=version.pk)
+        return Response(WorkloadVersionSerializer(fresh).data)

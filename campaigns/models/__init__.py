@@ -25,7 +25,7 @@ from campaigns.models.sealed import SealedPassword
 from campaigns.models.sharing import ShareLink
 from campaigns.models.tokens import ApiToken
 from campaigns.models.variants import SettingsChange
-from campaigns.models.workloads import Workload, WorkloadVersion
+from campaigns.models.workloads import Workload, WorkloadApproval, WorkloadVersion
 
 __all__ = [
     "Attempt", "ClientSend",
@@ -33,5 +33,5 @@ __all__ = [
     "PreparedDataset", "Product", "Run", "Scenario", "Target",
     "HostSample", "PackedSeconds", "RoundTrip", "ServerSample",
     "Annotation", "CampaignSchedule", "Regression", "ScheduleFiring",
-    "PublishedResult", "HostAccess", "SealedPassword", "ApiToken", "ShareLink", "Workload", "WorkloadVersion", "SettingsChange",
+    "PublishedResult", "HostAccess", "SealedPassword", "ApiToken", "ShareLink", "Workload", "WorkloadApproval", "WorkloadVersion", "SettingsChange",
 ]

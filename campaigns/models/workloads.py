@@ -122,6 +122,24 @@ class WorkloadVersion(models.Model):
         return list(self.options)
 
 
+class WorkloadApproval(models.Model):
+    """Someone's word that one version's code may run: an admin's counts on every target that allows uploaded
+    workloads, a target owner's on the targets they own (campaigns.services.workloads.version_approved_for). Who
+    and when are kept, and shown with the version; withdrawing deletes the row."""
+
+    version = models.ForeignKey(WorkloadVersion, on_delete=models.CASCADE, related_name="approvals")
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    approved_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version", "approved_at"]
+        constraints = [models.UniqueConstraint(fields=["version", "approved_by"],
+                                               name="workload_approval_once_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.version} approved by {self.approved_by_id}"
+
+
 def version_for_label(label: object) -> WorkloadVersion | None:
     """The version a scenario's `test` names (`workload:<name>@v<number>`), or None."""
     if not isinstance(label, str) or not label.startswith(WORKLOAD_PREFIX) or "@v" not in label:

@@ -110,12 +110,20 @@ def targets_use_check(*, user: Any, targets: Iterable[Target]) -> None:
 
 def workload_targets_check(*, pairs: Iterable[tuple[Target, Any]]) -> None:
     """ValidationError on "targets" naming the first (target, scenario) pair whose scenario runs an uploaded
-    workload on a target that does not allow them (Target.workloads_allowed, its owner's choice)."""
+    workload on a target that does not allow them (Target.workloads_allowed, its owner's choice), or whose version
+    nobody who counts there has approved (services.workloads.version_not_approved: an admin, or its owner)."""
+    from campaigns.services.workloads import version_not_approved
+
     for target, scenario in pairs:
-        if scenario.workload_version_id is not None and not target.workloads_allowed:
+        if scenario.workload_version_id is None:
+            continue
+        if not target.workloads_allowed:
             raise ValidationError({"targets": f"target '{target.name}' does not allow uploaded workloads (scenario "
                                               f"'{scenario.name}' runs {scenario.test}): its owner or an admin may "
                                               "allow them"})
+        problem = version_not_approved(version=scenario.workload_version, target=target)
+        if problem:
+            raise ValidationError({"targets": f"scenario '{scenario.name}': {problem}"})
 
 
 def target_update(*, target: Target, by: Any = None, password: str | None = None, **fields: Any) -> Target:

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from campaigns import roles
-from campaigns.models import Scenario, Workload, WorkloadVersion
+from campaigns.models import Scenario, Target, Workload, WorkloadApproval, WorkloadVersion
 from campaigns.services.rows import acting_user, row_write
 from campaigns.sysbench.workloads import (
     WorkloadError,
@@ -203,6 +203,58 @@ def _declared_set(workload: Workload, wanted: Mapping[str, Any], *, options: lis
     changed = declared_values(wanted, base=workload, options=options, commands=commands)
     if changed:
         row_write(workload, changed)
+
+
+# ---------------------------------------------------------------- approval: who said this code may run
+
+
+def version_approval_for(*, version: WorkloadVersion, target: Target) -> WorkloadApproval | None:
+    """The approval under which `version` may run on `target`, or None: an active admin's (any target), or the
+    target owner's. An approver who is no longer an admin, or was deactivated, approves nothing any more."""
+    for approval in version.approvals.select_related("approved_by").order_by("approved_at"):
+        person = approval.approved_by
+        if not person.is_active:
+            continue
+        if roles.can_admin(person) or (target.created_by_id is not None and target.created_by_id == person.pk):
+            return approval
+    return None
+
+
+def version_not_approved(*, version: WorkloadVersion, target: Target) -> str | None:
+    """Why `version` may not run on `target` yet (no approval that counts there), or None."""
+    if version_approval_for(version=version, target=target) is not None:
+        return None
+    owner = target.created_by.get_username() if target.created_by is not None else None
+    who = f"an admin or the target's owner ({owner})" if owner else "an admin"
+    return (f"{version.label()} is not approved to run on target '{target.name}': {who} approves the version on "
+            f"its workload page (or POST /api/v1/workload-versions/{version.pk}/approve/) once they have read it")
+
+
+def workload_approve(*, user: Any, version: WorkloadVersion) -> WorkloadApproval:
+    """`user` says `version`'s code may run: an admin (on every target that allows uploaded workloads) or the owner
+    of a target (on the targets they own). Approving again keeps the first approval. PermissionDenied for anyone
+    else, and for benchapp itself (None): a person reads code before it runs."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        raise PermissionDenied("a workload version is approved by a person who has read it")
+    if not roles.can_admin(user) and not Target.objects.filter(created_by=user).exists():
+        raise PermissionDenied("approving code to run on targets is an admin's right, or a target owner's for the "
+                               "targets they own: you own no target")
+    found = WorkloadApproval.objects.filter(version=version, approved_by=user).first()
+    if found is not None:
+        return found
+    return row_write(WorkloadApproval(), {"version": version, "approved_by": user}, user=user)
+
+
+def workload_unapprove(*, user: Any, version: WorkloadVersion) -> int:
+    """Withdraws `user`'s own approval of `version` (an admin may withdraw anyone's: `every`); how many went. Jobs
+    already launched keep running; a launch after it needs another approval."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        raise PermissionDenied("a workload version's approval is withdrawn by a person")
+    approvals = WorkloadApproval.objects.filter(version=version)
+    if not roles.can_admin(user):
+        approvals = approvals.filter(approved_by=user)
+    deleted, _ = approvals.delete()
+    return int(deleted)
 
 
 def upload_name_problem(*, sent: str, kept: str | None) -> str | None:

@@ -13,8 +13,13 @@ from django.urls import reverse
 
 from campaigns import roles
 from campaigns.forms import form_errors_add
-from campaigns.models import Workload
-from campaigns.services.workloads import workload_files_from_uploads, workload_save
+from campaigns.models import Target, Workload, WorkloadVersion
+from campaigns.services.workloads import (
+    workload_approve,
+    workload_files_from_uploads,
+    workload_save,
+    workload_unapprove,
+)
 from campaigns.views.base import role_required
 
 
@@ -111,10 +116,34 @@ def workload_detail(request: HttpRequest, pk: int) -> HttpResponse:
     workload = get_object_or_404(Workload.objects.select_related("created_by"), pk=pk)
     versions = list(workload.versions.select_related("uploaded_by").order_by("-number"))
     shown = next((v for v in versions if str(v.number) == request.GET.get("version")), versions[0] if versions else None)
+    approvals = list(shown.approvals.select_related("approved_by")) if shown else []
     return render(request, "campaigns/workload_detail.html", {
         "workload": workload, "versions": versions, "shown": shown,
         "scenarios": shown.scenarios.order_by("name") if shown else [],
-        "can_edit": roles.can_edit(request.user)})
+        "can_edit": roles.can_edit(request.user), "approvals": approvals,
+        "approved_by_me": any(a.approved_by_id == request.user.pk for a in approvals),
+        "may_approve": roles.can_admin(request.user) or Target.objects.filter(created_by=request.user).exists()})
+
+
+@role_required(roles.OPERATOR)
+def workload_version_approve(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    """POST: the user approves the version (or, with `withdraw`, withdraws their approval): the same services
+    as the API (services.workloads.workload_approve / workload_unapprove)."""
+    version = get_object_or_404(WorkloadVersion.objects.select_related("workload"), workload_id=pk, number=number)
+    url = f"{reverse('workload-detail', args=[pk])}?version={number}"
+    if request.method != "POST":
+        return HttpResponseRedirect(url)
+    try:
+        if request.POST.get("withdraw"):
+            workload_unapprove(user=request.user, version=version)
+            messages.success(request, f"Your approval of {version.label()} is withdrawn.")
+        else:
+            workload_approve(user=request.user, version=version)
+            messages.success(request, f"You approved {version.label()} to run"
+                                      f"{' on every target that allows uploaded workloads' if roles.can_admin(request.user) else ' on the targets you own'}.")
+    except PermissionDenied as exc:
+        messages.error(request, str(exc))
+    return HttpResponseRedirect(url)
 
 
 @role_required(roles.OPERATOR)
