@@ -300,6 +300,9 @@ def test_a_target_killed_mid_run_with_no_wait_allowed_fails_its_work_at_once_wit
     assert (first.status, first.attempt) == (Job.Status.FAILED, 2)
     (lost,) = first.attempts.all()
     assert "lost the connection to the server mid-run" in lost.cause, lost
+    # Its worker saw its sysbench exit: the lost attempt holds no lease on the server or the host (a lease would
+    # hold the new attempt back for the rest of the lost one's --time, 20 s here).
+    assert (lost.lease_until, lost.hosts) == (None, []), (lost.lease_until, lost.hosts)
     assert len(stored_seconds(first, 1)) >= 3, "every interval printed before the crash is stored"
     assert f"connection refused to 127.0.0.1:{own_mariadb.port}" in first.error, first.error
 

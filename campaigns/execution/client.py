@@ -64,6 +64,11 @@ def jobclient_execute(*, client_id: int, attempt: int = 1) -> None:
         # The new attempt first, with this client still active: closed before it, this client would let a
         # closer end the old attempt as failed meanwhile (transitions.LostClient).
         cause = client_prefix(job, client) + redact_text(str(exc), secrets)
+        # Whatever spoiled it, this worker's sysbench has exited (or never started) by now: said before the new
+        # attempt, so that the lost attempt holds no lease on the server and this host for a sysbench that is gone.
+        exited_at = (exc.client_fields or {}).get("exited_at") if isinstance(exc, JobLost) else None
+        JobClient.objects.filter(pk=client.pk, attempt=attempt, exited_at__isnull=True).update(
+            exited_at=exited_at or timezone.now())
         measured = results.job_measure_again(
             job_id=job.pk, attempt=job.attempt, cause=cause,
             lost_client=transitions.LostClient(client_id=client.pk, send=attempt))
