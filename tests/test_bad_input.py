@@ -175,7 +175,7 @@ def test_every_serializer_that_reads_a_request_body_refuses_unknown_and_read_onl
         "POST /api/v1/campaigns/{id}/plan/", "POST /api/v1/runs/{id}/cancel/", "POST /api/v1/targets/{id}/check/",
         "POST /api/v1/auth/token/revoke/", "POST /api/v1/runs/{id}/retry-failed/", "POST /api/v1/runs/{id}/run-again/",
         "POST /api/v1/share-links/{id}/revoke/", "POST /api/v1/targets/{id}/settings-confirm/",
-        "POST /api/v1/client-hosts/{id}/revoke/"}
+        "POST /api/v1/client-hosts/{id}/revoke/", "POST /api/v1/workload-versions/{id}/approve/"}
 
 
 def test_every_write_endpoint_answers_an_unknown_field_with_a_400_naming_it(one_of_each):

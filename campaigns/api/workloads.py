@@ -25,7 +25,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.utils.mediatypes import media_type_matches
 
-from campaigns.api.fields import StrictInputMixin
+from campaigns.api.fields import NoInputSerializer, StrictInputMixin
 from campaigns.api.views.base import BaseViewSet, CachedListMixin, ReadOnlyViewSet
 from campaigns.models import Workload, WorkloadApproval, WorkloadVersion
 from campaigns.services.workloads import (
@@ -239,6 +239,7 @@ class WorkloadVersionViewSet(ReadOnlyViewSet):
         a target's owner: on the targets you own); 403 for anyone else. DELETE: withdraws your approval (an
         admin's withdraws every one). Read the files first: they run on client hosts against the targets."""
         version = self.get_object()
+        NoInputSerializer(data=request.data).is_valid(raise_exception=True)
         if request.method == "DELETE":
             workload_unapprove(user=request.user, version=version)
         else:
