@@ -130,6 +130,17 @@ def test_a_target_owner_approves_a_version_for_their_own_targets_only():
     assert "Approved by <strong>wl-bob</strong>" in page.get(f"/workloads/{version.workload_id}/").content.decode()
     assert services.campaign_launch(campaign=CampaignFactory(targets=[his], scenarios=[scenario]),
                                     user=bob).jobs.count() == 1
+    # The job checks again as it starts: Bob withdraws (an operator owning a target may, through the API) and the
+    # coordinator refuses what the launch allowed.
+    from campaigns.execution.workloads import workload_refusal
+
+    assert workload_refusal(target=his, scenario=scenario) is None
+    withdrawn = client_for(bob).delete(f"/api/v1/workload-versions/{version.pk}/approve/")
+    assert withdrawn.status_code == 200, withdrawn.content
+    assert [a["approved_by"] for a in withdrawn.json()["approvals"]] == ["wl-alice"]
+    assert "not approved to run on target 'bob's db'" in (workload_refusal(target=his, scenario=scenario) or "")
+    # Approving twice keeps one approval.
+    assert workload_approve(user=alice, version=version) == workload_approve(user=alice, version=version)
 
 
 @pytest.mark.django_db

@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.utils.mediatypes import media_type_matches
 
+from campaigns import roles
 from campaigns.api.fields import NoInputSerializer, StrictInputMixin
 from campaigns.api.views.base import BaseViewSet, CachedListMixin, ReadOnlyViewSet
 from campaigns.models import Workload, WorkloadApproval, WorkloadVersion
@@ -231,6 +232,8 @@ class WorkloadVersionViewSet(ReadOnlyViewSet):
     queryset = WorkloadVersion.objects.select_related("workload", "uploaded_by").prefetch_related(
         "approvals__approved_by")
     serializer_class = WorkloadVersionSerializer
+    # DELETE is only the approve action's withdrawal (a version itself is never deleted): the service says whose.
+    delete_role = roles.OPERATOR
 
     @extend_schema(request=None, responses={200: WorkloadVersionSerializer})
     @action(detail=True, methods=["post", "delete"])

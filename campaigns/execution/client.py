@@ -149,7 +149,10 @@ def _client_run(job: Job, client: JobClient) -> None:
     summary = parsed.to_dict()["summary"] or {}
     version = job.scenario.workload_version
     if summary and version is not None and version.workload.counted_function:
-        summary["counted"] = parser.counted_calls(outcome.output, version.workload.counted_function)
+        counted = parser.counted_calls(outcome.output, version.workload.counted_function)
+        # No call seen among events that ran: the wrapper did not see the function (an event() keeping a local
+        # reference of its own), so nothing was counted, which is not "none happened".
+        summary["counted"] = None if counted == 0 and (summary.get("events") or 0) > 0 else counted
     fields = run_close_fields(outcome, output, parsed, summary, exited_at)
     if outcome.cancelled:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=client.attempt,

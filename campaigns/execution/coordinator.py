@@ -55,7 +55,7 @@ from campaigns.execution.results import job_close, job_load
 from campaigns.execution.selfmeasure import host_self_measure_wait
 from campaigns.execution.turns import Previous, hosts_busy, previous_wait, target_busy
 from campaigns.execution.variants import variant_apply
-from campaigns.execution.workloads import scenario_runs_command
+from campaigns.execution.workloads import scenario_runs_command, workload_refusal
 from campaigns.models import ClientHost, Job, JobClient, PreparedDataset, Scenario, Target
 from campaigns.models.core import hosts_allowed
 from campaigns.probes import (
@@ -429,6 +429,11 @@ def step_target(c: Coordination) -> bool:
     run's previous job no longer loads it. The argv is checked against the catalogue before anything connects:
     a forged scenario row naming where to connect or as whom fails here, and the target is not contacted."""
     job = c.job
+    # Checked again as the job starts, not only at launch: a scenario pointed at another workload version since
+    # (or a target whose owner withdrew uploaded workloads) runs nothing of that code.
+    refused = workload_refusal(target=job.target, scenario=job.scenario)
+    if refused:
+        raise JobFailure(f"nothing was run: {refused}")
     c.conn = conn = job_connection(job)
     phase_argv(job=job, conn=conn, command="run")
     c.tables = [f"sbtest{i}" for i in range(1, job.tables + 1)]

@@ -225,6 +225,9 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
     latency = summary.get("latency_ms") or {}
     percentiles, missing = latency_distribution([c.summary for c in clients], [c.histogram for c in clients])
     fields = {key: summary.get(key) for key in _SUMMED}
+    # A count from some clients only is no count of the job.
+    counted = None if any((c.summary or {}).get("counted") is None for c in clients) else fields.get("counted")
+    fields["counted"] = counted
     fields.update({
         "source": source, "duration_s": summary.get("duration_s"),
         "latency_min_ms": latency.get("min"), "latency_avg_ms": latency.get("avg"),
@@ -233,8 +236,8 @@ def result_store(*, job: Job, clients: list[JobClient], source: str) -> JobResul
         **{JobResult.PERCENTILE_FIELDS[key]: value for key, value in percentiles.items()},
         "latency_percentiles_missing": missing,
         "host_figures": summary.get("host_figures") or {},
-        "counted_per_min": (summary["counted"] * 60.0 / summary["duration_s"]
-                            if summary.get("counted") is not None and summary.get("duration_s") else None),
+        "counted_per_min": (counted * 60.0 / summary["duration_s"]
+                            if counted is not None and summary.get("duration_s") else None),
         **steady,
     })
     result, _ = JobResult.objects.update_or_create(job=job, defaults=fields)

@@ -38,7 +38,9 @@ def job_check(job: Job, conn: Connection, *, beat: Callable[[], object] | None =
     except JobFailure as exc:
         return _outcome(Job.CheckOutcome.NOT_RUN, str(exc))
 
-    def should_cancel() -> bool:  # beats for the job and its client; a cancelled or failed job stops it
+    def should_cancel() -> bool:  # beats for the job and its client; a cancelled, failed or re-measured job stops it
+        if not Job.objects.filter(pk=job.pk, attempt=job.attempt).exists():
+            return True
         status = job_heartbeat(job.pk)
         if beat is not None:
             beat()
@@ -51,7 +53,8 @@ def job_check(job: Job, conn: Connection, *, beat: Callable[[], object] | None =
     if outcome.start_error:
         return _outcome(Job.CheckOutcome.NOT_RUN, f"{outcome.start_error}\n{transcript}")
     if outcome.cancelled:
-        return _outcome(Job.CheckOutcome.NOT_RUN, f"stopped: the job was cancelled or failed meanwhile\n{transcript}")
+        return _outcome(Job.CheckOutcome.NOT_RUN, "stopped: the job was cancelled, failed or measured again "
+                                                  f"meanwhile\n{transcript}")
     if outcome.timed_out:
         return _outcome(Job.CheckOutcome.NOT_RUN, f"sysbench {command} exceeded its time-out of "
                                                   f"{settings.BENCHAPP_CHECK_TIMEOUT_S:.0f} s "

@@ -38,6 +38,21 @@ def scenario_test(scenario: Scenario) -> Any:
     return version.test_spec(str(entry_path))
 
 
+def workload_refusal(*, target: Any, scenario: Scenario) -> str | None:
+    """Why the scenario's uploaded workload may not run on the target now ("" rules as at launch: the target
+    allows uploaded workloads, and an admin or its owner approved the version), or None."""
+    from campaigns.models.workloads import version_not_approved
+
+    version = scenario.workload_version
+    if version is None:
+        return None
+    if not target.workloads_allowed:
+        return (f"target '{target.name}' does not allow uploaded workloads (scenario '{scenario.name}' runs "
+                f"{scenario.test}): its owner or an admin may allow them")
+    problem = version_not_approved(version=version, target=target)
+    return f"scenario '{scenario.name}': {problem}" if problem else None
+
+
 def scenario_runs_command(scenario: Scenario, command: str) -> bool:
     """Whether sysbench has `command` (prepare, cleanup) for the scenario: always for a bundled test, for a
     workload only when its entry script defines it (sysbench would fail on one it does not)."""

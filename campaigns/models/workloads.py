@@ -154,3 +154,27 @@ def workload_test_choices() -> list[tuple[str, str]]:
     """Every version of every workload as a choice of the scenario form, newest first within a workload."""
     versions = WorkloadVersion.objects.select_related("workload").order_by("workload__name", "-number")
     return [(v.label(), f"{v.label()} ({v.entry}, {v.short_hash()})") for v in versions]
+
+
+def version_approval_for(*, version: WorkloadVersion, target: Any) -> WorkloadApproval | None:
+    """The approval under which `version` may run on `target`, or None: an active admin's (any target), or the
+    target owner's. An approver who is no longer an admin, or was deactivated, approves nothing any more."""
+    from campaigns import roles  # (roles reads the user model: imported once the apps are ready)
+
+    for approval in version.approvals.select_related("approved_by").order_by("approved_at"):
+        person = approval.approved_by
+        if not person.is_active:
+            continue
+        if roles.can_admin(person) or (target.created_by_id is not None and target.created_by_id == person.pk):
+            return approval
+    return None
+
+
+def version_not_approved(*, version: WorkloadVersion, target: Any) -> str | None:
+    """Why `version` may not run on `target` yet (no approval that counts there), or None."""
+    if version_approval_for(version=version, target=target) is not None:
+        return None
+    owner = target.created_by.get_username() if target.created_by is not None else None
+    who = f"an admin or the target's owner ({owner})" if owner else "an admin"
+    return (f"{version.label()} is not approved to run on target '{target.name}': {who} approves the version on "
+            f"its workload page (or POST /api/v1/workload-versions/{version.pk}/approve/) once they have read it")

@@ -112,7 +112,7 @@ def workload_targets_check(*, pairs: Iterable[tuple[Target, Any]]) -> None:
     """ValidationError on "targets" naming the first (target, scenario) pair whose scenario runs an uploaded
     workload on a target that does not allow them (Target.workloads_allowed, its owner's choice), or whose version
     nobody who counts there has approved (services.workloads.version_not_approved: an admin, or its owner)."""
-    from campaigns.services.workloads import version_not_approved
+    from campaigns.models.workloads import version_not_approved
 
     for target, scenario in pairs:
         if scenario.workload_version_id is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from campaigns import roles
@@ -208,28 +208,6 @@ def _declared_set(workload: Workload, wanted: Mapping[str, Any], *, options: lis
 # ---------------------------------------------------------------- approval: who said this code may run
 
 
-def version_approval_for(*, version: WorkloadVersion, target: Target) -> WorkloadApproval | None:
-    """The approval under which `version` may run on `target`, or None: an active admin's (any target), or the
-    target owner's. An approver who is no longer an admin, or was deactivated, approves nothing any more."""
-    for approval in version.approvals.select_related("approved_by").order_by("approved_at"):
-        person = approval.approved_by
-        if not person.is_active:
-            continue
-        if roles.can_admin(person) or (target.created_by_id is not None and target.created_by_id == person.pk):
-            return approval
-    return None
-
-
-def version_not_approved(*, version: WorkloadVersion, target: Target) -> str | None:
-    """Why `version` may not run on `target` yet (no approval that counts there), or None."""
-    if version_approval_for(version=version, target=target) is not None:
-        return None
-    owner = target.created_by.get_username() if target.created_by is not None else None
-    who = f"an admin or the target's owner ({owner})" if owner else "an admin"
-    return (f"{version.label()} is not approved to run on target '{target.name}': {who} approves the version on "
-            f"its workload page (or POST /api/v1/workload-versions/{version.pk}/approve/) once they have read it")
-
-
 def workload_approve(*, user: Any, version: WorkloadVersion) -> WorkloadApproval:
     """`user` says `version`'s code may run: an admin (on every target that allows uploaded workloads) or the owner
     of a target (on the targets they own). Approving again keeps the first approval. PermissionDenied for anyone
@@ -242,7 +220,11 @@ def workload_approve(*, user: Any, version: WorkloadVersion) -> WorkloadApproval
     found = WorkloadApproval.objects.filter(version=version, approved_by=user).first()
     if found is not None:
         return found
-    return row_write(WorkloadApproval(), {"version": version, "approved_by": user}, user=user)
+    try:
+        with transaction.atomic():
+            return row_write(WorkloadApproval(), {"version": version, "approved_by": user}, user=user)
+    except IntegrityError:  # the same approval, sent twice at once (a double click)
+        return WorkloadApproval.objects.get(version=version, approved_by=user)
 
 
 def workload_unapprove(*, user: Any, version: WorkloadVersion) -> int:
