@@ -212,3 +212,15 @@ def test_a_check_passes_fails_or_is_stopped_at_its_time_out(db, settings, target
     assert "/spin.lua " in command_line and command_line.endswith(f" {command}")
     if outcome == "not_run":
         assert beats and Job.objects.get(pk=job.pk).heartbeat_at is not None
+
+
+def test_a_version_without_the_declared_size_option_refuses_to_build_a_command_rather_than_drop_the_size():
+    from campaigns.sysbench.catalogue import OptionError
+    from campaigns.sysbench.workloads import options_from_json, workload_spec
+
+    spec = workload_spec(label="workload:old@v1", entry="/cache/old.lua", size_option="scale",
+                         options=options_from_json([{"name": "tables", "type": "int", "default": 1}]))
+    conn = Connection(driver="mysql", host="127.0.0.1", port=3306, user="u", password="", database="d")
+    with pytest.raises(OptionError, match="size option --scale is not an option of workload:old@v1"):
+        build_argv(sysbench="sysbench", test=spec, command="run", connection=conn, tables=1, table_size=2,
+                   options={}, threads=1, time_s=5)

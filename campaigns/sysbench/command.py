@@ -102,6 +102,10 @@ def dataset_options(test: str | TestSpec, *, tables: int, table_size: int) -> di
     if spec.workload:
         given = {"tables": tables, "table-size": table_size}
         if spec.size_option:  # the workload's own option takes the size (sysbench-tpcc: --scale, in warehouses)
+            if spec.size_option not in spec.options:  # a version older (or newer) than the declaration
+                raise OptionError(spec.size_option, f"the workload's size option --{spec.size_option} is not an "
+                                                    f"option of {spec.name}: the dataset's size could not be given; "
+                                                    "change the workload's size option or the scenario's version")
             given = {"tables": tables, spec.size_option: table_size}
         return {name: value for name, value in given.items() if name in spec.options}
     if spec.legacy:
