@@ -111,19 +111,14 @@ def targets_use_check(*, user: Any, targets: Iterable[Target]) -> None:
 def workload_targets_check(*, pairs: Iterable[tuple[Target, Any]]) -> None:
     """ValidationError on "targets" naming the first (target, scenario) pair whose scenario runs an uploaded
     workload on a target that does not allow them (Target.workloads_allowed, its owner's choice), or whose version
-    nobody who counts there has approved (services.workloads.version_not_approved: an admin, or its owner)."""
-    from campaigns.models.workloads import version_not_approved
+    nobody who counts there has approved: the one rule the coordinator applies again as each job starts
+    (execution.workloads.workload_refusal)."""
+    from campaigns.execution.workloads import workload_refusal
 
     for target, scenario in pairs:
-        if scenario.workload_version_id is None:
-            continue
-        if not target.workloads_allowed:
-            raise ValidationError({"targets": f"target '{target.name}' does not allow uploaded workloads (scenario "
-                                              f"'{scenario.name}' runs {scenario.test}): its owner or an admin may "
-                                              "allow them"})
-        problem = version_not_approved(version=scenario.workload_version, target=target)
-        if problem:
-            raise ValidationError({"targets": f"scenario '{scenario.name}': {problem}"})
+        refused = workload_refusal(target=target, scenario=scenario)
+        if refused:
+            raise ValidationError({"targets": refused})
 
 
 def target_update(*, target: Target, by: Any = None, password: str | None = None, **fields: Any) -> Target:
