@@ -100,7 +100,7 @@ def test_the_admin_refuses_a_connection_option_and_saves_campaigns_through_the_s
         "threads_by_spec": "{}", "threads_by_scenario": "{}", "repetitions": 1, "clients_min": 1,
         "scale_factor": 1.0, "regression_threshold_pct": 5, "noise_cv_pct": 5, "baseline_last_n": 5,
         "client_tries": 2, "client_hosts": "", "no_worker_notify_min": 10, "job_tries": 3, "target_wait_s": 1800,
-        "job_order": "interleaved", "quiet_s": 3})
+        "job_order": "interleaved", "quiet_s": 3, "ladder_resolution_pct": 25})
     assert added.status_code == 302, added.context["adminform"].form.errors if added.context else added
     campaign = Campaign.objects.get(name="admin campaign")
     assert list(campaign.targets.all()) == [target] and list(campaign.scenarios.all()) == [scenario]

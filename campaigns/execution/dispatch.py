@@ -20,6 +20,7 @@ from campaigns.crypto import DecryptionError
 from campaigns.execution import transitions
 from campaigns.execution.datasets import run_cleanup_data
 from campaigns.execution.hosts import host_queue, server_queue
+from campaigns.execution.ladder import ladder_extend
 from campaigns.execution.sealed import holds_field_key, job_password_seal
 from campaigns.models import Job, Run
 
@@ -162,6 +163,12 @@ def run_advance(*, run_id: int) -> None:
             return
         if jobs.pending().exists():
             return  # jobs waiting for their target: its next try (a Celery retry) sends them
+        # Every job is done: an adaptive ladder may add counts around its peaks, knees and latency limits.
+        if ladder_extend(run=run):
+            added_next = job_next(run_id=run.pk)
+            if added_next is not None:
+                transaction.on_commit(lambda: job_dispatch(job=added_next))
+            return
         keep = run.campaign.keep_data
     # Every job is done. The data goes before the run is marked finished: a run queued behind this
     # one starts then, on the same targets, and must not find its tables dropped under it. Dropping

@@ -53,8 +53,10 @@ class CampaignForm(RowForm):
                   "threads_by_scenario", "variants", "repetitions", "clients_min", "clients_per_threads", "scale_factor",
                   "table_rows_min", "table_rows_max", "table_sizes", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "confirm_alarms", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
-                  "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server", "sla_ms"]
-        labels = {"share_server": "Share servers and client hosts with other runs that share",
+                  "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server", "sla_ms",
+                  "adaptive_ladder", "ladder_resolution_pct"]
+        labels = {"adaptive_ladder": "Adaptive thread ladder", "ladder_resolution_pct": "Ladder resolution (%)",
+                  "share_server": "Share servers and client hosts with other runs that share",
                   "job_order": "Order of the jobs",
                   "remeasure_spoiled": "Measure a spoiled job again",
                   "quiet_s": "Watch for quiet before each job (s)",
@@ -130,7 +132,7 @@ class CampaignForm(RowForm):
                                         **self.field_values())
 
     DEFAULTED = ("regression_threshold_pct", "noise_cv_pct", "baseline_last_n", "client_tries", "no_worker_notify_min",
-                 "job_tries", "target_wait_s", "job_order", "quiet_s")
+                 "job_tries", "target_wait_s", "job_order", "quiet_s", "ladder_resolution_pct")
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -515,6 +515,19 @@ class Campaign(models.Model):
         help_text="A latency limit in ms on the percentile its jobs measure (p95 by default), e.g. 50: its "
                   "comparisons report, per product, the highest throughput whose latency keeps it. Blank: none.")
 
+    # An adaptive ladder (campaigns.ladder): once a run's planned jobs are done, it measures thread counts around
+    # each ladder's peak, knee and latency limit until each is located to within the resolution; never beyond the
+    # planned range, at most campaigns.ladder.MAX_ADDED counts per ladder.
+    adaptive_ladder = models.BooleanField(
+        default=False,
+        help_text="After the planned thread counts, measure counts between them around each peak, knee and latency "
+                  "limit until each is located to within the resolution (never beyond the planned range, at most 8 "
+                  "more counts per target and scenario).")
+    ladder_resolution_pct = models.PositiveIntegerField(
+        default=25, validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="The adaptive ladder stops when the counts around a peak, knee or limit are this close (a gap of at "
+                  "most this % of the lower count, or one thread): 25 locates a peak near 200 threads to ±50.")
+
     class JobOrder(models.TextChoices):
         INTERLEAVED = "interleaved", "interleaved: each repetition of a thread count on every target and variant in turn"
         BLOCKED = "blocked", "blocked: every job of a target (and variant) before the next one's"
@@ -827,7 +840,7 @@ class Job(models.Model):
     CELL_FIELDS = (
         "id", "run", "target", "scenario", "threads", "repetition", "position", "variant", "variant_settings",
         "tables", "table_size", "time_s", "warmup_s", "clients_needed", "imported", "dispatch_count", "queued_at",
-        "dispatched_at", "claimed_at", "attempt", "notes",
+        "dispatched_at", "claimed_at", "attempt", "notes", "added_for",
     )
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="jobs")
@@ -845,6 +858,15 @@ class Job(models.Model):
     time_s = models.PositiveIntegerField(null=True, blank=True, help_text="measured seconds (the scenario's unless the campaign overrides it)")
     warmup_s = models.PositiveIntegerField(null=True, blank=True)
     clients_needed = models.PositiveIntegerField(default=1)
+
+    class AddedFor(models.TextChoices):
+        PLANNED = "", "planned"
+        PEAK = "peak", "added around the peak"
+        KNEE = "knee", "added around the knee"
+        SLA = "sla", "added around the latency limit"
+
+    # Why the adaptive ladder (execution.ladder) added this job's thread count to its run; "" for a planned job.
+    added_for = models.CharField(max_length=4, blank=True, choices=AddedFor.choices, default=AddedFor.PLANNED)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     phase = models.CharField(max_length=20, blank=True, choices=Phase.choices, default=Phase.NONE)
     error = models.TextField(blank=True)

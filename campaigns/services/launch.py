@@ -171,7 +171,7 @@ def _copies_checked(originals: list[Job], *, user: Any) -> Callable[[Run], list[
         return [Job(run=new, target_id=j.target_id, scenario_id=j.scenario_id, threads=j.threads,
                     repetition=j.repetition, position=n, tables=j.tables, table_size=j.table_size,
                     clients_needed=j.clients_needed, time_s=j.time_s, warmup_s=j.warmup_s, variant=j.variant,
-                    variant_settings=j.variant_settings)
+                    variant_settings=j.variant_settings, added_for=j.added_for)
                 for n, j in enumerate(originals)]
 
     return jobs

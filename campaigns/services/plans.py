@@ -15,6 +15,7 @@ from campaigns.durations import duration_text as format_duration
 from campaigns.execution.datasets import dataset_signature, dataset_table_ddl, loader_prepare_argv
 from campaigns.execution.hosts import NoWorker, host_heartbeats, run_no_worker
 from campaigns.execution.phases import JobFailure, phase_argv, split_threads
+from campaigns.ladder import MAX_ADDED
 from campaigns.models import Campaign, Job, PreparedDataset, Run, Scenario, Target
 from campaigns.models.hosttests import runs_on
 from campaigns.services.hosttests import hostjob_plan
@@ -229,8 +230,11 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
             "estimated_duration_s": round(duration_s, 1),
             "estimated_dataset_bytes": dataset_bytes,
         })
+    adaptive = _adaptive_plan(campaign=campaign, planned=planned) if campaign.adaptive_ladder else None
     return {
         "campaign": campaign.name, "campaign_id": campaign.pk, "jobs": jobs, "job_count": len(jobs),
+        # What the adaptive ladder may add after these jobs (at most: it stops once each ladder is located).
+        "adaptive_ladder": adaptive,
         "estimated_duration_s": round(total_s, 1), "estimated_duration": format_duration(total_s),
         "estimated_dataset_bytes": sum(datasets.values()),
         # Jobs whose prepare time (and dataset size) is unknown: a workload never prepared with these parameters.
@@ -239,6 +243,24 @@ def campaign_plan(*, campaign: Campaign) -> dict[str, Any]:
         "variants": [v["name"] for v in campaign.variants or []],
         "prepare_notes": list(dict.fromkeys(j["prepare_note"] for j in jobs if j["prepare_note"])),
     }
+
+
+def _adaptive_plan(*, campaign: Campaign, planned: list[PlannedJob]) -> dict[str, Any]:
+    """The most jobs, and measured time, the adaptive ladder may add: per ladder (target, scenario, variant, size),
+    the counts strictly between its lowest and highest planned ones, at most ladder.MAX_ADDED, each repetition."""
+    ladders: dict[tuple[Any, ...], list[PlannedJob]] = {}
+    for p in planned:
+        ladders.setdefault((p.target.pk, p.scenario.pk, p.variant, p.tables, p.table_size), []).append(p)
+    jobs = 0
+    seconds = 0.0
+    for members in ladders.values():
+        counts = {p.threads for p in members}
+        room = min(MAX_ADDED, max(counts) - min(counts) + 1 - len(counts))
+        repetitions = max(p.repetition for p in members)
+        jobs += room * repetitions
+        seconds += room * repetitions * job_estimate_s(time_s=members[0].time_s, warmup_s=members[0].warmup_s)
+    return {"resolution_pct": campaign.ladder_resolution_pct, "max_counts_per_ladder": MAX_ADDED,
+            "max_added_jobs": jobs, "max_added_s": round(seconds, 1), "max_added": format_duration(seconds)}
 
 
 def _earlier_prepare(signature: str) -> tuple[float, int | None] | None:

@@ -500,6 +500,8 @@
   function apply(next) {
     const finishedNow = next.run.finished && !state.run.finished;
     const doneMore = next.run.done !== state.run.done;
+    // The adaptive thread ladder added jobs to the run: the server renders their rows.
+    const grown = next.run.total > state.run.total;
     state = next;
     noteClock(next);
     setRunBadge(runStatus, next.run);
@@ -525,7 +527,7 @@
       }
     }
     if (doneMore) fetchTimeline();
-    if (finishedNow) {
+    if (finishedNow || grown) {
       // The server renders the finished jobs' summaries and snapshots.
       setTimeout(function () { window.location.reload(); }, 500);
     }

@@ -51,7 +51,7 @@ class JobSerializer(FastReadMixin, serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "run", "campaign", "target", "target_name", "product", "product_name", "spec", "spec_label",
-                  "scenario", "scenario_name", "test", "variant", "variant_settings", "threads", "repetition",
+                  "scenario", "scenario_name", "test", "variant", "variant_settings", "threads", "added_for", "repetition",
                   "position", "tables", "table_size", "time_s", "warmup_s", "clients_needed", "status", "phase", "error", "wait_reason", "waiting",
                   "unreachable_since", "next_try_at", "attempt", "attempts", "command_line", "start_skew_ms",
                   "wall_time_s", "cache_hit_ratio", "cache_warning", "verdict", "imported", "claimed_by", "queued_at",
