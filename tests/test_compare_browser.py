@@ -69,11 +69,11 @@ def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_pa
     cell.click()
     dialog = page.locator("#cell-histogram")
     dialog.wait_for(state="visible")
-    wait_js(page, "Chart.getChart(document.querySelector('#cell-histogram canvas'))")
+    wait_js(page, "Chart.getChart(document.querySelector('#cell-histogram canvas[data-chart=histogram]'))")
     percentiles = dialog.locator("[data-testid=histogram-percentiles]").inner_text()
     assert re.search(r"p50 \d+\.\d\d ms · p90 .* · p99\.9 \d+\.\d\d ms — [\d,]+ events from 3 of 3 jobs", percentiles)
     assert "Beta DB · read only · 2-core 4 GB (local) · 2 threads" in dialog.inner_text()
-    assert page.evaluate("Chart.getChart(document.querySelector('#cell-histogram canvas')).data.labels.length") > 10
+    assert page.evaluate("Chart.getChart(document.querySelector('#cell-histogram canvas[data-chart=histogram]')).data.labels.length") > 10
     dialog.screenshot(path=str(SHOTS / "17-compare-cell-histogram.png"))
     dialog.get_by_role("button", name="Close").click()
     dialog.wait_for(state="hidden")
@@ -84,5 +84,5 @@ def test_a_viewer_sees_error_bars_and_opens_a_cells_latency_histogram(browser_pa
     note = dialog.locator("[data-testid=histogram-note]")
     note.wait_for(state="visible")
     assert "--percentile=0" in note.inner_text()
-    assert not page.evaluate("Chart.getChart(document.querySelector('#cell-histogram canvas'))")
+    assert not page.evaluate("Chart.getChart(document.querySelector('#cell-histogram canvas[data-chart=histogram]'))")
     assert not problems.items, "\n".join(problems.items)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connections
 from django.db.models import (
     Aggregate,
@@ -120,6 +121,7 @@ class CellFigures:
     counted_label: str | None  # a workload's counted calls: their label, else its function's name
     counted_per_min: float | None  # their mean per minute over the repetitions
     expected_errors_pct: float | None  # the errors its workload declares part of it, per 100 transactions
+    job_ids: list[int]  # its jobs, ascending (the cell's side panel reads their seconds)
     metrics: dict[Metric, MetricFigures]
 
     @property
@@ -157,6 +159,7 @@ def _aggregates() -> dict[str, Any]:
                                     Value(""))),
         "counted_per_min": Avg("counted_per_min"),
         "expected_errors_pct": Max("job__scenario__workload_version__workload__expected_errors_pct"),
+        "job_ids": ArrayAgg("job_id", ordering=("job_id",)),
     }
     for metric in METRICS:
         positive = Q(**{f"{metric}__gt": 0})

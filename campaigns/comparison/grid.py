@@ -163,6 +163,10 @@ def groups_of(cells: list[CellFigures], columns: list[Column], scope: Scope,
     return [groups[key] for key in sorted(groups, key=group_order.__getitem__)], figures
 
 
+# A cell lists at most this many of its jobs (a cell of a hundred repetitions lists its first fifty).
+CELL_JOBS = 50
+
+
 def _entry(cell: CellFigures, scope: Scope, explained: dict[CellKey, dict[str, Any]], *, split: bool
            ) -> ComparisonCell:
     run_of: RunOf = {"run_id": cell.run_id} if scope.by_run and cell.run_id is not None else {}
@@ -180,6 +184,8 @@ def _entry(cell: CellFigures, scope: Scope, explained: dict[CellKey, dict[str, A
     }
     if cell.counted_label:
         entry["counted_per_min"] = rounded(cell.counted_per_min)
+    # Its jobs (the first CELL_JOBS), whose seconds the cell's side panel charts.
+    entry["jobs"] = list(cell.job_ids or [])[:CELL_JOBS]
     if split:
         entry["target_id"] = cell.target_id
     found = explained.get(cell.key(by_run=scope.by_run)) or {"costs": {}, "bound": None}

@@ -97,6 +97,7 @@ class ComparisonCell(TypedDict):
     costs: NotRequired[dict[str, dict[str, float]]]  # measured: per-query costs, median/min/max/n (comparison.costs)
     bound: NotRequired[dict[str, str] | None]  # measured: what ran out, with its evidence
     why: NotRequired[dict[str, Any]]  # a significant Δ%: the costs that differ most from the baseline's
+    jobs: NotRequired[list[int]]  # measured: its jobs' ids (the first comparison.grid.CELL_JOBS)
     imported: NotRequired[bool]  # added by the layout
     trust: NotRequired[CellTrust | None]  # added by the layout to suspect and invalid cells
 

@@ -22,6 +22,7 @@ from campaigns.comparison import (
     to_csv,
     to_markdown,
 )
+from campaigns.comparison.panel import cell_details, report_costs
 from campaigns.comparison.published import published_links, table_keys
 from campaigns.comparison.rows import ComparisonLayout
 from campaigns.forms import ComparisonForm
@@ -146,6 +147,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         "significance_note": SIGNIFICANCE_NOTE, "columns": column_choices(layout) if layout else [],
         "histogram_url": (f"{reverse('api:comparison-cell-histogram')}?{selection.api_query()}"
                           if selection is not None and selection.measured() else ""),
+        # What a measured cell's side panel shows (comparison.panel); its per-second charts come from the jobs API.
+        "cell_details": cell_details(layout) if layout is not None and layout["tables"] else None,
         # Measured tables of seed scenarios, compared without the published figures: the way to set them beside.
         "published_links": (published_links(table_keys(layout["tables"]), selection.query_string())
                             if layout is not None and selection is not None and not selection.published
@@ -195,4 +198,5 @@ def compare_report(request: HttpRequest) -> HttpResponse:
         "layout": layout, "report": report_sections(layout), "title": _title(layout),
         "charts": {t["id"]: t["charts"] for t in layout["tables"]}, "query": selection.query_string(),
         "generated_at": timezone.now(), "significance_note": SIGNIFICANCE_NOTE, "columns": column_choices(layout),
+        "report_costs": report_costs(layout),
     })

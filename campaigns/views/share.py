@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from campaigns import roles, sharing
 from campaigns.comparison import SIGNIFICANCE_NOTE, comparison_layout, report_sections, to_csv
+from campaigns.comparison.panel import report_costs
 from campaigns.comparison.redaction import report_redacted
 from campaigns.logins import client_address
 from campaigns.models import ShareLink
@@ -143,6 +144,7 @@ def shared(request: HttpRequest, token: str) -> HttpResponse:
     if link.shows == ShareLink.Shows.REPORT:
         report_headers(layout)
         context["report"] = report_redacted(report_sections(layout), selection=selection)
+        context["report_costs"] = report_costs(layout)
         return _private(render(request, "campaigns/compare_report.html", context))
     return _private(render(request, "campaigns/shared_compare.html", context))
 

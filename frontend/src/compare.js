@@ -1,6 +1,7 @@
 // Comparison charts: QPS vs threads (a line per product, error bars from min to max of the repetitions where a cell
 // has them, published figures dashed at their own thread counts, threads on a log scale), best QPS per
-// spec (grouped bars), latency vs threads; a measured cell's latency histogram on click (fetched from the API); and
+// spec (grouped bars), latency vs threads; a measured cell's side panel on click (its costs, bound, why, seconds and
+// latency histogram); and
 // the choice form's published spec list, narrowed to the chosen published product.
 (function () {
   "use strict";
@@ -168,9 +169,187 @@
     });
   }
 
-  // A click on a measured cell opens its latency histogram: the jobs' sysbench histograms merged by the API.
+  // A click on a measured cell opens its side panel: its figures, its per-query costs beside its row's baseline
+  // cell's, what ran out and why it differs (from the page's cell-details, campaigns/comparison/panel.py), its jobs'
+  // seconds on one time axis (the jobs API) and its latency histogram (the comparisons API).
   const dialog = document.getElementById("cell-histogram");
+  const detailsEl = document.getElementById("cell-details");
+  const details = detailsEl ? JSON.parse(detailsEl.textContent) || { cells: {}, costs: {} } : { cells: {}, costs: {} };
   let histogramChart = null;
+  let panelCharts = [];
+  let panelToken = 0;
+
+  // The server's counter per second that stands for a reason or a bound, first the one the server counts.
+  const COUNTERS = {
+    bp_misses_per_1k_queries: ["Innodb_buffer_pool_reads", "blks_read"], bp_hit_pct: ["Innodb_buffer_pool_reads", "blks_read"],
+    data_reads_per_txn: ["Innodb_data_reads", "blks_read"], data_writes_per_txn: ["Innodb_data_writes"],
+    rows_read_per_query: ["Innodb_rows_read", "Rows_read", "tup_returned"], row_lock_waits_per_s: ["Innodb_row_lock_waits"],
+    lock_waits_per_txn: ["Innodb_row_lock_waits"], io: ["Innodb_buffer_pool_reads", "blks_read"],
+    locks: ["Innodb_row_lock_waits"], concurrency: ["Threads_running", "backends_active"],
+  };
+  const GAUGES = ["Threads_running", "backends_active"];
+
+  function textEl(tag, text, className) {
+    const el = document.createElement(tag);
+    el.textContent = text;
+    if (className) el.className = className;
+    return el;
+  }
+
+  function cellKey(cell, column) {
+    const row = cell.closest("tr");
+    const table = cell.closest("table");
+    return [table.id.replace(/^table-/, ""), row.dataset.specId, row.dataset.threads, row.dataset.tableSize,
+            row.dataset.tables, column].join("|");
+  }
+
+  function fillSummary(entry) {
+    const section = dialog.querySelector("[data-testid=panel-summary]");
+    section.hidden = !entry;
+    if (!entry) return;
+    const figures = section.querySelector("[data-testid=panel-figures]");
+    figures.replaceChildren();
+    let text = fmt(entry.qps) + " QPS, " + (entry.n > 1 ? "geometric mean of " + entry.n + " runs" : "one run");
+    if (entry.ci95 && entry.ci95[0] !== null) text += " (95% interval " + fmt(entry.ci95[0]) + "–" + fmt(entry.ci95[1]) + ")";
+    if (entry.base && entry.delta_pct !== null && entry.delta_pct !== undefined) text += "; " + fmtDelta(entry.delta_pct) + " against " + entry.base.name;
+    figures.append(textEl("strong", text));
+    if (entry.verdict === "suspect" || entry.verdict === "invalid") {
+      figures.append(" ", textEl("span", entry.verdict, "badge verdict-" + entry.verdict));
+    }
+    if (entry.significance) figures.append(textEl("span", " " + entry.significance, "muted"));
+    const bound = section.querySelector("[data-testid=panel-bound]");
+    bound.replaceChildren(textEl("strong", "What ran out: "),
+      entry.bound ? entry.bound.words + (entry.bound.evidence ? ": " + entry.bound.evidence : "") + "." : "not judged (no per-query costs stored).");
+    const why = section.querySelector("[data-testid=panel-why]");
+    why.replaceChildren(textEl("strong", "Why: "), entry.isBase ? "this is the row's baseline column; the other columns are explained against it."
+      : !entry.base ? "the row's baseline column has no measured cell here, so nothing is compared."
+      : entry.why || "its Δ% is not significant, so nothing is explained (the costs below still compare).");
+    const thisHead = section.querySelector("[data-testid=panel-this]");
+    const baseHead = section.querySelector("[data-testid=panel-base]");
+    thisHead.textContent = entry.name;
+    baseHead.textContent = entry.base ? entry.base.name + " (baseline)" : "baseline";
+    const body = section.querySelector("table.panel-costs tbody");
+    body.replaceChildren();
+    const baseCosts = entry.base ? entry.base.costs : {};
+    for (const [name, words] of Object.entries(details.costs || {})) {
+      const mine = entry.costs[name];
+      const theirs = baseCosts[name];
+      if (!mine && !theirs) continue;
+      const tr = document.createElement("tr");
+      if (entry.reasons.indexOf(name) >= 0) tr.className = "reason";
+      tr.append(textEl("th", words));
+      tr.firstChild.scope = "row";
+      for (const figures of [mine, theirs]) {
+        const td = textEl("td", figures ? fmt(figures[0]) : "—", "num");
+        if (figures && figures[1] !== figures[2] && figures[1] !== null) {
+          td.append(document.createElement("br"), textEl("span", fmt(figures[1]) + "–" + fmt(figures[2]), "muted small"));
+        }
+        tr.append(td);
+      }
+      const ratio = mine && theirs && theirs[0] ? mine[0] / theirs[0] : null;
+      const against = mine && theirs && !theirs[0] && mine[0] ? "against none" : "—";
+      tr.append(textEl("td", !entry.base ? "—" : ratio === null ? against : ratio.toFixed(2) + "×", "num"));
+      body.append(tr);
+    }
+    if (!body.children.length) {
+      const tr = document.createElement("tr");
+      const td = textEl("td", "No per-query cost was stored for these jobs (an imported result, or a server measured from outside).");
+      td.colSpan = 4;
+      tr.append(td);
+      body.append(tr);
+    }
+  }
+
+  async function fetchJson(url) {
+    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error("HTTP " + response.status);
+    return response.json();
+  }
+
+  // One figure per second of every job, its name above the chart (a long counter name does not fit beside the axis);
+  // the jobs' legend under the first chart only: the three share their lines' colours and dashes.
+  function secondsChart(canvas, lines, title, legend) {
+    return new Chart(canvas, {
+      type: "line",
+      data: { datasets: lines },
+      options: {
+        responsive: true, maintainAspectRatio: false, animation: false, parsing: false, normalized: true,
+        interaction: { mode: "nearest", intersect: false },
+        plugins: { title: { display: true, text: title, align: "start" },
+                   legend: { display: legend, position: "bottom", labels: { boxWidth: 12 } } },
+        scales: { x: { type: "linear", title: { display: true, text: "seconds since the measurement began" } },
+                  y: { beginAtZero: true } },
+      },
+    });
+  }
+
+  async function fillSeconds(entry, token) {
+    const section = dialog.querySelector("[data-testid=panel-seconds]");
+    const note = section.querySelector("[data-testid=panel-seconds-note]");
+    section.hidden = !entry || typeof Chart === "undefined";
+    if (section.hidden) return;
+    const sides = [{ name: entry.name, jobs: entry.jobs, dash: [] }];
+    if (entry.base) sides.push({ name: entry.base.name, jobs: entry.base.jobs, dash: [6, 4] });
+    note.textContent = "Loading the jobs' seconds…";
+    const base = dialog.dataset.jobsUrl;
+    const wanted = [];
+    const reason = entry.reasons[0] || (entry.bound ? entry.bound.resource : "");
+    const counters = COUNTERS[reason] || ["Questions", "xact_commit"];
+    try {
+      for (const side of sides) {
+        for (const [i, job] of side.jobs.entries()) {
+          wanted.push(Promise.all([fetchJson(base + job + "/series/?max_points=300"), fetchJson(base + job + "/metrics/")])
+            .then(function (both) { return { side: side, index: i, job: job, series: both[0], metrics: both[1] }; }));
+        }
+      }
+      const loaded = await Promise.all(wanted);
+      if (token !== panelToken) return;  // another cell was opened meanwhile
+      const qps = [], latency = [], server = [];
+      let counterName = "";
+      for (const item of loaded) {
+        const colour = color(sides.indexOf(item.side));
+        const label = item.side.name + " · job #" + item.job;
+        const common = { label: label, borderColor: colour, backgroundColor: colour, borderDash: item.side.dash,
+                         pointRadius: 0, borderWidth: 1.5 };
+        const series = item.series.series || {};
+        qps.push(Object.assign({ data: (series.qps || []).map(function (p) { return { x: p[0], y: p[1] }; }) }, common));
+        latency.push(Object.assign({ data: (series.latency_pct_ms || []).map(function (p) { return { x: p[0], y: p[1] }; }) }, common));
+        const rates = (item.metrics.server || {}).rates || {};
+        const gauges = (item.metrics.server || {}).gauges || {};
+        const name = counters.find(function (n) { return n in rates || n in gauges; });
+        if (name) {
+          counterName = counterName || name;
+          const values = (GAUGES.indexOf(name) >= 0 ? gauges : rates)[name];
+          const ts = item.metrics.server.t;
+          server.push(Object.assign({ data: ts.map(function (t, k) { return { x: t, y: values[k] }; }) }, common));
+        }
+      }
+      // Jobs without stored seconds (imported results, seconds past retention) draw no empty chart.
+      const seconds = qps.some(function (line) { return line.data.length; });
+      for (const name of ["panel-qps", "panel-latency"]) {
+        dialog.querySelector("canvas[data-chart=" + name + "]").parentElement.hidden = !seconds;
+      }
+      if (seconds) {
+        panelCharts.push(secondsChart(dialog.querySelector("canvas[data-chart=panel-qps]"), qps, "QPS", true));
+        const pct = (loaded[0] && loaded[0].series.latency && loaded[0].series.latency.pct) || "";
+        panelCharts.push(secondsChart(dialog.querySelector("canvas[data-chart=panel-latency]"), latency,
+          (pct ? "p" + pct + " " : "") + "latency (ms)", false));
+      }
+      const serverBox = dialog.querySelector("[data-testid=panel-server-box]");
+      serverBox.hidden = !server.length;
+      if (server.length) {
+        panelCharts.push(secondsChart(dialog.querySelector("canvas[data-chart=panel-server]"), server,
+          "server: " + counterName + (GAUGES.indexOf(counterName) >= 0 ? "" : " per second"), false));
+      }
+      note.textContent = !seconds ? "No per-second figures are stored for these " + loaded.length + " jobs (imported results, "
+        + "or jobs from before seconds were kept)." : loaded.length + " job" + (loaded.length === 1 ? "" : "s") + ": this cell solid"
+        + (entry.base ? ", " + entry.base.name + " dashed" : "") + (server.length ? "; the server's " + counterName
+        + " stands for " + (reason ? "the first reason" : "the work it did") : "; the server's counters were not stored") + ".";
+    } catch (error) {
+      if (token === panelToken) note.textContent = "The jobs' seconds could not be loaded: " + error.message;
+    }
+  }
+
   async function showHistogram(cell) {
     const row = cell.closest("tr");
     const table = cell.closest("table");
@@ -188,12 +367,22 @@
     const name = product >= 0 && header[product] ? header[product].textContent : "product";
     dialog.querySelector("[data-testid=histogram-where]").textContent =
       name + " · " + table.dataset.scenario + " · " + (row.dataset.spec || "no spec") + " · " + row.dataset.threads + " threads";
+    const found = (details.cells || {})[cellKey(cell, product)] || null;
+    // Its baseline cell is named by key: the page carries each cell once.
+    const entry = found && Object.assign({}, found, { base: found.base ? details.cells[found.base] || null : null,
+                                                      isBase: !found.base });
+    dialog.querySelector("#cell-histogram-title").textContent = entry ? "Cell: " + entry.name : "Cell";
+    const token = ++panelToken;
+    for (const chart of panelCharts) chart.destroy();
+    panelCharts = [];
+    fillSummary(entry);
     const percentiles = dialog.querySelector("[data-testid=histogram-percentiles]");
     const note = dialog.querySelector("[data-testid=histogram-note]");
     percentiles.textContent = "Loading…";
     note.hidden = true;
     if (histogramChart) { histogramChart.destroy(); histogramChart = null; }
     if (!dialog.open) dialog.showModal();
+    fillSeconds(entry, token);
     let body;
     try {
       const response = await fetch(dialog.dataset.url + "&" + keys, { credentials: "same-origin", headers: { Accept: "application/json" } });
@@ -203,6 +392,7 @@
       percentiles.textContent = "The histogram could not be loaded: " + error.message;
       return;
     }
+    if (token !== panelToken) return;
     const jobs = body.jobs_with_histogram + " of " + body.jobs + " job" + (body.jobs === 1 ? "" : "s");
     if (!body.events) {
       percentiles.textContent = "";

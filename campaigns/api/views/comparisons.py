@@ -44,8 +44,9 @@ def _selection_parameters(*, products: str, trusted_only: str) -> list[OpenApiPa
     ]
 
 
-# Bumped whenever a comparison answer changes shape (cells per target, errors, the campaign's latency limit: 2).
-API_FORMAT = 2
+# Bumped whenever a comparison answer changes shape (cells per target, errors, the campaign's latency limit: 2; each
+# cell's jobs: 3).
+API_FORMAT = 3
 
 class ComparisonViewSet(viewsets.ViewSet):
     """GET comparisons/?targets=1,2 (or products=, runs=, campaign=, scenarios=): products side by side."""
