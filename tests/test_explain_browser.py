@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from campaigns.models import IntervalSample, Job, JobResult, ServerSample
+from campaigns.models import IntervalSample, Job, JobClient, JobResult, ServerSample
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, ScenarioFactory
 from tests.helpers.browser import SHOTS, log_in
 from tests.helpers.measured import measure
@@ -108,6 +108,11 @@ def test_a_cells_side_panel_shows_its_costs_bound_reasons_and_seconds_at_1440_an
     for target, bp_reads in ((big, 0.0), (small, 1900.0)):
         for job in Job.objects.filter(target=target, threads=8).select_related("result"):
             _seconds(job, job.result.qps, bp_reads)
+    # Server profiles (perf): the small pool's server spends its time reading pages, the big one's parsing.
+    JobClient.objects.filter(job__target=big).update(profile={"samples": 500, "hz": 99, "window_s": 14.0, "symbols": [
+        ["mariadbd", "MYSQLparse", 30.0], ["kernel", "finish_task_switch", 20.0], ["mariadbd", "buf_page_get_gen", 2.0]]})
+    JobClient.objects.filter(job__target=small).update(profile={"samples": 400, "hz": 99, "window_s": 14.0, "symbols": [
+        ["mariadbd", "buf_page_get_gen", 35.0], ["kernel", "finish_task_switch", 21.0], ["mariadbd", "MYSQLparse", 8.0]]})
     make_user("panel-viewer", "viewer")
     log_in(page, "panel-viewer", PASSWORD)
     query = f"products={big.product_id}&products={small.product_id}"
@@ -133,6 +138,11 @@ def test_a_cells_side_panel_shows_its_costs_bound_reasons_and_seconds_at_1440_an
         note = page.get_by_test_id("panel-seconds-note").inner_text()
         assert note.startswith("6 jobs: this cell solid, big pool dashed") and "Innodb_buffer_pool_reads" in note, note
         assert page.get_by_test_id("panel-server-box").is_visible()
+        # The differential profile: the functions whose share differs most first, with both shares.
+        profile = page.get_by_test_id("panel-profile-table").locator("tbody tr")
+        assert profile.nth(0).inner_text().split("\t") == ["buf_page_get_gen (mariadbd)", "35.0%", "2.0%", "+33.0"]
+        assert profile.nth(1).inner_text().split("\t") == ["MYSQLparse (mariadbd)", "8.0%", "30.0%", "-22.0"]
+        assert "1,200 samples from 3 jobs" in page.get_by_test_id("panel-profile-note").inner_text()
         box = panel.bounding_box()
         assert box["width"] <= width and box["x"] + box["width"] <= width + 1, box  # a side panel, inside the window
         if width == 1440:
@@ -142,6 +152,8 @@ def test_a_cells_side_panel_shows_its_costs_bound_reasons_and_seconds_at_1440_an
         page.screenshot(path=str(SHOTS / f"44-panel-page-{name}.png"), full_page=False)
         page.locator("canvas[data-chart=panel-server]").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / f"44-panel-seconds-{name}.png"), full_page=False)
+        page.get_by_test_id("panel-profile").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"44-panel-profile-{name}.png"), full_page=False)
         # The baseline column's panel says it is the baseline; Escape closes the panel.
         page.keyboard.press("Escape")
         row.locator("td[data-metric=qps]").nth(0).click()

@@ -13,9 +13,13 @@ from typing import Any
 from campaigns.comparison.costs import BOUND_WORDS
 from campaigns.comparison.rows import ComparisonCell, ComparisonLayout, ComparisonRow
 from campaigns.costs import COST_WORDS
+from campaigns.execution.profiles import profiles_merged
+from campaigns.models import JobClient
 
 # A cell's jobs the panel charts, and its baseline's: enough to see the repetitions agree, few enough to load fast.
 PANEL_JOBS = 6
+# A server profile's symbols the panel lists (the most samples first), each cell's merged over its jobs.
+PANEL_SYMBOLS = 25
 
 # The panel's cost rows, in the order a reader looks for them, each with its words.
 PANEL_COSTS = {
@@ -61,11 +65,24 @@ def _cell(cell: ComparisonCell, name: str) -> dict[str, Any]:
     }
 
 
+def _profiles(layout: ComparisonLayout) -> dict[int, list[dict[str, Any]]]:
+    """The server profiles of the layout's cells' jobs (execution.profiles), by job: one query, none without jobs."""
+    ids = {job for table in layout.get("tables", []) if not table.get("published") for row in table["rows"]
+           for cell in row["cells"] if cell is not None for job in cell.get("jobs") or []}
+    out: dict[int, list[dict[str, Any]]] = {}
+    if ids:
+        for job, profile in JobClient.objects.filter(job_id__in=ids).exclude(profile={}).values_list("job_id",
+                                                                                                     "profile"):
+            out.setdefault(job, []).append(profile)
+    return out
+
+
 def cell_details(layout: ComparisonLayout) -> dict[str, Any]:
     """{"cells": {key: the cell's panel}, "costs": {cost: words}}: every measured cell of the layout's measured
     tables, each naming its row's baseline cell (its first column) by key ("base": None in that column)."""
     names = [str(n) for n in layout.get("names", [])]
     cells: dict[str, Any] = {}
+    profiles = _profiles(layout)
     for table in layout.get("tables", []):
         if table.get("published"):
             continue
@@ -76,6 +93,10 @@ def cell_details(layout: ComparisonLayout) -> dict[str, Any]:
                     continue
                 entry = _cell(cell, names[column] if column < len(names) else f"column {column + 1}")
                 entry["base"] = base_key if column else None  # the baseline cell's key, when it has an entry
+                merged = profiles_merged([p for job in cell.get("jobs") or [] for p in profiles.get(job, [])])
+                if merged is not None:
+                    merged["symbols"] = merged["symbols"][:PANEL_SYMBOLS]
+                    entry["profile"] = merged
                 cells[_key(str(table["id"]), row, column)] = entry
     return {"cells": cells, "costs": PANEL_COSTS}
 

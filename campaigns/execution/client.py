@@ -130,7 +130,11 @@ def _client_run(job: Job, client: JobClient) -> None:
         if not _still_own(client):
             raise JobStopped()
     samplers = Samplers(job_id=job.pk, client_index=client.index, conn=conn, sample_server=client.index == 0,
-                        same_host=same_host, attempt=job.attempt)
+                        same_host=same_host, attempt=job.attempt,
+                        # The server's profile, where asked, by the first client on the server's own host.
+                        profile_time_s=job.run_time_s() if job.run.campaign.profile_server and same_host
+                        and not JobClient.objects.filter(job_id=job.pk, same_host=True, index__lt=client.index).exists()
+                        else 0)
     stall: list[str] = []  # what the target's sessions waited for when throughput fell to zero
     try:
         outcome = client_process(job, client, argv, conn, samplers, stall)
@@ -154,6 +158,9 @@ def _client_run(job: Job, client: JobClient) -> None:
         # reference of its own), so nothing was counted, which is not "none happened".
         summary["counted"] = None if counted == 0 and (summary.get("events") or 0) > 0 else counted
     fields = run_close_fields(outcome, output, parsed, summary, exited_at)
+    profile = samplers.profile_end()
+    if profile:
+        fields["profile"] = profile
     if outcome.cancelled:
         transitions.client_close(client_id=client.pk, status=JobClient.Status.CANCELLED, attempt=client.attempt,
                                  **fields)

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection
 
 from campaigns.execution.dbretry import RETRY_FIRST_S, backoff_s, connection_drop, connection_lost, db_retry
+from campaigns.execution.profiles import ServerProfiler, profile_window
 from campaigns.models import HostSample, Job, RoundTrip, ServerSample
 from campaigns.probes import ProbeError
 from campaigns.seconds import Kind, seconds_rows
@@ -404,8 +405,17 @@ class Samplers:
     attempt: int = 1  # the job's attempt (Job.attempt) these rows belong to
     host: HostSampler | None = None
     server: ServerSampler | None = None
+    # The measured seconds when the campaign profiles the server (a local target's only), 0 otherwise.
+    profile_time_s: int = 0
+    profiler: ServerProfiler | None = None
 
     def start(self, pid: int) -> None:
+        if self.profile_time_s and self.same_host:
+            pids = _listening_pids(self.conn.port) if self.conn.port else set()
+            delay, length = profile_window(self.profile_time_s)
+            self.profiler = ServerProfiler(pids=pids or _server_pid_asked(self.conn), delay_s=delay, length_s=length,
+                                           name=f"server-profile-{self.job_id}")
+            self.profiler.start()
         if not settings.BENCHAPP_METRICS_SAMPLING:
             return
         started_at = time.monotonic()
@@ -423,6 +433,17 @@ class Samplers:
         for sampler in (self.host, self.server):
             if sampler is not None:
                 sampler.stop()
+        self.profile_end()
+
+    def profile_end(self) -> dict[str, Any]:
+        """The server's profile ({} when none was taken), once perf has reported; a window sysbench ended before
+        is cut short."""
+        if self.profiler is None:
+            return {}
+        if self.profiler.is_alive():
+            self.profiler.cancel()
+            self.profiler.join(timeout=60)
+        return self.profiler.result
 
     def last_read(self) -> None:
         """Tells both samplers to stop, and returns once the server's reading after the run is taken (before

@@ -54,8 +54,9 @@ class CampaignForm(RowForm):
                   "table_rows_min", "table_rows_max", "table_sizes", "run_time_s", "warmup_override_s", "keep_data", "regression_threshold_pct", "noise_cv_pct",
                   "baseline_last_n", "confirm_alarms", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
                   "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server", "sla_ms",
-                  "adaptive_ladder", "ladder_resolution_pct"]
+                  "adaptive_ladder", "ladder_resolution_pct", "profile_server"]
         labels = {"adaptive_ladder": "Adaptive thread ladder", "ladder_resolution_pct": "Ladder resolution (%)",
+                  "profile_server": "Profile the server's CPU (perf, local targets)",
                   "share_server": "Share servers and client hosts with other runs that share",
                   "job_order": "Order of the jobs",
                   "remeasure_spoiled": "Measure a spoiled job again",

@@ -528,6 +528,14 @@ class Campaign(models.Model):
         help_text="The adaptive ladder stops when the counts around a peak, knee or limit are this close (a gap of at "
                   "most this % of the lower count, or one thread): 25 locates a peak near 200 threads to ±50.")
 
+    # A sampled on-CPU profile (perf) of the target server's process during each job's steady window, where the
+    # server runs on the client host that measures it (execution.profiles); off by default: bench/profile_cost.py.
+    profile_server = models.BooleanField(
+        default=False,
+        help_text="Sample the target server's process with perf during each job's steady window, where the server "
+                  "runs on the client host (a local target): comparisons then show where its CPU went. Off by "
+                  "default; it costs a little throughput.")
+
     class JobOrder(models.TextChoices):
         INTERLEAVED = "interleaved", "interleaved: each repetition of a thread count on every target and variant in turn"
         BLOCKED = "blocked", "blocked: every job of a target (and variant) before the next one's"
@@ -537,7 +545,8 @@ class Campaign(models.Model):
     job_order = models.CharField(
         max_length=12, choices=JobOrder.choices, default=JobOrder.INTERLEAVED,
         help_text="interleaved (default): per scenario and thread count, each repetition runs on every target and "
-                  "variant in turn (A B A B …), so a drift of the host's load falls on all of them alike; blocked: "
+                  "variant in turn, reversed every second repetition (A B, B A …), so a drift of the host's load "
+                  "falls on all of them alike; blocked: "
                   "every job of one target and variant, then the next's.")
     share_server = models.BooleanField(
         default=False,
@@ -1049,6 +1058,10 @@ class JobClient(models.Model):
     error = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
     histogram = models.JSONField(null=True, blank=True)
+    # A sampled on-CPU profile of the target server's process over the steady window, taken where the campaign asks
+    # for one and the server runs on this client's host (execution.profiles): {samples, hz, window_s, symbols:
+    # [[shared object, symbol, share %], ...], other_pct} or {error}; {} when none was asked for.
+    profile = models.JSONField(default=dict, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     # When its sysbench process exited (finished_at comes later: after the output is parsed and stored).

@@ -57,9 +57,10 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
     """The campaign's jobs in execution order (Campaign.job_order).
 
     Scenarios outermost, so that a target's dataset is prepared once and reused by every job on it. Interleaved
-    (the default): per scenario, per thread count, per repetition, every target and variant in turn (A B A B …),
-    so that a drift of the machines' load over the run (another tenant, a warming cache, a thermal limit) falls
-    on every target and variant alike instead of becoming part of their difference. Blocked: per target, per
+    (the default): per scenario, per thread count, per repetition, every target and variant in turn, the turn
+    reversed every second repetition (A B, B A, A B …), so that a drift of the machines' load over the run (another
+    tenant, a warming cache, a thermal limit) falls on every target and variant alike instead of becoming part of
+    their difference (a plain A B A B puts B one job later in every repetition: bench/order_drift.py). Blocked: per target, per
     scenario, per variant, per thread count, per repetition, as benchapp ran them before. A variant's settings
     are applied before and put back after each of its jobs either way, so neither order costs more changes.
     """
@@ -94,7 +95,11 @@ def campaign_expand(*, campaign: Campaign) -> list[PlannedJob]:
                             )
                             # Sizes within a scenario, outside threads: each size is prepared once per target.
                             blocked = (t_index, s_index, z_index, v_index, len(cells))
-                            interleaved = (s_index, z_index, threads, repetition, t_index, v_index)
+                            # Counterbalanced: the second repetition runs the targets and variants in the
+                            # reverse order (A B, B A, A B …), so that a steady drift cancels across each pair of
+                            # repetitions instead of always falling on whoever runs second.
+                            turn = (t_index, v_index) if repetition % 2 else (-t_index, -v_index)
+                            interleaved = (s_index, z_index, threads, repetition, *turn)
                             cells.append((blocked if campaign.job_order == Campaign.JobOrder.BLOCKED
                                           else interleaved, job))
     planned = [job for _, job in sorted(cells, key=lambda cell: cell[0])]

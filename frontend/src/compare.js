@@ -260,6 +260,52 @@
     }
   }
 
+  // The server's profile beside the baseline's: each function's share of the sampled CPU time, ordered by how much
+  // it differs (the differential view), or by its share where the baseline has no profile.
+  function fillProfile(entry) {
+    const section = dialog.querySelector("[data-testid=panel-profile]");
+    const mine = entry && entry.profile;
+    const theirs = entry && entry.base && entry.base.profile;
+    section.hidden = !mine && !theirs;
+    if (section.hidden) return;
+    section.querySelector("[data-testid=profile-this]").textContent = entry.name;
+    section.querySelector("[data-testid=profile-base]").textContent = entry.base ? entry.base.name : "baseline";
+    const shares = new Map();
+    for (const [side, profile] of [[0, mine], [1, theirs]]) {
+      for (const [dso, symbol, pct] of (profile ? profile.symbols : [])) {
+        const key = symbol + " (" + dso + ")";
+        if (!shares.has(key)) shares.set(key, [null, null]);
+        shares.get(key)[side] = pct;
+      }
+    }
+    const rows = [...shares.entries()].map(function (e) {
+      const delta = e[1][0] !== null && e[1][1] !== null ? e[1][0] - e[1][1] : null;
+      return { name: e[0], mine: e[1][0], theirs: e[1][1], delta: delta };
+    });
+    rows.sort(function (a, b) {
+      if (mine && theirs) return Math.abs((b.mine || 0) - (b.theirs || 0)) - Math.abs((a.mine || 0) - (a.theirs || 0));
+      return (b.mine || b.theirs || 0) - (a.mine || a.theirs || 0);
+    });
+    const body = section.querySelector("tbody");
+    body.replaceChildren();
+    for (const row of rows.slice(0, 15)) {
+      const tr = document.createElement("tr");
+      const th = textEl("th", row.name);
+      th.scope = "row";
+      tr.append(th, textEl("td", row.mine === null ? "—" : row.mine.toFixed(1) + "%", "num"),
+        textEl("td", row.theirs === null ? "—" : row.theirs.toFixed(1) + "%", "num"),
+        textEl("td", mine && theirs ? ((row.mine || 0) - (row.theirs || 0) >= 0 ? "+" : "")
+          + ((row.mine || 0) - (row.theirs || 0)).toFixed(1) : "—", "num"));
+      body.append(tr);
+    }
+    const parts = [];
+    if (mine) parts.push(entry.name + ": " + mine.samples.toLocaleString("en-US") + " samples from " + mine.profiles + " job" + (mine.profiles === 1 ? "" : "s"));
+    if (theirs) parts.push(entry.base.name + ": " + theirs.samples.toLocaleString("en-US") + " from " + theirs.profiles);
+    section.querySelector("[data-testid=panel-profile-note]").textContent = parts.join("; ")
+      + ". Shares of the server process's sampled CPU time over each job's steady window (a function under 0.5 % of"
+      + " a profile counts as none there); Δ is this cell's share minus the baseline's, in percentage points.";
+  }
+
   async function fetchJson(url) {
     const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (!response.ok) throw new Error("HTTP " + response.status);
@@ -376,6 +422,7 @@
     for (const chart of panelCharts) chart.destroy();
     panelCharts = [];
     fillSummary(entry);
+    fillProfile(entry);
     const percentiles = dialog.querySelector("[data-testid=histogram-percentiles]");
     const note = dialog.querySelector("[data-testid=histogram-note]");
     percentiles.textContent = "Loading…";

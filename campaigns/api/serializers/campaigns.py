@@ -80,7 +80,7 @@ class CampaignSerializer(ServiceWriteMixin, StrictInputMixin, OperatorOnlyFields
                   "template_key", "regression_threshold_pct", "noise_cv_pct", "baseline_run", "baseline_last_n", "confirm_alarms",
                   "webhook_url", "has_webhook", "notify_emails", "no_worker_notify_min", "client_hosts", "client_tries",
                   "job_tries", "target_wait_s", "quiet_s", "remeasure_spoiled", "job_order", "share_server", "sla_ms", "adaptive_ladder",
-                  "ladder_resolution_pct", "created_by",
+                  "ladder_resolution_pct", "profile_server", "created_by",
                   "created_at",
                   "updated_at"]
         # Templates come from load_seed_templates only: a key the seeds page cannot link to broke it.

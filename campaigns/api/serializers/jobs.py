@@ -85,7 +85,7 @@ class JobClientSerializer(FastReadMixin, serializers.ModelSerializer):
         model = JobClient
         fields = ["index", "host_name", "threads", "status", "command_line", "exit_code", "sysbench_version",
                   "same_host", "host_facts", "error", "summary", "started_at", "finished_at", "wall_time_s", "attempt",
-                  "attempts"]
+                  "attempts", "profile"]
         read_only_fields = fields
 
 
