@@ -141,6 +141,26 @@ def test_a_finished_ladder_grows_by_jobs_of_the_same_cell_after_the_last_positio
 
 
 @pytest.mark.django_db
+def test_a_run_being_cancelled_does_not_grow_and_added_jobs_keep_each_size_together():
+    campaign = CampaignFactory(threads=[2, 4, 32], repetitions=2, adaptive_ladder=True)
+    run = RunFactory(campaign=campaign, status=Run.Status.RUNNING)
+    target, scenario = TargetFactory(), ScenarioFactory()
+    for size in (1000, 2000):
+        for threads in (2, 4, 32):
+            for rep in (1, 2):
+                _measured(run, threads, synthetic(threads), repetition=rep, target=target, scenario=scenario,
+                          table_size=size)
+    # Interleaved: one size's added jobs, then the other's (each dataset prepared once), the turn reversed every
+    # second repetition.
+    added = ladder_extend(run=run)
+    assert [(j.table_size, j.threads, j.repetition) for j in added] == [
+        (size, t, r) for size in (1000, 2000) for t in (3, 11) for r in (1, 2)]
+    for job in added:
+        Job.objects.filter(pk=job.pk).update(status=Job.Status.CANCELLED)
+    assert ladder_extend(run=run) == []  # the run is being cancelled
+
+
+@pytest.mark.django_db
 def test_a_rerun_or_a_campaign_without_the_option_does_not_grow():
     campaign = CampaignFactory(threads=[2, 4, 32], adaptive_ladder=False)
     run = RunFactory(campaign=campaign)

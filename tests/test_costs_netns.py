@@ -59,6 +59,10 @@ def slow_proxy(netns_lab) -> Iterator[int]:
         thread.join(timeout=10)
 
 
+# alone: the bound is the round trip's share of a query's latency; beside make test's other processes the host's
+# CPUs are 98 % busy and the wait for a CPU grows the latency until the trips are under half of it (fresh clone,
+# 5da4196: 42 %).
+@pytest.mark.alone
 def test_one_thread_over_a_slow_link_is_bounded_by_the_network(celery_worker_process, netns_lab, slow_proxy,
                                                                 target_databases):
     label = f"{netns_lab.prefix}-slow"

@@ -13,7 +13,7 @@ from campaigns.comparison import comparison_layout
 from campaigns.comparison.panel import cell_details
 from campaigns.comparison.selection import Selection
 from campaigns.execution.metrics import Samplers
-from campaigns.execution.profiles import perf_report_parse, profile_window, profiles_merged
+from campaigns.execution.profiles import perf_report_parse, profile_window, profiles_merged, server_processes
 from campaigns.models import Campaign, Job, JobClient, Run
 from campaigns.sysbench.command import Connection
 from tests.conftest import record_measurement
@@ -49,6 +49,38 @@ def test_perfs_report_is_read_by_shared_object_and_symbol_largest_first():
                            ["libc.so.6", "__send", 2.03]]
     assert ["mariadbd", "JOIN::optimize_inner", 2.03] in symbols and len(symbols) == 5
     assert perf_report_parse("") == (0, [])
+    # perf abbreviates large counts.
+    assert perf_report_parse("# Samples: 12K  of event 'cpu-clock'\n")[0] == 12_000
+    assert perf_report_parse("# Samples: 1.5M  of event 'cpu-clock'\n")[0] == 1_500_000
+
+
+def test_only_a_database_servers_processes_and_their_children_are_profiled():
+    import os
+
+    import psutil
+
+    postmaster = next((p for p in psutil.process_iter(["name", "ppid"]) if p.info["name"] == "postgres"
+                       and psutil.Process(p.info["ppid"]).name() != "postgres"), None)
+    if postmaster is None:
+        pytest.skip("no PostgreSQL server runs on this machine")
+    found = server_processes({postmaster.pid})
+    # PostgreSQL's work is done in the postmaster's children (its backends), which count too.
+    assert postmaster.pid in found and {c.pid for c in postmaster.children(recursive=True)} <= found
+    # A pid that is no database server (another machine's numbering, read from a server in a container) is not.
+    assert server_processes({os.getpid()}) == set()
+    assert server_processes({2**22 + 12345}) == set()
+
+
+def test_a_bundles_profile_is_checked_and_a_malformed_one_never_breaks_a_comparison():
+    from campaigns.models.checks import profile_problem
+
+    assert profile_problem({}) is None and profile_problem({"error": "perf is not installed"}) is None
+    assert profile_problem({"samples": 5, "hz": 99, "window_s": 4.2, "symbols": [["m", "f", 1.0]], "other_pct": 99.0}) \
+        is None
+    assert profile_problem({"samples": "a", "symbols": []}) == "samples must be a whole number ≥ 0"
+    assert profile_problem({"samples": 5, "symbols": [["x"]]}).startswith("symbols must be a list")
+    assert profile_problem([]) == "must be an object"
+    assert profiles_merged([{"samples": 5, "symbols": [["x"]]}, {"samples": "a", "symbols": [["m", "f", 1]]}]) is None
 
 
 def test_profiles_merge_by_their_samples_and_the_window_leaves_out_the_ends():

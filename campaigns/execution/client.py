@@ -143,6 +143,8 @@ def _client_run(job: Job, client: JobClient) -> None:
         raise
     exited_at = timezone.now()
     samplers.last_read()
+    # perf's window ended before sysbench did; its report is read before the next job may start measuring.
+    profile = samplers.profile_end()
     parsed = parser.parse_output(outcome.output)
     if outcome.succeeded() and parsed.complete:
         # After the measurement, before the next job may start: it never shares the target with sysbench.
@@ -158,7 +160,6 @@ def _client_run(job: Job, client: JobClient) -> None:
         # reference of its own), so nothing was counted, which is not "none happened".
         summary["counted"] = None if counted == 0 and (summary.get("events") or 0) > 0 else counted
     fields = run_close_fields(outcome, output, parsed, summary, exited_at)
-    profile = samplers.profile_end()
     if profile:
         fields["profile"] = profile
     if outcome.cancelled:

@@ -52,8 +52,10 @@ def ladder_extend(*, run: Run) -> list[Job]:
             or run.trigger in (Run.Trigger.IMPORT, Run.Trigger.CONFIRM)):
         return []
     jobs = list(Job.objects.filter(run=run).select_related("result", "target").order_by("position", "pk"))
-    if not jobs:
+    # A run being cancelled (some job cancelled: the run closes once its active jobs have) grows no more.
+    if not jobs or any(j.status == Job.Status.CANCELLED for j in jobs):
         return []
+    blocked = campaign.job_order == campaign.JobOrder.BLOCKED
     ladders: dict[tuple[Any, ...], list[Job]] = defaultdict(list)
     for job in jobs:
         ladders[_ladder_key(job)].append(job)
@@ -76,8 +78,12 @@ def ladder_extend(*, run: Run) -> list[Job]:
                           table_size=template.table_size, clients_needed=clients, time_s=template.time_s,
                           warmup_s=template.warmup_s, variant=template.variant,
                           variant_settings=template.variant_settings, added_for=addition.why)
-                # Interleaved as a launch's jobs are: per count and repetition, every ladder in turn.
-                new.append(((key[1], addition.threads, repetition, index), job))
+                # In the campaign's order, as services.plans.campaign_expand puts a launch's: blocked, every job of
+                # a ladder before the next one's; interleaved, per scenario and size (each dataset prepared once),
+                # count and repetition every ladder in turn, the turn reversed every second repetition.
+                turn = index if repetition % 2 else -index
+                new.append(((index, addition.threads, repetition) if blocked
+                            else (key[1], key[3], key[4], addition.threads, repetition, turn), job))
         log.info("run %s: adaptive ladder adds %s threads on target %s (scenario %s, variant %r)", run.pk,
                  ", ".join(f"{a.threads} ({a.why})" for a in additions), template.target_id, template.scenario_id,
                  template.variant)

@@ -99,6 +99,28 @@ def sizes_by_spec_problem(value: Any) -> str | None:
     return None
 
 
+def profile_problem(value: Any) -> str | None:
+    """A client's server profile (execution.profiles): {} or {"error": text}, or {samples, hz, window_s, symbols:
+    [[shared object, symbol, share %], …], other_pct}."""
+    if not isinstance(value, dict):
+        return "must be an object"
+    if not value or set(value) <= {"error", "samples"} and isinstance(value.get("error", ""), str):
+        return None if len(str(value.get("error", ""))) <= 300 else "error: at most 300 characters"
+    if set(value) - {"samples", "hz", "window_s", "symbols", "other_pct", "error"}:
+        return "has keys other than samples, hz, window_s, symbols and other_pct"
+    if number_problem(value.get("samples"), minimum=0, integer=True):
+        return "samples must be a whole number ≥ 0"
+    symbols = value.get("symbols")
+    if not isinstance(symbols, list) or len(symbols) > 200:
+        return "symbols must be a list of at most 200 [shared object, symbol, share %]"
+    for entry in symbols:
+        if (not isinstance(entry, list) or len(entry) != 3 or not isinstance(entry[0], str)
+                or not isinstance(entry[1], str) or len(entry[0]) > 300 or len(entry[1]) > 300
+                or number_problem(entry[2], minimum=0)):
+            return "symbols must be a list of [shared object, symbol, share %] (share ≥ 0)"
+    return None
+
+
 def histogram_problem(value: Any) -> str | None:
     """A client's latency histogram: null, or [[bucket ms, count], …] with finite buckets and whole counts."""
     if value is None:

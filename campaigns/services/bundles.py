@@ -183,6 +183,7 @@ _BOUNDS: dict[tuple[type[models.Model], str], tuple[float, float | None]] = {
 _SHAPES: dict[tuple[type[models.Model], str], Callable[[Any], str | None]] = {
     (Job, "server_snapshot"): checks.server_snapshot_problem, (Job, "findings"): checks.findings_problem,
     (JobClient, "summary"): checks.client_summary_problem, (JobClient, "histogram"): checks.histogram_problem,
+    (JobClient, "profile"): checks.profile_problem,
     (ServerSample, "rates"): checks.number_map_problem, (ServerSample, "gauges"): checks.number_map_problem,
     (Campaign, "variants"): variants_problem, (Job, "variant_settings"): settings_problem,
 }

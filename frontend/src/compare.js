@@ -348,8 +348,11 @@
             .then(function (both) { return { side: side, index: i, job: job, series: both[0], metrics: both[1] }; }));
         }
       }
-      const loaded = await Promise.all(wanted);
+      // A job that cannot be read (deleted meanwhile) leaves out its lines, not every chart.
+      const loaded = (await Promise.allSettled(wanted)).filter(function (r) { return r.status === "fulfilled"; })
+        .map(function (r) { return r.value; });
       if (token !== panelToken) return;  // another cell was opened meanwhile
+      if (!loaded.length && wanted.length) throw new Error("none of the jobs' seconds could be read");
       const qps = [], latency = [], server = [];
       let counterName = "";
       for (const item of loaded) {
@@ -392,7 +395,11 @@
         + (entry.base ? ", " + entry.base.name + " dashed" : "") + (server.length ? "; the server's " + counterName
         + " stands for " + (reason ? "the first reason" : "the work it did") : "; the server's counters were not stored") + ".";
     } catch (error) {
-      if (token === panelToken) note.textContent = "The jobs' seconds could not be loaded: " + error.message;
+      if (token !== panelToken) return;
+      note.textContent = "The jobs' seconds could not be loaded: " + error.message;
+      for (const name of ["panel-qps", "panel-latency", "panel-server"]) {
+        dialog.querySelector("canvas[data-chart=" + name + "]").parentElement.hidden = true;
+      }
     }
   }
 
@@ -436,7 +443,7 @@
       body = await response.json();
       if (!response.ok) throw new Error(JSON.stringify(body));
     } catch (error) {
-      percentiles.textContent = "The histogram could not be loaded: " + error.message;
+      if (token === panelToken) percentiles.textContent = "The histogram could not be loaded: " + error.message;
       return;
     }
     if (token !== panelToken) return;
