@@ -141,7 +141,8 @@ def test_the_local_servers_cpu_is_profiled_during_the_steady_window(celery_worke
         # 99 Hz of the server's on-CPU time over 70 % of 6 s: tens of samples at one thread, more at four.
         assert profile["samples"] >= 5 and profile["hz"] == 99 and profile["window_s"] == pytest.approx(4.2), profile
         assert any(dso == "mariadbd" for dso, _symbol, _pct in profile["symbols"]), profile["symbols"][:10]
-        assert sum(pct for *_, pct in profile["symbols"]) + profile["other_pct"] == pytest.approx(100, abs=0.1)
+        # (perf rounds each share to 0.01: forty of them may sum a little over 100, "other" then 0.)
+        assert sum(pct for *_, pct in profile["symbols"]) + profile["other_pct"] == pytest.approx(100, abs=1)
     layout = comparison_layout(Selection(runs=[run.pk]))
     panels = cell_details(layout)["cells"]
     assert len(panels) == 2 and all(p["profile"]["samples"] >= 5 for p in panels.values()), panels
