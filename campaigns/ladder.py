@@ -6,7 +6,7 @@ geometric means of the repetitions measured at each count. After every planned c
 
 - **peak**: for the count of the highest QPS, each measured neighbour further from it than the resolution gets a
   count between them (the geometric midpoint, rounded: ladders are spaced by ratios, 1 to 1,000);
-- **knee**: the step where scaling first falls under half of ideal (comparison.curves.knee) gets a count inside
+- **knee**: the step where scaling first falls under half of ideal (knee_step, which comparison.curves reports) gets a count inside
   it while the step is wider than the resolution;
 - **latency limit** (a campaign's `sla_ms`): the step from the last count that keeps it to the first that breaks
   it gets a count inside it, the same way.
@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-KNEE_EFFICIENCY = 0.5  # comparison.curves' rule: a step that scales under half of ideal ends the scaling
+KNEE_EFFICIENCY = 0.5  # a step that scales under half of ideal ends the scaling (comparison.curves reports it too)
 MAX_ADDED = 8  # counts one ladder may gain in all
 
 
@@ -108,10 +108,3 @@ def ladder_next(points: Sequence[Point], *, resolution_pct: float, sla_ms: float
     chosen = sorted(wanted.items(), key=lambda item: (rank[item[1]], item[0]))[:room]
     return [Addition(threads=t, why=why) for t, why in sorted(chosen)]
 
-
-def geometric_mean(values: Sequence[float]) -> float | None:
-    """The repetitions' geometric mean (as comparison cells are), None without a positive value."""
-    positive = [v for v in values if v > 0]
-    if not positive:
-        return None
-    return math.exp(sum(math.log(v) for v in positive) / len(positive))

@@ -26,6 +26,7 @@ from tests.factories import (
 )
 from tests.helpers.users import API, client_for, make_user
 from tests.helpers.waiting import wait_for
+from tests.helpers.workloads import workload_approved
 
 PEAK = Path(__file__).resolve().parent / "data" / "workloads" / "peak"
 
@@ -212,16 +213,11 @@ def test_the_api_and_the_form_refuse_a_resolution_out_of_range_naming_it():
 def test_the_ladder_finds_a_peak_between_two_planned_counts(celery_worker_process, target_databases):
     operator = make_user(roles.OPERATOR, "ladder-real")
     api = client_for(operator)
-    uploaded = api.post(f"{API}/workloads/", {
-        "name": "peak-at-8", "entry": "peak.lua", "files": {"peak.lua": (PEAK / "peak.lua").read_text()}},
-        format="json")
-    assert uploaded.status_code == 201, uploaded.content
-    approved = client_for(make_user(roles.ADMIN, "ladder-admin")).post(
-        f"{API}/workload-versions/{uploaded.json()['id']}/approve/")
-    assert approved.status_code == 200, approved.content
+    uploaded = workload_approved(api, {"name": "peak-at-8", "entry": "peak.lua",
+                                       "files": {"peak.lua": (PEAK / "peak.lua").read_text()}}, admin="ladder-admin")
     dataset = DatasetFactory(name="no tables", tables=1, table_size=1)
     scenario = api.post(f"{API}/scenarios/", {
-        "name": "peak at 8", "workload_version": uploaded.json()["id"], "dataset": dataset.pk, "time_s": 3,
+        "name": "peak at 8", "workload_version": uploaded["id"], "dataset": dataset.pk, "time_s": 3,
         "warmup_s": 0, "prepare_mode": "never", "cleanup": "keep"}, format="json")
     assert scenario.status_code == 201, scenario.content
     target = TargetFactory(name="ladder-maria", product=ProductFactory(name="MariaDB ladder"), workloads_allowed=True)

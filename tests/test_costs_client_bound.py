@@ -15,6 +15,7 @@ from tests.conftest import record_measurement
 from tests.factories import DatasetFactory, InstanceSpecFactory, ProductFactory, TargetFactory
 from tests.helpers.users import API, client_for, make_user
 from tests.helpers.waiting import wait_for
+from tests.helpers.workloads import workload_approved
 
 SPIN = Path(__file__).resolve().parent / "data" / "workloads" / "spin" / "spin.lua"
 
@@ -28,15 +29,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 def test_a_saturated_client_host_is_named_as_what_ran_out(celery_worker_process, target_databases):
     operator = make_user(roles.OPERATOR, "spin-op")
     api = client_for(operator)
-    uploaded = api.post(f"{API}/workloads/", {"name": "spin", "entry": "spin.lua", "files": {"spin.lua": SPIN.read_text()}},
-                        format="json")
-    assert uploaded.status_code == 201, uploaded.content
-    approved = client_for(make_user(roles.ADMIN, "spin-admin")).post(
-        f"{API}/workload-versions/{uploaded.json()['id']}/approve/")
-    assert approved.status_code == 200, approved.content
+    uploaded = workload_approved(api, {"name": "spin", "entry": "spin.lua", "files": {"spin.lua": SPIN.read_text()}},
+                                 admin="spin-admin")
     dataset = DatasetFactory(name="spin, no tables", tables=1, table_size=1)
     scenario = api.post(f"{API}/scenarios/", {
-        "name": "spin", "workload_version": uploaded.json()["id"], "dataset": dataset.pk, "time_s": 8, "warmup_s": 1,
+        "name": "spin", "workload_version": uploaded["id"], "dataset": dataset.pk, "time_s": 8, "warmup_s": 1,
         "prepare_mode": "never", "cleanup": "keep"}, format="json")
     assert scenario.status_code == 201, scenario.content
     target = TargetFactory(name="spin-maria", product=ProductFactory(name="MariaDB spin"), workloads_allowed=True,

@@ -16,6 +16,7 @@ from campaigns.execution.results import SPOILED_FROM_OUTSIDE
 from campaigns.models import Job
 from tests.conftest import WorkerProcess, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+from tests.helpers.faults import own_queue_worker
 from tests.helpers.seconds import stored_seconds
 from tests.helpers.servers import MariaDBServer
 
@@ -26,15 +27,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 def keeping_apart(test_db_name: str, settings) -> Iterator[WorkerProcess]:
     """A worker of the test's own queue with the rules on that the suite's workers have off (tests/pytest_env.py):
     waiting for quiet, measuring a spoiled job again."""
-    queue = f"apart-{test_db_name}"
-    worker = WorkerProcess("client-apart", test_db_name, extra_env={
-        "BENCHAPP_QUEUE": queue, "BENCHAPP_QUIET_CHECK": "true", "BENCHAPP_REMEASURE_SPOILED": "true"})
-    try:
-        worker.wait_ready()
-        settings.CELERY_TASK_DEFAULT_QUEUE = queue  # launches here go to it
+    with own_queue_worker("client-apart", test_db_name, settings, queue=f"apart-{test_db_name}", env={
+            "BENCHAPP_QUIET_CHECK": "true", "BENCHAPP_REMEASURE_SPOILED": "true"}) as worker:
         yield worker
-    finally:
-        worker.stop()
 
 
 def test_a_job_spoiled_by_foreign_queries_is_measured_again_and_its_result_is_the_clean_attempts(

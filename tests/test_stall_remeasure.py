@@ -16,7 +16,7 @@ from campaigns import services
 from campaigns.models import Job, Run
 from tests.conftest import WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.helpers.faults import sysbench_pids, wait_measuring
+from tests.helpers.faults import own_queue_worker, sysbench_pids, wait_measuring
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -27,15 +27,9 @@ STALL_S = 12
 def remeasuring(test_db_name: str, settings) -> Iterator[WorkerProcess]:
     """A worker of the test's own queue that measures a spoiled job again (the suite's workers do not:
     tests/pytest_env.py)."""
-    queue = f"stall-{test_db_name}"
-    worker = WorkerProcess("client-stall", test_db_name, extra_env={
-        "BENCHAPP_QUEUE": queue, "BENCHAPP_REMEASURE_SPOILED": "true"})
-    try:
-        worker.wait_ready()
-        settings.CELERY_TASK_DEFAULT_QUEUE = queue  # launches here go to it
+    with own_queue_worker("client-stall", test_db_name, settings, queue=f"stall-{test_db_name}",
+                          env={"BENCHAPP_REMEASURE_SPOILED": "true"}) as worker:
         yield worker
-    finally:
-        worker.stop()
 
 
 @pytest.mark.timeout(300)

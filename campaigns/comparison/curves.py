@@ -6,7 +6,7 @@ values (geometric means of the repetitions):
 - the peak: the thread count of the highest QPS;
 - the knee: the last thread count before scaling falls under half of ideal. From t1 to t2 threads, ideal
   scaling multiplies QPS by t2/t1; the step's efficiency is (q2/q1 − 1) / (t2/t1 − 1). The knee is the count
-  before the first step whose efficiency is under KNEE_EFFICIENCY (None while every step scales);
+  before the first step whose efficiency is under campaigns.ladder.KNEE_EFFICIENCY (None while every step scales);
 - at a latency limit (an SLA such as "p99 ≤ 50 ms", on the percentile the jobs measured): the thread count with
   the highest QPS whose percentile latency keeps to it, and the first count that does not.
 
@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from campaigns.comparison.formatting import shape_text
-
-KNEE_EFFICIENCY = 0.5
+from campaigns.ladder import Point, knee_step
 
 
 def _points(rows: list[dict[str, Any]], column: int) -> list[tuple[int, float, float | None, float | None]]:
@@ -51,14 +50,10 @@ def _per_price(rows: list[dict[str, Any]], column: int, threads: int | None, pri
 
 
 def knee(points: list[tuple[int, float]]) -> int | None:
-    """The last thread count before the first step that scales under KNEE_EFFICIENCY (module docstring)."""
-    for (t1, q1), (t2, q2) in zip(points, points[1:], strict=False):
-        if t2 <= t1 or q1 <= 0:
-            continue
-        efficiency = (q2 / q1 - 1) / (t2 / t1 - 1)
-        if efficiency < KNEE_EFFICIENCY:
-            return t1
-    return None
+    """The last thread count before the first step that scales under half of ideal (module docstring): the adaptive
+    ladder's rule (campaigns.ladder.knee_step), so that the knee it locates is the one this reports."""
+    step = knee_step([Point(threads=t, qps=q) for t, q in points])
+    return step[0] if step is not None else None
 
 
 def curve(points: list[tuple[int, float, float | None, float | None]], *, sla_ms: float | None) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from collections import defaultdict
 from typing import Any
 
 from campaigns.execution import transitions
-from campaigns.ladder import Point, geometric_mean, ladder_next
+from campaigns.ladder import Point, ladder_next
 from campaigns.models import Job, Run
+from campaigns.statistics import geometric_mean
 
 log = logging.getLogger(__name__)
 

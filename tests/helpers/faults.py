@@ -6,10 +6,13 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from campaigns.models import Job, JobClient, Run, Scenario
-from tests.conftest import ROOT, SESSION_QUEUE, wait_for
+from tests.conftest import ROOT, SESSION_QUEUE, WorkerProcess, wait_for
 from tests.factories import DatasetFactory, ScenarioFactory
 from tests.helpers.servers import RedisServer
 
@@ -92,3 +95,17 @@ def sysbench_pids(marker: str, *, commands: tuple[bytes, ...] | None = None) -> 
                 pids.append(int(entry.name))
     return pids
 
+
+
+@contextmanager
+def own_queue_worker(hostname: str, test_db_name: str, settings: Any, *, queue: str,
+                     env: dict[str, str]) -> Iterator[WorkerProcess]:
+    """A worker of a queue of the test's own with `env` (a rule the suite's workers have off, tests/pytest_env.py);
+    the test's launches go to that queue while it runs."""
+    worker = WorkerProcess(hostname, test_db_name, extra_env={"BENCHAPP_QUEUE": queue, **env})
+    try:
+        worker.wait_ready()
+        settings.CELERY_TASK_DEFAULT_QUEUE = queue
+        yield worker
+    finally:
+        worker.stop()
