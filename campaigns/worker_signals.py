@@ -11,6 +11,7 @@ import logging
 import threading
 from typing import Any
 
+import psutil
 from celery import current_app
 from celery.signals import (
     beat_init,
@@ -61,7 +62,12 @@ def _beat_forever(interval_s: float) -> None:
     """The host's heartbeat in the database (what /readyz, the hosts' online state and job placement read), written
     only while the worker's consumer pulses (benchapp/liveness.py): a worker whose consumer stopped consuming goes
     offline after BENCHAPP_HOST_OFFLINE_S, however alive this thread is."""
+    times, since = psutil.cpu_times(), timezone.now()
     while not _stop.wait(interval_s):
+        # How busy the host was since the last beat, which a job's quiet check reads (a remote client host's).
+        later, until = psutil.cpu_times(), timezone.now()
+        busy = execution.CpuBusy(pct=execution.cpu_busy_pct(times, later), since=since, until=until)
+        times, since = later, until
         # A client host's heartbeat is its own credentials' test (revoking them stops it): it beats whatever
         # its pulse says, the server's worker only while its consumer pulses.
         if drain.is_draining() or (settings.BENCHAPP_WORKER_ROLE != "client"
@@ -69,7 +75,7 @@ def _beat_forever(interval_s: float) -> None:
             continue  # draining: offline on purpose; else the consumer's step said why it stopped consuming
         try:
             close_old_connections()
-            execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME)
+            execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME, busy=busy)
         except Exception:  # a database hiccup must not end the heartbeat for good
             log.exception("heartbeat failed")
 

@@ -28,7 +28,9 @@ from campaigns.execution.client import jobclient_execute
 from campaigns.execution.coordinator import job_execute
 from campaigns.execution.dispatch import job_dispatch, run_advance
 from campaigns.execution.hosts import (
+    CpuBusy,
     NoWorker,
+    cpu_busy_pct,
     host_heartbeat,
     host_heartbeats,
     host_mark_offline,
@@ -45,7 +47,7 @@ from campaigns.execution.selfmeasure import host_self_measure, hosts_self_measur
 from campaigns.execution.transitions import IllegalTransition, StateConflict
 
 __all__ = [
-    "IllegalTransition", "JobFailure", "NoWorker", "StateConflict", "host_heartbeat", "host_heartbeats",
+    "CpuBusy", "cpu_busy_pct", "IllegalTransition", "JobFailure", "NoWorker", "StateConflict", "host_heartbeat", "host_heartbeats",
     "host_mark_offline", "host_queue", "host_self_measure", "hosts_self_measure_due", "own_queues", "run_no_worker",
     "job_dispatch", "job_execute", "job_finalize", "jobclient_execute", "jobs_reconcile", "local_host_facts",
     "run_advance", "server_queue", "target_connection",

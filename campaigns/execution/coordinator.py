@@ -34,6 +34,7 @@ from campaigns.execution.datasets import (
 from campaigns.execution.dbretry import connection_drop, connection_lost
 from campaigns.execution.dispatch import job_forward, jobclient_dispatch, run_advance
 from campaigns.execution.hostjobs import hostjob_coordinate
+from campaigns.execution.hosts import cpu_busy_pct
 from campaigns.execution.metrics import target_is_local
 from campaigns.execution.phases import (
     JobFailure,
@@ -198,24 +199,37 @@ QUIET_WAIT_MAX_S = 60.0
 _QUIET_OWN_QUERIES = 4
 
 
-def _host_busy_pct(before: Any, after: Any) -> float:
-    """The share of the host's CPUs busy between two psutil.cpu_times() readings, in percent."""
-    idle = (after.idle + getattr(after, "iowait", 0.0)) - (before.idle + getattr(before, "iowait", 0.0))
-    total = sum(after) - sum(before)
-    return 0.0 if total <= 0 else max(0.0, 100.0 * (1 - idle / total))
+def _remote_busy(hosts: list[str], *, window_from: datetime) -> list[str]:
+    """What the job's other client hosts' heartbeats say about quiet over the window that began at window_from:
+    each host whose CPUs were busier than QUIET_CPU_PCT between its last two heartbeats, when that reading is at
+    most one of its own beats older than the window (a host that beats every 10 s tells about the last 10 s; a
+    staler reading, or none yet, says nothing either way)."""
+    noise = []
+    rows = ClientHost.objects.filter(hostname__in=hosts, cpu_busy_pct__isnull=False).order_by("hostname")
+    for host in rows.only("hostname", "cpu_busy_pct", "cpu_busy_from", "cpu_busy_to"):
+        if host.cpu_busy_from is None or host.cpu_busy_to is None:
+            continue
+        fresh = host.cpu_busy_to >= window_from - (host.cpu_busy_to - host.cpu_busy_from)
+        if fresh and (host.cpu_busy_pct or 0.0) > QUIET_CPU_PCT:
+            noise.append(f"client host {host.hostname}'s CPUs were {host.cpu_busy_pct:.0f} % busy")
+    return noise
 
 
-def _quiet_wait(job: Job, conn: Connection) -> None:
-    """Before the job measures (its warm-up done, its sysbench not started): its server and its coordinating host
-    are watched for the campaign's quiet_s seconds, and the job waits while the server runs others' queries or
-    the host's CPUs are busy, the reason on its run page ("waits for quiet: the server ran 1,234 queries/s from
+def _quiet_wait(job: Job, conn: Connection, *, hosts: list[str], here: str) -> None:
+    """Before the job measures (its warm-up done, its sysbench not started): its server and its client hosts are
+    watched for the campaign's quiet_s seconds, and the job waits while the server runs others' queries or a
+    host's CPUs are busy, the reason on its run page ("waits for quiet: the server ran 1,234 queries/s from
     others"), at most QUIET_WAIT_MAX_S; then it measures anyway, and its verdict says what it met (a measurement
-    spoiled from outside is measured again). JobStopped when the job is cancelled meanwhile."""
+    spoiled from outside is measured again). This host (`here`, the coordinator), when it is one of `hosts`, is
+    read directly; the others by what their heartbeats report (_remote_busy). JobStopped when the job is
+    cancelled meanwhile."""
     window_s = float(job.run.campaign.quiet_s)
     if window_s <= 0 or not settings.BENCHAPP_QUIET_CHECK:
         return
+    others = [name for name in hosts if name != here]
     started = time.monotonic()
     while True:
+        window_from = timezone.now()
         first, cpu_first = server_work_count(conn), psutil.cpu_times()
         slept = 0.0
         while slept < window_s:
@@ -230,9 +244,10 @@ def _quiet_wait(job: Job, conn: Connection) -> None:
             if foreign > QUIET_QPS:
                 noise.append(f"the server ran {foreign:,.0f} {'queries' if conn.driver == 'mysql' else 'transactions'}"
                              "/s from others")
-        busy = _host_busy_pct(cpu_first, cpu_last)
-        if busy > QUIET_CPU_PCT:
+        busy = cpu_busy_pct(cpu_first, cpu_last)
+        if here in hosts and busy > QUIET_CPU_PCT:
             noise.append(f"this client host's CPUs were {busy:.0f} % busy")
+        noise += _remote_busy(others, window_from=window_from)
         if not noise:
             Job.objects.filter(pk=job.pk, status=Job.Status.PREPARING).update(wait_reason="")
             return
@@ -471,7 +486,7 @@ def step_warmup(c: Coordination) -> bool:
 
 
 def step_quiet(c: Coordination) -> bool:
-    _quiet_wait(c.job, c.connection())
+    _quiet_wait(c.job, c.connection(), hosts=c.hosts, here=c.host)
     return True
 
 

@@ -33,13 +33,38 @@ def server_queue() -> str:
     return f"{settings.CELERY_TASK_DEFAULT_QUEUE}.server"
 
 
+@dataclass(frozen=True)
+class CpuBusy:
+    """How busy a host's CPUs were over a span: the share of time not idle, waiting for I/O or stolen by the
+    hypervisor, in percent (steal is the neighbours', not this host's processes': validity says so apart)."""
+
+    pct: float
+    since: datetime
+    until: datetime
+
+
+def cpu_busy_pct(before: Any, after: Any) -> float:
+    """The busy share of a host's CPUs between two psutil.cpu_times() readings, in percent (see CpuBusy)."""
+    def spare(times: Any) -> float:
+        return times.idle + getattr(times, "iowait", 0.0) + getattr(times, "steal", 0.0)
+
+    total = (sum(after) - getattr(after, "steal", 0.0)) - (sum(before) - getattr(before, "steal", 0.0))
+    if total <= 0:
+        return 0.0
+    busy = (sum(after) - spare(after)) - (sum(before) - spare(before))
+    return min(100.0, max(0.0, 100.0 * busy / total))
+
+
 def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float | None = None,
                    version: str | None = None, labels: list[str] | None = None,
                    facts: dict[str, Any] | None = None, role: str | None = None,
-                   public_key: str | None = None) -> ClientHost:
+                   public_key: str | None = None, busy: CpuBusy | None = None) -> ClientHost:
     """Marks the host alive; with cores (at join), also stores its facts: those given, and its address and
-    clock as seen from here (join_facts_measure), and the public key its worker made (campaigns.sealing)."""
+    clock as seen from here (join_facts_measure), and the public key its worker made (campaigns.sealing); with
+    busy, how busy its CPUs were since its last heartbeat."""
     defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
+    if busy is not None:
+        defaults.update(cpu_busy_pct=round(busy.pct, 1), cpu_busy_from=busy.since, cpu_busy_to=busy.until)
     if cores is not None:
         defaults.update(cores=cores, memory_gb=memory_gb or 0, sysbench_version=version or "",
                         started_at=timezone.now())

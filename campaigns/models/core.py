@@ -1266,6 +1266,12 @@ class ClientHost(models.Model):
     # The public half of the key pair its worker made in memory when it joined (campaigns.sealing): the server
     # seals each job's target password for it (SealedPassword). Empty: nothing can be sealed for it yet.
     public_key = models.CharField(max_length=64, blank=True)
+    # How busy its CPUs were between its last two heartbeats (the hypervisor's steal left out), as its worker's
+    # heartbeat reports it: a job whose clients run here waits for quiet on it like on its coordinating host
+    # (execution.coordinator._quiet_wait). None: not reported yet.
+    cpu_busy_pct = models.FloatField(null=True, blank=True)
+    cpu_busy_from = models.DateTimeField(null=True, blank=True)
+    cpu_busy_to = models.DateTimeField(null=True, blank=True)
 
     objects = ClientHostQuerySet.as_manager()
 
