@@ -9,6 +9,7 @@ import ipaddress
 import os
 import socket
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import dj_database_url
@@ -289,13 +290,20 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("BENCHAPP_QUEUE", "benchapp")
 CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", str(48 * 3600))
 CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", str(48 * 3600 - 60))
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 48 * 3600}
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"visibility_timeout": 48 * 3600}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 
 # benchapp's own knobs.
 BENCHAPP_SYSBENCH = os.environ.get("BENCHAPP_SYSBENCH", "sysbench")
 BENCHAPP_HOSTNAME = os.environ.get("BENCHAPP_HOSTNAME", socket.gethostname())
+if _CLIENT_HOST:
+    # A client host's Redis user reaches only its own queue's keys (campaigns/services/client_access.py
+    # redis_acl_rules): its unacked messages are kept beside that queue, not in the server's shared hash.
+    _OWN_KEYS = f"{CELERY_TASK_DEFAULT_QUEUE}.host.{BENCHAPP_HOSTNAME}\x06"
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(unacked_key=_OWN_KEYS + "unacked",
+                                           unacked_index_key=_OWN_KEYS + "unacked_index",
+                                           unacked_mutex_key=_OWN_KEYS + "unacked_mutex")
 # Where a client host keeps the Lua files of workloads of one's own, one folder per content hash; created with
 # mode 0700 (only the worker's user may write there), and refused when someone else may write to it.
 BENCHAPP_WORKLOAD_DIR = os.environ.get("BENCHAPP_WORKLOAD_DIR", str(BASE_DIR / "var" / "workloads"))

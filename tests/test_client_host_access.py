@@ -108,6 +108,12 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
                 " VALUES (%s, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0)", [other.pk])
         assert db.execute("UPDATE campaigns_jobclient SET heartbeat_at = now() WHERE job_id = %s",
                           [own.pk]).rowcount == 1
+        # A request that the server measure a job again: on its own client, yes; on another host's, no row to write
+        # (so a re-measure message it pushes for that job is refused: tests/test_client_remeasure_dispatch.py).
+        assert db.execute("UPDATE campaigns_jobclient SET remeasure_cause = 'spoiled' WHERE job_id = %s",
+                          [own.pk]).rowcount == 1
+        assert db.execute("UPDATE campaigns_jobclient SET remeasure_cause = 'forged' WHERE job_id = %s",
+                          [other.pk]).rowcount == 0
         # It cannot take another host's name, or move its client to another job.
         assert db.execute("UPDATE campaigns_clienthost SET labels = '{x}' WHERE hostname = 'acc-b'").rowcount == 0
         assert "permission denied" in refused(db, "UPDATE campaigns_clienthost SET hostname = 'acc-b'")
@@ -168,6 +174,23 @@ def test_its_redis_user_reaches_the_broker_queues_only_and_revoking_ends_it_all(
     queue = client_access.settings.CELERY_TASK_DEFAULT_QUEUE
     assert broker.ping() and broker.lpush(f"{queue}.host.acc-a", "nudge") >= 1
     assert broker.lpop(f"{queue}.host.acc-a") == b"nudge"
+    # What it sends the server goes to the shared queue, which it may push to and not read: it takes none of the
+    # server's tasks and sees none of their arguments.
+    access.client.delete(queue)
+    assert broker.lpush(queue, "close my job") == 1
+    for command in (("RPOP", queue), ("LRANGE", queue, 0, -1), ("BRPOP", queue, 1), ("LINDEX", queue, 0)):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            broker.execute_command(*command)
+    assert access.client.rpop(queue) == b"close my job"
+    # The server queue (a schedule's firing, a notification), another host's queue and the server's unacked
+    # messages are not its keys at all: it can neither send the server's own tasks nor take another host's.
+    for command in (("LPUSH", f"{queue}.server", "fire schedule 1"), ("LPUSH", f"{queue}.host.acc-b", "x"),
+                    ("BRPOP", f"{queue}.host.acc-b", 1), ("RPOP", f"{queue}.host.acc-a2"),
+                    ("HGETALL", "unacked"), ("HDEL", "unacked", "tag"), ("ZRANGE", "unacked_index", 0, -1)):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            broker.execute_command(*command)
+    assert b"fire schedule 1" not in access.client.lrange(f"{queue}.server", 0, -1)
+    assert not access.client.exists(f"{queue}.host.acc-b")
     for command in (("FLUSHALL",), ("FLUSHDB",), ("CONFIG", "SET", "requirepass", "x"), ("CONFIG", "GET", "*"),
                     ("SHUTDOWN", "NOSAVE"), ("KEYS", "*"), ("ACL", "LIST"), ("SCRIPT", "FLUSH")):
         with pytest.raises(redis.exceptions.NoPermissionError):

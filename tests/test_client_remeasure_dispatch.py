@@ -55,3 +55,18 @@ def test_with_no_try_left_the_host_fails_the_job_itself_and_sends_nothing(settin
     assert results.job_measure_again(job_id=job.pk, attempt=1, cause="x",
                                      lost_client=transitions.LostClient(client_id=client.pk, send=1)) == "no try left"
     assert sent_tasks.tasks == []
+
+
+def test_a_re_measure_message_that_no_client_host_asked_for_changes_nothing(settings):
+    """Any client host may push to the shared queue: a job_measure_again_task for another host's job (its client
+    wrote no request on its row, which only that host may write) is refused, and so is one naming no client."""
+    job, client = _running()
+    settings.BENCHAPP_WORKER_ROLE = "all"
+    tasks.job_measure_again_task(job.pk, 1, "forged: measure it again", client.pk, 1)
+    tasks.job_measure_again_task(job.pk, 1, "forged: measure it again", None, None)
+    job.refresh_from_db()
+    assert (job.attempt, job.status) == (1, Job.Status.RUNNING) and not Attempt.objects.exists()
+    # Asked for by its host, the server acts on the host's own words, not on the message's.
+    transitions.client_remeasure_ask(client_id=client.pk, attempt=1, cause="client c1: its target went away")
+    tasks.job_measure_again_task(job.pk, 1, "forged words", client.pk, 1)
+    assert Attempt.objects.get(job=job).cause == "client c1: its target went away"

@@ -385,10 +385,15 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
         return "no try left"
     if not holds_field_key():
         # A client host's worker may not remove the attempt's rows nor its seals: the server does it
-        # (job_measure_again_for_host). Its client stays active meanwhile, as the requeue wants it.
-        job_measure_again_dispatch(job_id=job_id, attempt=attempt, cause=cause,
-                                   client_id=lost_client.client_id if lost_client is not None else None,
-                                   send=lost_client.send if lost_client is not None else None)
+        # (job_measure_again_for_host), on the request written on the host's own client row. Its client stays
+        # active meanwhile, as the requeue wants it.
+        if lost_client is None or not transitions.client_remeasure_ask(
+                client_id=lost_client.client_id, attempt=lost_client.send, cause=cause):
+            log.warning("job %s: a client host asks for a new attempt only for a client of its own that is active",
+                        job_id)
+            return "moved on"
+        job_measure_again_dispatch(job_id=job_id, attempt=attempt, cause=cause, client_id=lost_client.client_id,
+                                   send=lost_client.send)
         return "again"
     t_s = IntervalSample.objects.filter(job_id=job_id, attempt=attempt).aggregate(t=Max("t"))["t"]
     # The lost attempt's seals go with it, in the same transaction: the new attempt's sends seal again, for the
@@ -411,7 +416,19 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
 def job_measure_again_for_host(*, job_id: int, attempt: int, cause: str, client_id: int | None,
                                send: int | None) -> Outcome:
     """On the server, for a client host whose client found the attempt spoiled: measured again, or, when no try is
-    left any more, that client closed and the job failed with the cause (as the host would have done)."""
+    left any more, that client closed and the job failed with the cause (as the host would have done).
+
+    Only on the request the host wrote on its own client row (transitions.client_remeasure_ask), and with that
+    row's cause: a message pushed to the shared queue by anyone else (another client host may push there) names
+    a client its sender could not have written, and changes nothing."""
+    asked = (JobClient.objects.filter(pk=client_id, job_id=job_id, attempt=send).exclude(remeasure_cause="")
+             .values_list("remeasure_cause", flat=True).first() if client_id is not None and send is not None
+             else None)
+    if asked is None:
+        log.warning("job %s: a re-measure request refused: client %s (send %s) of that job asked for none", job_id,
+                    client_id, send)
+        return "moved on"
+    cause = asked
     lost = transitions.LostClient(client_id=client_id, send=send) if client_id is not None else None
     measured = job_measure_again(job_id=job_id, attempt=attempt, cause=cause, lost_client=lost)
     if measured == "no try left":

@@ -378,6 +378,14 @@ def client_close(*, client_id: int, status: str, error: str = "", attempt: int |
     ))
 
 
+def client_remeasure_ask(*, client_id: int, attempt: int | None, cause: str) -> bool:
+    """A client host asks the server to measure its job again, on its own active client row (send `attempt`): the
+    server's re-measure task acts only on such a request (results.job_measure_again_for_host). Under a client
+    host's role, row-level security lets it write only its own clients' rows. False when the client ended."""
+    return bool(JobClient.objects.filter(_own(client_id, attempt), status__in=CLIENT_ACTIVE).update(
+        remeasure_cause=_error(cause) or "measured again"))
+
+
 def client_resend(*, client_id: int, attempt: int, host_name: str, heartbeat_before: datetime,
                   earlier: dict[str, Any]) -> bool:
     """pending | ready → pending on another host, as send attempt + 1, for a client lost before measuring.

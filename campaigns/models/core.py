@@ -1056,6 +1056,10 @@ class JobClient(models.Model):
     # the job's environment stays what it was even after the host is upgraded or renamed.
     host_facts = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    # A client host's request that the server measure its job again (what spoiled it), written by the host itself on
+    # its own client row (row-level security): the server's re-measure task acts only on such a request, so that a
+    # message pushed to the shared queue cannot have another host's job measured again.
+    remeasure_cause = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
     histogram = models.JSONField(null=True, blank=True)
     # A sampled on-CPU profile of the target server's process over the steady window, taken where the campaign asks

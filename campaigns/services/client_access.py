@@ -331,16 +331,21 @@ def broker_admin() -> redis.Redis:
     return redis.Redis.from_url(settings.BENCHAPP_BROKER_ADMIN_URL, socket_timeout=10)
 
 
-def redis_acl_rules(password: str, hostname: str = "") -> list[str]:
-    """The ACL of a client host's Redis user: its password, the broker's keys, Celery's worker's commands, and its
-    own consumer's pulse (benchapp/pulse.py: its heartbeat beats only while that pulse is fresh)."""
+def redis_acl_rules(password: str, hostname: str) -> list[str]:
+    """The ACL of a client host's Redis user: its password, its own queue and unacked messages, the shared queue to
+    push to only, the exchange bindings, Celery's worker's commands, and its own consumer's pulse
+    (benchapp/pulse.py: its heartbeat beats only while that pulse is fresh).
+
+    What a host sends the server (a job's close, a re-measure, a run's next job) goes to the shared queue, which it
+    may push to and not read (%W: LPUSH, not RPOP), so it neither takes the server's tasks nor sees their arguments;
+    the server queue and every other host's queue are not its keys at all, so it cannot take another host's clients
+    or send the server's own tasks (a schedule's firing, a notification). Its unacked messages are kept under its
+    own queue's name too (benchapp/settings.py gives kombu those keys on a client host)."""
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    pulse = [f"~benchapp:{queue}:consumer:{hostname}"] if hostname else []
-    return ["reset", "on", f">{password}", *pulse,
-            # The shared queue, the host queues and the server queue (and kombu's priority lists beside them), the
-            # exchange bindings, Celery's unacked messages, its workers' control queues.
-            f"~{queue}", f"~{queue}.*", f"~{queue}\x06*", "~_kombu.*", "~unacked", "~unacked_index",
-            "~unacked_mutex", "~*.celery.pidbox*", "~*.reply.celery.pidbox*", "~celeryev.*", "&*",
+    own = f"{queue}.host.{hostname_check(hostname)}"
+    return ["reset", "on", f">{password}", f"~benchapp:{queue}:consumer:{hostname}",
+            f"~{own}", f"~{own}\x06*", f"%W~{queue}", f"%W~{queue}\x06*", "~_kombu.*",
+            "~*.celery.pidbox*", "~*.reply.celery.pidbox*", "~celeryev.*", "&*",
             "-@all", "+@connection", "+@list", "+@set", "+@sortedset", "+@hash", "+@string", "+@pubsub",
             # kombu's mutex is a Lua script: scripts run under this user's ACL too (keys and commands alike).
             "+@transaction", "+@scripting", "+time", "+del", "+exists", "+expire", "+pexpire", "+type", "+ttl",
