@@ -62,7 +62,9 @@ def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple
     column = {pid: i for i, pid in enumerate(products)}
     groups: dict[tuple[str, str, str, str], ComparisonGroup] = {}
     table_rows: dict[tuple[Any, ...], ComparisonRow] = {}
-    row_order: dict[int, tuple[Any, ...]] = {}  # by id(row): the order of rows, kept out of the JSON-ready rows
+    # Each row's place (spec's size, then threads), by its key: kept out of the JSON-ready rows.
+    row_order: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    group_rows: dict[tuple[str, str, str, str], list[tuple[Any, ...]]] = {}
     for r in raw:
         key = (r["document"], r["table_ref"], r["dataset_label"], r["scenario_label"])
         group = groups.get(key)
@@ -79,15 +81,15 @@ def published_groups(documents: Sequence[str], spec_ids: Sequence[int]) -> tuple
             row = table_rows[row_key] = comparison_row(
                 spec=r["spec__label"], spec_id=r["spec_id"], threads=r["threads"], table_size=r["table_size"],
                 tables=r["tables"], width=len(products))
-            row_order[id(row)] = (r["spec__cpu_cores"], r["spec__memory_gb"], r["spec__label"], r["threads"])
-            group["rows"].append(row)
+            row_order[row_key] = (r["spec__cpu_cores"], r["spec__memory_gb"], r["spec__label"], r["threads"])
+            group_rows.setdefault(key, []).append(row_key)
         row["cells"][column[r["product_id"]]] = {
             "product_id": r["product_id"], "n": 1, "latency_pct": r["latency_pct"], "published": True,
             "correction": r["correction"], "qps": _stat(r["qps"]), "tps": _stat(r["tps"]),
             "latency_avg_ms": _stat(r["latency_avg_ms"]), "latency_pct_ms": _stat(r["latency_pct_ms"]),
         }
-    for group in groups.values():
-        group["rows"].sort(key=lambda row: row_order[id(row)])
+    for key, group in groups.items():
+        group["rows"] = [table_rows[row_key] for row_key in sorted(group_rows[key], key=row_order.__getitem__)]
     return list(products.values()), list(groups.values())
 
 
