@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, cast
 
@@ -272,50 +273,64 @@ def measured_title(scenario: str, shape: str) -> str:
     return f"{scenario} · {shape}" if shape and shape not in scenario else scenario
 
 
-def comparison_layout(selection: Selection) -> ComparisonLayout:
-    """The whole comparison page's data: products, one table per dataset × scenario, conclusions, charts."""
-    products: list[Column] = []
-    groups: list[ComparisonGroup] = []
-    job_count = cells_left_out = 0
+@dataclass
+class _Sources:
+    """What a comparison page is made of before its tables: the measured and published columns and groups, the
+    counts, the published products that may go beside a measured table, and the documents' tables left out."""
+
+    products: list[Column] = field(default_factory=list)
+    groups: list[ComparisonGroup] = field(default_factory=list)
+    job_count: int = 0
+    cells_left_out: int = 0
+    measured_groups: int = 0
+    published_beside: list[Any] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+
+
+def _layout_sources(selection: Selection) -> _Sources:
+    """The selection's measured groups, with a seed document's tables merged in or named as left out."""
+    src = _Sources()
     if selection.measured():
         data = comparison_build(
             target_ids=selection.targets, product_ids=selection.products, run_ids=selection.runs,
             campaign_ids=selection.campaign, scenario_ids=selection.scenarios, spec_ids=selection.specs,
             trusted_only=selection.trusted_only, baseline=selection.baseline[0] if selection.baseline else None,
         )
-        products, groups = data["products"], data["groups"]
-        job_count, cells_left_out = data["job_count"], data["cells_left_out"]
-    measured_groups = len(groups)
-    published_beside = beside_rows(selection) if measured_groups else []
+        src.products, src.groups = data["products"], data["groups"]
+        src.job_count, src.cells_left_out = data["job_count"], data["cells_left_out"]
+    src.measured_groups = len(src.groups)
+    src.published_beside = beside_rows(selection) if src.measured_groups else []
     # Measured tables of a seed's scenarios and the chosen documents' tables they reproduce are one table: the
     # document's products go beside the measured ones, and only the document's other tables follow, named.
-    left_out: list[str] = []
     if selection.published:
         document_products, document_groups = published_groups(selection.published, selection.specs)
-        keys = [k for k in (published_key(g["scenario"]["name"]) for g in groups) if k is not None]
+        keys = [k for k in (published_key(g["scenario"]["name"]) for g in src.groups) if k is not None]
         matched = [any(k.matches(document=g["key"][0], dataset_label=g["key"][1], scenario_label=g["key"][2])
                        for k in keys) for g in document_groups]
         if not selection.published_product and any(matched):
-            left_out = [table_title(g["dataset"]["name"], g["scenario"]["name"])
-                        for g, hit in zip(document_groups, matched, strict=True) if not hit]
+            src.left_out = [table_title(g["dataset"]["name"], g["scenario"]["name"])
+                            for g, hit in zip(document_groups, matched, strict=True) if not hit]
         else:
-            published_beside = published_beside if selection.published_product else []
-            products, groups = merge_published(products, groups, document_products, document_groups)
-    names = [p["name"] for p in products]
-    sla_ms = selection.latency_limit() if groups else None
+            src.published_beside = src.published_beside if selection.published_product else []
+            src.products, src.groups = merge_published(src.products, src.groups, document_products, document_groups)
+    return src
+
+
+def _cells_mark(selection: Selection, src: _Sources) -> tuple[set[Any], dict[str, int], UntrustedCells]:
+    """Marks every cell imported or not and with its trust, every row with its deltas and significance marks;
+    returns the imported cells' keys, the untrusted cells' counts and the trust reasons."""
+    groups, products = src.groups, src.products
     # Which cells hold imported results: one query over the same jobs, keyed like the rows.
     imported = set(
         selection.jobs().filter(result__source=JobResult.Source.IMPORTED)
         .values_list("scenario_id", "target__spec_id", "threads", "table_size", "tables", "target__product_id")
         .distinct()
-    ) if measured_groups else set()
+    ) if src.measured_groups else set()
     untrusted_n = {level: sum(verdicts[level] for g in groups for r in g["rows"] for c in r["cells"]
                               if c is not None and (verdicts := c.get("verdicts")))
                    for level in ("invalid", "suspect")}
     trust: UntrustedCells = (untrusted_cells(selection) if any(untrusted_n.values())
                              else {"reasons": [], "cells": {}})
-    spec_ids = {r["spec_id"] for g in groups for r in g["rows"] if r["spec_id"] is not None}
-    specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
     for group in groups:
         for row in group["rows"]:
             for cell in row["cells"]:
@@ -333,58 +348,76 @@ def comparison_layout(selection: Selection) -> ComparisonLayout:
             row["marks"] = row_marks(row)
             row["beside"] = None
             row["besides"] = []
+    return imported, untrusted_n, trust
+
+
+def _layout_table(group: ComparisonGroup, *, selection: Selection, src: _Sources, names: list[str],
+                  specs: dict[int, Any], sla_ms: float | None) -> ComparisonTable:
+    """One table of the page: its rows, conclusion, prices, besides, charts, explanations and pre-rendered body."""
+    rows = group["rows"]
+    pcts = [c["latency_pct"] for r in rows for c in r["cells"] if c is not None and c["latency_pct"] is not None]
+    pct = statistics.mode(pcts) if pcts else None
+    table: ComparisonTable = {
+        "dataset": group["dataset"], "scenario": group["scenario"], "rows": rows,
+        "spec_order": list(dict.fromkeys(r["spec"] for r in rows)),
+        "many_sizes": len({(r["tables"], r["table_size"]) for r in rows}) > 1,
+        "has_tps": _has(rows, "tps"), "has_avg": _has(rows, "latency_avg_ms"),
+        "has_pct": _has(rows, "latency_pct_ms"), "pct": pct, "pct_label": pct_label(pct),
+        "has_imported": any(c is not None and c.get("imported") for r in rows for c in r["cells"]),
+        "published": bool(group.get("published")),
+    }
+    table["many_specs"] = len(table["spec_order"]) > 1
+    table["conclusion"] = conclusion(table, names, include_untrusted=selection.untrusted)
+    table["price_rows"] = _price_rows(table, names, specs)
+    table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
+    table["price_html"] = price_body_html(table)
+    table["id"] = f"t{group['dataset']['id']}-{group['scenario']['id']}"
+    unit = group["scenario"].get("size_unit", "")
+    table["shape"] = rows_shape(rows, unit)
+    table["size_label"] = size_heading(unit)
+    measured = [c for r in rows for c in r["cells"] if c is not None and not c.get("published")]
+    table["has_counted"] = any(c.get("counted_per_min") is not None for c in measured)
+    table["has_errors"] = any((c.get("errors") or {}).get("total") or (c.get("errors") or {}).get("expected_pct")
+                              for c in measured)
+    table["title"] = (table_title(group["dataset"]["name"], group["scenario"]["name"]) if table["published"]
+                      else measured_title(group["scenario"]["name"], table["shape"]))
+    table["besides"] = (_besides(table, names, specs, src.published_beside, selection) if not table["published"]
+                        else [])
+    # The first published product beside the table, or the note saying why none is (the exports' column).
+    table["beside"] = table["besides"][0] if table["besides"] else None
+    table["besides"] = [b for b in table["besides"] if b["rows"]]
+    _published_latency(table)
+    table["charts"] = _chart_series(table, names)
+    plain_rows = cast(list[dict[str, Any]], rows)
+    curved = {"products": src.products, "groups": [{"rows": plain_rows, "scenario": group["scenario"]}]}
+    table["explain"] = [] if table["published"] else table_explanations(
+        plain_rows, names, comparison_curves(curved, sla_ms=sla_ms))
+    table["body_html"] = table_body_html(table, src.products)
+    return table
+
+
+def comparison_layout(selection: Selection) -> ComparisonLayout:
+    """The whole comparison page's data: products, one table per dataset × scenario, conclusions, charts."""
+    src = _layout_sources(selection)
+    products, groups = src.products, src.groups
+    names = [p["name"] for p in products]
+    sla_ms = selection.latency_limit() if groups else None
+    imported, untrusted_n, trust = _cells_mark(selection, src)
+    spec_ids = {r["spec_id"] for g in groups for r in g["rows"] if r["spec_id"] is not None}
+    specs = InstanceSpec.objects.in_bulk(spec_ids) if spec_ids else {}
     tested = sum(1 for g in groups for r in g["rows"] for m in r.get("marks") or []
                  if m is not None and m["p_value"] is not None)
-    tables: list[ComparisonTable] = []
-    for group in groups:
-        rows = group["rows"]
-        pcts = [c["latency_pct"] for r in rows for c in r["cells"] if c is not None and c["latency_pct"] is not None]
-        pct = statistics.mode(pcts) if pcts else None
-        table: ComparisonTable = {
-            "dataset": group["dataset"], "scenario": group["scenario"], "rows": rows,
-            "spec_order": list(dict.fromkeys(r["spec"] for r in rows)),
-            "many_sizes": len({(r["tables"], r["table_size"]) for r in rows}) > 1,
-            "has_tps": _has(rows, "tps"), "has_avg": _has(rows, "latency_avg_ms"),
-            "has_pct": _has(rows, "latency_pct_ms"), "pct": pct, "pct_label": pct_label(pct),
-            "has_imported": any(c is not None and c.get("imported") for r in rows for c in r["cells"]),
-            "published": bool(group.get("published")),
-        }
-        table["many_specs"] = len(table["spec_order"]) > 1
-        table["conclusion"] = conclusion(table, names, include_untrusted=selection.untrusted)
-        table["price_rows"] = _price_rows(table, names, specs)
-        table["has_price"] = any(r["price"] is not None for r in table["price_rows"])
-        table["price_html"] = price_body_html(table)
-        table["id"] = f"t{group['dataset']['id']}-{group['scenario']['id']}"
-        unit = group["scenario"].get("size_unit", "")
-        table["shape"] = rows_shape(rows, unit)
-        table["size_label"] = size_heading(unit)
-        measured = [c for r in rows for c in r["cells"] if c is not None and not c.get("published")]
-        table["has_counted"] = any(c.get("counted_per_min") is not None for c in measured)
-        table["has_errors"] = any((c.get("errors") or {}).get("total") or (c.get("errors") or {}).get("expected_pct")
-                                  for c in measured)
-        table["title"] = (table_title(group["dataset"]["name"], group["scenario"]["name"]) if table["published"]
-                          else measured_title(group["scenario"]["name"], table["shape"]))
-        table["besides"] = _besides(table, names, specs, published_beside, selection) if not table["published"] else []
-        # The first published product beside the table, or the note saying why none is (the exports' column).
-        table["beside"] = table["besides"][0] if table["besides"] else None
-        table["besides"] = [b for b in table["besides"] if b["rows"]]
-        _published_latency(table)
-        table["charts"] = _chart_series(table, names)
-        plain_rows = cast(list[dict[str, Any]], rows)
-        curved = {"products": products, "groups": [{"rows": plain_rows, "scenario": group["scenario"]}]}
-        table["explain"] = [] if table["published"] else table_explanations(
-            plain_rows, names, comparison_curves(curved, sla_ms=sla_ms))
-        table["body_html"] = table_body_html(table, products)
-        tables.append(table)
+    tables = [_layout_table(group, selection=selection, src=src, names=names, specs=specs, sla_ms=sla_ms)
+              for group in groups]
     return {"products": products, "names": names, "baseline": names[0] if names else None, "tables": tables,
-            "job_count": job_count, "cells_left_out": cells_left_out, "selection": selection,
+            "job_count": src.job_count, "cells_left_out": src.cells_left_out, "selection": selection,
             "has_imported": bool(imported),
             "has_published": any(t["published"] for t in tables),
             "has_beside": any(t["besides"] for t in tables),
-            "published_left_out": left_out,
+            "published_left_out": src.left_out,
             "has_marks": any(m is not None for t in tables for r in t["rows"] for m in r.get("marks") or []),
             "trust": {"invalid": untrusted_n["invalid"], "suspect": untrusted_n["suspect"],
-                      "untrusted": untrusted_n["invalid"] + untrusted_n["suspect"], "jobs": job_count,
+                      "untrusted": untrusted_n["invalid"] + untrusted_n["suspect"], "jobs": src.job_count,
                       "cells": sum(1 for t in tables for r in t["rows"] for c in r["cells"]
                                    if c is not None and c.get("verdict") in ("suspect", "invalid")),
                       "reasons": trust["reasons"], "included": selection.untrusted},
