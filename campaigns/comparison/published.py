@@ -226,6 +226,18 @@ def _measured_side(row: ComparisonRow, columns: Sequence[int], memory_gb: float 
                 memory_gb=memory_gb, hit_pct=min(hits) if hits else None)
 
 
+def _measured_columns(table: ComparisonTable) -> tuple[list[int], dict[int | None, list[int]]]:
+    """The table's measured products' column indexes (columns merged in by `published=` are not measured), and the
+    thread counts measured per spec."""
+    columns = [i for i in range(len(table["rows"][0]["cells"]) if table["rows"] else 0) if any(
+        (cell := row["cells"][i]) is not None and not cell.get("published") for row in table["rows"])]
+    measured_threads: dict[int | None, list[int]] = defaultdict(list)
+    for row in table["rows"]:
+        if any(row["cells"][i] is not None for i in columns):
+            measured_threads[row["spec_id"]].append(row["threads"])
+    return columns, measured_threads
+
+
 def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
                  published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> Beside:
     """A measured table's rows set beside the matching published table of one published product.
@@ -260,18 +272,12 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
     beside["document"] = matching[0].document
     beside["match"] = (matching[0].document, matching[0].table_ref, matching[0].dataset_label,
                        matching[0].scenario_label)
-    # The measured products of this table; published columns merged in by `published=` are not measured.
-    columns = [i for i in range(len(names)) if any(
-        (cell := row["cells"][i]) is not None and not cell.get("published") for row in table["rows"])]
+    columns, measured_threads = _measured_columns(table)
     beside["columns"] = [names[i] for i in columns]
     beside["column_index"] = columns
     notes: dict[str, None] = {}
     used: dict[int, SpecShape] = {}
     document_template, document_time_s = _document_run(key)
-    measured_threads: dict[int | None, list[int]] = defaultdict(list)
-    for row in table["rows"]:
-        if any(row["cells"][i] is not None for i in columns):
-            measured_threads[row["spec_id"]].append(row["threads"])
     ladders: dict[tuple[int | None, int], dict[int, int]] = {}
     for row in table["rows"]:
         if not any(row["cells"][i] is not None for i in columns):
@@ -286,50 +292,23 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
         scaled = ladders[ladder_key].get(row["threads"])
         threads = scaled if scaled is not None else nearest_threads(row["threads"], figures[shape.id])
         assert threads is not None  # every published shape has figures
-        figure = figures[shape.id][threads]
-        cores = published_cores(shape.label, shape.cpu_cores)
-        measured_cores = measured_spec.cpu_cores if measured_spec is not None else None
-        hardware = hardware_comparison(measured_label=row["spec"], measured_cores=measured_cores,
-                                       published_label=shape.label, published_cores=cores)
-        notes[hardware.note] = None
-        published_per_core = _per_core(figure.qps, cores) if hardware.per_core else None
-        # Keyed by the column's index as text: the layout is cached as JSON, whose keys are strings.
-        by_column: dict[str, BesideCell] = {}
-        for i in columns:
-            cell = row["cells"][i]
-            qps = cell["qps"]["value"] if cell is not None else None
-            per_core = _per_core(qps, measured_cores) if hardware.per_core else None
-            ratio = _ratio(per_core, published_per_core) if hardware.per_core else _ratio(qps, figure.qps)
-            ratio = None if ratio is None else round(ratio, 4)
-            by_column[str(i)] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),
-                            "ratio": ratio, "ratio_ci95": _ratio_interval(ratio, cell),
-                            "n": cell["qps"]["n"] if cell is not None else 0,
-                            "verdict": cell.get("verdict") if cell is not None
-                            and cell.get("verdict") in ("suspect", "invalid") else None}
-        entry: BesideRow = {
-            "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
-            "published_threads": threads, "nearest": threads != row["threads"] and scaled is None,
-            "scaled": scaled is not None and threads != row["threads"],
-            "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
-            "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
-            "correction": figure.correction, "cells": [by_column[str(i)] for i in columns], "by_column": by_column,
-            "published_latency_avg_ms": figure.latency_avg_ms, "published_latency_pct_ms": figure.latency_pct_ms,
-            "published_latency_pct": figure.latency_pct,
-        }
-        found = differences(
-            measured=_measured_side(row, columns, measured_spec.memory_gb if measured_spec is not None else None),
-            published=Side(tables=figure.tables, table_size=figure.table_size, threads=threads,
-                           clients=_document_clients(document_template, threads), time_s=document_time_s,
-                           memory_gb=shape.memory_gb),
-            hardware=hardware.note)
-        entry["differences"], entry["unlike"] = list(found.items), list(found.unlike)
+        entry = _beside_row(row, columns, shape=shape, figure=figures[shape.id][threads], threads=threads,
+                            scaled=scaled, measured_spec=measured_spec,
+                            document=(document_template, document_time_s))
+        notes[entry["hardware"]] = None
         row.setdefault("besides", []).append(entry)
         if row.get("beside") is None:
             row["beside"] = entry
         beside["rows"].append(entry)
-    beside["curves"] = [_curve(shape, figures[shape.id]) for shape in used.values()]
-    beside["spec_label"] = next(iter(used.values())).label if len(used) == 1 else ""
-    beside["notes"] = list(notes)
+    return _beside_finish(beside, curves=[_curve(shape, figures[shape.id]) for shape in used.values()],
+                          used=list(used.values()), notes=list(notes))
+
+
+def _beside_finish(beside: Beside, *, curves: list[Any], used: list[SpecShape], notes: list[str]) -> Beside:
+    """The table-wide parts of a beside: its curves, spec label, notes, differences, flags and summary."""
+    beside["curves"] = curves
+    beside["spec_label"] = used[0].label if len(used) == 1 else ""
+    beside["notes"] = notes
     beside["differences"] = list(dict.fromkeys(item for r in beside["rows"] for item in r.get("differences") or []
                                                if item not in notes))
     beside["has_per_core"] = any(r["per_core"] for r in beside["rows"])
@@ -337,6 +316,48 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
     beside["has_scaled"] = any(r.get("scaled") for r in beside["rows"])
     beside["summary"] = _beside_summary(beside)
     return beside
+
+
+def _beside_row(row: Any, columns: list[int], *, shape: SpecShape, figure: PublishedResult, threads: int,
+                scaled: int | None, measured_spec: InstanceSpec | None, document: tuple[Any, float | None]) -> BesideRow:
+    """One measured row beside its published figure: per column the measured QPS, per core where both core counts
+    are known, and the ratio with its interval; and what differs between the two runs (comparison.differences)."""
+    cores = published_cores(shape.label, shape.cpu_cores)
+    measured_cores = measured_spec.cpu_cores if measured_spec is not None else None
+    hardware = hardware_comparison(measured_label=row["spec"], measured_cores=measured_cores,
+                                   published_label=shape.label, published_cores=cores)
+    published_per_core = _per_core(figure.qps, cores) if hardware.per_core else None
+    # Keyed by the column's index as text: the layout is cached as JSON, whose keys are strings.
+    by_column: dict[str, BesideCell] = {}
+    for i in columns:
+        cell = row["cells"][i]
+        qps = cell["qps"]["value"] if cell is not None else None
+        per_core = _per_core(qps, measured_cores) if hardware.per_core else None
+        ratio = _ratio(per_core, published_per_core) if hardware.per_core else _ratio(qps, figure.qps)
+        ratio = None if ratio is None else round(ratio, 4)
+        by_column[str(i)] = {"qps": qps, "per_core": None if per_core is None else round(per_core, 2),
+                             "ratio": ratio, "ratio_ci95": _ratio_interval(ratio, cell),
+                             "n": cell["qps"]["n"] if cell is not None else 0,
+                             "verdict": cell.get("verdict") if cell is not None
+                             and cell.get("verdict") in ("suspect", "invalid") else None}
+    entry: BesideRow = {
+        "spec": row["spec"], "threads": row["threads"], "published_spec": shape.label,
+        "published_threads": threads, "nearest": threads != row["threads"] and scaled is None,
+        "scaled": scaled is not None and threads != row["threads"],
+        "published_qps": figure.qps, "published_per_core": published_per_core, "per_core": hardware.per_core,
+        "basis": "per core" if hardware.per_core else "raw", "hardware": hardware.note,
+        "correction": figure.correction, "cells": [by_column[str(i)] for i in columns], "by_column": by_column,
+        "published_latency_avg_ms": figure.latency_avg_ms, "published_latency_pct_ms": figure.latency_pct_ms,
+        "published_latency_pct": figure.latency_pct,
+    }
+    template, time_s = document
+    found = differences(
+        measured=_measured_side(row, columns, measured_spec.memory_gb if measured_spec is not None else None),
+        published=Side(tables=figure.tables, table_size=figure.table_size, threads=threads,
+                       clients=_document_clients(template, threads), time_s=time_s, memory_gb=shape.memory_gb),
+        hardware=hardware.note)
+    entry["differences"], entry["unlike"] = list(found.items), list(found.unlike)
+    return entry
 
 
 def _beside_summary(beside: Beside) -> str:
