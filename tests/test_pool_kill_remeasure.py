@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
+import psutil
 import pytest
 
 from campaigns import services
 from campaigns.models import Job, Run
 from tests.conftest import WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.helpers.faults import own_queue_worker, sysbench_pids, wait_measuring
+from tests.helpers.faults import own_queue_worker, sysbench_overlaps, wait_measuring
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -30,23 +29,11 @@ def remeasuring(test_db_name: str, settings) -> Iterator[WorkerProcess]:
         yield worker
 
 
-def _parent(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[1])
-
-
 def _pool_child_of(pid: int, worker_pid: int) -> int:
-    """The worker's pool process above `pid` (the process whose parent is the worker's main process)."""
-    current: int | None = pid
-    while current and current > 1:
-        parent = _parent(current)
-        if parent == worker_pid:
-            return current
-        current = parent
-    raise AssertionError(f"sysbench {pid} is not below the worker {worker_pid}")
+    """The worker's pool process above `pid` (its ancestor whose parent is the worker's main process)."""
+    pool = next((p.pid for p in psutil.Process(pid).parents() if p.ppid() == worker_pid), None)
+    assert pool is not None, f"sysbench {pid} is not below the worker {worker_pid}"
+    return pool
 
 
 @pytest.mark.timeout(300)
@@ -56,20 +43,7 @@ def test_a_killed_pool_child_costs_one_attempt_and_no_measurement_overlaps(remea
                                dataset=DatasetFactory(name="pool kill 1x1000", tables=1, table_size=1000))
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[2], repetitions=2, job_tries=3,
                                remeasure_spoiled=True)
-    marker = f"--mysql-db={fault_db}"
-    overlap: list[list[int]] = []
-    watching = threading.Event()
-
-    def watch() -> None:  # every 50 ms: never two sysbench measuring on the target at once
-        while not watching.is_set():
-            running = sysbench_pids(marker, commands=(b"run",))
-            if len(running) > 1:
-                overlap.append(running)
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
+    with sysbench_overlaps(f"--mysql-db={fault_db}") as overlap:  # never two sysbench measuring on the target
         run = services.campaign_launch(campaign=campaign)
         first = run.jobs.order_by("position").first()
         (client,) = wait_measuring(first, samples=2)
@@ -79,9 +53,6 @@ def test_a_killed_pool_child_costs_one_attempt_and_no_measurement_overlaps(remea
         wait_for(lambda: Job.objects.get(pk=first.pk).attempt >= 2, timeout_s=120, what="the job's next attempt")
         noticed_s = time.monotonic() - killed_at
         wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=200, what="the run to end")
-    finally:
-        watching.set()
-        watcher.join(timeout=5)
     assert overlap == [], overlap
     jobs = list(run.jobs.order_by("position"))
     assert [j.status for j in jobs] == [Job.Status.SUCCEEDED] * 2, [(j.pk, j.status, j.error) for j in jobs]

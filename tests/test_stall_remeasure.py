@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
 
@@ -16,7 +15,7 @@ from campaigns import services
 from campaigns.models import Job, Run
 from tests.conftest import WorkerProcess, record_measurement, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
-from tests.helpers.faults import own_queue_worker, sysbench_pids, wait_measuring
+from tests.helpers.faults import own_queue_worker, sysbench_overlaps, wait_measuring
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -39,20 +38,7 @@ def test_a_stalled_measurement_is_measured_again_and_its_result_is_the_new_attem
                                dataset=DatasetFactory(name="stall 1x1000", tables=1, table_size=1000))
     campaign = CampaignFactory(targets=[target], scenarios=[scenario], threads=[2], quiet_s=0, job_tries=3,
                                remeasure_spoiled=True)
-    marker = f"--mysql-db={fault_db}"
-    overlap: list[list[int]] = []
-    watching = threading.Event()
-
-    def watch() -> None:  # every 50 ms: never two of the job's sysbench measuring at once
-        while not watching.is_set():
-            running = sysbench_pids(marker, commands=(b"run",))
-            if len(running) > 1:
-                overlap.append(running)
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
+    with sysbench_overlaps(f"--mysql-db={fault_db}") as overlap:  # never two of the job's sysbench at once
         run = services.campaign_launch(campaign=campaign)
         job = run.jobs.get()
         (client,) = wait_measuring(job, samples=2)
@@ -62,9 +48,6 @@ def test_a_stalled_measurement_is_measured_again_and_its_result_is_the_new_attem
         finally:
             os.kill(client.pid, signal.SIGCONT)
         wait_for(lambda: Run.objects.get(pk=run.pk).is_finished(), timeout_s=150, what="the run to end")
-    finally:
-        watching.set()
-        watcher.join(timeout=5)
     job.refresh_from_db()
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert overlap == [], overlap

@@ -6,6 +6,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,6 +97,28 @@ def sysbench_pids(marker: str, *, commands: tuple[bytes, ...] | None = None) -> 
                 pids.append(int(entry.name))
     return pids
 
+
+@contextmanager
+def sysbench_overlaps(marker: str) -> Iterator[list[list[int]]]:
+    """Watches every 50 ms, while the block runs, for two sysbench processes running `run` with marker in their
+    arguments at once (two measurements on one target); yields the list of such sightings, empty if none."""
+    overlap: list[list[int]] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            running = sysbench_pids(marker, commands=(b"run",))
+            if len(running) > 1:
+                overlap.append(running)
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield overlap
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
 
 
 @contextmanager
