@@ -205,10 +205,10 @@ def _remote_busy(hosts: list[str], *, window_from: datetime) -> list[str]:
     most one of its own beats older than the window (a host that beats every 10 s tells about the last 10 s; a
     staler reading, or none yet, says nothing either way)."""
     noise = []
-    rows = ClientHost.objects.filter(hostname__in=hosts, cpu_busy_pct__isnull=False).order_by("hostname")
+    rows = ClientHost.objects.filter(hostname__in=hosts, cpu_busy_pct__isnull=False, cpu_busy_from__isnull=False,
+                                     cpu_busy_to__isnull=False).order_by("hostname")
     for host in rows.only("hostname", "cpu_busy_pct", "cpu_busy_from", "cpu_busy_to"):
-        if host.cpu_busy_from is None or host.cpu_busy_to is None:
-            continue
+        assert host.cpu_busy_from is not None and host.cpu_busy_to is not None  # filtered above
         fresh = host.cpu_busy_to >= window_from - (host.cpu_busy_to - host.cpu_busy_from)
         if fresh and (host.cpu_busy_pct or 0.0) > QUIET_CPU_PCT:
             noise.append(f"client host {host.hostname}'s CPUs were {host.cpu_busy_pct:.0f} % busy")

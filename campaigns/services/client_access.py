@@ -40,6 +40,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 from psycopg import sql
 
+from benchapp.liveness import consumer_key
+from campaigns.execution.hosts import host_queue
 from campaigns.models import (
     Attempt,
     Campaign,
@@ -342,8 +344,8 @@ def redis_acl_rules(password: str, hostname: str) -> list[str]:
     or send the server's own tasks (a schedule's firing, a notification). Its unacked messages are kept under its
     own queue's name too (benchapp/settings.py gives kombu those keys on a client host)."""
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    own = f"{queue}.host.{hostname_check(hostname)}"
-    return ["reset", "on", f">{password}", f"~benchapp:{queue}:consumer:{hostname}",
+    own = host_queue(hostname_check(hostname))
+    return ["reset", "on", f">{password}", f"~{consumer_key(hostname)}",
             f"~{own}", f"~{own}\x06*", f"%W~{queue}", f"%W~{queue}\x06*", "~_kombu.*",
             "~*.celery.pidbox*", "~*.reply.celery.pidbox*", "~celeryev.*", "&*",
             "-@all", "+@connection", "+@list", "+@set", "+@sortedset", "+@hash", "+@string", "+@pubsub",
