@@ -24,6 +24,17 @@ def role_of_test_db(suffix: str) -> str:
     return f"bg_{hashlib.sha256(connection.settings_dict['NAME'].encode()).hexdigest()[:12]}{suffix}"
 
 
+def broker_connections_drop() -> None:
+    """Forgets the Celery app's broker connection and producer pools in this process: they are made once, with the
+    broker URL of that moment, so a test that points CELERY_BROKER_URL at a Redis of its own would otherwise leave
+    every later test of the process publishing there (to a Redis that is gone). Not closed: kombu keeps one pool
+    per broker URL for the whole process, and other threads may hold the session broker's."""
+    from benchapp.celery import app
+
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
 @contextmanager
 def own_client_access(settings: Any, redis_server: Any) -> Iterator[Any]:
     """Client access in the test database with a group role and a Redis of this test's own; yields the Redis."""
@@ -32,9 +43,11 @@ def own_client_access(settings: Any, redis_server: Any) -> Iterator[Any]:
     settings.BENCHAPP_BROKER_ADMIN_URL = redis_server.url
     settings.CELERY_BROKER_URL = redis_server.url
     settings.CELERY_TASK_DEFAULT_QUEUE = redis_server.env["BENCHAPP_QUEUE"]
+    broker_connections_drop()
     try:
         yield redis_server
     finally:
+        broker_connections_drop()  # made again on next use, with the URL the settings fixture puts back
         with connection.cursor() as cursor:
             roles = [r for (r,) in cursor.execute(
                 "SELECT rolname FROM pg_roles WHERE rolname LIKE 'bh\\_%%' AND pg_has_role(rolname, %s, 'MEMBER') "
