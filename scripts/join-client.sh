@@ -215,7 +215,7 @@ PINS_MISSING=()
 APT_MISSING=()
 if (( INSTALL )); then
     mapfile -t PINS_MISSING < <(venv_missing)
-    wanted=(sysbench bubblewrap nftables)  # (sysbench runs in bubblewrap, closed off by nftables)
+    wanted=(sysbench bubblewrap nftables sudo)  # (sysbench runs in bubblewrap as its user, closed off by nftables)
     if (( ${#PINS_MISSING[@]} )); then
         # Making the venv and building mysqlclient need these; a venv that has every pin does not.
         wanted+=(python3-venv python3-dev default-libmysqlclient-dev pkg-config build-essential ca-certificates)
@@ -319,8 +319,8 @@ url_endpoint() {  # postgres://user:password@host:port/db -> host:port (the defa
     fi
 }
 if (( EUID == 0 )); then
-    id -u benchapp-sandbox >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent \
-        --shell /usr/sbin/nologin --user-group benchapp-sandbox
+    bash scripts/sandbox-user.sh --run-as "$SERVICE_USER" | sed 's/^/join-client: /' ||
+        say "WARNING: no sudo rule for $SERVICE_USER: sysbench would run as $SERVICE_USER, which the firewall does not close off"
     sandbox_endpoints=()
     for endpoint in "$(url_endpoint "${SETTINGS[DATABASE_URL]}" 5432)" "$(url_endpoint "${SETTINGS[REDIS_URL]}" 6379)"; do
         [[ -n $endpoint ]] && sandbox_endpoints+=(--endpoint "$endpoint")

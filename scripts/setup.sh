@@ -14,8 +14,9 @@
 #          as OS root) to accept an empty password OR unix_socket, and root@127.0.0.1 and root@::1 are created with
 #          an empty password and all privileges.
 #      Both are for a development or CI machine whose databases listen on loopback only.
-#      As root: the system user `benchapp-sandbox`, which every sysbench process runs as (in bubblewrap), and the
-#      nftables table that closes Redis and the web port to it (scripts/sandbox-firewall.sh).
+#      As root: the system user `benchapp-sandbox`, which every sysbench process runs as (in bubblewrap), the sudo
+#      rule that lets user benchapp start it (scripts/sandbox-user.sh), and the nftables table that closes
+#      benchapp's PostgreSQL, Redis and web ports to it (scripts/sandbox-firewall.sh).
 #   3. Databases: PostgreSQL `benchapp` (the app's own) and `sbtest` (demo target), MariaDB `sbtest` (demo target).
 #   4. Python: .venv (made with $PYTHON, default python3), `pip install -r requirements.txt` (with SETUP_DEV=1:
 #      requirements-dev.txt, which includes it) when the file changed since the last install (stamps in .venv/).
@@ -79,7 +80,7 @@ wait_for() {
 # 1. Debian packages
 # ---------------------------------------------------------------------------------------------------------------
 packages=(postgresql redis-server mariadb-server sysbench chromium default-libmysqlclient-dev pkg-config
-    build-essential curl bubblewrap nftables)
+    build-essential curl bubblewrap nftables sudo)
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for pkg in "${packages[@]}"; do
@@ -170,10 +171,9 @@ fi
 # benchapp's PostgreSQL port stays open to it unless BENCHAPP_SANDBOX_CLOSE_PG=1: on a development or CI machine the
 # demo and test targets live on that same cluster (docs/security.md#the-sandbox says what that leaves open).
 if [[ $EUID -eq 0 ]]; then
-    if ! id -u benchapp-sandbox >/dev/null 2>&1; then
-        log "creating the system user benchapp-sandbox (sysbench runs as it, in its sandbox)"
-        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group benchapp-sandbox
-    fi
+    # The user, and the sudo rule that lets web and worker (user benchapp) start sysbench as it.
+    bash scripts/sandbox-user.sh --run-as benchapp | sed 's/^sandbox-user: /setup: sandbox: /' ||
+        log "WARNING: no sudo rule for benchapp: sysbench would run as benchapp, which the firewall does not close off"
     sandbox_ports=(--local-port "$REDIS_PORT" --local-port "${BENCHAPP_PORT:-${PORT:-8000}}")
     [[ ${BENCHAPP_SANDBOX_CLOSE_PG:-0} == 1 ]] && sandbox_ports+=(--local-port "$PG_PORT")
     if ! bash scripts/sandbox-firewall.sh --check "${sandbox_ports[@]}"; then

@@ -4,6 +4,7 @@ CPU it subtracts from the client host's, from the server itself (StatusReader.se
 the right to read the server's /proc/PID/fd, sees the listening socket but not its owner."""
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -13,9 +14,11 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 import pytest
+from django.conf import settings
 
 from campaigns.models import ClientHost
 from tests.conftest import MYSQL_DB, ROOT, wait_for
@@ -121,3 +124,52 @@ def _children(pid: int) -> list[int]:
         return [c.pid for c in psutil.Process(pid).children(recursive=True)]
     except psutil.NoSuchProcess:
         return []
+
+
+BOXED_AS_BENCHAPP = """
+import json, subprocess, sys, threading, time
+from campaigns.sysbench.runner import Box, run_process
+from campaigns.sysbench.sandbox import sandbox_status
+redis_port, = sys.argv[1:]
+seen = {}
+pids = []
+def look():
+    while not pids:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    seen["user"] = subprocess.run(["ps", "-o", "user:32=", "-p", str(pids[0])], capture_output=True,
+                                  text=True).stdout.strip()
+watcher = threading.Thread(target=look)
+watcher.start()
+slow = run_process(["sysbench", "cpu", "--time=30", "run"], on_start=pids.append, timeout_s=2)
+watcher.join()
+probe = run_process(["/bin/bash", "-c", 'id -un; exec 3<>"/dev/tcp/127.0.0.1/$0" && echo REACHED', redis_port],
+                    box=Box(), timeout_s=10)
+print(json.dumps({"status": sandbox_status(), "during": seen.get("user"), "timed_out": slow.timed_out,
+                  "probe": probe.output}))
+"""
+
+
+def test_a_worker_running_as_benchapp_starts_sysbench_as_the_sandbox_user_through_sudo(benchapps_secrets):
+    """Every install runs the worker as benchapp (supervisord, systemd, join-client.sh): sudo's one rule
+    (scripts/sandbox-user.sh) switches its sysbench to benchapp-sandbox, so the firewall rules on that user apply,
+    and a job's time-out still ends the box (the worker may not signal the sandbox user's processes)."""
+    if not os.path.exists("/etc/sudoers.d/benchapp-sandbox"):
+        pytest.fail("no sudo rule for benchapp: run scripts/setup.sh as root")
+    redis_port = urlsplit(settings.REDIS_URL).port or 6379
+    done = subprocess.run(
+        ["runuser", "-u", "benchapp", "--", str(ROOT / ".venv" / "bin" / "python"), "-c", BOXED_AS_BENCHAPP,
+         str(redis_port)],
+        cwd=ROOT, capture_output=True, text=True, timeout=90,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": "/nonexistent",
+             "BENCHAPP_SECRETS_FILE": str(benchapps_secrets)})
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said["status"] == "", said
+    assert said["during"] == "benchapp-sandbox", said
+    assert said["timed_out"], said
+    assert said["probe"].splitlines()[0] == "benchapp-sandbox", said
+    assert "REACHED" not in said["probe"] and "Connection refused" in said["probe"], said
+    wait_for(lambda: not subprocess.run(["pgrep", "-u", "benchapp-sandbox", "sysbench"],
+                                        capture_output=True).stdout, timeout_s=10,
+             what="the timed-out sysbench of benchapp-sandbox to end")

@@ -128,6 +128,21 @@ def _benchapp_secret_name(name: str) -> bool:
             or any(word in upper for word in ("PASSWORD", "SECRET", "TOKEN", "KEY", "PWD")))
 
 
+def _runs(pid: int, binary: str) -> bool:
+    """Whether process `pid` runs `binary`: by its executable where this user may read it, else by its command line,
+    which anyone may read (a process of the sandbox's user, started through sudo, hides its executable)."""
+    try:
+        if os.readlink(f"/proc/{pid}/exe") == binary:
+            return True
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().split(b"\0")[0].decode(errors="replace") == binary
+    except OSError:
+        return False
+
+
 def _boxed_pid(outer_pid: int, binary: str, alive: Callable[[], bool], wait_s: float = 2.0) -> int:
     """The host pid of the boxed command (bwrap's grandchild), once bwrap has set the box up; the outer pid if
     it does not appear within wait_s (the command failed early, or exited already)."""
@@ -139,15 +154,8 @@ def _boxed_pid(outer_pid: int, binary: str, alive: Callable[[], bool], wait_s: f
             if pid in seen:
                 continue
             seen.add(pid)
-            if pid != outer_pid:
-                try:
-                    if os.readlink(f"/proc/{pid}/exe") == binary:
-                        return pid
-                    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                        if cmdline.read().split(b"\0")[0].decode(errors="replace") == binary:
-                            return pid
-                except OSError:
-                    pass
+            if pid != outer_pid and _runs(pid, binary):
+                return pid
             try:
                 with open(f"/proc/{pid}/task/{pid}/children") as children:
                     frontier.extend(int(c) for c in children.read().split())
@@ -165,9 +173,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     The SIGKILL goes to the group even when the leader obeyed SIGTERM: a wrapper script or a
     child that ignores SIGTERM must not outlive the phase it belonged to.
     """
+    # PermissionError: what is left of the group is the sandbox user's (started through sudo, now gone); the
+    # parent-death signal of its setpriv ends it.
     try:
         os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
     try:
         proc.wait(timeout=KILL_GRACE_S)
@@ -175,7 +185,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
     proc.wait()
 

@@ -6,7 +6,10 @@ check) starts through `sandbox_command`, the one place that builds the box:
 
 - as the user `benchapp-sandbox` (BENCHAPP_SANDBOX_USER), who owns nothing of benchapp's and whose connections to
   benchapp's own services nftables rejects (scripts/setup.sh, scripts/join-client.sh); a worker that runs as root
-  switches to it with setpriv, one that does not runs the box as its own user (sandbox_status says so);
+  switches to it with setpriv; one that runs as `benchapp` (every install: supervisord, systemd, a client host)
+  through sudo, whose one rule (/etc/sudoers.d/benchapp-sandbox, written by those scripts) lets it start setpriv
+  as that user and nothing else; where neither works the box runs as the worker's own user and sandbox_status
+  says so;
 - in bubblewrap: a root of its own (read-only) holding /usr read-only and a few files of /etc, the directories the
   command needs read-only (a workload's files), one writable directory (fileio's files, or a private /tmp of
   SANDBOX_TMP_BYTES), its own PID, IPC and UTS namespaces (no other process's /proc), no further user namespaces;
@@ -23,6 +26,7 @@ one of them is refused by the library itself (mysql_native_password is built in)
 """
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import pwd
@@ -33,6 +37,8 @@ from dataclasses import dataclass, field
 SANDBOX_USER = "benchapp-sandbox"
 SANDBOX_TMP_BYTES = 64 * 2**20
 BWRAP = "/usr/bin/bwrap"
+SUDO = "/usr/bin/sudo"
+SETPRIV = "/usr/bin/setpriv"
 # A workload has at most 32 files (campaigns.sysbench.workloads); the legacy Lua tests a few more.
 MAX_COPIED_FILES = 128
 # Files of /etc a client library may read: names and addresses, the user database, time zone, TLS roots.
@@ -113,10 +119,28 @@ def sandbox_status() -> str:
     ids = _user_ids(user)
     if ids is None:
         return f"the sandbox user {user} does not exist: sysbench cannot run here (scripts/setup.sh creates it)"
-    if os.geteuid() not in (0, ids[0]):
-        return (f"the worker is not root, so sysbench runs in its box as the worker's own user, not as {user}: "
-                "the firewall rules on the sandbox user do not apply to it")
+    if os.geteuid() not in (0, ids[0]) and not sudo_switches_to(user):
+        return (f"the worker is neither root nor allowed by sudo to start setpriv as {user} "
+                f"(/etc/sudoers.d/benchapp-sandbox, written by scripts/setup.sh and scripts/join-client.sh), so "
+                "sysbench runs in its box as the worker's own user: the firewall rules on the sandbox user do not "
+                "apply to it")
     return ""
+
+
+@functools.cache
+def sudo_switches_to(user: str) -> bool:
+    """Whether this (unprivileged) process may start setpriv as `user` through sudo without a password, keeping
+    the descriptors it hands on (closefrom_override): asked once per process, by trying it."""
+    if not os.path.exists(SUDO):
+        return False
+    import subprocess  # noqa: PLC0415 (only a worker that is not root asks)
+
+    try:
+        done = subprocess.run([SUDO, "-n", "-u", user, "-C", "3", "--", SETPRIV, "--pdeathsig", "KILL", "--",
+                               "/bin/true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def _mariadb_plugin_dirs() -> list[str]:
@@ -140,11 +164,26 @@ def _system_binds() -> list[str]:
     return args
 
 
+def _launcher(user: str, ids: tuple[int, int], highest_fd: int) -> tuple[list[str], str]:
+    """What switches to the sandbox's user before the limits and bwrap, and who the box then runs as: setpriv
+    for a root worker, sudo then setpriv for one sudo lets (its -C keeps the descriptors bwrap reads), setpriv
+    alone (the parent-death signal) otherwise. Set again after sudo: a change of user clears it."""
+    pdeath = [SETPRIV, "--pdeathsig", "KILL", "--"]
+    if os.geteuid() == 0 and ids[0] != 0:
+        return [SETPRIV, f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups", "--pdeathsig", "KILL",
+                "--"], user
+    if os.geteuid() == ids[0]:
+        return pdeath, user
+    if sudo_switches_to(user):
+        return [SUDO, "-n", "-u", user, "-C", str(max(3, highest_fd + 1)), "--", *pdeath], user
+    return pdeath, pwd.getpwuid(os.geteuid()).pw_name
+
+
 def sandbox_unreachable(path: str) -> str | None:
     """The first folder above `path` the sandbox's user cannot pass through (bwrap binds a writable directory by
     its path, as that user), or None."""
     ids = _user_ids(sandbox_user())
-    if ids is None or os.geteuid() != 0:
+    if ids is None or not _runs_as_sandbox_user(ids):
         return None
     current = os.path.dirname(os.path.realpath(path))
     while True:
@@ -165,13 +204,23 @@ def sandbox_unreachable(path: str) -> str | None:
         current = os.path.dirname(current)
 
 
+def _runs_as_sandbox_user(ids: tuple[int, int]) -> bool:
+    return os.geteuid() in (0, ids[0]) or sudo_switches_to(sandbox_user())
+
+
 def sandbox_workdir(path: str) -> None:
     """Makes `path` (made already, this user's) the sandbox user's to write: its owner when this process is root
-    (mode 0700), else only this user's (the box then runs as this user). Its parents must be passable (o+x)."""
+    (mode 0700); open to it (mode 0777: this user cannot give a file away) when sudo switches to it, so keep its
+    parent private but passable; else only this user's (the box then runs as this user). Its parents must be
+    passable (o+x)."""
     ids = _user_ids(sandbox_user())
     if os.geteuid() == 0 and ids is not None:
         os.chown(path, ids[0], ids[1])
-    os.chmod(path, 0o700)
+        os.chmod(path, 0o700)
+    elif ids is not None and os.geteuid() != ids[0] and sudo_switches_to(sandbox_user()):
+        os.chmod(path, 0o777)  # noqa: S103 (the sandbox's user writes fileio's files here)
+    else:
+        os.chmod(path, 0o700)
 
 
 def _bind_parents(path: str, seen: set[str]) -> list[str]:
@@ -277,15 +326,7 @@ def sandbox_command(argv: Sequence[str], *, env: Mapping[str, str], read_only: I
             os.close(fd)
         raise
 
-    launcher: list[str] = []
-    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
-    if os.geteuid() == 0 and ids[0] != 0:
-        launcher = [setpriv, f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups", "--pdeathsig", "KILL",
-                    "--"]
-        run_as = user
-    else:
-        launcher = [setpriv, "--pdeathsig", "KILL", "--"]
-        run_as = pwd.getpwuid(os.geteuid()).pw_name if _user_ids(user) != (os.geteuid(), os.getegid()) else user
+    launcher, run_as = _launcher(user, ids, max(pass_fds))
     prlimit = [shutil.which("prlimit") or "/usr/bin/prlimit", f"--as={limits.address_space_bytes}",
                f"--nproc={limits.processes}", f"--fsize={limits.file_size_bytes}", "--core=0"]
     if limits.cpu_s is not None:
