@@ -44,7 +44,7 @@ setup-dev:
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput
-	$(PY) manage.py load_demo
+	DEMO_PGSQL_PORT=$${DEMO_PGSQL_PORT:-$$(bash scripts/pg-targets.sh --port)} $(PY) manage.py load_demo
 	$(PY) manage.py load_seed_templates
 	@echo
 	@echo "benchapp is starting on http://127.0.0.1:$(PORT)/ (web, Celery worker and beat under supervisord, each"

@@ -63,6 +63,15 @@ def mariadb_connection(database: str) -> Connection:
     return Connection(driver="mysql", host=MARIADB_HOST, port=MARIADB_PORT, database=database, user=MARIADB_USER)
 
 
+def pg_targets_port() -> int:
+    """The port of the PostgreSQL cluster targets live on (scripts/pg-targets.sh, made by scripts/setup.sh)."""
+    done = subprocess.run(["bash", "scripts/pg-targets.sh", "--port"], capture_output=True, text=True, check=False,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if done.returncode != 0 or not done.stdout.strip().isdigit():
+        raise SystemExit(f"no PostgreSQL targets cluster: run scripts/setup.sh ({done.stderr.strip()})")
+    return int(done.stdout.strip())
+
+
 def pg_database_ensure(url: str) -> None:
     """The PostgreSQL database a DATABASE_URL names, made if missing (a bench's own, on a fresh machine)."""
     import dj_database_url
@@ -88,8 +97,10 @@ def local_target(bench: str, *, driver: str = "mysql") -> Target:
         mariadb_database(database)
         engine, label, host, port, user = "mariadb", "MariaDB", MARIADB_HOST, MARIADB_PORT, MARIADB_USER
     else:
-        pg_database_ensure(f"postgres://postgres@127.0.0.1:5432/{database}")
-        engine, label, host, port, user = "postgresql", "PostgreSQL", "127.0.0.1", 5432, "postgres"
+        # The targets cluster (scripts/pg-targets.sh): benchapp's own is closed to sysbench's user.
+        port = pg_targets_port()
+        pg_database_ensure(f"postgres://postgres@127.0.0.1:{port}/{database}")
+        engine, label, host, user = "postgresql", "PostgreSQL", "127.0.0.1", "postgres"
     product, _ = Product.objects.get_or_create(name=f"{label} ({bench} bench)", defaults={"engine": engine})
     spec, _ = InstanceSpec.objects.get_or_create(label=f"{bench} bench host", defaults={"cpu_cores": 2, "memory_gb": 8})
     target, _ = Target.objects.update_or_create(

@@ -168,7 +168,8 @@ ASGI_APPLICATION = "benchapp.asgi.application"
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/benchapp"),
+        # scripts/setup.sh writes DATABASE_URL into the secrets file where the cluster does not trust loopback.
+        os.environ.get("DATABASE_URL") or _SECRETS.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/benchapp",
         conn_max_age=envint("DB_CONN_MAX_AGE", "60"),
         # A kept connection is tested before each request reuses it: a restarted PostgreSQL costs no failed request.
         conn_health_checks=True,

@@ -7,9 +7,11 @@
 #   2. PostgreSQL, Redis and MariaDB on 127.0.0.1, started only when down, then waited for (30 s at most each).
 #      Redis gets the password of var/secrets.env (scripts/redis-password.sh; the file is made first if missing).
 #      As root: the system user `benchapp`, which web, worker and beat run as (scripts/supervise.sh).
-#      Local TCP logins without a password are made to work, as this machine kind has them:
-#        - PostgreSQL: if `psql -h 127.0.0.1 -U postgres` asks for a password, `host all all 127.0.0.1/32 trust`
-#          and the ::1 twin are put at the top of pg_hba.conf and the cluster is reloaded.
+#      Logins:
+#        - PostgreSQL: where `psql -h 127.0.0.1 -U postgres` works without a password (this machine kind trusts
+#          loopback), benchapp uses it. Elsewhere pg_hba.conf is left as it is: benchapp gets the role `benchapp`
+#          with a generated password (BENCHAPP_DB_PASSWORD, and DATABASE_URL, in var/secrets.env), made over the
+#          unix socket as the OS user postgres.
 #        - MariaDB: if `mariadb -h127.0.0.1 -uroot` is refused, root@localhost is changed (over the unix socket,
 #          as OS root) to accept an empty password OR unix_socket, and root@127.0.0.1 and root@::1 are created with
 #          an empty password and all privileges.
@@ -17,7 +19,8 @@
 #      As root: the system user `benchapp-sandbox`, which every sysbench process runs as (in bubblewrap), the sudo
 #      rule that lets user benchapp start it (scripts/sandbox-user.sh), and the nftables table that closes
 #      benchapp's PostgreSQL, Redis and web ports to it (scripts/sandbox-firewall.sh).
-#   3. Databases: PostgreSQL `benchapp` (the app's own) and `sbtest` (demo target), MariaDB `sbtest` (demo target).
+#   3. Databases: PostgreSQL `benchapp` (the app's own); the PostgreSQL targets cluster (scripts/pg-targets.sh: a
+#      cluster of its own, on the first free port from 5433) with `sbtest`; MariaDB `sbtest` (demo targets).
 #   4. Python: .venv (made with $PYTHON, default python3), `pip install -r requirements.txt` (with SETUP_DEV=1:
 #      requirements-dev.txt, which includes it) when the file changed since the last install (stamps in .venv/).
 #   5. Front end: `npm ci` in frontend/ when package-lock.json changed (stamp in frontend/node_modules/), then
@@ -34,7 +37,6 @@ PG_HOST=127.0.0.1
 PG_PORT=5432
 REDIS_PORT=6379
 MARIADB_PORT=3306
-HBA_MARKER="# benchapp scripts/setup.sh: local TCP logins without a password (development/CI only)"
 
 log() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -167,36 +169,31 @@ if [[ $EUID -eq 0 ]] && ! id -u benchapp >/dev/null 2>&1; then
 fi
 
 # ---- sandbox: the user every sysbench process runs as, in bubblewrap (campaigns/sysbench/sandbox.py), and the
-# nftables rules that close this machine's Redis and web ports to it (scripts/sandbox-firewall.sh). It owns nothing.
-# benchapp's PostgreSQL port stays open to it unless BENCHAPP_SANDBOX_CLOSE_PG=1: on a development or CI machine the
-# demo and test targets live on that same cluster (docs/security.md#the-sandbox says what that leaves open).
+# nftables rules that close this machine's PostgreSQL (benchapp's own cluster), Redis and web ports to it
+# (scripts/sandbox-firewall.sh). It owns nothing. PostgreSQL targets live on a cluster of their own
+# (scripts/pg-targets.sh, below), which stays open to it.
 if [[ $EUID -eq 0 ]]; then
     # The user, and the sudo rule that lets web and worker (user benchapp) start sysbench as it.
     bash scripts/sandbox-user.sh --run-as benchapp | sed 's/^sandbox-user: /setup: sandbox: /' ||
         log "WARNING: no sudo rule for benchapp: sysbench would run as benchapp, which the firewall does not close off"
-    sandbox_ports=(--local-port "$REDIS_PORT" --local-port "${BENCHAPP_PORT:-${PORT:-8000}}")
-    [[ ${BENCHAPP_SANDBOX_CLOSE_PG:-0} == 1 ]] && sandbox_ports+=(--local-port "$PG_PORT")
+    sandbox_ports=(--local-port "$PG_PORT" --local-port "$REDIS_PORT" --local-port "${BENCHAPP_PORT:-${PORT:-8000}}")
     if ! bash scripts/sandbox-firewall.sh --check "${sandbox_ports[@]}"; then
         bash scripts/sandbox-firewall.sh "${sandbox_ports[@]}" | sed 's/^sandbox-firewall: /setup: sandbox firewall: /' ||
-            log "WARNING: the sandbox firewall could not be installed: sysbench's user can reach Redis and the web port"
+            log "WARNING: the sandbox firewall could not be installed: sysbench's user can reach benchapp's PostgreSQL, Redis and web port"
     fi
 else
     log "WARNING: not root: no sandbox user or firewall made (the worker says so at start-up and on the Hosts page)"
 fi
 # ---- end of sandbox
 
-# PostgreSQL: user postgres over TCP from loopback without a password.
+# PostgreSQL: benchapp's own login (scripts/pg-login.sh): postgres over TCP where the cluster trusts loopback (this
+# machine kind); elsewhere pg_hba.conf is left alone and benchapp gets a role of its own with a generated password.
 pg_sql() { PGCONNECT_TIMEOUT=5 psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres "$@"; }
-if ! pg_sql -c 'select 1' >/dev/null 2>&1; then
-    hba=/etc/postgresql/$pg_version/main/pg_hba.conf
-    if as_root grep -qxF "$HBA_MARKER" "$hba"; then
-        die "psql -h $PG_HOST -U postgres fails although $hba already trusts loopback: $(pg_sql -c 'select 1' 2>&1 | head -n 1)"
-    fi
-    log "PostgreSQL: trusting local TCP logins (top of $hba) and reloading"
-    as_root sed -i -e "1i $HBA_MARKER" -e '1i host all all 127.0.0.1/32 trust' -e '1i host all all ::1/128 trust' "$hba"
-    quietly pg-reload as_root pg_ctlcluster --skip-systemctl-redirect "$pg_version" main reload
-    wait_for "PostgreSQL login as postgres over TCP" pg_sql -c 'select 1'
-fi
+pg_socket_sql() { as_root runuser -u postgres -- psql -X -w -q -At -v ON_ERROR_STOP=1 -p "$PG_PORT" -d postgres "$@"; }
+pg_said=$(as_root env BENCHAPP_SECRETS_FILE="${BENCHAPP_SECRETS_FILE:-var/secrets.env}" bash scripts/pg-login.sh \
+    --host "$PG_HOST" --port "$PG_PORT") || die "PostgreSQL: benchapp cannot log in (scripts/pg-login.sh)"
+if [[ $pg_said == trust* ]]; then pg_admin() { pg_sql "$@"; }; else pg_admin() { pg_socket_sql "$@"; }; fi
+log "PostgreSQL: benchapp logs in as ${pg_said#* }"
 
 # MariaDB: root over TCP from loopback with an empty password.
 mariadb_tcp() { mariadb --connect-timeout=5 -h127.0.0.1 -P"$MARIADB_PORT" -uroot "$@"; }
@@ -218,27 +215,35 @@ fi
 # 3. Databases (test databases are made by the test suite)
 # ---------------------------------------------------------------------------------------------------------------
 created=()
-for db in benchapp sbtest; do
-    if [[ $(pg_sql -c "select 1 from pg_database where datname = '$db'") != 1 ]]; then
-        pg_sql -c "create database \"$db\" owner postgres"
-        created+=("postgresql:$db")
-    fi
-done
+if [[ $(pg_admin -c "select 1 from pg_database where datname = 'benchapp'") != 1 ]]; then
+    pg_admin -c 'create database "benchapp" owner postgres'
+    created+=("postgresql:benchapp")
+fi
+# PostgreSQL targets (the demo's sbtest, the test suite's) on a cluster of their own: benchapp's is closed to sysbench.
+PG_TARGETS_PORT=$(bash scripts/pg-targets.sh --ensure) || die "the PostgreSQL targets cluster could not be made or started"
 if [[ -z $(mariadb_tcp -N -B -e "show databases like 'sbtest'") ]]; then
     mariadb_tcp -e 'CREATE DATABASE IF NOT EXISTS sbtest'
     created+=("mariadb:sbtest")
 fi
-log "databases: PostgreSQL benchapp + sbtest, MariaDB sbtest${created[*]:+ (created: ${created[*]})}"
+log "databases: PostgreSQL benchapp, PostgreSQL targets (port $PG_TARGETS_PORT) sbtest, MariaDB sbtest${created[*]:+ (created: ${created[*]})}"
 
 # A test session that was killed leaves its databases behind (test_benchapp_<id>, and bench_<id> as a PostgreSQL
 # target; <id> is 8 hex digits, tests/pytest_env.py). Those older than 2 hours with nobody connected are dropped; a
 # live session's are never that old. The bench scripts' own (bench_job_gap, ...) are theirs to keep.
-stale=$(pg_sql -c "select datname from pg_database d
+stale=$(pg_admin -c "select datname from pg_database d
     where datname ~ '^(test_benchapp|bench)_[0-9a-f]{8}(_|$)'
       and not exists (select 1 from pg_stat_activity a where a.datname = d.datname)
       and (pg_stat_file('base/' || d.oid || '/PG_VERSION')).modification < now() - interval '2 hours'" 2>/dev/null || true)
 for db in $stale; do
-    pg_sql -c "drop database if exists \"$db\"" >/dev/null 2>&1 && log "dropped $db, left by a killed test session" || true
+    pg_admin -c "drop database if exists \"$db\"" >/dev/null 2>&1 && log "dropped $db, left by a killed test session" || true
+done
+stale_targets=$(psql -X -w -q -At -h 127.0.0.1 -p "$PG_TARGETS_PORT" -U postgres -d postgres -c "select datname from pg_database d
+    where datname ~ '^bench_[0-9a-f]{8}(_|$)'
+      and not exists (select 1 from pg_stat_activity a where a.datname = d.datname)
+      and (pg_stat_file('base/' || d.oid || '/PG_VERSION')).modification < now() - interval '2 hours'" 2>/dev/null || true)
+for db in $stale_targets; do
+    psql -X -w -q -h 127.0.0.1 -p "$PG_TARGETS_PORT" -U postgres -d postgres -c "drop database if exists \"$db\"" \
+        >/dev/null 2>&1 && log "dropped $db on the targets cluster, left by a killed test session" || true
 done
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.pg_targets import pg_target_port, pg_target_psql
 from tests.helpers.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,12 +50,14 @@ def _mysql(sql: str) -> None:
 
 
 def _pg_createdb(name: str) -> None:
+    """`name` on the PostgreSQL targets cluster (tests/helpers/pg_targets.py), made if missing."""
     exists = subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname='{name}'"],
+        pg_target_psql("-tAc", f"SELECT 1 FROM pg_database WHERE datname='{name}'"),
         check=True, capture_output=True, text=True,
     ).stdout.strip()
     if not exists:
-        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True, capture_output=True)
+        subprocess.run(["createdb", "-h", "127.0.0.1", "-p", str(pg_target_port()), "-U", "postgres", name],
+                       check=True, capture_output=True)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -123,9 +126,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def target_databases_fresh(name: str) -> None:
-    """An empty database `name` on both the local MariaDB and PostgreSQL (whatever was there is dropped)."""
+    """An empty database `name` on both the local MariaDB and the PostgreSQL targets cluster (whatever was there is
+    dropped)."""
     _mysql(f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name};")
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name], check=True)
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-p", str(pg_target_port()), "-U", "postgres", "--if-exists",
+                    "--force", name], check=True)
     _pg_createdb(name)
 
 
@@ -133,7 +138,8 @@ def target_databases_drop(name: str) -> None:
     """Drops `name` on both servers, whoever is still connected to it."""
     subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"DROP DATABASE IF EXISTS {name}"], check=False,
                    capture_output=True)
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name], check=False)
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-p", str(pg_target_port()), "-U", "postgres", "--if-exists",
+                    "--force", name], check=False)
 
 
 @pytest.fixture(scope="session")

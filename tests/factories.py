@@ -7,6 +7,7 @@ import factory
 from factory.django import DjangoModelFactory
 
 from campaigns import models
+from tests.helpers.pg_targets import pg_target_port
 
 
 class ProductFactory(DjangoModelFactory):
@@ -55,7 +56,8 @@ class TargetFactory(DjangoModelFactory):
 class PgTargetFactory(TargetFactory):
     product = factory.SubFactory(ProductFactory, name="PostgreSQL test", engine=models.Product.Engine.POSTGRESQL)
     driver = models.Target.Driver.PGSQL
-    port = 5432
+    # The targets cluster (tests/helpers/pg_targets.py): benchapp's own is closed to sysbench.
+    port = factory.LazyFunction(pg_target_port)
     user = "postgres"
 
 

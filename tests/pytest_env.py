@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -110,7 +111,10 @@ def _leftovers_drop() -> None:
     conn = _lock_connection
     names = [row[0] for row in conn.execute("SELECT datname FROM pg_database WHERE datname ~ '^(test_benchapp|bench)_'")]
     mysql_names = _mysql_databases()
-    for session in sorted({m.group(1) for m in map(_LEFTOVER.match, names + mysql_names) if m}):
+    targets = _targets_connection()
+    target_names = [row[0] for row in targets.execute(
+        "SELECT datname FROM pg_database WHERE datname ~ '^bench_'")] if targets is not None else []
+    for session in sorted({m.group(1) for m in map(_LEFTOVER.match, names + mysql_names + target_names) if m}):
         if session == _SESSION:
             continue
         if not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", [_lock_key(session)]).fetchone()[0]:
@@ -122,6 +126,11 @@ def _leftovers_drop() -> None:
                 continue
             for name in pg_own:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            target_own = [name for name in target_names if (m := _LEFTOVER.match(name)) and m.group(1) == session]
+            if targets is not None and target_own and not targets.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = ANY(%s)", [target_own]).fetchone()[0]:
+                for name in target_own:
+                    targets.execute(f'DROP DATABASE IF EXISTS "{name}"')
             for name in mysql_names:
                 if (m := _LEFTOVER.match(name)) and m.group(1) == session:
                     subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"DROP DATABASE IF EXISTS `{name}`"],
@@ -130,6 +139,22 @@ def _leftovers_drop() -> None:
             pass  # dropped by a neighbour meanwhile, or still in use: the next session tries again
         finally:
             conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [_lock_key(session)])
+    if targets is not None:
+        targets.close()
+
+
+def _targets_connection() -> Any:
+    """The PostgreSQL targets cluster (tests/helpers/pg_targets.py), where PostgreSQL target databases are; None
+    when there is none yet."""
+    import psycopg
+
+    from tests.helpers.pg_targets import pg_target_port
+
+    try:
+        return psycopg.connect(host="127.0.0.1", port=pg_target_port(), user="postgres", dbname="postgres",
+                               autocommit=True, connect_timeout=5)
+    except (psycopg.Error, RuntimeError):
+        return None
 
 
 def _mysql_databases() -> list[str]:

@@ -25,6 +25,7 @@ from campaigns.sysbench.catalogue import MAX_TABLE_ROWS, OptionError, validate_o
 from campaigns.sysbench.command import Connection, build_argv
 from campaigns.sysbench.ddl import row_bytes_on_disk, table_ddl_statements, wide_table_ddl, wide_table_needed
 from tests.conftest import record_measurement, target_databases_drop, target_databases_fresh, wait_for
+from tests.helpers.pg_targets import pg_target_port, pg_target_psql
 from tests.helpers.servers import MariaDBServer, free_port
 
 TOP_ID = MAX_TABLE_ROWS  # 4,294,967,295 = 2^32 - 1
@@ -88,7 +89,7 @@ def test_the_plan_of_a_4e9_row_table_on_postgresql_shows_its_ddl_size_and_that_d
 
     dataset = DatasetFactory(name="4e9", tables=1, table_size=4_000_000_000)
     scenario = ScenarioFactory(dataset=dataset, test="oltp_read_write", cleanup=Scenario.Cleanup.AFTER_RUN)
-    target = TargetFactory(driver=Target.Driver.PGSQL, port=5432, user="postgres")
+    target = TargetFactory(driver=Target.Driver.PGSQL, port=pg_target_port(), user="postgres")
     small = ScenarioFactory(dataset=DatasetFactory(name="small", tables=4, table_size=2_147_483_647))
     plan = services.campaign_plan(campaign=CampaignFactory(targets=[target], scenarios=[scenario, small]))
     big, other = sorted(plan["jobs"], key=lambda j: j["table_size"], reverse=True)
@@ -107,7 +108,7 @@ def test_the_plan_of_a_4e9_row_table_on_postgresql_shows_its_ddl_size_and_that_d
 def _conn(driver: str, port: int = 3306) -> Connection:
     if driver == "mysql":
         return Connection(driver="mysql", host="127.0.0.1", port=port, database=DB, user="root", password="")
-    return Connection(driver="pgsql", host="127.0.0.1", port=5432, database=DB, user="postgres", password="")
+    return Connection(driver="pgsql", host="127.0.0.1", port=pg_target_port(), database=DB, user="postgres", password="")
 
 
 @pytest.fixture(scope="module")
@@ -123,8 +124,7 @@ def _sql(conn: Connection, sql: str) -> list[tuple[str, ...]]:
         out = subprocess.run(["mariadb", "-h127.0.0.1", f"-P{conn.port}", "-uroot", "-N", "-B", conn.database, "-e", sql],
                              check=True, capture_output=True, text=True).stdout
     else:
-        out = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", conn.database, "-tA", "-F", "\t",
-                              "-c", sql], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(pg_target_psql("-d", conn.database, "-tA", "-F", "\t", "-c", sql), check=True, capture_output=True, text=True).stdout
     return [tuple(line.split("\t")) for line in out.splitlines() if line.strip()]
 
 
@@ -156,7 +156,8 @@ def _found(conn: Connection) -> dict[str, int]:
                           f" WHERE table_schema = '{conn.database}' AND table_name = 'sbtest1'")
         read, changed = (int(v) for v in rows[0]) if rows else (0, 0)
         return {"read": read, "updated_or_deleted": changed}
-    with psycopg.connect(host="127.0.0.1", user="postgres", dbname=conn.database, autocommit=True) as pg:
+    with psycopg.connect(host="127.0.0.1", port=pg_target_port(), user="postgres", dbname=conn.database,
+                         autocommit=True) as pg:
         row = pg.execute("SELECT COALESCE(idx_tup_fetch, 0), n_tup_upd, n_tup_del FROM pg_stat_user_tables"
                          " WHERE relname = 'sbtest1' AND schemaname = current_schema()").fetchone()
     assert row is not None

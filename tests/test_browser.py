@@ -20,6 +20,7 @@ from campaigns.comparison import fmt_number
 from campaigns.models import InstanceSpec, Job, JobResult, Run, Scenario, Target
 from tests.conftest import record_measurement
 from tests.helpers.browser import PASSWORD, USER, log_in, phone_shots, shot, wait_js
+from tests.helpers.pg_targets import pg_target_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -96,7 +97,7 @@ def test_a_user_builds_runs_and_compares_a_campaign_in_the_browser(
     assert "MariaDB" in page.locator("[data-testid=server-version]").inner_text()
     shot(page, "03-target-mariadb-connection")
     pg = _create_target(page, name="browser-postgresql", product="PostgreSQL (browser test)", spec="local 2-core",
-                        driver="pgsql", port=5432, user="postgres", database=database)
+                        driver="pgsql", port=pg_target_port(), user="postgres", database=database)
     assert "PostgreSQL" in page.locator("[data-testid=server-version]").inner_text()
     shot(page, "04-target-postgresql-connection")
 

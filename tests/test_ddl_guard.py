@@ -21,6 +21,7 @@ from campaigns.seeds.templates import TEMPLATES
 from campaigns.sysbench.command import Connection
 from campaigns.sysbench.ddl import DdlError, table_ddl_error, table_ddl_render, table_ddl_statements
 from tests.factories import CampaignFactory, DatasetFactory, PgTargetFactory, ScenarioFactory, TargetFactory
+from tests.helpers.pg_targets import pg_target_port, pg_target_psql
 from tests.helpers.users import API, client_for, make_user
 
 COLUMNS = "(id INT NOT NULL AUTO_INCREMENT, k INT NOT NULL DEFAULT 0, PRIMARY KEY (id))"
@@ -219,13 +220,13 @@ def victim() -> Iterator[dict[str, str]]:
     mysql = ["mariadb", "-h127.0.0.1", "-uroot", "-N", "-e"]
     for name in names.values():
         _sql([*mysql, f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"])
-        _sql(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name])
-        _sql(["createdb", "-h", "127.0.0.1", "-U", "postgres", name])
+        _sql(["dropdb", "-h", "127.0.0.1", "-p", str(pg_target_port()), "-U", "postgres", "--if-exists", "--force", name])
+        _sql(["createdb", "-h", "127.0.0.1", "-p", str(pg_target_port()), "-U", "postgres", name])
     _sql([*mysql, f"CREATE TABLE {names['victim']}.secrets (id INT); INSERT INTO {names['victim']}.secrets VALUES (1)"])
     yield names
     for name in names.values():
         _sql([*mysql, f"DROP DATABASE IF EXISTS {name}"])
-        _sql(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", "--force", name])
+        _sql(["dropdb", "-h", "127.0.0.1", "-p", str(pg_target_port()), "-U", "postgres", "--if-exists", "--force", name])
 
 
 def _mysql_databases() -> set[str]:
@@ -233,7 +234,7 @@ def _mysql_databases() -> set[str]:
 
 
 def _pg_databases() -> set[str]:
-    return set(_sql(["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", "SELECT datname FROM pg_database"]).split())
+    return set(_sql([*pg_target_psql("-tAc", "SELECT datname FROM pg_database")]).split())
 
 
 def test_a_stacked_statement_that_reached_execute_ddl_would_still_not_run(victim):
@@ -243,7 +244,8 @@ def test_a_stacked_statement_that_reached_execute_ddl_would_still_not_run(victim
     with pytest.raises(ProbeError):
         execute_ddl(mysql, [attack])
     assert victim["victim"] in _mysql_databases()
-    pg = Connection(driver="pgsql", host="127.0.0.1", port=5432, database=victim["target"], user="postgres")
+    pg = Connection(driver="pgsql", host="127.0.0.1", port=pg_target_port(), database=victim["target"],
+                    user="postgres")
     with pytest.raises(ProbeError, match="multiple commands"):
         execute_ddl(pg, [attack])
     assert victim["victim"] in _pg_databases()

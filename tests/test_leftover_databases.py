@@ -8,16 +8,17 @@ import uuid
 import psycopg
 
 from tests import pytest_env
+from tests.helpers.pg_targets import pg_target_port
 
 
-def _pg(sql: str, dbname: str = "postgres") -> list[tuple[object, ...]]:
-    with psycopg.connect(host="127.0.0.1", user="postgres", dbname=dbname, autocommit=True) as conn:
+def _pg(sql: str, dbname: str = "postgres", port: int | None = None) -> list[tuple[object, ...]]:
+    with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname=dbname, autocommit=True) as conn:
         cursor = conn.execute(sql)
         return cursor.fetchall() if cursor.description else []
 
 
-def _exists(name: str) -> bool:
-    return bool(_pg(f"SELECT 1 FROM pg_database WHERE datname = '{name}'"))
+def _exists(name: str, port: int | None = None) -> bool:
+    return bool(_pg(f"SELECT 1 FROM pg_database WHERE datname = '{name}'", port=port))
 
 
 def _mysql(sql: str) -> str:
@@ -30,6 +31,7 @@ def test_a_dead_sessions_databases_are_dropped_and_a_live_ones_are_kept():
     for session in (dead, live):
         _pg(f'CREATE DATABASE "test_benchapp_{session}"')
         _pg(f'CREATE DATABASE "bench_{session}"')
+        _pg(f'CREATE DATABASE "bench_{session}"', port=pg_target_port())
         _mysql(f"CREATE DATABASE bench_{session}")
     # Another pytest-xdist worker of this very session: its MariaDB database has no PostgreSQL connection to
     # show it is in use, and must be kept all the same.
@@ -41,6 +43,7 @@ def test_a_dead_sessions_databases_are_dropped_and_a_live_ones_are_kept():
         try:
             pytest_env._leftovers_drop()
             assert not _exists(f"test_benchapp_{dead}") and not _exists(f"bench_{dead}")
+            assert not _exists(f"bench_{dead}", pg_target_port()) and _exists(f"bench_{live}", pg_target_port())
             assert f"bench_{dead}" not in _mysql("SHOW DATABASES").split()
             assert _exists(f"test_benchapp_{live}") and _exists(f"bench_{live}")
             assert f"bench_{live}" in _mysql("SHOW DATABASES").split()
@@ -49,4 +52,5 @@ def test_a_dead_sessions_databases_are_dropped_and_a_live_ones_are_kept():
             holder.execute("SELECT pg_advisory_unlock_all()")
             for name in (f"test_benchapp_{live}", f"bench_{live}"):
                 _pg(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            _pg(f'DROP DATABASE IF EXISTS "bench_{live}" WITH (FORCE)', port=pg_target_port())
             _mysql(f"DROP DATABASE IF EXISTS bench_{live}; DROP DATABASE IF EXISTS {sibling}")

@@ -2,7 +2,7 @@
 
 The scripts live in campaigns/sysbench/lua/oltp_legacy/. These tests start
 /usr/bin/sysbench against the local MariaDB (127.0.0.1:3306, root, no
-password) and PostgreSQL (127.0.0.1:5432, postgres, trust), in a database
+password) and the PostgreSQL targets cluster (127.0.0.1, scripts/pg-targets.sh, postgres, trust), in a database
 of this session's own (``DB``) that is created when missing. Every test skips with a
 reason when sysbench, a client program or a server is missing.
 
@@ -20,6 +20,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.pg_targets import pg_target_port
 
 REPO = Path(__file__).resolve().parent.parent
 LUA_DIR = REPO / "campaigns" / "sysbench" / "lua" / "oltp_legacy"
@@ -52,10 +54,11 @@ MYSQL_OPTS = [
     "--mysql-password=",
     f"--mysql-db={DB}",
 ]
+PG_PORT = str(pg_target_port())
 PGSQL_OPTS = [
     "--db-driver=pgsql",
     "--pgsql-host=127.0.0.1",
-    "--pgsql-port=5432",
+    f"--pgsql-port={PG_PORT}",
     "--pgsql-user=postgres",
     f"--pgsql-db={DB}",
 ]
@@ -129,7 +132,7 @@ def mysql_query(sql: str) -> list[list[str]]:
 
 
 def pg_query(sql: str) -> list[list[str]]:
-    proc = _run([PSQL, "-h", "127.0.0.1", "-p", "5432", "-U", "postgres", "-d", DB, "-At", "-F", "\t", "-c", sql])
+    proc = _run([PSQL, "-h", "127.0.0.1", "-p", PG_PORT, "-U", "postgres", "-d", DB, "-At", "-F", "\t", "-c", sql])
     assert proc.returncode == 0, proc.stderr
     return [line.split("\t") for line in proc.stdout.splitlines()]
 
@@ -184,7 +187,7 @@ def pgsql_server():
                 "-h",
                 "127.0.0.1",
                 "-p",
-                "5432",
+                PG_PORT,
                 "-U",
                 "postgres",
                 "-d",
@@ -196,13 +199,13 @@ def pgsql_server():
             timeout=15,
         )
         if proc.returncode != 0:
-            pytest.skip(f"PostgreSQL at 127.0.0.1:5432 not usable: {proc.stderr.strip()}")
+            pytest.skip(f"PostgreSQL at 127.0.0.1:{PG_PORT} not usable: {proc.stderr.strip()}")
         if proc.stdout.strip() != "1":
-            made = _run([CREATEDB, "-h", "127.0.0.1", "-p", "5432", "-U", "postgres", DB], timeout=15)
+            made = _run([CREATEDB, "-h", "127.0.0.1", "-p", PG_PORT, "-U", "postgres", DB], timeout=15)
             if made.returncode != 0 and "already exists" not in made.stderr:
                 pytest.skip(f"cannot create database {DB}: {made.stderr.strip()}")
     except subprocess.TimeoutExpired:
-        pytest.skip("PostgreSQL at 127.0.0.1:5432 does not answer")
+        pytest.skip(f"PostgreSQL at 127.0.0.1:{PG_PORT} does not answer")
     return PGSQL_OPTS
 
 

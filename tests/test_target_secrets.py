@@ -25,6 +25,7 @@ from campaigns.sysbench.command import Connection, format_command, secrets_to_en
 from campaigns.sysbench.runner import run_process
 from tests.factories import DatasetFactory, JobFactory, PgTargetFactory, ScenarioFactory, TargetFactory
 from tests.helpers.fake_servers import FakeMysql, FakePostgres, fake_server
+from tests.helpers.pg_targets import pg_target_port
 from tests.helpers.users import client_for, make_user
 
 pytestmark = pytest.mark.django_db
@@ -176,7 +177,8 @@ def test_probes_still_connect_to_the_real_servers_with_the_restrictions(target_d
 def target_databases_free() -> list[Connection]:
     """The local MariaDB (root, no password) and PostgreSQL (trust) on databases that always exist."""
     return [Connection(driver="mysql", host="127.0.0.1", port=3306, database="mysql", user="root"),
-            Connection(driver="pgsql", host="127.0.0.1", port=5432, database="postgres", user="postgres")]
+            Connection(driver="pgsql", host="127.0.0.1", port=pg_target_port(), database="postgres",
+                       user="postgres")]
 
 
 # ---------------------------------------------------------------- item 2: the password never in argv
@@ -271,7 +273,7 @@ def test_another_database_on_benchapps_postgresql_stays_a_valid_target(operator)
 def test_the_target_form_and_the_admin_refuse_benchapps_own_database(role_client, admin_site):
     port, name = _own_db()
     target = PgTargetFactory()
-    form = role_client("operator").post(f"/targets/{target.pk}/edit/", _fields(target, host="127.1", database=name))
+    form = role_client("operator").post(f"/targets/{target.pk}/edit/", _fields(target, host="127.1", port=port, database=name))
     assert form.status_code == 200 and 'id="id_host_error1"' in form.content.decode()
     assert "benchapp&#x27;s own database" in form.content.decode()
     added = admin_site.post(f"/admin/campaigns/target/{target.pk}/change/",

@@ -23,6 +23,7 @@ from django.conf import settings
 from campaigns.models import ClientHost
 from tests.conftest import MYSQL_DB, ROOT, wait_for
 from tests.helpers.faults import host_named
+from tests.helpers.pg_targets import pg_target_port
 from tests.helpers.servers import free_port
 from tests.helpers.supervisor import Supervisor
 
@@ -60,8 +61,9 @@ def benchapps_secrets() -> Iterator[Path]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("driver", "port", "user"), [("mysql", 3306, "root"), ("pgsql", 5432, "postgres")])
+@pytest.mark.parametrize(("driver", "port", "user"), [("mysql", 3306, "root"), ("pgsql", None, "postgres")])
 def test_as_benchapp_the_worker_still_finds_a_local_target_servers_process(driver, port, user, benchapps_secrets):
+    port = port or pg_target_port()
     database = MYSQL_DB if driver == "mysql" else "postgres"
     if driver == "mysql":
         subprocess.run(["mariadb", "-h127.0.0.1", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {database}"],
@@ -146,7 +148,7 @@ watcher.join()
 probe = run_process(["/bin/bash", "-c", 'id -un; exec 3<>"/dev/tcp/127.0.0.1/$0" && echo REACHED', redis_port],
                     box=Box(), timeout_s=10)
 print(json.dumps({"status": sandbox_status(), "during": seen.get("user"), "timed_out": slow.timed_out,
-                  "probe": probe.output}))
+                  "probe": probe.output, "pid": pids[0]}))
 """
 
 
@@ -170,6 +172,5 @@ def test_a_worker_running_as_benchapp_starts_sysbench_as_the_sandbox_user_throug
     assert said["timed_out"], said
     assert said["probe"].splitlines()[0] == "benchapp-sandbox", said
     assert "REACHED" not in said["probe"] and "Connection refused" in said["probe"], said
-    wait_for(lambda: not subprocess.run(["pgrep", "-u", "benchapp-sandbox", "sysbench"],
-                                        capture_output=True).stdout, timeout_s=10,
-             what="the timed-out sysbench of benchapp-sandbox to end")
+    wait_for(lambda: not psutil.pid_exists(said["pid"]) or psutil.Process(said["pid"]).status() == "zombie",
+             timeout_s=10, what="the timed-out sysbench of benchapp-sandbox to end")

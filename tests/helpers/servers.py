@@ -120,7 +120,9 @@ class PostgresServer:
     """A PostgreSQL cluster of the test's own (initdb as `postgres`, trust on loopback, a spare port): its settings
     are the test's to change with ALTER SYSTEM, never the machine's shared cluster's."""
 
-    def __init__(self, port: int, *, options: tuple[str, ...] = ()) -> None:
+    def __init__(self, port: int, *, options: tuple[str, ...] = (), auth_host: str = "trust") -> None:
+        """auth_host other than trust (scram-sha-256): TCP logins need a password, the socket is peer, and sql()
+        goes over the socket as the OS user postgres."""
         versions = sorted(os.listdir("/usr/lib/postgresql"), key=lambda v: [int(p) for p in v.split(".")])
         self.bin = Path("/usr/lib/postgresql") / versions[-1] / "bin"
         self.port = port
@@ -132,7 +134,9 @@ class PostgresServer:
         self.datadir.mkdir()
         shutil.chown(self.datadir, "postgres", "postgres")
         shutil.chown(self.base, "postgres", "postgres")
-        done = subprocess.run([str(self.bin / "initdb"), "-D", str(self.datadir), "-U", "postgres", "--auth=trust",
+        self.auth_host = auth_host
+        auth = ["--auth=trust"] if auth_host == "trust" else ["--auth-local=peer", f"--auth-host={auth_host}"]
+        done = subprocess.run([str(self.bin / "initdb"), "-D", str(self.datadir), "-U", "postgres", *auth,
                                "-E", "UTF8", "--locale=C.UTF-8"], capture_output=True, text=True, user="postgres",
                               timeout=120)
         assert done.returncode == 0, done.stderr
@@ -149,6 +153,9 @@ class PostgresServer:
         assert self.proc.poll() is None, self.log.read_text()[-2000:]
 
     def sql(self, statement: str, database: str = "postgres") -> subprocess.CompletedProcess[str]:
+        if self.auth_host != "trust":
+            return subprocess.run(["psql", "-h", str(self.datadir), "-p", str(self.port), "-d", database, "-XAtq",
+                                   "-c", statement], capture_output=True, text=True, timeout=30, user="postgres")
         return subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database,
                                "-XAtq", "-c", statement], capture_output=True, text=True, timeout=30)
 
