@@ -67,6 +67,7 @@ urlpatterns = [
     path("workloads/new/", workloads.workload_new, name="workload-new"),
     path("workloads/<int:pk>/", workloads.workload_detail, name="workload-detail"),
     path("workloads/<int:pk>/versions/new/", workloads.workload_new, name="workload-version-new"),
+    path("workloads/<int:pk>/delete/", workloads.workload_delete_view, name="workload-delete"),
     path("workloads/<int:pk>/versions/<int:number>/approve/", workloads.workload_version_approve,
          name="workload-version-approve"),
     *catalogue_urls(campaigns.CAMPAIGNS, edit_view=campaigns.campaign_edit),

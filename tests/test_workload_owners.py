@@ -12,7 +12,7 @@ from django.test import Client as PageClient
 
 from campaigns import roles, services
 from campaigns.models import Workload, WorkloadVersion
-from campaigns.services.workloads import workload_save
+from campaigns.services.workloads import workload_approve, workload_save
 from tests.factories import DatasetFactory, TargetFactory
 from tests.helpers.users import client_for, make_user
 
@@ -133,3 +133,39 @@ def test_a_multipart_file_named_dot_dot_is_refused_not_dropped():
     body, content_type = _multipart({"name": "kv", "entry": "kv.lua"}, [*files.items(), ("..", "x = 1")])
     answer = api.post("/api/v1/workloads/", data=body, content_type=content_type)
     assert answer.status_code == 400 and "'..'" in json.dumps(answer.json()["files"]), answer.content
+
+
+def test_a_workload_no_scenario_uses_is_deleted_by_its_owner_only_and_one_in_use_is_kept_naming_the_scenario():
+    owner = make_user(roles.OPERATOR, "wo-del-owner")
+    other = make_user(roles.OPERATOR, "wo-del-other")
+    version = workload_save(user=owner, name="kv-del", files=kv_files(), entry="kv.lua")
+    workload = version.workload
+    workload_approve(user=make_user(roles.ADMIN, "wo-del-admin"), version=version)
+    scenario = services.scenario_create(user=owner, name="kv in use", workload_version=version,
+                                        dataset=DatasetFactory(name="kv-del"), options={})
+    api_owner, api_other = client_for(owner), client_for(other)
+    # Another operator: 403 through the API, and the page says so; nothing deleted.
+    refused = api_other.delete(f"/api/v1/workloads/{workload.pk}/")
+    assert refused.status_code == 403, refused.content
+    assert "or an admin may delete workload 'kv-del'" in refused.json()["detail"]
+    page = PageClient()
+    page.force_login(other)
+    assert 'data-testid="workload-delete"' not in page.get(f"/workloads/{workload.pk}/").content.decode()
+    said = page.post(f"/workloads/{workload.pk}/delete/", follow=True).content.decode()
+    assert "or an admin may delete workload" in said
+    # Its owner, while a scenario uses it: 409 naming the scenario.
+    in_use = api_owner.delete(f"/api/v1/workloads/{workload.pk}/")
+    assert in_use.status_code == 409, in_use.content
+    assert "'kv in use'" in in_use.json()["detail"]
+    assert Workload.objects.filter(pk=workload.pk).exists() and WorkloadVersion.objects.filter(pk=version.pk).exists()
+    # Once the scenario is gone: the page shows the button, and deleting takes the versions and approvals along.
+    scenario.delete()
+    page.force_login(owner)
+    assert 'data-testid="workload-delete"' in page.get(f"/workloads/{workload.pk}/").content.decode()
+    done = page.post(f"/workloads/{workload.pk}/delete/", follow=True)
+    assert "Workload kv-del is deleted" in done.content.decode()
+    assert not Workload.objects.filter(pk=workload.pk).exists()
+    assert not WorkloadVersion.objects.filter(workload_id=workload.pk).exists()
+    # A viewer may not even ask.
+    assert client_for(make_user(roles.VIEWER, "wo-del-viewer")).delete(
+        f"/api/v1/workloads/{workload.pk}/").status_code == 403

@@ -26,12 +26,15 @@ from rest_framework.settings import api_settings
 from rest_framework.utils.mediatypes import media_type_matches
 
 from campaigns import roles
+from campaigns.api.exceptions import Conflict
 from campaigns.api.fields import NoInputSerializer, StrictInputMixin
 from campaigns.api.views.base import BaseViewSet, CachedListMixin, ReadOnlyViewSet
 from campaigns.models import Workload, WorkloadApproval, WorkloadVersion
 from campaigns.services.workloads import (
+    WorkloadInUse,
     upload_name_problem,
     workload_approve,
+    workload_delete,
     workload_files_from_uploads,
     workload_save,
     workload_unapprove,
@@ -193,10 +196,19 @@ def _upload_data(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
     return values, files
 
 
-class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin):
+class WorkloadViewSet(BaseViewSet, CachedListMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin):
     queryset = Workload.objects.select_related("created_by").prefetch_related("versions__uploaded_by")
     serializer_class = WorkloadSerializer
     parser_classes = _parsers()
+    # DELETE: its owner or an admin, once no scenario uses it (services.workloads.workload_delete says whose).
+    delete_role = roles.OPERATOR
+
+    def perform_destroy(self, instance: Workload) -> None:
+        """204 once deleted; 409 naming the scenarios that use it; 403 for another operator's."""
+        try:
+            workload_delete(user=self.request.user, workload=instance)
+        except WorkloadInUse as exc:
+            raise Conflict(str(exc), code="in_use") from None
 
     @extend_schema(request=WorkloadUploadSerializer, responses={201: WorkloadVersionSerializer})
     def create(self, request: Request) -> Response:

@@ -208,6 +208,39 @@ def _declared_set(workload: Workload, wanted: Mapping[str, Any], *, options: lis
 # ---------------------------------------------------------------- approval: who said this code may run
 
 
+def workload_in_use(workload: Workload) -> str | None:
+    """Why `workload` cannot be deleted (the scenarios that use its versions, up to five by name), or None."""
+    using = list(Scenario.objects.filter(workload_version__workload=workload).order_by("name")
+                 .values_list("name", flat=True)[:6])
+    if not using:
+        return None
+    shown = ", ".join(f"'{name}'" for name in using[:5]) + (" and more" if len(using) > 5 else "")
+    return (f"workload '{workload.name}' is used by scenario(s) {shown}: delete or change those first (a scenario "
+            "that ran keeps the version it ran)")
+
+
+class WorkloadInUse(Exception):
+    """The workload cannot be deleted: scenarios use its versions (named in the message)."""
+
+
+def workload_delete(*, user: Any, workload: Workload) -> None:
+    """Deletes `workload`, its versions and their approvals, once no scenario uses any of its versions (a job's
+    scenario holds the version it ran, so a workload that ran anything stays). Only its owner or an admin
+    (workload_may_edit). Raises PermissionDenied for anyone else, WorkloadInUse naming up to five scenarios."""
+    if user is not None and getattr(user, "is_authenticated", False) and not roles.can_edit(user):
+        raise PermissionDenied("deleting a workload is an operator's right")
+    if not workload_may_edit(user=user, workload=workload):
+        raise PermissionDenied(f"only its owner (who created it) or an admin may delete workload '{workload.name}'")
+    with transaction.atomic():
+        locked = Workload.objects.select_for_update().get(pk=workload.pk)
+        using = workload_in_use(locked)
+        if using:
+            raise WorkloadInUse(using)
+        WorkloadApproval.objects.filter(version__workload=locked).delete()
+        WorkloadVersion.objects.filter(workload=locked).delete()
+        locked.delete()
+
+
 def workload_approve(*, user: Any, version: WorkloadVersion) -> WorkloadApproval:
     """`user` says `version`'s code may run: an admin (on every target that allows uploaded workloads) or the owner
     of a target (on the targets they own). Approving again keeps the first approval. PermissionDenied for anyone

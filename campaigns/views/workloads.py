@@ -15,8 +15,12 @@ from campaigns import roles
 from campaigns.forms import form_errors_add
 from campaigns.models import Target, Workload, WorkloadVersion
 from campaigns.services.workloads import (
+    WorkloadInUse,
     workload_approve,
+    workload_delete,
     workload_files_from_uploads,
+    workload_in_use,
+    workload_may_edit,
     workload_save,
     workload_unapprove,
 )
@@ -121,6 +125,8 @@ def workload_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "workload": workload, "versions": versions, "shown": shown,
         "scenarios": shown.scenarios.order_by("name") if shown else [],
         "can_edit": roles.can_edit(request.user), "approvals": approvals,
+        "may_delete": roles.can_edit(request.user) and workload_may_edit(user=request.user, workload=workload)
+        and workload_in_use(workload) is None,
         "approved_by_me": any(a.approved_by_id == request.user.pk for a in approvals),
         "may_approve": roles.can_admin(request.user) or Target.objects.filter(created_by=request.user).exists()})
 
@@ -144,6 +150,22 @@ def workload_version_approve(request: HttpRequest, pk: int, number: int) -> Http
     except PermissionDenied as exc:
         messages.error(request, str(exc))
     return HttpResponseRedirect(url)
+
+
+@role_required(roles.OPERATOR)
+def workload_delete_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """POST: deletes the workload (services.workloads.workload_delete, as the API): its owner or an admin, once no
+    scenario uses it; else back to its page saying why."""
+    workload = get_object_or_404(Workload, pk=pk)
+    if request.method != "POST":
+        return HttpResponseRedirect(reverse("workload-detail", args=[pk]))
+    try:
+        workload_delete(user=request.user, workload=workload)
+    except (PermissionDenied, WorkloadInUse) as exc:
+        messages.error(request, str(exc))
+        return HttpResponseRedirect(reverse("workload-detail", args=[pk]))
+    messages.success(request, f"Workload {workload.name} is deleted, with its versions.")
+    return HttpResponseRedirect(reverse("workload-list"))
 
 
 @role_required(roles.OPERATOR)
