@@ -3,7 +3,7 @@
 `celery worker` loads Celery's whole command line before the worker: every subcommand, and with `celery shell` and
 `celery amqp` click-repl, prompt_toolkit and pygments, 9 MB that a client host's worker (under 80 MB in
 all) would carry for nothing. This starts the same worker, `app.Worker` (what `celery worker` builds and starts),
-with the few options scripts/worker.sh gives it; everything else comes from the CELERY_* settings as for
+with the few options scripts/worker.sh gives it, without mingle and gossip; everything else comes from the CELERY_* settings as for
 `celery worker` (the pool: settings.BENCHAPP_WORKER_POOL).
 
     python -m benchapp.client_worker [-Q QUEUES] [--concurrency N] [--loglevel LEVEL] [-n HOSTNAME] [-E]
@@ -26,9 +26,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchapp.celery import app
 
+    # No mingle and no gossip: both talk to every other worker (mingle's hello is a remote-control broadcast, which a
+    # client host's Redis user may not PUBLISH: campaigns.services.client_access.redis_acl_rules), and a client host
+    # needs neither the others' revoked tasks nor their events.
     worker = app.Worker(hostname=args.hostname, loglevel=args.loglevel, concurrency=args.concurrency,
                         queues=[q for q in args.queues.split(",") if q] or None,
-                        task_events=args.task_events or None)
+                        task_events=args.task_events or None, without_mingle=True, without_gossip=True)
     worker.start()
     return int(worker.exitcode or 0)
 

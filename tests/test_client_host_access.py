@@ -8,6 +8,7 @@ machine's roles are never touched; the Redis is a throw-away one of the test's o
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -195,6 +196,26 @@ def test_its_redis_user_reaches_the_broker_queues_only_and_revoking_ends_it_all(
                     ("SHUTDOWN", "NOSAVE"), ("KEYS", "*"), ("ACL", "LIST"), ("SCRIPT", "FLUSH")):
         with pytest.raises(redis.exceptions.NoPermissionError):
             broker.execute_command(*command)
+    # Celery's remote control is a PUBLISH to the broadcast exchange: a client host cannot tell the server's worker
+    # (or any other) to shut down or stop consuming.
+    from celery import Celery
+
+    pidbox = f"/{broker.connection_pool.connection_kwargs.get('db', 0)}.celery.pidbox"
+    for command in (("PUBLISH", pidbox, "shutdown"), ("SPUBLISH", pidbox, "shutdown")):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            broker.execute_command(*command)
+    listener = access.client.pubsub()
+    listener.psubscribe("*celery.pidbox")
+    assert listener.get_message(timeout=2)["type"] == "psubscribe"
+    # `celery -b <its broker URL> control shutdown`, as the attacker would type it.
+    attacker = Celery("attacker", broker=host.redis_url)
+    attacker.conf.broker_connection_retry = False
+    try:
+        attacker.control.broadcast("shutdown", reply=False)
+    except Exception as exc:  # noqa: BLE001 (refused is the point; how kombu says so is its own)
+        assert "noperm" in str(exc).lower() or "permission" in str(exc).lower(), exc
+    assert listener.get_message(timeout=1) is None
+    listener.close()
     # A script runs under the same ACL: what the user may not do, a script of its may not either.
     access.client.set("outside-the-broker", "kept")
     with pytest.raises(redis.exceptions.ResponseError, match="(?i)no permissions|noperm|can't run this command|can't access"):
@@ -293,10 +314,14 @@ def test_a_worker_with_only_its_own_credentials_runs_its_job_and_stops_beating_o
     issued = client_access.client_host_issue(hostname=name)
     make_worker(host_named("acc-server"), extra_env={**access.env, "BENCHAPP_WORKER_ROLE": "all"})
     # Only what the host's env file gives: its own database role and Redis user; no field key, no cache of the server.
+    # Started as scripts/worker.sh starts a client host's (benchapp.client_worker: no mingle, whose hello is a
+    # broadcast this Redis user may not PUBLISH).
     worker = make_worker(name, extra_env={
         **access.env, "DATABASE_URL": issued.database_url, "REDIS_URL": issued.redis_url,
         "BENCHAPP_CACHE_URL": issued.redis_url.rsplit("/", 1)[0] + "/1", "BENCHAPP_WORKER_ROLE": "client",
-        "BENCHAPP_FIELD_KEY": "", "BENCHAPP_FIELD_KEYS": "", "BENCHAPP_HEARTBEAT_S": "1"})
+        "BENCHAPP_FIELD_KEY": "", "BENCHAPP_FIELD_KEYS": "", "BENCHAPP_HEARTBEAT_S": "1"},
+        command=[sys.executable, "-m", "benchapp.client_worker", "-E", "--concurrency", "1", "-Q",
+                 access.env["BENCHAPP_QUEUE"], "-n", f"{name}@%h"])
     host = wait_for(lambda: ClientHost.objects.filter(hostname=name).exclude(public_key="").first(), timeout_s=60,
                     what="the host to join")
     user, secret = mariadb_password_user

@@ -342,7 +342,8 @@ def redis_acl_rules(password: str, hostname: str) -> list[str]:
     may push to and not read (%W: LPUSH, not RPOP), so it neither takes the server's tasks nor sees their arguments;
     the server queue and every other host's queue are not its keys at all, so it cannot take another host's clients
     or send the server's own tasks (a schedule's firing, a notification). Its unacked messages are kept under its
-    own queue's name too (benchapp/settings.py gives kombu those keys on a client host)."""
+    own queue's name too (benchapp/settings.py gives kombu those keys on a client host). It may not PUBLISH: no
+    broadcast of Celery's remote control (shutdown, cancel_consumer, revoke) comes from a client host."""
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
     own = host_queue(hostname_check(hostname))
     return ["reset", "on", f">{password}", f"~{consumer_key(hostname)}",
@@ -353,7 +354,11 @@ def redis_acl_rules(password: str, hostname: str) -> list[str]:
             "+@transaction", "+@scripting", "+time", "+del", "+exists", "+expire", "+pexpire", "+type", "+ttl",
             "-@dangerous", "+info", "-flushall", "-flushdb", "-config", "-shutdown", "-debug", "-keys", "-monitor",
             "-acl", "-module", "-replicaof", "-slaveof", "-save", "-bgsave", "-bgrewriteaof", "-script|flush",
-            "-script|kill", "-function"]
+            "-script|kill", "-function",
+            # PUBLISH is how kombu sends to a fanout exchange, Celery's remote control's broadcast among them: a
+            # host that could publish could tell every worker, the server's too, to shut down, stop consuming or
+            # revoke tasks. It still subscribes (a drain reaches it) and answers by LPUSH to the asker's reply queue.
+            "-publish", "-spublish"]
 
 
 def client_host_issue(*, hostname: str, user: Any = None, server_address: str | None = None,
