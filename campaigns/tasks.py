@@ -68,6 +68,10 @@ def jobs_reconcile_task() -> dict[str, int]:
     done = execution.jobs_reconcile()
     if not holds_field_key():
         return done  # a client host's worker: regressions are the server's
+    # A Redis restart forgets the client hosts' ACL users: each is given back from its stored password hash.
+    from campaigns.services.client_access import redis_acl_restore
+
+    redis_acl_restore()
     # Alarms whose confirmation run was deleted are told (or dropped) instead of waiting for ever.
     for run_id, regression_ids in alarms_orphaned_sweep().items():
         webhook_notify_task.apply_async(args=(run_id, regression_ids), queue=execution.server_queue())

@@ -86,6 +86,10 @@ def _reconcile_forever(interval_s: float) -> None:
         try:
             close_old_connections()
             execution.jobs_reconcile()
+            if settings.BENCHAPP_WORKER_ROLE != "client":
+                from campaigns.services.client_access import redis_acl_restore
+
+                redis_acl_restore()  # a restarted Redis forgets the client hosts' users
         except Exception:  # one failed pass (database restarting, say) must not end the loop
             log.exception("reconcile pass failed")
 
@@ -123,6 +127,14 @@ def _register_host(**kwargs: Any) -> None:
         threading.Thread(target=_reconcile_forever, args=(settings.BENCHAPP_RECONCILE_S,), daemon=True,
                          name="benchapp-reconcile").start()
     log.info("client host %s registered", settings.BENCHAPP_HOSTNAME)
+    if settings.BENCHAPP_WORKER_ROLE != "client":
+        # This release's ACL rules for every client host issued before it (an upgrade), and any Redis forgot.
+        from campaigns.services.client_access import redis_acl_restore
+
+        try:
+            redis_acl_restore(always=True)
+        except Exception:  # the database or Redis not there yet: the reconciler gives missing users back later
+            log.exception("client hosts' Redis users not set at start")
     if settings.BENCHAPP_SELF_MEASURE:
         # The host measures itself once it has joined, on its own queue (campaigns.execution.selfmeasure); by name,
         # as the tasks module is no import of this one.

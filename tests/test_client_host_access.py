@@ -349,3 +349,27 @@ def _timedelta(**kwargs: float) -> Any:
     from datetime import timedelta
 
     return timedelta(**kwargs)
+
+
+def test_a_restarted_redis_gets_the_hosts_users_back_from_their_hashes_and_never_a_revoked_ones(access):
+    """Redis keeps ACL users made with ACL SETUSER in memory only: after a restart every joined host would be locked
+    out until an admin issued it new credentials. The server gives each unrevoked host its user back, with the same
+    password (from its stored SHA-256) and this release's rules, on the reconciler's next pass."""
+    kept = client_access.client_host_issue(hostname="acl-kept")
+    gone = client_access.client_host_issue(hostname="acl-gone")
+    client_access.client_host_revoke(hostname="acl-gone")
+    assert HostAccess.objects.get(hostname="acl-kept").redis_password_sha256 not in kept.redis_url
+    access.kill()
+    access.start()
+    with pytest.raises((redis.exceptions.AuthenticationError, redis.exceptions.ResponseError)):
+        redis.Redis.from_url(kept.redis_url, socket_timeout=5).ping()
+    assert client_access.redis_acl_restore() == [kept.redis_user]
+    host = redis.Redis.from_url(kept.redis_url, socket_timeout=5)
+    assert host.ping()
+    with pytest.raises(redis.exceptions.NoPermissionError):  # its rules came back too
+        host.execute_command("PUBLISH", "/0.celery.pidbox", "shutdown")
+    with pytest.raises((redis.exceptions.AuthenticationError, redis.exceptions.ResponseError)):
+        redis.Redis.from_url(gone.redis_url, socket_timeout=5).ping()
+    assert client_access.redis_acl_restore() == []  # nothing missing: nothing set
+    assert client_access.redis_acl_restore(always=True) == [kept.redis_user]
+    assert host.ping()  # set again, its connection and password still good

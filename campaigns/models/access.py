@@ -12,12 +12,16 @@ class HostAccess(models.Model):
 
     Issued before the host joins (its worker then creates its ClientHost row, under that name only); revoked at once
     by an admin (revoked_at: the role can no longer log in, its sessions were ended, the Redis user is deleted).
-    Issued again for the same name, it gets new passwords. The passwords themselves are never stored here.
+    Issued again for the same name, it gets new passwords. The passwords themselves are never stored here (the Redis
+    one's SHA-256 is, as Redis's ACL keeps it).
     """
 
     hostname = models.CharField(max_length=255, unique=True)
     db_role = models.CharField(max_length=63, unique=True)
     redis_user = models.CharField(max_length=100, blank=True)
+    # SHA-256 of the Redis user's password (Redis's own ACL form, `#<hex>`): enough to give the user back after a
+    # Redis restart or an upgrade of its rules (client_access.redis_acl_restore), never the password itself.
+    redis_password_sha256 = models.CharField(max_length=64, blank=True)
     issued_at = models.DateTimeField(default=timezone.now)
     issued_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="+")

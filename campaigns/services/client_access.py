@@ -333,8 +333,31 @@ def broker_admin() -> redis.Redis:
     return redis.Redis.from_url(settings.BENCHAPP_BROKER_ADMIN_URL, socket_timeout=10)
 
 
-def redis_acl_rules(password: str, hostname: str) -> list[str]:
-    """The ACL of a client host's Redis user: its password, its own queue and unacked messages, the shared queue to
+def redis_acl_restore(*, always: bool = False) -> list[str]:
+    """Gives every client host that holds unrevoked credentials its Redis user back where Redis lacks it (a Redis
+    restart forgets ACL users made with ACL SETUSER), or, with `always`, sets each again with this release's rules
+    (the server's worker does at start: an upgrade's rules reach hosts issued before it). From the stored SHA-256 of
+    its password, so the host keeps its env file. Returns the users it set; a Redis that does not answer is left to
+    the next call (logged)."""
+    admin = broker_admin()
+    done = []
+    rows = HostAccess.objects.filter(revoked_at__isnull=True).exclude(redis_user="").exclude(redis_password_sha256="")
+    try:
+        for access in rows:
+            if not always and admin.execute_command("ACL", "GETUSER", access.redis_user) is not None:
+                continue
+            admin.execute_command("ACL", "SETUSER", access.redis_user,
+                                  *redis_acl_rules(hostname=access.hostname, password_sha256=access.redis_password_sha256))
+            done.append(access.redis_user)
+    except redis.RedisError as exc:
+        log.warning("client hosts' Redis users not restored (%s): tried again at the next reconcile", exc)
+    if done:
+        log.info("client hosts' Redis users set again: %s", ", ".join(done))
+    return done
+
+
+def redis_acl_rules(*, hostname: str, password_sha256: str) -> list[str]:
+    """The ACL of a client host's Redis user: its password (by its SHA-256), its own queue and unacked messages, the shared queue to
     push to only, the exchange bindings, Celery's worker's commands, and its own consumer's pulse
     (benchapp/pulse.py: its heartbeat beats only while that pulse is fresh).
 
@@ -346,7 +369,7 @@ def redis_acl_rules(password: str, hostname: str) -> list[str]:
     broadcast of Celery's remote control (shutdown, cancel_consumer, revoke) comes from a client host."""
     queue = settings.CELERY_TASK_DEFAULT_QUEUE
     own = host_queue(hostname_check(hostname))
-    return ["reset", "on", f">{password}", f"~{consumer_key(hostname)}",
+    return ["reset", "on", f"#{password_sha256}", f"~{consumer_key(hostname)}",
             f"~{own}", f"~{own}\x06*", f"%W~{queue}", f"%W~{queue}\x06*", "~_kombu.*",
             "~*.celery.pidbox*", "~*.reply.celery.pidbox*", "~celeryev.*", "&*",
             "-@all", "+@connection", "+@list", "+@set", "+@sortedset", "+@hash", "+@string", "+@pubsub",
@@ -385,11 +408,14 @@ def client_host_issue(*, hostname: str, user: Any = None, server_address: str | 
         for name, value in ROLE_SETTINGS.items():
             cursor.execute(sql.SQL("ALTER ROLE {} SET {} = {}").format(sql.Identifier(role), sql.Identifier(name),
                                                                        sql.Literal(value)))
+        password_sha256 = hashlib.sha256(redis_password.encode()).hexdigest()
         HostAccess.objects.update_or_create(hostname=hostname, defaults={
-            "db_role": role, "redis_user": redis_user, "issued_at": timezone.now(),
+            "db_role": role, "redis_user": redis_user, "redis_password_sha256": password_sha256,
+            "issued_at": timezone.now(),
             "issued_by": user if getattr(user, "is_authenticated", False) else None,
             "revoked_at": None, "revoked_by": None})
-        broker_admin().execute_command("ACL", "SETUSER", redis_user, *redis_acl_rules(redis_password, hostname))
+        broker_admin().execute_command("ACL", "SETUSER", redis_user,
+                                       *redis_acl_rules(hostname=hostname, password_sha256=password_sha256))
     db = connection.settings_dict
     broker = urlsplit(settings.CELERY_BROKER_URL)
     address = server_address or db.get("HOST") or "127.0.0.1"
