@@ -115,11 +115,31 @@ def _start_beat_watch(**kwargs: Any) -> None:
     log.info("beat watches for runs without a live worker every %s s", settings.BENCHAPP_NO_WORKER_CHECK_S)
 
 
+def _announced_labels() -> list[str] | None:
+    """The labels this worker announces: BENCHAPP_HOST_LABELS, except on a client host with credentials of its own
+    (its role may not write the column), whose labels are the server's to give (client_host_issue --labels): said,
+    not sent."""
+    from django.db import connection
+
+    if settings.BENCHAPP_WORKER_ROLE != "client":
+        return settings.BENCHAPP_HOST_LABELS
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT has_column_privilege('campaigns_clienthost', 'labels', 'UPDATE')")
+        may_write = bool(cursor.fetchone()[0])
+    if not may_write:
+        if settings.BENCHAPP_HOST_LABELS:
+            log.warning("BENCHAPP_HOST_LABELS (%s) is ignored: a client host's labels are given on the server "
+                        "(manage.py client_host_issue --labels, or client_host_labels)",
+                        ",".join(settings.BENCHAPP_HOST_LABELS))
+        return None
+    return settings.BENCHAPP_HOST_LABELS
+
+
 def _register_host(**kwargs: Any) -> None:
     facts = execution.local_host_facts()
     execution.host_heartbeat(hostname=settings.BENCHAPP_HOSTNAME, cores=facts["cores"],
                              memory_gb=facts["memory_gb"], version=facts["version"],
-                             labels=settings.BENCHAPP_HOST_LABELS, facts=facts,
+                             labels=_announced_labels(), facts=facts,
                              role=settings.BENCHAPP_WORKER_ROLE, public_key=sealing.public_key_text())
     threading.Thread(target=_beat_forever, args=(settings.BENCHAPP_HEARTBEAT_S,), daemon=True,
                      name="benchapp-heartbeat").start()

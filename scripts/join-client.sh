@@ -63,7 +63,9 @@ usage: scripts/join-client.sh [--env-file FILE] [--hostname NAME] [--labels LIST
   --env-file FILE   DATABASE_URL, REDIS_URL (and optional BENCHAPP_* settings), KEY=VALUE lines;
                     variables already in the environment are used when the file lacks them
   --hostname NAME   this client host's name (BENCHAPP_HOSTNAME; default: the machine's)
-  --labels LIST     labels it announces (BENCHAPP_HOST_LABELS, comma-separated)
+  --labels LIST     labels it announces (BENCHAPP_HOST_LABELS, comma-separated): only where it joins with the
+                    server's own credentials; a host issued credentials of its own gets the labels the server gave
+                    it (manage.py client_host_issue --labels), and its worker says it ignores these
   --queue NAME      the server's shared queue (BENCHAPP_QUEUE, default benchapp)
   --concurrency N   tasks at once, threads of the one worker process (default 2: one coordinates while one measures)
   --foreground      run the worker here (as user benchapp) instead of installing a systemd unit

@@ -17,6 +17,7 @@ import psycopg
 import pytest
 import redis
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import connection
 
 from campaigns import sealing
@@ -116,7 +117,8 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
         assert db.execute("UPDATE campaigns_jobclient SET remeasure_cause = 'forged' WHERE job_id = %s",
                           [other.pk]).rowcount == 0
         # It cannot take another host's name, or move its client to another job.
-        assert db.execute("UPDATE campaigns_clienthost SET labels = '{x}' WHERE hostname = 'acc-b'").rowcount == 0
+        assert db.execute("UPDATE campaigns_clienthost SET cores = 64 WHERE hostname = 'acc-b'").rowcount == 0
+        assert "permission denied" in refused(db, "UPDATE campaigns_clienthost SET labels = '{x}'")
         assert "permission denied" in refused(db, "UPDATE campaigns_clienthost SET hostname = 'acc-b'")
         assert "permission denied" in refused(db, "UPDATE campaigns_jobclient SET job_id = %s WHERE job_id = %s",
                                                [other.pk, own.pk])
@@ -373,3 +375,34 @@ def test_a_restarted_redis_gets_the_hosts_users_back_from_their_hashes_and_never
     assert client_access.redis_acl_restore() == []  # nothing missing: nothing set
     assert client_access.redis_acl_restore(always=True) == [kept.redis_user]
     assert host.ping()  # set again, its connection and password still good
+
+
+def test_a_host_cannot_choose_its_own_labels_only_the_server_gives_them(access):
+    """Labels pick hosts for campaigns (and so which hosts get their jobs' passwords): a host that announced
+    "prod-tdsql" would attract that campaign's jobs. Its role may neither insert its row with labels of its own nor
+    update them; the server gives them at issue (client_host_issue --labels) or later (client_host_labels)."""
+    issued = client_access.client_host_issue(hostname="lab-a", labels=["rack-2", " rack-2 ", "near tdsql"])
+    assert HostAccess.objects.get(hostname="lab-a").labels == ["near tdsql", "rack-2"]
+    with connection.cursor() as cursor:  # every column the row needs, as its worker's INSERT gives them
+        cursor.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = "
+                       "'campaigns_clienthost' AND is_nullable = 'NO' AND column_default IS NULL")
+        needed = dict(cursor.fetchall())
+    fill = {"text": "''", "character varying": "''", "integer": "0", "bigint": "0", "double precision": "0",
+            "timestamp with time zone": "now()", "jsonb": "'{}'", "ARRAY": "'{}'", "boolean": "false"}
+    values = {name: fill[kind] for name, kind in needed.items()}
+    values.update(hostname="'lab-a'", queue="'q'", labels="'{prod-tdsql}'")
+    with as_host(issued) as db:
+        db.execute(f"INSERT INTO campaigns_clienthost ({', '.join(values)}) VALUES ({', '.join(values.values())})")
+        assert ClientHost.objects.get(hostname="lab-a").labels == ["near tdsql", "rack-2"]
+        assert "permission denied" in refused(db, "UPDATE campaigns_clienthost SET labels = '{prod-tdsql}' "
+                                                  "WHERE hostname = 'lab-a'")
+        db.execute("UPDATE campaigns_clienthost SET cores = 4 WHERE hostname = 'lab-a'")  # its facts it may
+    assert ClientHost.objects.get(hostname="lab-a").labels == ["near tdsql", "rack-2"]
+    assert client_access.client_host_labels_set(hostname="lab-a", labels=["rack-3"]) == ["rack-3"]
+    assert ClientHost.objects.get(hostname="lab-a").labels == ["rack-3"]
+    client_access.client_host_issue(hostname="lab-a")  # issued again without labels: they stay
+    assert HostAccess.objects.get(hostname="lab-a").labels == ["rack-3"]
+    with pytest.raises(ValidationError, match="not a label"):
+        client_access.client_host_labels_set(hostname="lab-a", labels=["ok", "bad\nline"])
+    with pytest.raises(ValidationError, match="no credentials of its own"):
+        client_access.client_host_labels_set(hostname="never-issued", labels=["x"])

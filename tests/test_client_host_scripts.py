@@ -382,8 +382,11 @@ def test_a_client_host_joins_with_credentials_of_its_own_runs_its_job_and_reache
         host = netns_lab.add_host(f"{netns_lab.prefix}-c1", start=False)
         # Its own credentials, issued on the server; the file goes to the host (here: read from its namespace).
         client_env = tmp_path / "issued.env"
+        # Its label is the server's to give: the one the host announces below is not its.
+        label = f"{netns_lab.prefix}-joined"
         issued = manage("client_host_issue", host.name, "--server-address", netns_lab.address, "--pg-port",
-                        str(own_cluster.port), "--redis-port", str(own_redis.port), "--output", str(client_env))
+                        str(own_cluster.port), "--redis-port", str(own_redis.port), "--output", str(client_env),
+                        "--labels", label)
         assert issued.returncode == 0, issued.stdout + issued.stderr
         values = _env_values(client_env)
         db_password = urlsplit(values["DATABASE_URL"]).password or ""
@@ -395,13 +398,12 @@ def test_a_client_host_joins_with_credentials_of_its_own_runs_its_job_and_reache
 
         # join-client.sh in its namespace, as an operator would (every package and pin is present: it installs
         # nothing). Only what that file gives reaches the worker: not this test's cache URL or secrets file.
-        label = f"{netns_lab.prefix}-joined"
         client_secrets = tmp_path / "client-secrets.env"
         prefix = [*host.exec_prefix(host.name), "env", "-u", "BENCHAPP_CACHE_URL", "-u", "BENCHAPP_CACHE_PREFIX",
                   "-u", "BENCHAPP_FIELD_KEY", "-u", "DATABASE_URL", "-u", "REDIS_URL",
                   f"BENCHAPP_SECRETS_FILE={client_secrets}", "BENCHAPP_HEARTBEAT_S=1"]
         host.worker = WorkerProcess(host.name, "benchapp", prefix=prefix, command=[
-            "bash", JOIN, "--env-file", str(client_env), "--foreground", "--labels", label,
+            "bash", JOIN, "--env-file", str(client_env), "--foreground", "--labels", "chosen-by-the-host",
             "--concurrency", "1", "--config-dir", str(tmp_path / "etc")])
         host.worker.wait_ready(timeout_s=120)
         log = host.worker.log_text()
@@ -412,6 +414,9 @@ def test_a_client_host_joins_with_credentials_of_its_own_runs_its_job_and_reache
                                                   "AND public_key <> ''", [host.name]).fetchone(),
                                timeout_s=60, what="the host to join")
             assert str(address[0]) == host.address
+            labels = db.execute("SELECT labels FROM campaigns_clienthost WHERE hostname = %s", [host.name]).fetchone()
+            assert labels[0] == [label], labels
+            assert "BENCHAPP_HOST_LABELS (chosen-by-the-host) is ignored" in host.worker.log_text()
 
             launch_args = [netns_lab.address, target_databases["mysql"], label, netns_lab.prefix]
             launched = manage("shell", "-c", LAUNCH, extra={"LAUNCH_ARGS": json.dumps(launch_args)})

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
@@ -22,6 +23,10 @@ class HostAccess(models.Model):
     # SHA-256 of the Redis user's password (Redis's own ACL form, `#<hex>`): enough to give the user back after a
     # Redis restart or an upgrade of its rules (client_access.redis_acl_restore), never the password itself.
     redis_password_sha256 = models.CharField(max_length=64, blank=True)
+    # The host's labels, the server's to give (client_host_issue --labels, client_host_labels): a campaign that picks
+    # its hosts by label sends them jobs and their passwords, so a host cannot announce its own (a trigger puts
+    # these on its ClientHost row, whatever it writes: client_access._FUNCTIONS).
+    labels = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     issued_at = models.DateTimeField(default=timezone.now)
     issued_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="+")

@@ -116,7 +116,7 @@ GUARDED: tuple[type[models.Model], ...] = (Job, JobClient, JobResult, IntervalSa
 SEQUENCED: tuple[type[models.Model], ...] = (JobClient, IntervalSample, HostSample, ServerSample, RoundTrip,
                                              ClientHost)
 # The functions its policies call (made by _FUNCTIONS below, owned by whoever installed them).
-FUNCTION_NAMES = ("benchapp_host", "benchapp_host_job", "benchapp_host_job_active")
+FUNCTION_NAMES = ("benchapp_host", "benchapp_host_job", "benchapp_host_job_active", "benchapp_host_labels_keep")
 
 _FUNCTIONS = """
 CREATE OR REPLACE FUNCTION benchapp_host() RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
@@ -133,6 +133,25 @@ CREATE OR REPLACE FUNCTION benchapp_host_job_active(bigint) RETURNS boolean LANG
 $$ SELECT benchapp_host_job($1)
       AND EXISTS (SELECT 1 FROM campaigns_job j WHERE j.id = $1 AND j.status NOT IN ('succeeded', 'failed',
                                                                                      'cancelled')) $$;
+CREATE OR REPLACE FUNCTION benchapp_host_labels_keep() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = public, pg_temp AS
+$$ BEGIN
+    -- TG_ARGV[0]: the client group. A session of one of its members (a client host's own role) gets the labels it
+    -- was issued; any other (the server's, an admin's) writes what it writes. session_user: inside a definer's
+    -- function current_user is the definer.
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = TG_ARGV[0])
+       AND pg_has_role(session_user, TG_ARGV[0], 'MEMBER') THEN
+        NEW.labels := COALESCE((SELECT a.labels FROM campaigns_hostaccess a WHERE a.hostname = NEW.hostname), '{}');
+    END IF;
+    RETURN NEW;
+END $$;
+"""
+# A client host's row gets the labels it was issued, whatever it writes (a host that chose its own labels would
+# attract the jobs, and passwords, of every campaign that picks its hosts by label).
+_LABELS_TRIGGER = """
+DROP TRIGGER IF EXISTS benchapp_host_labels ON campaigns_clienthost;
+CREATE TRIGGER benchapp_host_labels BEFORE INSERT OR UPDATE ON campaigns_clienthost FOR EACH ROW
+    EXECUTE FUNCTION benchapp_host_labels_keep({group});
 """
 
 # (table, command, USING, WITH CHECK) for the client group; None leaves a clause out.
@@ -205,6 +224,8 @@ def client_access_install() -> None:
         cursor.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
             sql.Identifier(connection.settings_dict["NAME"]), group))
         cursor.execute(_FUNCTIONS)
+        cursor.execute(sql.SQL(_LABELS_TRIGGER).format(group=sql.Literal(client_group())))
+        cursor.execute("REVOKE ALL ON FUNCTION benchapp_host_labels_keep() FROM PUBLIC")
         for name in ("benchapp_host()", "benchapp_host_job(bigint)", "benchapp_host_job_active(bigint)"):
             cursor.execute(sql.SQL("REVOKE ALL ON FUNCTION {} FROM PUBLIC").format(sql.SQL(name)))
             cursor.execute(sql.SQL("GRANT EXECUTE ON FUNCTION {} TO {}").format(sql.SQL(name), group))
@@ -224,9 +245,10 @@ def client_access_install() -> None:
             cursor.execute(sql.SQL("GRANT SELECT ({}) ON {} TO {}").format(
                 _columns(model, leave_out=("id", secret)) + sql.SQL(", id"), _table(model), group))
         # Updates only of what a job's execution writes: never which run, target or scenario a job is, which job
-        # or host a client is, or a host's name.
+        # or host a client is, or a host's name or labels.
         for model, fixed in ((Job, ("id", "run", "target", "scenario", "imported")),
-                             (JobClient, ("id", "job", "index", "host_name")), (ClientHost, ("id", "hostname"))):
+                             (JobClient, ("id", "job", "index", "host_name")),
+                             (ClientHost, ("id", "hostname", "labels"))):
             cursor.execute(sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
                 _columns(model, leave_out=fixed), _table(model), group))
         for model in SEQUENCED:
@@ -384,11 +406,40 @@ def redis_acl_rules(*, hostname: str, password_sha256: str) -> list[str]:
             "-publish", "-spublish"]
 
 
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:/-]{0,99}")
+
+
+def host_labels_check(labels: Iterable[str] | None) -> list[str]:
+    """The labels, stripped, de-duplicated and sorted; ValidationError on "labels" naming one that is not a label
+    (1-100 letters, digits, spaces and . _ : / -, starting with a letter or digit)."""
+    cleaned = sorted({str(label).strip() for label in labels or () if str(label).strip()})
+    for label in cleaned:
+        if not _LABEL.fullmatch(label):
+            raise ValidationError({"labels": f"{label[:40]!r} is not a label: 1-100 letters, digits, spaces and "
+                                             ". _ : / -, starting with a letter or digit"})
+    return cleaned
+
+
+def client_host_labels_set(*, hostname: str, labels: Iterable[str]) -> list[str]:
+    """Gives the client host `hostname` (issued credentials of its own) these labels, at once on its row too;
+    ValidationError when it has none, or on a label that is not one."""
+    cleaned = host_labels_check(labels)
+    with transaction.atomic():
+        if not HostAccess.objects.filter(hostname=hostname).update(labels=cleaned):
+            raise ValidationError({"hostname": f"client host {hostname} has no credentials of its own: its labels "
+                                               "are the ones its worker announces (BENCHAPP_HOST_LABELS)"})
+        ClientHost.objects.filter(hostname=hostname).update(labels=cleaned)
+    return cleaned
+
+
 def client_host_issue(*, hostname: str, user: Any = None, server_address: str | None = None,
-                      pg_port: int | None = None, redis_port: int | None = None) -> HostCredentials:
+                      pg_port: int | None = None, redis_port: int | None = None,
+                      labels: Iterable[str] | None = None) -> HostCredentials:
     """Issues (or issues again, with new passwords) the credentials of one client host name; returns them, the only
-    time they are shown. The host's worker joins with them under that name only."""
+    time they are shown. The host's worker joins with them under that name only. `labels` are its labels (None
+    keeps those it was issued before): the server's to give, never the host's (HostAccess.labels)."""
     hostname_check(hostname)
+    cleaned = None if labels is None else host_labels_check(labels)
     client_access_install()
     role = db_role_name(hostname)
     db_password = secrets.token_urlsafe(24)
@@ -411,9 +462,11 @@ def client_host_issue(*, hostname: str, user: Any = None, server_address: str | 
         password_sha256 = hashlib.sha256(redis_password.encode()).hexdigest()
         HostAccess.objects.update_or_create(hostname=hostname, defaults={
             "db_role": role, "redis_user": redis_user, "redis_password_sha256": password_sha256,
-            "issued_at": timezone.now(),
+            **({} if cleaned is None else {"labels": cleaned}), "issued_at": timezone.now(),
             "issued_by": user if getattr(user, "is_authenticated", False) else None,
             "revoked_at": None, "revoked_by": None})
+        if cleaned is not None:
+            ClientHost.objects.filter(hostname=hostname).update(labels=cleaned)
         broker_admin().execute_command("ACL", "SETUSER", redis_user,
                                        *redis_acl_rules(hostname=hostname, password_sha256=password_sha256))
     db = connection.settings_dict

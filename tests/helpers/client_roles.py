@@ -59,6 +59,7 @@ def own_client_access(settings: Any, redis_server: Any) -> Iterator[Any]:
                 cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role])
                 cursor.execute(f'DROP OWNED BY "{role}"')
                 cursor.execute(f'DROP ROLE "{role}"')
+            cursor.execute("DROP TRIGGER IF EXISTS benchapp_host_labels ON campaigns_clienthost")
             for model in client_access.GUARDED:
                 table = model._meta.db_table
                 for (policy,) in cursor.execute("SELECT policyname FROM pg_policies WHERE tablename = %s",

@@ -22,6 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("--server-address", help="the address the host reaches this machine by")
         parser.add_argument("--pg-port", type=int, help="PostgreSQL's port as the host reaches it")
         parser.add_argument("--redis-port", type=int, help="Redis's port as the host reaches it")
+        parser.add_argument("--labels", help="its labels, comma-separated (a campaign may pick hosts by label): given "
+                                             "here, never by the host; left out, those it was issued stay")
         parser.add_argument("--install-only", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -34,7 +36,8 @@ class Command(BaseCommand):
         try:
             issued = client_access.client_host_issue(
                 hostname=options["hostname"], server_address=options["server_address"], pg_port=options["pg_port"],
-                redis_port=options["redis_port"])
+                redis_port=options["redis_port"],
+                labels=None if options["labels"] is None else options["labels"].split(","))
         except ValidationError as exc:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
         path = options["output"] or os.path.join("var", "clients", f"{issued.hostname}.env")
