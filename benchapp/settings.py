@@ -598,7 +598,8 @@ BENCHAPP_NUM_PROXIES = envint("BENCHAPP_NUM_PROXIES", "0")
 REST_FRAMEWORK["NUM_PROXIES"] = BENCHAPP_NUM_PROXIES
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
     "token-address": envrate("BENCHAPP_TOKEN_RATE_ADDRESS", "60/hour"),
-    "token-username": envrate("BENCHAPP_TOKEN_RATE_USERNAME", "10/hour"),
+    "token-username": envrate("BENCHAPP_TOKEN_RATE_USERNAME", "10/hour"),  # per username and address
+    "token-username-any": envrate("BENCHAPP_TOKEN_RATE_USERNAME_ANY", "100/hour"),  # per username, every address
 }
 # Connection checks (target check page and API, quick compare's connection test) per user: each one connects
 # wherever the target points, so they are budgeted and logged (campaigns/services/targets.py).

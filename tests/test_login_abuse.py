@@ -86,15 +86,35 @@ def test_the_eleventh_wrong_password_for_a_username_is_refused_unhashed_until_th
     assert refused.json()["code"] == "throttled"
     # 10 per hour: the next attempt is allowed 6 minutes after the burst.
     assert 300 < int(refused["Retry-After"]) <= 360
-    # Refused before the password is looked at: even the right one, and from another address.
+    # Refused before the password is looked at, even the right one, from that address.
     assert _token(client, "alice", PASSWORD).status_code == 429
-    assert _token(client, " alice ", PASSWORD, REMOTE_ADDR="10.9.8.7").status_code == 429
     assert hashes.computed == 10
+    # Alice herself, from another address, is not locked out by someone else's guesses (the attack: ten anonymous
+    # wrong passwords kept the real one out for six minutes).
+    elsewhere = _token(APIClient(), " alice ", PASSWORD, REMOTE_ADDR="10.9.8.7")
+    assert elsewhere.status_code == 200 and elsewhere.json()["username"] == "alice"
+    assert hashes.computed == 11
+    # The guessing address keeps guessing: refused, and none of it spends alice's budget from every address.
+    for _ in range(200):
+        assert _token(client, "alice", "wrong-guess").status_code == 429
+    assert _token(APIClient(), "alice", PASSWORD, REMOTE_ADDR="10.9.8.6").status_code == 200
 
     clock.ahead_ms = 361_000
     response = _token(client, "alice", PASSWORD)
     assert response.status_code == 200 and response.json()["username"] == "alice"
-    assert hashes.computed == 11
+
+
+def test_guesses_at_one_user_spread_over_many_addresses_stop_at_the_users_own_limit(alice, hashes):
+    """Every address gets 10 guesses at alice an hour, and alice 100 from all of them together: a guesser with many
+    machines gains little, and only one with more than ten addresses can keep alice herself out."""
+    for n in range(10):
+        guesser = APIClient(REMOTE_ADDR=f"10.3.0.{n}")
+        for _ in range(10):
+            assert _token(guesser, "alice", "wrong-guess").status_code == 400
+    assert hashes.computed == 100
+    assert _token(APIClient(REMOTE_ADDR="10.3.1.1"), "alice", "wrong-guess").status_code == 429
+    assert _token(APIClient(REMOTE_ADDR="10.3.1.2"), "bob", "wrong-guess").status_code == 400  # another user is not
+    assert hashes.computed == 101
 
 
 def test_an_address_guessing_many_usernames_is_refused_whatever_forwarded_for_it_claims(hashes):

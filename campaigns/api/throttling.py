@@ -29,6 +29,9 @@ from campaigns.api.serializers.tokens import TokenRequestSerializer
 
 log = logging.getLogger(__name__)
 KEY_PREFIX = "throttle"
+# Set on a request one throttle refused: the next ones (DRF asks them all) let it be, spending nothing, so that an
+# address's refused guesses at one user do not also use up that user's budget from every address.
+REFUSED_MARK = "_benchapp_throttle_refused"
 _touched = False  # whether any bucket was written since the last throttle_reset() (tests reset only then)
 
 
@@ -66,6 +69,8 @@ class RedisRateThrottle(throttling.SimpleRateThrottle):
 
     def allow_request(self, request: Request, view: Any) -> bool:
         global _touched
+        if getattr(request, REFUSED_MARK, False):
+            return True  # an earlier throttle of this view refused it: the request spends nothing of this one
         num_requests, duration_s = self.parse_rate(self.get_rate())
         if num_requests is None or duration_s is None:
             return True
@@ -82,6 +87,8 @@ class RedisRateThrottle(throttling.SimpleRateThrottle):
             raise ThrottleUnavailable() from None
         _touched = True
         self._wait_s = None if decision.allowed else (decision.retry_after_ms or 0) / 1000
+        if not decision.allowed:
+            setattr(request, REFUSED_MARK, True)
         return decision.allowed
 
     def wait(self) -> float | None:
@@ -97,14 +104,15 @@ class TokenAddressThrottle(RedisRateThrottle):
         return self.get_ident(request)
 
 
-class TokenUsernameThrottle(RedisRateThrottle):
-    """Token requests per username, from any address: spreading guesses over many machines does not help.
+class TokenUsernameAnywhereThrottle(RedisRateThrottle):
+    """Token requests per username, from any address (default 100 an hour): spreading guesses over many machines
+    gains little. High enough that one address's guesses (TokenUsernameThrottle: 10) never lock the real user out.
 
     The username is read as the endpoint reads it (trimmed, a number as text), so " root" and "root" share
     a bucket; a body without a usable username is refused by the endpoint's validation anyway.
     """
 
-    scope = "token-username"
+    scope = "token-username-any"
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:
         data = request.data
@@ -114,6 +122,20 @@ class TokenUsernameThrottle(RedisRateThrottle):
         except exceptions.ValidationError:
             return None
         return hashlib.sha256(username.encode()).hexdigest()[:32]
+
+
+class TokenUsernameThrottle(TokenUsernameAnywhereThrottle):
+    """Token requests per username and client address (default 10 an hour): an address that guesses a user's
+    password is refused for that user, and the user, from any other address, is not (the attack: ten anonymous
+    wrong passwords locked the real one out for six minutes)."""
+
+    scope = "token-username"
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        username = super().get_cache_key(request, view)
+        if username is None:
+            return None
+        return f"{username}:{hashlib.sha256(self.get_ident(request).encode()).hexdigest()[:16]}"
 
 
 def throttle_reset() -> int:

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from campaigns import roles, services
 from campaigns.api.fields import NoInputSerializer
 from campaigns.api.serializers.tokens import TokenRequestSerializer, TokenResponseSerializer
-from campaigns.api.throttling import TokenAddressThrottle, TokenUsernameThrottle
+from campaigns.api.throttling import TokenAddressThrottle, TokenUsernameAnywhereThrottle, TokenUsernameThrottle
 from campaigns.models import ApiToken
 
 
@@ -31,7 +31,7 @@ class TokenView(APIView):
 
     permission_classes = [AllowAny]
     authentication_classes: list[Any] = []
-    throttle_classes = [TokenAddressThrottle, TokenUsernameThrottle]
+    throttle_classes = [TokenAddressThrottle, TokenUsernameThrottle, TokenUsernameAnywhereThrottle]
 
     @extend_schema(request=TokenRequestSerializer, auth=[], responses={
         200: TokenResponseSerializer,
