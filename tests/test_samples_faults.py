@@ -13,10 +13,11 @@ import pytest
 from django.db import connection
 
 from campaigns import services
-from campaigns.models import HostSample, Job, Run, Scenario, Target
+from campaigns.models import HostSample, Job, Run, Scenario, ServerSample, Target
 from campaigns.sysbench import parser
 from tests.conftest import MYSQL_DB, WorkerProcess, wait_for
 from tests.factories import CampaignFactory, DatasetFactory, ScenarioFactory, TargetFactory
+from tests.helpers.freeze_proxy import FreezeProxy
 
 
 def _mysql(sql: str) -> None:
@@ -115,6 +116,40 @@ def test_a_dropped_database_connection_mid_job_costs_no_second_and_no_job(own_wo
     host = sorted(HostSample.objects.filter(job=job).values_list("t", flat=True))
     assert host == list(range(1, len(host) + 1)) and len(host) >= len(stored) - 1  # no host second lost either
     assert "benchapp's database is away" in worker.log_text()
+
+
+# ---------------------------------------------------------------- a cut between the client and benchapp's database
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_10_s_cut_to_benchapps_database_loses_no_host_or_server_second(target_databases, test_db_name, settings):
+    """A cut does not refuse a connection, it hangs it: a sampler that wrote its rows on its own thread waited out the
+    cut and then skipped the seconds it had not read (5 of 60 in a 10 s cut). Its writer now waits apart from its
+    readings: every second is read on time and written once the database answers again."""
+    db = connection.settings_dict
+    with FreezeProxy(int(db["PORT"] or 5432)) as proxy:
+        queue = f"client-cut-{test_db_name}"
+        worker = WorkerProcess("client-cut", test_db_name, extra_env={
+            "BENCHAPP_QUEUE": queue, "DATABASE_URL": f"postgres://postgres@127.0.0.1:{proxy.port}/{test_db_name}"})
+        try:
+            worker.wait_ready()
+            settings.CELERY_TASK_DEFAULT_QUEUE = queue
+            scenario = ScenarioFactory(time_s=24, dataset=DatasetFactory(name="cut 1x1000", tables=1, table_size=1000))
+            job = _launch(TargetFactory(), scenario)
+            wait_for(lambda: HostSample.objects.filter(job=job).count() >= 5, timeout_s=180,
+                     what="5 host seconds stored")
+            proxy.freeze()
+            time.sleep(10)
+            proxy.thaw()
+            job = _finished(job)
+        finally:
+            worker.stop()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    host = sorted(HostSample.objects.filter(job=job).values_list("t", flat=True))
+    server = sorted(ServerSample.objects.filter(job=job).values_list("t", flat=True))
+    assert host == list(range(1, len(host) + 1)) and len(host) >= 23, host
+    assert server == list(range(1, len(server) + 1)) and len(server) >= 23, server
 
 
 # ---------------------------------------------------------------- item 6: a dropped dataset

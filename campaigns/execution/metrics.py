@@ -2,8 +2,10 @@
 
 Each sampler is a thread of the client task, started when sysbench has started and stopped when it has
 exited; a reading is taken on whole seconds of sysbench's own clock, so row t of a HostSample or ServerSample
-lines up with sysbench's `[ t s ]` interval. Rows are written a few at a time on the thread's own database
-connection. A sampler that fails stops quietly (with a log line): it never fails the measurement it watches.
+lines up with sysbench's `[ t s ]` interval. Rows are written a few at a time by a writer thread of the sampler's
+own (its own database connection), so a write that hangs (a cut network) never delays a reading: the rows wait,
+an hour of them at most, and no second is skipped. A sampler that fails stops quietly (with a log line): it never
+fails the measurement it watches.
 
 The client task of client 0 (on the coordinating host) also samples the server, over one light connection per
 job, and keeps exact readings at the start and the end of the measurement (job.server_window); after the run,
@@ -46,14 +48,94 @@ PGSQL_FLUSH_S = 1.0
 PGSQL_POLL_S = 0.02
 
 
+class _RowWriter(threading.Thread):
+    """Writes a sampler's rows on a thread (and database connection) of its own, so that a write that hangs (a cut
+    network: the connection neither answers nor fails until TCP gives up) never delays a reading: the seconds are
+    taken on time and wait here, up to MAX_WAITING_ROWS (the oldest given up first), until the database answers."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name=f"{name}-writer", daemon=True)
+        self.owner = name
+        self._pending: list[Any] = []
+        self._lock = threading.Condition()
+        self._closing = False
+        self._abandoned = False  # finish() gave up waiting: what is still unwritten is dropped, not retried
+        self._busy = False
+
+    def put(self, rows: list[Any]) -> None:
+        with self._lock:
+            self._pending.extend(rows)
+            del self._pending[:-MAX_WAITING_ROWS]
+            self._lock.notify()
+
+    def left(self) -> int:
+        with self._lock:
+            return len(self._pending) + (1 if self._busy else 0)
+
+    def finish(self, patience_s: float) -> int:
+        """Waits (at most `patience_s`) for every row handed over to be written; returns how many were not."""
+        deadline = time.monotonic() + patience_s
+        with self._lock:
+            self._closing = True
+            self._lock.notify()
+            while (self._pending or self._busy) and time.monotonic() < deadline:
+                self._lock.wait(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+            left = len(self._pending)
+            self._pending = []
+            self._abandoned = bool(left or self._busy)
+            self._lock.notify()
+        return left
+
+    def run(self) -> None:
+        delay = RETRY_FIRST_S
+        try:
+            while True:
+                with self._lock:
+                    while not self._pending and not self._closing:
+                        self._lock.wait()
+                    if not self._pending:
+                        return
+                    batch, self._pending, self._busy = self._pending, [], True
+                try:
+                    type(batch[0]).objects.bulk_create(batch, ignore_conflicts=True)
+                    delay = RETRY_FIRST_S
+                    written = True
+                except (OperationalError, InterfaceError) as exc:
+                    if not connection_lost(exc):
+                        log.exception("%s: %d rows not written", self.owner, len(batch))
+                        written = True  # a bad row: given up, never retried
+                    else:
+                        connection_drop()
+                        written = False
+                        log.warning("%s: benchapp's database is away; %d rows wait", self.owner, len(batch))
+                except Exception:
+                    log.exception("%s: %d rows not written", self.owner, len(batch))
+                    written = True
+                with self._lock:
+                    self._busy = False
+                    if self._abandoned:
+                        return
+                    if not written:
+                        self._pending[:0] = batch
+                        del self._pending[:-MAX_WAITING_ROWS]
+                    self._lock.notify_all()
+                if not written:
+                    time.sleep(delay)
+                    delay = backoff_s(delay)
+        finally:
+            connection.close()
+
+
 class _Sampler(threading.Thread):
-    """Calls take(t) at start + t seconds for t = 1, 2, ... until stop(); take() returns rows to store."""
+    """Calls take(t) at start + t seconds for t = 1, 2, ... until stop(); take() returns rows to store, which its
+    writer (_RowWriter) writes a few at a time, apart from the readings."""
 
     def __init__(self, name: str, started_at: float) -> None:
         super().__init__(name=name, daemon=True)
         self.started_at = started_at
         self._stop_event = threading.Event()
         self._rows: list[Any] = []
+        self._writer = _RowWriter(name)
         self.cpu_s = 0.0  # the thread's own CPU time: what sampling costs (bench/sampler_cost.py)
         self.samples = 0
         # Set once the sampler has taken its last reading (its rows may still be on their way to the database).
@@ -67,6 +149,7 @@ class _Sampler(threading.Thread):
         self.join(timeout=10)
 
     def run(self) -> None:
+        self._writer.start()
         try:
             self.begin()
             t = 1
@@ -84,6 +167,7 @@ class _Sampler(threading.Thread):
             self.flush_last()
         except Exception:
             log.exception("%s stopped", self.name)
+            self.flush_last()  # what it took before it stopped is still written
         finally:
             self.last_read.set()
             self.close()
@@ -102,36 +186,21 @@ class _Sampler(threading.Thread):
         pass
 
     def flush(self) -> None:
-        """Writes the rows taken so far; while benchapp's database is away they wait (up to MAX_WAITING_ROWS, the
-        oldest given up first) for the next flush, on a new connection."""
-        if not self._rows:
-            return
-        try:
-            type(self._rows[0]).objects.bulk_create(self._rows, ignore_conflicts=True)
-        except (OperationalError, InterfaceError) as exc:
-            if not connection_lost(exc):
-                raise
-            connection_drop()
-            del self._rows[:-MAX_WAITING_ROWS]
-            log.warning("%s: benchapp's database is away; %d rows wait", self.name, len(self._rows))
-            return
-        self._rows = []
+        """Hands the rows taken so far to the writer, at once: while benchapp's database is away (or a write hangs)
+        they wait there, up to MAX_WAITING_ROWS."""
+        if self._rows:
+            self._writer.put(self._rows)
+            self._rows = []
 
     def flush_last(self, patience_s: float = LAST_FLUSH_PATIENCE_S) -> None:
-        """The last flush, again with back-off while the database is away (at most `patience_s`)."""
-        deadline = time.monotonic() + patience_s
-        delay = RETRY_FIRST_S
+        """The last rows, and the wait (at most `patience_s`) for every row to be written."""
         self.flush()
-        while self._rows and time.monotonic() < deadline:
-            time.sleep(delay)
-            delay = backoff_s(delay)
-            self.flush()
-        if self._rows:
-            log.error("%s: %d rows not written (benchapp's database away)", self.name, len(self._rows))
+        left = self._writer.finish(patience_s)
+        if left:
+            log.error("%s: %d rows not written (benchapp's database away)", self.name, left)
 
 
 # ---------------------------------------------------------------- the client host
-
 
 def _busy(times: Any) -> float:
     idle = times.idle + getattr(times, "iowait", 0.0)
