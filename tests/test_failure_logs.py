@@ -95,3 +95,43 @@ def test_a_python_warning_is_a_json_line_in_json_mode():
     line = next(json.loads(text) for text in out.stderr.splitlines() if "a warning of the test" in text)
     assert line["logger"] == "py.warnings" and line["level"] == "WARNING"
     assert "RuntimeWarning" in line["message"]
+
+
+@pytest.mark.django_db
+def test_a_job_measured_again_and_one_ended_invalid_each_log_one_warning_under_the_launchs_request_id(caplog,
+                                                                                                      sent_tasks):
+    from campaigns.execution.outcomes import job_ended_log
+    from campaigns.execution.results import job_measure_again
+    from tests.factories import JobFactory, RunFactory
+
+    run = RunFactory(request_id="launch-rid-again", status=Run.Status.RUNNING)
+    run.campaign.job_tries = 3
+    run.campaign.save()
+    lost = JobFactory(run=run, target=TargetFactory(name="again-target"), status=Job.Status.RUNNING,
+                      phase=Job.Phase.RUN, attempt=1)
+    with caplog.at_level(logging.WARNING, logger="campaigns.jobs"):
+        assert job_measure_again(job_id=lost.pk, attempt=1, cause="client host vm-b went silent") == "again"
+    records = [r for r in caplog.records if r.name == "campaigns.jobs"]
+    assert [r.getMessage() for r in records] == [
+        f"job {lost.pk} measured again: run {run.pk}, target again-target, attempt 1: attempt 1 of 3 lost: "
+        "client host vm-b went silent"]
+    assert records[0].levelno == logging.WARNING and records[0].request_id == "launch-rid-again"
+    assert "[launch-rid-again] job" in PLAIN.format(records[0])
+
+    caplog.clear()
+    invalid = JobFactory(run=run, target=TargetFactory(name="invalid-target"), status=Job.Status.SUCCEEDED,
+                         verdict=Job.Verdict.INVALID, findings=[
+                             {"code": "server-disagrees", "level": "invalid", "message": "The server counted\n"
+                              "9,000 queries while sysbench sent 10,000 (-10.0 %)"},
+                             {"code": "too-short", "level": "info", "message": "short"}])
+    fine = JobFactory(run=run, status=Job.Status.SUCCEEDED, verdict=Job.Verdict.VALID)
+    with caplog.at_level(logging.WARNING, logger="campaigns.jobs"):
+        job_ended_log(job_id=invalid.pk)
+        job_ended_log(job_id=fine.pk)  # a good end says nothing
+    records = [r for r in caplog.records if r.name == "campaigns.jobs"]
+    assert [r.getMessage() for r in records] == [
+        f"job {invalid.pk} ended invalid: run {run.pk}, target invalid-target, attempt 1: The server counted "
+        "9,000 queries while sysbench sent 10,000 (-10.0 %)"]
+    assert records[0].request_id == "launch-rid-again"
+    assert json.loads(JsonFormatter().format(records[0]))["request_id"] == "launch-rid-again"
+    assert requestid.current() == ""
