@@ -17,6 +17,7 @@ from celery.signals import (
     beat_init,
     before_task_publish,
     celeryd_after_setup,
+    task_postrun,
     task_retry,
     worker_init,
     worker_ready,
@@ -181,6 +182,17 @@ def _count_retry(sender: Any = None, **kwargs: Any) -> None:
         metrics.webhook_retry_count()
 
 
+def _count_outcome(sender: Any = None, state: str | None = None, **kwargs: Any) -> None:
+    """Every task that ended, by task and outcome (success, failure, retry, ...), counted for /metrics
+    (benchapp_tasks_total). Not on a client host: its Redis user has no key for the server's counters."""
+    if settings.BENCHAPP_WORKER_ROLE == "client":
+        return
+    from campaigns.counters import counter_add
+
+    name = str(getattr(sender, "name", "") or "unknown").rsplit(".", 1)[-1]
+    counter_add("tasks", task=name, outcome=str(state or "unknown").lower())
+
+
 def _refuse_a_foreign_key(**kwargs: Any) -> None:
     """A worker or beat whose field key reads none of the database's encrypted values does not start (the process
     exits with the message: campaigns/keycheck.py); a SystemExit is what Celery's signal dispatch lets through."""
@@ -194,6 +206,7 @@ def signals_connect() -> None:
     worker_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-worker-key-check")
     beat_init.connect(_refuse_a_foreign_key, dispatch_uid="benchapp-beat-key-check")
     task_retry.connect(_count_retry, dispatch_uid="benchapp-count-retry")
+    task_postrun.connect(_count_outcome, dispatch_uid="benchapp-count-outcome")
     celeryd_after_setup.connect(_add_host_queue, dispatch_uid="benchapp-host-queue")
     worker_ready.connect(_register_host, dispatch_uid="benchapp-register-host")
     worker_shutdown.connect(_stop_heartbeat, dispatch_uid="benchapp-stop-heartbeat")

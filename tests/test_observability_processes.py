@@ -78,6 +78,12 @@ def test_metrics_show_the_queue_and_the_jobs_moving_during_a_real_run(client, ma
                  timeout_s=30, what="samples stored counted")
         assert _series(scrapes[-1], "benchapp_job_phase_duration_seconds_count", phase="run") >= 1
         assert _series(scrapes[-1], "benchapp_jobs", status="running") == 0
+        # Task outcomes, counted by the worker when each ended; its processes, seen from the web's scrape.
+        wait_for(lambda: (_series(scrape(), "benchapp_tasks_total", task="job_execute_task", outcome="success")
+                          or 0) >= 1, timeout_s=30, what="the job's task counted")
+        assert (_series(scrapes[-1], "benchapp_processes", program="worker") or 0) >= 2  # main process and pool
+        assert (_series(scrapes[-1], "benchapp_process_resident_memory_bytes", program="worker") or 0) > 20e6
+        assert (_series(scrapes[-1], "benchapp_process_cpu_seconds", program="worker") or 0) > 0
 
 
 # ---------------------------------------------------------------- a web server and a Redis of the test's own

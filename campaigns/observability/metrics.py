@@ -256,6 +256,7 @@ class BenchappCollector(Collector):
                                         "Bytes of per-second samples freed by keeping old jobs' seconds coarser")
             freed.add_metric([], counted.get(field("retention_bytes_freed", {}), 0.0))
             yield freed
+            yield tasks_family(counted)
         pending = GaugeMetricFamily("benchapp_notifications_pending", "Regressions not notified yet")
         pending.add_metric([], Regression.objects.filter(notified_at__isnull=True, notification_error="").count())
         yield pending
@@ -295,6 +296,72 @@ def build_info() -> Metric:
     return info
 
 
+def tasks_family(counted: dict[str, float]) -> Metric:
+    """benchapp_tasks_total{task, outcome}: every Celery task that ended on a server worker (worker_signals)."""
+    family = CounterMetricFamily("benchapp_tasks", "Celery tasks that ended, by task and outcome",
+                                 labels=["task", "outcome"])
+    for name, value in sorted(counted.items()):
+        if not name.startswith("tasks|"):
+            continue
+        labels = dict(part.split("=", 1) for part in name.split("|")[1:] if "=" in part)
+        family.add_metric([labels.get("task", ""), labels.get("outcome", "")], value)
+    return family
+
+
+# The programs of this installation, told by their command lines (processes whose working directory is the checkout).
+_PROGRAMS = (("web", ("gunicorn",)), ("beat", ("celery", "beat")), ("worker", ("celery", "worker")),
+             ("worker", ("benchapp.client_worker",)))
+
+
+def _program(cmdline: list[str]) -> str | None:
+    words = " ".join(cmdline)
+    for program, needles in _PROGRAMS:
+        if all(needle in words for needle in needles):
+            return program
+    return None
+
+
+class ProcessCollector(Collector):
+    """What prometheus_client's multiprocess mode leaves out: each program's processes, resident memory and CPU
+    seconds, summed over its processes (master, workers, pool children) on this machine."""
+
+    def collect(self) -> Iterator[Metric]:
+        import psutil
+
+        count: dict[str, int] = {}
+        rss: dict[str, float] = {}
+        cpu: dict[str, float] = {}
+        root = str(settings.BASE_DIR)
+        for proc in psutil.process_iter(["cmdline", "memory_info", "cpu_times"]):
+            try:
+                program = _program(proc.info["cmdline"] or [])
+                if program is None or proc.cwd() != root:
+                    continue
+            except (psutil.Error, OSError):
+                continue
+            count[program] = count.get(program, 0) + 1
+            if proc.info["memory_info"] is not None:
+                rss[program] = rss.get(program, 0.0) + proc.info["memory_info"].rss
+            if proc.info["cpu_times"] is not None:
+                times = proc.info["cpu_times"]
+                cpu[program] = cpu.get(program, 0.0) + times.user + times.system
+        processes = GaugeMetricFamily("benchapp_processes", "Processes of each program of benchapp on this machine",
+                                      labels=["program"])
+        memory = GaugeMetricFamily("benchapp_process_resident_memory_bytes",
+                                   "Resident memory of each program's processes together", labels=["program"])
+        # A gauge: a pool child recycled takes its seconds along, so the sum is no counter (it would go down).
+        seconds = GaugeMetricFamily("benchapp_process_cpu_seconds",
+                                    "CPU seconds (user and system) used so far by each program's running processes",
+                                    labels=["program"])
+        for program in sorted(count):
+            processes.add_metric([program], count[program])
+            memory.add_metric([program], rss.get(program, 0.0))
+            seconds.add_metric([program], cpu.get(program, 0.0))
+        yield processes
+        yield memory
+        yield seconds
+
+
 class BuildCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield build_info()
@@ -323,6 +390,7 @@ def _registry(*, database: bool) -> CollectorRegistry:
     else:
         registry.register(REQUEST_LATENCY)
     registry.register(BuildCollector())
+    registry.register(ProcessCollector())
     registry.register(BeatCollector())
     if database:
         registry.register(BenchappCollector())
