@@ -11,6 +11,8 @@ if [[ ! -x var/lock-venv/bin/pip-compile ]]; then
     var/lock-venv/bin/pip install --disable-pip-version-check -q pip-tools==7.6.2
 fi
 for name in requirements requirements-client requirements-dev; do
-    var/lock-venv/bin/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links \
+    # --allow-unsafe: pip and setuptools are pinned too (requirements.in), with their hashes.
+    var/lock-venv/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+        --no-emit-find-links \
         --output-file "$name.txt" "$@" "$name.in"
 done
