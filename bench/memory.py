@@ -229,6 +229,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="times each page and API answer is asked for")
     parser.add_argument("--keep", action="store_true", help="leave the bench's databases behind")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose processes to start")
+    parser.add_argument("--load", action="store_true",
+                        help="then two users at once (pages and the API) while a run is in progress: the peak")
     args = parser.parse_args()
     Group.cwd = args.root.resolve()
 
@@ -347,6 +349,79 @@ def drive(groups: list[Group], env: dict[str, str], port: int, args: argparse.Na
     server_after = sum(v for k, v in after.items() if k != "client")
     print(f"\nmake run: {server_before:.0f} MB after start-up, {server_after:.0f} MB after use (goal: under 600); "
           f"client host worker: {after['client']:.0f} MB (goal: under 80)")
+    if args.load:
+        two_users(groups, base, campaign, run_ids, job, cell, admin_token=client.token)
+
+
+def two_users(groups: list[Group], base: str, campaign: Any, run_ids: list[int], job: Any, cell: str, *,
+              admin_token: str) -> None:
+    """Two users at once, each in a loop over the pages and API answers a team opens, while a run of the campaign
+    is in progress (its jobs measuring, the worker writing seconds): summed PSS sampled every second, its peak."""
+    import threading
+
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group as Role
+
+    from campaigns import services
+    from campaigns.models import Run
+
+    operator = get_user_model().objects.filter(username="memory-operator").first()
+    if operator is None:
+        operator = get_user_model().objects.create_user(username="memory-operator", password=PASSWORD)
+        operator.groups.add(Role.objects.get_or_create(name="operator")[0])
+    users = [Http(base, admin_token), Http(base, services.token_issue(user=operator))]
+    users[0].login("admin", PASSWORD)
+    users[1].login("memory-operator", PASSWORD)
+    campaign.scenarios.update(time_s=20)  # a run long enough to browse beside
+    live = users[0].call("POST", f"/api/v1/campaigns/{campaign.pk}/launch/", {})["id"]
+    runs_query = "&".join(f"runs={r}" for r in run_ids)
+    paths = [(f"/api/v1/comparisons/?{runs_query}", True), (f"/compare/?{runs_query}", False),
+             (f"/api/v1/jobs/{job.pk}/series/", True), (f"/compare/report/?{runs_query}", False),
+             (f"/api/v1/regressions/history/?{cell}", True), (f"/runs/{live}/", False), (f"/api/v1/runs/{live}/", True),
+             ("/runs/", False), ("/campaigns/", False), ("/metrics", False)]
+    stop = threading.Event()
+    asked = [0, 0]
+    errors: list[str] = []
+
+    def browse(n: int) -> None:
+        while not stop.is_set():
+            for path, api in paths:
+                try:
+                    users[n].call("GET", path, api=api)
+                    asked[n] += 1
+                except Exception as exc:  # noqa: BLE001 (said at the end; the load goes on)
+                    errors.append(f"{path}: {exc}")
+                if stop.is_set():
+                    return
+
+    threads = [threading.Thread(target=browse, args=(n,), daemon=True) for n in (0, 1)]
+    for thread in threads:
+        thread.start()
+    peak: dict[str, float] = {}
+    peak_total = 0.0
+    started = time.monotonic()
+    while time.monotonic() - started < 300:
+        # benchapp's own processes: not the sysbench a job runs (nor its box's launchers), which are the benchmark's
+        totals = {group.name: sum(pss_kb(pid) for pid in group.pids()
+                                  if not cmdline(pid).split(" ", 1)[0].rsplit("/", 1)[-1].startswith(
+                                      ("sysbench", "bwrap", "setpriv", "sudo", "prlimit"))) / 1024
+                  for group in groups}
+        total = sum(v for k, v in totals.items() if k != "client")
+        if total > peak_total:
+            peak_total, peak = total, totals
+        if Run.objects.get(pk=live).status not in (Run.Status.PENDING, Run.Status.RUNNING):
+            break
+        time.sleep(1)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=120)
+    print(f"\nTwo users at once ({asked[0]} and {asked[1]} answers, {len(errors)} errors) while run {live} ran "
+          f"({Run.objects.get(pk=live).status}, {time.monotonic() - started:.0f} s): peak summed PSS (MB)")
+    for name, value in peak.items():
+        print(f"  {name:<8} {value:7.1f} MB")
+    print(f"  {'make run':<8} {peak_total:7.1f} MB   (web + worker + beat; goal: under 600)")
+    for error in errors[:5]:
+        print(f"  error: {error}")
 
 
 if __name__ == "__main__":
