@@ -210,12 +210,15 @@ def test_its_redis_user_reaches_the_broker_queues_only_and_revoking_ends_it_all(
     listener.psubscribe("*celery.pidbox")
     assert listener.get_message(timeout=2)["type"] == "psubscribe"
     # `celery -b <its broker URL> control shutdown`, as the attacker would type it.
-    attacker = Celery("attacker", broker=host.redis_url)
+    # (Not the current app: the tests after this one would publish to its broker.)
+    attacker = Celery("attacker", broker=host.redis_url, set_as_current=False)
     attacker.conf.broker_connection_retry = False
     try:
         attacker.control.broadcast("shutdown", reply=False)
     except Exception as exc:  # noqa: BLE001 (refused is the point; how kombu says so is its own)
         assert "noperm" in str(exc).lower() or "permission" in str(exc).lower(), exc
+    finally:
+        attacker.close()
     assert listener.get_message(timeout=1) is None
     listener.close()
     # A script runs under the same ACL: what the user may not do, a script of its may not either.
