@@ -60,6 +60,10 @@ class Evidence:
     server_total: float | None = None                     # the server's count over the window
     sysbench_total: float | None = None                   # sysbench's count of the same measure
     window_s: float | None = None
+    # benchapp's server's own count of the target's work from the job's start to its close (Job.server_work, a
+    # column no client host may write), and the clients' claim of the same measure.
+    server_work_total: float | None = None
+    server_work_claimed: float | None = None
     full_cache: bool = False
     cache_hit_ratio: float | None = None
     shared_with: list[str] = field(default_factory=list)       # other jobs on the same target (database)
@@ -97,6 +101,7 @@ class Evidence:
 REASONS = {
     "client-bound": "the client host's CPU was saturated",
     "server-disagrees": "the server counted other work than sysbench sent",
+    "server-contradicts-clients": "the clients reported more work than benchapp's server saw the target do",
     "not-settled": "throughput had not settled",
     "errors": "sysbench reported ignored errors",
     "errors-expected": "ignored errors within the workload's declared rate",
@@ -158,12 +163,13 @@ def trend_pct(values: list[float]) -> float:
 
 # Findings about a database target and the client as its load generator: not judged for a host test.
 TARGET_SIDE = frozenset({"client-bound", "same-host", "server-disagrees", "server-not-checked", "cache-cold",
-                         "client-sum"})
+                         "client-sum", "server-contradicts-clients"})
 
 
 def judge(evidence: Evidence) -> tuple[list[Finding], str]:
     findings = [
-        *_client_bound(evidence), *_same_host(evidence), *_server(evidence), *_settled(evidence),
+        *_client_bound(evidence), *_same_host(evidence), *_server(evidence), *_server_own(evidence),
+        *_settled(evidence),
         *_errors(evidence), *_cache(evidence), *_overran(evidence), *_shared(evidence), *_imported(evidence),
         *_client_sum(evidence), *_seconds(evidence), *_check(evidence),
     ]
@@ -308,6 +314,31 @@ def _server(e: Evidence) -> list[Finding]:
         "server-disagrees", INVALID, f"{diff:+.1f} %",
         f"The server counted {e.server_total:,.0f} {e.server_measure} while sysbench sent {e.sysbench_total:,.0f} "
         f"({diff:+.1f} %): something else used the server, or sysbench's figures are wrong.",
+    )]
+
+
+# The server's own count spans more than the clients' run (the job's start to its close: prepare checks, the clients'
+# gates, the samplers' reads), so it is never below an honest claim; only a claim above it by this much is a
+# contradiction (a statistics flush that lags, a few statements) and not noise.
+SERVER_WORK_SLACK_PCT = 10.0
+SERVER_WORK_SLACK_ABS = 100.0
+
+
+def _server_own(e: Evidence) -> list[Finding]:
+    """The clients' figures against the count benchapp's server itself took of the target's work, in a column no
+    client host can write: a compromised client host's forged figures are contradicted here, whatever else it
+    forged (the per-second server samples and the server window are a client's own readings)."""
+    if e.server_work_total is None or e.server_work_claimed is None or e.server_work_claimed <= 0:
+        return []
+    allowed = e.server_work_total * (1 + SERVER_WORK_SLACK_PCT / 100) + SERVER_WORK_SLACK_ABS
+    if e.server_work_claimed <= allowed:
+        return []
+    over = 100 * (e.server_work_claimed - e.server_work_total) / max(e.server_work_total, 1.0)
+    return [Finding(
+        "server-contradicts-clients", INVALID, f"{over:+.0f} %",
+        f"The clients reported {e.server_work_claimed:,.0f} {e.server_measure} but benchapp's server saw the target "
+        f"do {e.server_work_total:,.0f} in all while the job ran ({over:+.0f} %): these figures are not this "
+        "server's work (a client host's forged or mistaken report).",
     )]
 
 

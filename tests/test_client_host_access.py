@@ -120,6 +120,9 @@ def test_a_client_hosts_role_reads_and_writes_only_its_own_jobs_rows(access):
         assert db.execute("UPDATE campaigns_clienthost SET cores = 64 WHERE hostname = 'acc-b'").rowcount == 0
         assert "permission denied" in refused(db, "UPDATE campaigns_clienthost SET labels = '{x}'")
         assert "permission denied" in refused(db, "UPDATE campaigns_clienthost SET hostname = 'acc-b'")
+        # Nor the server's own count of its job's work, which its figures are checked against.
+        assert "permission denied" in refused(db, "UPDATE campaigns_job SET server_work = '{}' WHERE id = %s",
+                                               [own.pk])
         assert "permission denied" in refused(db, "UPDATE campaigns_jobclient SET job_id = %s WHERE job_id = %s",
                                                [other.pk, own.pk])
     assert JobResult.objects.get(job=other).qps == 1544.0

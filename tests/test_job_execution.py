@@ -85,6 +85,10 @@ def test_it_runs_point_select_on_postgresql_and_stores_what_sysbench_printed(cel
     job = _wait_finished(run.jobs.get())
     assert job.status == Job.Status.SUCCEEDED, job.error
     _assert_result_matches_output(job)
+    # benchapp's server's own count of the server's transactions (one per point select here) holds all sysbench ran.
+    work = job.server_work
+    assert work["driver"] == "pgsql" and work["after"] - work["before"] >= job.result.queries, work
+    assert "server-contradicts-clients" not in [f["code"] for f in job.findings]
 
 
 def test_interval_rows_are_stored_while_the_job_is_still_running(celery_worker_process, target_databases):

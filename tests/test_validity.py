@@ -238,3 +238,19 @@ def test_a_host_crowded_by_other_processes_is_said_so_before_its_steal_and_steal
     # Nothing else on the host: its idle time went to the hypervisor, never called sysbench's saturation.
     stolen, _ = judge(Evidence(**base, client_others_pct={"vm": [5.0] * n}, client_steal_pct={"vm": [40.0] * n}))
     assert [(f.code, "hypervisor" in f.message) for f in stolen if f.level == "invalid"] == [("host-busy", True)]
+
+
+def test_clients_claiming_more_work_than_benchapps_server_saw_the_target_do_are_invalid():
+    """The server's own count spans the job's start to its close, so an honest claim is never above it; a forged one
+    (the attack: a client host turned 1,544 QPS into 99,999) is, and the job ends invalid naming both figures."""
+    base = {"qps": STEADY, "server_measure": "queries"}
+    assert _codes(Evidence(**base, server_work_total=100_000.0, server_work_claimed=100_000.0)) == []
+    assert _codes(Evidence(**base, server_work_total=130_000.0, server_work_claimed=100_000.0)) == []  # it did more
+    assert _codes(Evidence(**base, server_work_total=100_000.0, server_work_claimed=110_000.0)) == []  # within slack
+    findings, verdict = judge(Evidence(**base, server_work_total=92_640.0, server_work_claimed=5_999_940.0))
+    assert [(f.code, f.level) for f in findings] == [("server-contradicts-clients", "invalid")]
+    assert verdict == "invalid"
+    assert "5,999,940 queries" in findings[0].message and "92,640" in findings[0].message
+    assert _codes(Evidence(**base, server_work_total=None, server_work_claimed=5_999_940.0)) == []  # not read
+    # A host test has no target server: never judged by it.
+    assert _codes(Evidence(**base, server_work_total=10.0, server_work_claimed=1e6, host_test=True)) == []

@@ -104,6 +104,9 @@ def test_a_quiet_run_stores_host_and_server_seconds_and_only_notes_the_shared_ho
     assert server[5].gauges["Threads_connected"] >= 1
     window = job.server_window
     assert window["end"]["Questions"] - window["start"]["Questions"] == pytest.approx(job.result.queries, rel=0.05)
+    # benchapp's server's own count (from the job's start to its close) holds every query the client reported.
+    work = job.server_work
+    assert work["driver"] == "mysql" and work["after"] - work["before"] >= job.result.queries
     trip = RoundTrip.objects.get(run=job.run, target=job.target, host_name="client-a")
     # Milliseconds, not seconds or microseconds (the bound is loose: a loaded machine slows the round trip).
     assert trip.count == 200 and 0 < trip.median_ms <= trip.p99_ms < 1000
@@ -234,3 +237,41 @@ def test_a_dataset_larger_than_a_small_buffer_pool_is_cache_cold(celery_worker_p
         assert finding["level"] == "suspect" and job.cache_hit_ratio < 0.99, (job.cache_hit_ratio, started)
     finally:
         server.kill()
+
+
+FORGER = """#!/bin/sh
+# A client that reports a hundred times the queries it ran (what a compromised client host would write).
+case " $* " in
+    *" run "*) /usr/bin/sysbench "$@" | /usr/bin/mawk '$1 == "queries:" { $2 = $2 * 100 } { print }' ;;
+    *) exec /usr/bin/sysbench "$@" ;;
+esac
+"""
+
+
+def test_figures_a_client_inflates_are_contradicted_by_the_servers_own_count(test_db_name, target_databases,
+                                                                              settings, tmp_path):
+    """The attack: a client host rewrote a job's QPS (1,544 to 99,999) and the verdict. The server's per-second
+    samples and its window are a client's readings, forgeable with the rest; the server's own count of the target's
+    work, read by benchapp's server as the job starts and closes into a column no client host may write, is not."""
+    forger = tmp_path / "sysbench-forger"
+    forger.write_text(FORGER)
+    forger.chmod(0o755)
+    tmp_path.chmod(0o755)
+    queue = f"forger-{test_db_name}"
+    worker = WorkerProcess("client-forger", test_db_name, extra_env={
+        "BENCHAPP_QUEUE": queue, "BENCHAPP_SYSBENCH": str(forger)})
+    try:
+        worker.wait_ready()
+        settings.CELERY_TASK_DEFAULT_QUEUE = queue
+        scenario = ScenarioFactory(time_s=6, dataset=DatasetFactory(name="forged 1x1000", tables=1, table_size=1000))
+        job = _run_one(TargetFactory(), scenario)
+    finally:
+        worker.stop()
+    work = job.server_work
+    counted = work["after"] - work["before"]
+    # What the client really ran is in the server's count (with whatever else this shared MariaDB did meanwhile).
+    assert job.result.queries / 100 <= counted < job.result.queries, (job.result.queries, work)
+    found = next(f for f in job.findings if f["code"] == "server-contradicts-clients")
+    assert found["level"] == "invalid" and f"{job.result.queries:,.0f} queries" in found["message"], found
+    assert job.verdict == Job.Verdict.INVALID
+

@@ -512,7 +512,11 @@ def step_send(c: Coordination) -> bool:
     job, conn, host = c.job, c.connection(), c.host
     shares = split_threads(job.threads, len(c.hosts))
     commands = [format_command(phase_argv(job=job, conn=conn, command="run", threads=share)) for share in shares]
-    if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands), server_snapshot=c.snapshot):
+    # The server's own count of the target's work, before any client runs (a column no client host may write):
+    # what the clients then report is checked against it when the job closes (validity: server-contradicts-clients).
+    work = server_work_count(conn)
+    if not transitions.job_start(job_id=job.pk, command_line="\n".join(commands), server_snapshot=c.snapshot,
+                                 server_work={} if work is None else {"driver": conn.driver, "before": work}):
         raise JobStopped()
     now = timezone.now()
     own_facts = {"sysbench_version": sysbench_version(settings.BENCHAPP_SYSBENCH),

@@ -30,7 +30,7 @@ from campaigns.execution.sealed import holds_field_key, job_passwords_forget
 from campaigns.execution.variants import variant_restore
 from campaigns.execution.verdict import job_judge
 from campaigns.models import IntervalSample, Job, JobClient, JobResult, Scenario
-from campaigns.probes import ProbeError, cache_hit_ratio, server_info
+from campaigns.probes import ProbeError, cache_hit_ratio, server_info, server_work_count
 from campaigns.sysbench import parser
 
 log = logging.getLogger(__name__)
@@ -285,6 +285,21 @@ def job_close(job: Job, *, status: str, error: str = "") -> None:
     results_changed()  # a job that just succeeded joins the comparisons
 
 
+def _server_work_after(job: Job) -> dict[str, Any]:
+    """The job's server_work with the server's own reading after every client ended ("after"), taken here, on
+    benchapp's server, before anything else (a dataset dropped after the job) asks the target for more work."""
+    work = dict(job.server_work or {})
+    if "before" not in work or job.target.is_client_host():
+        return work
+    try:
+        after = server_work_count(job_target_connection(job))
+    except DecryptionError:
+        after = None
+    if after is not None:
+        work["after"] = after
+    return work
+
+
 def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
     """Merges the clients' figures into the job once all have finished; True if this call did it.
 
@@ -304,6 +319,7 @@ def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
     starts = [c.started_at for c in clients if c.started_at is not None]
     skew_ms = (max(starts) - min(starts)).total_seconds() * 1000 if len(starts) == len(clients) and starts else None
     result = result_store(job=job, clients=clients, source=JobResult.Source.MEASURED)
+    work = _server_work_after(job)
     snapshot = dict(job.server_snapshot)
     ratio = None
     warning = ""
@@ -323,7 +339,7 @@ def job_finalize(*, job_id: int, attempt: int | None = None) -> bool:
     wall = [c.wall_time_s for c in clients if c.wall_time_s is not None]
     Job.objects.filter(pk=job.pk).update(
         server_snapshot=snapshot, cache_hit_ratio=ratio, cache_warning=warning, start_skew_ms=skew_ms,
-        wall_time_s=max(wall) if wall else None,
+        wall_time_s=max(wall) if wall else None, server_work=work,
     )
     failed = [c for c in clients if c.status == JobClient.Status.FAILED]
     if failed:

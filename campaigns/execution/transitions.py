@@ -134,12 +134,15 @@ def job_wait_target(*, job_id: int, reason: str, since: datetime, next_try_at: d
     ))
 
 
-def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any]) -> bool:
-    """preparing → running (phase run): the clients are about to be sent. False if cancelled meanwhile."""
+def job_start(*, job_id: int, command_line: str, server_snapshot: dict[str, Any],
+              server_work: dict[str, Any] | None = None) -> bool:
+    """preparing → running (phase run): the clients are about to be sent. False if cancelled meanwhile.
+    server_work: the server's own reading of the target's work counter ({driver, before})."""
     now = timezone.now()
     return bool(Job.objects.filter(pk=job_id, status__in=JOB_SOURCES[JobStatus.RUNNING]).update(
         status=JobStatus.RUNNING, phase=Phase.RUN, started_at=now, heartbeat_at=now, wait_reason="",
         unreachable_since=None, next_try_at=None, command_line=command_line, server_snapshot=server_snapshot,
+        server_work=server_work or {},
     ))
 
 

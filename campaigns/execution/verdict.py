@@ -163,6 +163,15 @@ def job_evidence(job: Job) -> validity.Evidence:
             measure, sysbench_total = "queries", float(result.queries or 0)
             if window.get("driver") == "pgsql":
                 measure = "transactions (one per statement)"
+    work = job.server_work or {}
+    work_total = work_claimed = None
+    if result is not None and work.get("before") is not None and work.get("after") is not None \
+            and float(work["after"]) >= float(work["before"]):  # (lower: the server restarted meanwhile)
+        work_total = float(work["after"]) - float(work["before"])
+        transactional = job.scenario.test in _TRANSACTIONAL and \
+            str(job.scenario.options.get("skip-trx", "off")).lower() not in ("on", "true", "1")
+        claimed = result.transactions if work.get("driver") == "pgsql" and transactional else result.queries
+        work_claimed = float(claimed or 0)
     time_s = job.time_s or job.scenario.time_s
     shared = _shared_with(job, list(hosts.values())) if not job.imported else ([], [])
     version = job.scenario.workload_version
@@ -181,6 +190,7 @@ def job_evidence(job: Job) -> validity.Evidence:
         client_cores=cores,
         same_host=any(c.same_host for c in clients),
         server_measure=measure, server_total=server_total, sysbench_total=sysbench_total, window_s=window_s,
+        server_work_total=work_total, server_work_claimed=work_claimed,
         full_cache="cache" in job.scenario.dataset.name.lower(), cache_hit_ratio=job.cache_hit_ratio,
         shared_with=shared[0], shared_host_with=shared[1],
         expected_errors_per_s=(expected_pct / 100 * result.tps

@@ -845,6 +845,7 @@ class Job(models.Model):
         "cache_hit_ratio", "cache_warning", "verdict", "server_window", "findings", "claimed_by", "started_at",
         "finished_at", "heartbeat_at", "release_at", "prepare_progress", "prepare_wall_s", "warmup_started_at",
         "warmup_wall_s", "measured_at", "unreachable_since", "next_try_at", "check_outcome", "check_output",
+        "server_work",
     )
     CELL_FIELDS = (
         "id", "run", "target", "scenario", "threads", "repetition", "position", "variant", "variant_settings",
@@ -891,6 +892,12 @@ class Job(models.Model):
                                      help_text="the server's counters at the start and the end of the measurement")
     findings = models.JSONField(default=list, blank=True,
                                 help_text="[{code, level, figure, message}], from campaigns.validity")
+    # The server's own count of the work its target was asked for (probes.server_work_count), read by the server
+    # itself when the job starts ("before") and when it closes ("after"): a client host may not write this column
+    # (campaigns.services.client_access), so a host that forged its figures is contradicted by it (validity).
+    server_work = models.JSONField(default=dict, blank=True,
+                                   help_text="{driver, before, after}: the target server's work counter, read by "
+                                             "benchapp's server as the job started and as it closed")
     imported = models.BooleanField(default=False)
     claimed_by = models.CharField(max_length=255, blank=True)
     dispatch_count = models.PositiveIntegerField(default=0)

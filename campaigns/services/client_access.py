@@ -244,9 +244,10 @@ def client_access_install() -> None:
         for model, secret in ((Target, "password_encrypted"), (Campaign, "webhook_url_encrypted")):
             cursor.execute(sql.SQL("GRANT SELECT ({}) ON {} TO {}").format(
                 _columns(model, leave_out=("id", secret)) + sql.SQL(", id"), _table(model), group))
-        # Updates only of what a job's execution writes: never which run, target or scenario a job is, which job
-        # or host a client is, or a host's name or labels.
-        for model, fixed in ((Job, ("id", "run", "target", "scenario", "imported")),
+        # Updates only of what a job's execution writes: never which run, target or scenario a job is, the server's
+        # own count of the target's work (what the host's figures are checked against), which job or host a client
+        # is, or a host's name or labels.
+        for model, fixed in ((Job, ("id", "run", "target", "scenario", "imported", "server_work")),
                              (JobClient, ("id", "job", "index", "host_name")),
                              (ClientHost, ("id", "hostname", "labels"))):
             cursor.execute(sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
