@@ -84,4 +84,4 @@ class JobQuerySet(models.QuerySet):
 class ClientHostQuerySet(models.QuerySet):
     def online(self) -> ClientHostQuerySet:
         limit = timezone.now() - timedelta(seconds=settings.BENCHAPP_HOST_OFFLINE_S)
-        return self.filter(last_heartbeat__gte=limit)
+        return self.filter(last_heartbeat__gte=limit, offline_since__isnull=True)

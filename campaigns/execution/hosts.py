@@ -62,7 +62,7 @@ def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float 
     """Marks the host alive; with cores (at join), also stores its facts: those given, and its address and
     clock as seen from here (join_facts_measure), and the public key its worker made (campaigns.sealing); with
     busy, how busy its CPUs were since its last heartbeat."""
-    defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname)}
+    defaults: dict[str, Any] = {"last_heartbeat": timezone.now(), "queue": host_queue(hostname), "offline_since": None}
     if busy is not None:
         defaults.update(cpu_busy_pct=round(busy.pct, 1), cpu_busy_from=busy.since, cpu_busy_to=busy.until)
     if cores is not None:
@@ -82,11 +82,10 @@ def host_heartbeat(*, hostname: str, cores: int | None = None, memory_gb: float 
 
 
 def host_mark_offline(*, hostname: str, heartbeat_before: datetime) -> None:
-    """Takes a host offline now rather than after BENCHAPP_HOST_OFFLINE_S, if it has stopped beating."""
-    offline_since = timezone.now() - timedelta(seconds=settings.BENCHAPP_HOST_OFFLINE_S + 1)
-    ClientHost.objects.filter(hostname=hostname, last_heartbeat__lt=heartbeat_before).update(
-        last_heartbeat=offline_since
-    )
+    """Takes a host offline now rather than after BENCHAPP_HOST_OFFLINE_S, if it has stopped beating. Its
+    last_heartbeat stays the time it really beat (pages say "since" it); offline_since says benchapp took it off."""
+    ClientHost.objects.filter(hostname=hostname, last_heartbeat__lt=heartbeat_before,
+                              offline_since__isnull=True).update(offline_since=timezone.now())
 
 
 def local_host_facts() -> dict[str, Any]:
@@ -237,13 +236,14 @@ class NoWorker:
         return {"since": self.since.isoformat() if self.since else None, "message": self.message()}
 
 
-HostBeat = tuple[str, str, list[str], datetime]  # hostname, queue, labels, last heartbeat
+HostBeat = tuple[str, str, list[str], datetime, bool]  # hostname, queue, labels, last heartbeat, taken offline
 
 
 def host_heartbeats() -> list[HostBeat]:
-    """Every client host's name, queue, labels and last heartbeat (one query, for many runs)."""
-    return [(name, queue, labels or [], beat) for name, queue, labels, beat in
-            ClientHost.objects.values_list("hostname", "queue", "labels", "last_heartbeat")]
+    """Every client host's name, queue, labels, last heartbeat and whether benchapp took it offline since (one
+    query, for many runs)."""
+    return [(name, queue, labels or [], beat, off is not None) for name, queue, labels, beat, off in
+            ClientHost.objects.values_list("hostname", "queue", "labels", "last_heartbeat", "offline_since")]
 
 
 def run_no_worker(*, run: Run, hosts: list[HostBeat] | None = None, now: datetime | None = None) -> NoWorker | None:
@@ -260,9 +260,10 @@ def run_no_worker(*, run: Run, hosts: list[HostBeat] | None = None, now: datetim
     hosts = host_heartbeats() if hosts is None else hosts
     choice = run.campaign.client_hosts
     prefix = f"{run.queue}.host." if run.queue else ""
-    beats = [beat for name, queue, labels, beat in hosts
-             if queue.startswith(prefix) and hosts_allowed(choice, name, labels)]
-    latest = max(beats, default=None)
-    if latest is not None and latest >= now - timedelta(seconds=settings.BENCHAPP_NO_WORKER_S):
+    allowed = [(beat, off) for name, queue, labels, beat, off in hosts
+               if queue.startswith(prefix) and hosts_allowed(choice, name, labels)]
+    # A host taken offline (a clean stop, a drain) beats no more, however recent its last beat: not alive.
+    alive = max((beat for beat, off in allowed if not off), default=None)
+    if alive is not None and alive >= now - timedelta(seconds=settings.BENCHAPP_NO_WORKER_S):
         return None
-    return NoWorker(since=latest)
+    return NoWorker(since=max((beat for beat, _ in allowed), default=None))

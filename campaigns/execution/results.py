@@ -411,7 +411,13 @@ def job_measure_again(*, job_id: int, attempt: int, cause: str, heartbeat_before
         job_measure_again_dispatch(job_id=job_id, attempt=attempt, cause=cause, client_id=lost_client.client_id,
                                    send=lost_client.send)
         return "again"
-    t_s = IntervalSample.objects.filter(job_id=job_id, attempt=attempt).aggregate(t=Max("t"))["t"]
+    # Where the attempt was lost: the lost client's own last second (its peers may have measured on well past it).
+    seconds = IntervalSample.objects.filter(job_id=job_id, attempt=attempt)
+    if lost_client is not None:
+        index = JobClient.objects.filter(pk=lost_client.client_id).values_list("index", flat=True).first()
+        if index is not None and seconds.filter(client_index=index).exists():
+            seconds = seconds.filter(client_index=index)
+    t_s = seconds.aggregate(t=Max("t"))["t"]
     # The lost attempt's seals go with it, in the same transaction: the new attempt's sends seal again, for the
     # hosts it picks, and none of them can be sent (nor seal) before the requeue is committed.
     with transaction.atomic():

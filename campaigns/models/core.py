@@ -1253,6 +1253,9 @@ class ClientHost(models.Model):
     sysbench_version = models.CharField(max_length=50, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_heartbeat = models.DateTimeField(default=timezone.now)
+    # Set when benchapp took the host offline before its heartbeat went stale (a clean stop, a drain, a host found
+    # silent by the reconciler), cleared by its next heartbeat: last_heartbeat stays the time it really beat.
+    offline_since = models.DateTimeField(null=True, blank=True)
     # Where it stands ("ap-guangzhou-3", "near tdsql"): a campaign may choose its hosts by name or by label.
     # A worker announces its own (BENCHAPP_HOST_LABELS) when it joins; an operator may edit them.
     labels = ArrayField(models.CharField(max_length=100), default=list, blank=True)
@@ -1321,4 +1324,4 @@ class ClientHost(models.Model):
 
     def is_online(self) -> bool:
         age = (timezone.now() - self.last_heartbeat).total_seconds()
-        return age <= settings.BENCHAPP_HOST_OFFLINE_S
+        return age <= settings.BENCHAPP_HOST_OFFLINE_S and self.offline_since is None

@@ -139,7 +139,7 @@ class BenchappCollector(Collector):
                                    labels=["role"])
         counts = {"all": 0, "client": 0}
         now = timezone.now()
-        for host in ClientHost.objects.order_by("hostname").only("hostname", "role", "last_heartbeat"):
+        for host in ClientHost.objects.order_by("hostname").only("hostname", "role", "last_heartbeat", "offline_since"):
             role = host.role or "unknown"
             age.add_metric([host.hostname, role], max(0.0, (now - host.last_heartbeat).total_seconds()))
             if host.is_online():
