@@ -57,7 +57,7 @@ def main() -> None:
     server.stop()
     for name, sampler, model in (("host", host, HostSample), ("server", server, ServerSample)):
         rows = model.objects.filter(job=job).count()
-        print(f"{name} sampler: {sampler.cpu_s * 1000:.1f} ms CPU over {elapsed:.1f} s = "
+        print(f"{name} sampler: {sampler.cpu_s * 1000:.1f} ms CPU (reading {sampler._read_cpu_s * 1000:.1f}, writing {sampler._writer.cpu_s * 1000:.1f}) over {elapsed:.1f} s = "
               f"{100 * sampler.cpu_s / elapsed:.3f} % of one core; {sampler.samples} samples, {rows} rows stored")
     subprocess.run([*base, "cleanup"], capture_output=True, check=False)
 

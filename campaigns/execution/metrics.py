@@ -61,6 +61,7 @@ class _RowWriter(threading.Thread):
         self._closing = False
         self._abandoned = False  # finish() gave up waiting: what is still unwritten is dropped, not retried
         self._busy = False
+        self.cpu_s = 0.0  # this thread's CPU time: writing is part of what sampling costs
 
     def put(self, rows: list[Any]) -> None:
         with self._lock:
@@ -96,6 +97,7 @@ class _RowWriter(threading.Thread):
                     if not self._pending:
                         return
                     batch, self._pending, self._busy = self._pending, [], True
+                cpu = time.thread_time()
                 try:
                     type(batch[0]).objects.bulk_create(batch, ignore_conflicts=True)
                     delay = RETRY_FIRST_S
@@ -111,6 +113,7 @@ class _RowWriter(threading.Thread):
                 except Exception:
                     log.exception("%s: %d rows not written", self.owner, len(batch))
                     written = True
+                self.cpu_s += time.thread_time() - cpu
                 with self._lock:
                     self._busy = False
                     if self._abandoned:
@@ -136,10 +139,15 @@ class _Sampler(threading.Thread):
         self._stop_event = threading.Event()
         self._rows: list[Any] = []
         self._writer = _RowWriter(name)
-        self.cpu_s = 0.0  # the thread's own CPU time: what sampling costs (bench/sampler_cost.py)
+        self._read_cpu_s = 0.0  # the reading thread's own CPU time
         self.samples = 0
         # Set once the sampler has taken its last reading (its rows may still be on their way to the database).
         self.last_read = threading.Event()
+
+    @property
+    def cpu_s(self) -> float:
+        """What sampling costs (bench/sampler_cost.py): the CPU time of the reading thread and of its writer."""
+        return self._read_cpu_s + self._writer.cpu_s
 
     def signal_stop(self) -> None:
         self._stop_event.set()
@@ -161,7 +169,7 @@ class _Sampler(threading.Thread):
                     self.samples += 1
                 if len(self._rows) >= FLUSH_EVERY_S:
                     self.flush()
-                self.cpu_s += time.thread_time() - cpu
+                self._read_cpu_s += time.thread_time() - cpu
                 t = max(t + 1, int(time.monotonic() - self.started_at) + 1)  # a late wake-up skips, never bunches
             self.end(time.monotonic() - self.started_at)
             self.flush_last()
