@@ -69,10 +69,6 @@ class _RowWriter(threading.Thread):
             del self._pending[:-MAX_WAITING_ROWS]
             self._lock.notify()
 
-    def left(self) -> int:
-        with self._lock:
-            return len(self._pending) + (1 if self._busy else 0)
-
     def finish(self, patience_s: float) -> int:
         """Waits (at most `patience_s`) for every row handed over to be written; returns how many were not."""
         deadline = time.monotonic() + patience_s

@@ -151,12 +151,13 @@ def job_evidence(job: Job) -> validity.Evidence:
     window = job.server_window or {}
     server_total = sysbench_total = window_s = None
     measure = "queries"
+    # Whether each sysbench transaction is one server transaction (BEGIN ... COMMIT) rather than one per statement.
+    transactional = job.scenario.test in _TRANSACTIONAL and \
+        str(job.scenario.options.get("skip-trx", "off")).lower() not in ("on", "true", "1")
     if window.get("start") and window.get("end") and result is not None:
         names = RATE_COUNTERS.get(window.get("driver", ""), ())
         server_total = float(sum(window["end"].get(n, 0) - window["start"].get(n, 0) for n in names))
         window_s = float(window["end_t"]) - float(window["start_t"])
-        transactional = job.scenario.test in _TRANSACTIONAL and \
-            str(job.scenario.options.get("skip-trx", "off")).lower() not in ("on", "true", "1")
         if window.get("driver") == "pgsql" and transactional:
             measure, sysbench_total = "transactions", float(result.transactions or 0)
         else:
@@ -168,8 +169,6 @@ def job_evidence(job: Job) -> validity.Evidence:
     if result is not None and work.get("before") is not None and work.get("after") is not None \
             and float(work["after"]) >= float(work["before"]):  # (lower: the server restarted meanwhile)
         work_total = float(work["after"]) - float(work["before"])
-        transactional = job.scenario.test in _TRANSACTIONAL and \
-            str(job.scenario.options.get("skip-trx", "off")).lower() not in ("on", "true", "1")
         claimed = result.transactions if work.get("driver") == "pgsql" and transactional else result.queries
         work_claimed = float(claimed or 0)
     time_s = job.time_s or job.scenario.time_s
