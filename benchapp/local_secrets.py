@@ -75,7 +75,10 @@ def local_secrets(path: Path, *, write: bool = True) -> dict[str, str]:
             values = {**_read(path), **{k: v for k, v in values.items() if k not in _read(path)}}
         finally:
             temporary.unlink()
-    os.chmod(path, 0o600)
+    # Not when it is 0600 already: a read-only mount (deploy/compose/production.yml's web, worker and beat) refuses
+    # even a chmod that changes nothing.
+    if path.stat().st_mode & 0o777 != 0o600:
+        os.chmod(path, 0o600)
     return values
 
 
