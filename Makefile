@@ -10,7 +10,9 @@
 #                worker drained (its job finishes, no new one) and restarted, then web and beat restarted
 #   make bench   runs every bench/*.py with the venv's python but bench/faults.py (about 40 min: run it alone)
 #
-# PORT picks the web port (default 8000): `PORT=8080 make run`.
+# PORT picks the web port (default 8000): `PORT=8080 make run`. A second installation on one machine is a second
+# checkout given its own ports once (recorded in var/install.env): `BENCHAPP_PG_PORT=5442 BENCHAPP_REDIS_PORT=6389
+# BENCHAPP_MARIADB_PORT=3316 BENCHAPP_DB_NAME=benchapp2 PORT=8010 make run` (docs/operations.md).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -23,7 +25,8 @@ unexport PYTHONDONTWRITEBYTECODE
 
 VENV := .venv
 PY := $(VENV)/bin/python
-PORT ?= 8000
+# The web port: PORT given, else the one scripts/setup.sh recorded for this checkout (var/install.env), else 8000.
+PORT ?= $(or $(shell sed -n 's/^BENCHAPP_PORT=//p' var/install.env 2>/dev/null | tail -n 1),8000)
 
 .PHONY: help setup setup-dev run upgrade check test bench
 

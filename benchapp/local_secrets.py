@@ -39,6 +39,11 @@ GENERATED = {
 MADE_NOW: set[str] = set()
 
 
+def read_env_file(path: Path) -> dict[str, str]:
+    """NAME=value lines of a file (comments and other lines skipped), as this module writes them."""
+    return _read(path)
+
+
 def _read(path: Path) -> dict[str, str]:
     values = {}
     for line in path.read_text().splitlines():

@@ -18,6 +18,16 @@ from benchapp import local_secrets
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# The services of this installation, as scripts/setup.sh recorded them (BENCHAPP_PG_PORT, BENCHAPP_REDIS_PORT,
+# BENCHAPP_MARIADB_PORT, BENCHAPP_DB_NAME, BENCHAPP_PORT): a second installation on one machine is a second checkout
+# given other ports. Defaults for the environment, which still wins.
+INSTALL_FILE = Path(os.environ.get("BENCHAPP_INSTALL_FILE", BASE_DIR / "var" / "install.env"))
+INSTALL_KEYS = ("BENCHAPP_PG_PORT", "BENCHAPP_REDIS_PORT", "BENCHAPP_MARIADB_PORT", "BENCHAPP_DB_NAME", "BENCHAPP_PORT")
+if INSTALL_FILE.is_file():
+    for _name, _value in local_secrets.read_env_file(INSTALL_FILE).items():
+        if _name in INSTALL_KEYS and _value:
+            os.environ.setdefault(_name, _value)
+
 
 def envbool(name: str, default: str) -> bool:
     value = os.environ.get(name, default).strip().lower()
@@ -169,7 +179,8 @@ ASGI_APPLICATION = "benchapp.asgi.application"
 DATABASES = {
     "default": dj_database_url.parse(
         # scripts/setup.sh writes DATABASE_URL into the secrets file where the cluster does not trust loopback.
-        os.environ.get("DATABASE_URL") or _SECRETS.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/benchapp",
+        os.environ.get("DATABASE_URL") or _SECRETS.get("DATABASE_URL")
+        or f"postgres://postgres@127.0.0.1:{envint('BENCHAPP_PG_PORT', '5432')}/{os.environ.get('BENCHAPP_DB_NAME') or 'benchapp'}",
         conn_max_age=envint("DB_CONN_MAX_AGE", "60"),
         # A kept connection is tested before each request reuses it: a restarted PostgreSQL costs no failed request.
         conn_health_checks=True,

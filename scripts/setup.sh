@@ -2,7 +2,11 @@
 # Makes this machine ready to run and test benchapp, from nothing or from a half-done state.
 #
 # Idempotent and quick when everything is already there (each step checks before it acts), so `make run`,
-# `make test` and `make bench` call it every time. It needs no standard input (fine with CI=true). Steps:
+# `make test` and `make bench` call it every time. It needs no standard input (fine with CI=true).
+#   scripts/setup.sh [--services]    --services: steps 0 to 3 only (no .venv, no front end)
+# Steps:
+#   0. The ports and database this installation uses (var/install.env; see below): a second installation on one
+#      machine is a second checkout given other ports.
 #   1. Debian packages, installed only when missing (one `apt-get update` first, and only then).
 #   2. PostgreSQL, Redis and MariaDB on 127.0.0.1, started only when down, then waited for (30 s at most each).
 #      Redis gets the password of var/secrets.env (scripts/redis-password.sh; the file is made first if missing).
@@ -34,9 +38,13 @@ LOG_DIR=$ROOT_DIR/var/log
 PYTHON=${PYTHON:-python3}
 WAIT_S=${SETUP_WAIT_S:-30}
 PG_HOST=127.0.0.1
-PG_PORT=5432
-REDIS_PORT=6379
-MARIADB_PORT=3306
+SERVICES_ONLY=0
+while (($#)); do
+    case $1 in
+        --services) SERVICES_ONLY=1; shift ;;
+        *) printf 'setup: ERROR: unknown argument %s (known: --services)\n' "$1" >&2; exit 2 ;;
+    esac
+done
 
 log() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
@@ -79,6 +87,52 @@ wait_for() {
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# 0. Which services this installation uses
+# ---------------------------------------------------------------------------------------------------------------
+# The machine's standard ports unless told otherwise, once: BENCHAPP_PG_PORT, BENCHAPP_REDIS_PORT,
+# BENCHAPP_MARIADB_PORT, BENCHAPP_DB_NAME and PORT (the web's) given to `make run` (or here) are recorded in
+# var/install.env, which every later setup and every benchapp process of this checkout reads (benchapp/settings.py);
+# the environment still wins. A second installation on one machine is a second checkout given other ports: this
+# script uses a service it finds on a port it was given, starts its own where nothing answers (a PostgreSQL cluster
+# `benchapp_PORT`, a Redis, a MariaDB in /var/lib/benchapp-mariadb-PORT), and touches no other.
+install_file=${BENCHAPP_INSTALL_FILE:-var/install.env}
+install_get() { [[ -f $install_file ]] && sed -n "s/^$1=//p" "$install_file" | tail -n 1 || true; }
+install_pick() {  # NAME DEFAULT: the environment's, else the recorded one, else the default
+    local value=${!1:-}
+    [[ -n $value ]] || value=$(install_get "$1")
+    printf '%s' "${value:-$2}"
+}
+PG_PORT=$(install_pick BENCHAPP_PG_PORT 5432)
+REDIS_PORT=$(install_pick BENCHAPP_REDIS_PORT 6379)
+MARIADB_PORT=$(install_pick BENCHAPP_MARIADB_PORT 3306)
+DB_NAME=$(install_pick BENCHAPP_DB_NAME benchapp)
+BENCHAPP_PORT=${BENCHAPP_PORT:-${PORT:-}}
+WEB_PORT=$(install_pick BENCHAPP_PORT 8000)
+for pair in "BENCHAPP_PG_PORT=$PG_PORT" "BENCHAPP_REDIS_PORT=$REDIS_PORT" "BENCHAPP_MARIADB_PORT=$MARIADB_PORT" \
+    "BENCHAPP_PORT=$WEB_PORT"; do
+    value=${pair#*=}
+    [[ $value =~ ^[0-9]{1,5}$ ]] && ((value >= 1 && value <= 65535)) || die "${pair%%=*}=$value: not a port number"
+done
+[[ $DB_NAME =~ ^[a-z_][a-z0-9_]{0,62}$ ]] ||
+    die "BENCHAPP_DB_NAME=$DB_NAME: lower-case letters, digits and _ only, starting with a letter or _ (63 at most)"
+STANDARD=0
+[[ $PG_PORT == 5432 && $REDIS_PORT == 6379 && $MARIADB_PORT == 3306 && $DB_NAME == benchapp && $WEB_PORT == 8000 ]] &&
+    STANDARD=1
+install_text="# This installation's services (scripts/setup.sh records what it was given; the environment still wins).
+BENCHAPP_PG_PORT=$PG_PORT
+BENCHAPP_REDIS_PORT=$REDIS_PORT
+BENCHAPP_MARIADB_PORT=$MARIADB_PORT
+BENCHAPP_DB_NAME=$DB_NAME
+BENCHAPP_PORT=$WEB_PORT"
+if { ((!STANDARD)) || [[ -f $install_file ]]; } && [[ ! -f $install_file || $(<"$install_file") != "$install_text" ]]; then
+    mkdir -p "$(dirname "$install_file")"
+    printf '%s\n' "$install_text" >"$install_file.tmp" && mv "$install_file.tmp" "$install_file"
+    log "installation: PostgreSQL port $PG_PORT (database $DB_NAME), Redis $REDIS_PORT, MariaDB $MARIADB_PORT, web $WEB_PORT (recorded in $install_file)"
+fi
+export BENCHAPP_PG_PORT=$PG_PORT BENCHAPP_REDIS_PORT=$REDIS_PORT BENCHAPP_MARIADB_PORT=$MARIADB_PORT \
+    BENCHAPP_DB_NAME=$DB_NAME
+
+# ---------------------------------------------------------------------------------------------------------------
 # 1. Debian packages
 # ---------------------------------------------------------------------------------------------------------------
 packages=(postgresql redis-server mariadb-server sysbench chromium default-libmysqlclient-dev pkg-config
@@ -119,11 +173,19 @@ if [[ -z $pg_version ]]; then
     log "creating PostgreSQL $pg_version cluster main"
     quietly pg-create as_root pg_createcluster "$pg_version" main
 fi
+# On the standard port the machine's cluster `main`; on another port given, this installation's own cluster
+# `benchapp_PORT` (made on first use; its pg_hba.conf is Debian's, so benchapp gets a role with a password below).
+pg_cluster=main
+[[ $PG_PORT == 5432 ]] || pg_cluster=benchapp_$PG_PORT
 if port_open "$PG_HOST" "$PG_PORT"; then
     pg_state="already running"
 else
-    quietly pg-start as_root pg_ctlcluster --skip-systemctl-redirect "$pg_version" main start
-    pg_state="started"
+    if [[ $pg_cluster != main && ! -d /etc/postgresql/$pg_version/$pg_cluster ]]; then
+        log "creating PostgreSQL $pg_version cluster $pg_cluster on port $PG_PORT"
+        quietly pg-create as_root pg_createcluster --port "$PG_PORT" "$pg_version" "$pg_cluster"
+    fi
+    quietly pg-start as_root pg_ctlcluster --skip-systemctl-redirect "$pg_version" "$pg_cluster" start
+    pg_state="started (cluster $pg_cluster)"
 fi
 wait_for "PostgreSQL on $PG_HOST:$PG_PORT" pg_isready -q -h "$PG_HOST" -p "$PG_PORT"
 
@@ -132,8 +194,10 @@ if port_open 127.0.0.1 "$REDIS_PORT"; then
     redis_state="already running"
 else
     as_root mkdir -p /var/lib/redis /var/log/redis
+    redis_log=/var/log/redis/ci.log
+    [[ $REDIS_PORT == 6379 ]] || redis_log=/var/log/redis/benchapp-$REDIS_PORT.log
     quietly redis-start as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$REDIS_PORT" --save "" \
-        --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
+        --appendonly no --dir /var/lib/redis --logfile "$redis_log"
     redis_state="started"
 fi
 # Redis gets a password on first start, like the other secrets of var/secrets.env (made here if missing): every
@@ -145,20 +209,44 @@ REDISCLI_AUTH=$(sed -n 's/^BENCHAPP_REDIS_PASSWORD=//p' "$secrets_file" | tail -
 export REDISCLI_AUTH
 wait_for "Redis on 127.0.0.1:$REDIS_PORT with the password" bash -c "redis-cli --no-auth-warning -h 127.0.0.1 -p $REDIS_PORT ping | grep -qx PONG"
 
-# MariaDB. A fresh install outside systemd may lack the system tables and the socket directory.
+# MariaDB. A fresh install outside systemd may lack the system tables and the socket directory. On the standard
+# port the machine's server (its own configuration); on another port given, this installation's own server, with its
+# data directory in /var/lib/benchapp-mariadb-PORT and its socket beside the machine's.
+mariadb_socket=/run/mysqld/mysqld.sock
+mariadb_datadir=/var/lib/mysql
+mariadb_own=()
+if [[ $MARIADB_PORT != 3306 ]]; then
+    mariadb_socket=/run/mysqld/mysqld-$MARIADB_PORT.sock
+    mariadb_datadir=/var/lib/benchapp-mariadb-$MARIADB_PORT
+    mariadb_own=(--datadir="$mariadb_datadir" --port="$MARIADB_PORT" --socket="$mariadb_socket"
+        --pid-file="$mariadb_datadir/mariadbd.pid" --log-error="$mariadb_datadir/error.log" --bind-address=127.0.0.1
+        --user=mysql)
+fi
 if port_open 127.0.0.1 "$MARIADB_PORT"; then
     mariadb_state="already running"
 else
-    if ! as_root test -d /var/lib/mysql/mysql; then
-        log "initialising the MariaDB data directory"
-        quietly mariadb-install-db as_root mariadb-install-db --user=mysql --datadir=/var/lib/mysql
+    if ! as_root test -d "$mariadb_datadir/mysql"; then
+        log "initialising the MariaDB data directory $mariadb_datadir"
+        as_root install -d -o mysql -g mysql -m 0750 "$mariadb_datadir"
+        quietly mariadb-install-db as_root mariadb-install-db --user=mysql --datadir="$mariadb_datadir"
     fi
     as_root install -d -o mysql -g mysql -m 0755 /run/mysqld
-    quietly mariadb-start as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+    if ((${#mariadb_own[@]})); then
+        # Its own pid file: start-stop-daemon must not take the machine's running server for this one.
+        quietly mariadb-start as_root start-stop-daemon --start --oknodo --background \
+            --pidfile "$mariadb_datadir/mariadbd.pid" --exec /usr/sbin/mariadbd -- "${mariadb_own[@]}"
+    else
+        quietly mariadb-start as_root start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+    fi
     mariadb_state="started"
 fi
 # `mariadb-admin ping` succeeds as soon as the server answers, even if it then refuses the login.
-wait_for "MariaDB on 127.0.0.1:$MARIADB_PORT" mariadb-admin --connect-timeout=2 -h127.0.0.1 -P"$MARIADB_PORT" -uroot ping
+if ((${#mariadb_own[@]})); then
+    # A new server has no root login over TCP yet (made below): asked over its socket, as root.
+    wait_for "MariaDB on 127.0.0.1:$MARIADB_PORT" as_root mariadb-admin --connect-timeout=2 --socket="$mariadb_socket" ping
+else
+    wait_for "MariaDB on 127.0.0.1:$MARIADB_PORT" mariadb-admin --connect-timeout=2 -h127.0.0.1 -P"$MARIADB_PORT" -uroot ping
+fi
 log "services: PostgreSQL $pg_version $pg_state, Redis $redis_state, MariaDB $mariadb_state"
 
 # The user web, worker and beat run as (scripts/supervise.sh, deploy/systemd/): never root. A system user without a
@@ -176,7 +264,10 @@ if [[ $EUID -eq 0 ]]; then
     # The user, and the sudo rule that lets web and worker (user benchapp) start sysbench as it.
     bash scripts/sandbox-user.sh --run-as benchapp | sed 's/^sandbox-user: /setup: sandbox: /' ||
         log "WARNING: no sudo rule for benchapp: sysbench would run as benchapp, which the firewall does not close off"
-    sandbox_ports=(--local-port "$PG_PORT" --local-port "$REDIS_PORT" --local-port "${BENCHAPP_PORT:-${PORT:-8000}}")
+    # Each installation its own table (named by its web port, which no other installation here can have): nft
+    # applies every table, so the sandbox reaches none of the installations' services.
+    sandbox_ports=(--local-port "$PG_PORT" --local-port "$REDIS_PORT" --local-port "$WEB_PORT")
+    ((STANDARD)) || sandbox_ports+=(--table "benchapp_sandbox_$WEB_PORT")
     if ! bash scripts/sandbox-firewall.sh --check "${sandbox_ports[@]}"; then
         bash scripts/sandbox-firewall.sh "${sandbox_ports[@]}" | sed 's/^sandbox-firewall: /setup: sandbox firewall: /' ||
             log "WARNING: the sandbox firewall could not be installed: sysbench's user can reach benchapp's PostgreSQL, Redis and web port"
@@ -191,7 +282,7 @@ fi
 pg_sql() { PGCONNECT_TIMEOUT=5 psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres "$@"; }
 pg_socket_sql() { as_root runuser -u postgres -- psql -X -w -q -At -v ON_ERROR_STOP=1 -p "$PG_PORT" -d postgres "$@"; }
 pg_said=$(as_root env BENCHAPP_SECRETS_FILE="${BENCHAPP_SECRETS_FILE:-var/secrets.env}" bash scripts/pg-login.sh \
-    --host "$PG_HOST" --port "$PG_PORT") || die "PostgreSQL: benchapp cannot log in (scripts/pg-login.sh)"
+    --host "$PG_HOST" --port "$PG_PORT" --database "$DB_NAME") || die "PostgreSQL: benchapp cannot log in (scripts/pg-login.sh)"
 if [[ $pg_said == trust* ]]; then pg_admin() { pg_sql "$@"; }; else pg_admin() { pg_socket_sql "$@"; }; fi
 log "PostgreSQL: benchapp logs in as ${pg_said#* }"
 
@@ -199,7 +290,7 @@ log "PostgreSQL: benchapp logs in as ${pg_said#* }"
 mariadb_tcp() { mariadb --connect-timeout=5 -h127.0.0.1 -P"$MARIADB_PORT" -uroot "$@"; }
 if ! mariadb_tcp -e 'select 1' >/dev/null 2>&1; then
     log "MariaDB: allowing root with an empty password over loopback TCP"
-    as_root mariadb --protocol=socket -uroot -e "
+    as_root mariadb --protocol=socket --socket="$mariadb_socket" -uroot -e "
         ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('') OR unix_socket;
         CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '';
         GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
@@ -215,9 +306,9 @@ fi
 # 3. Databases (test databases are made by the test suite)
 # ---------------------------------------------------------------------------------------------------------------
 created=()
-if [[ $(pg_admin -c "select 1 from pg_database where datname = 'benchapp'") != 1 ]]; then
-    pg_admin -c 'create database "benchapp" owner postgres'
-    created+=("postgresql:benchapp")
+if [[ $(pg_admin -c "select 1 from pg_database where datname = '$DB_NAME'") != 1 ]]; then
+    pg_admin -c "create database \"$DB_NAME\" owner postgres"
+    created+=("postgresql:$DB_NAME")
 fi
 # PostgreSQL targets (the demo's sbtest, the test suite's) on a cluster of their own: benchapp's is closed to sysbench.
 PG_TARGETS_PORT=$(bash scripts/pg-targets.sh --ensure) || die "the PostgreSQL targets cluster could not be made or started"
@@ -225,7 +316,7 @@ if [[ -z $(mariadb_tcp -N -B -e "show databases like 'sbtest'") ]]; then
     mariadb_tcp -e 'CREATE DATABASE IF NOT EXISTS sbtest'
     created+=("mariadb:sbtest")
 fi
-log "databases: PostgreSQL benchapp, PostgreSQL targets (port $PG_TARGETS_PORT) sbtest, MariaDB sbtest${created[*]:+ (created: ${created[*]})}"
+log "databases: PostgreSQL $DB_NAME, PostgreSQL targets (port $PG_TARGETS_PORT) sbtest, MariaDB sbtest${created[*]:+ (created: ${created[*]})}"
 
 # A test session that was killed leaves its databases behind (test_benchapp_<id>, and bench_<id> as a PostgreSQL
 # target; <id> is 8 hex digits, tests/pytest_env.py). Those older than 2 hours with nobody connected are dropped; a
@@ -245,6 +336,11 @@ for db in $stale_targets; do
     psql -X -w -q -h 127.0.0.1 -p "$PG_TARGETS_PORT" -U postgres -d postgres -c "drop database if exists \"$db\"" \
         >/dev/null 2>&1 && log "dropped $db on the targets cluster, left by a killed test session" || true
 done
+
+if ((SERVICES_ONLY)); then
+    log "done (--services: services and databases only)"
+    exit 0
+fi
 
 # ---------------------------------------------------------------------------------------------------------------
 # 4. Python

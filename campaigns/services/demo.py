@@ -28,9 +28,11 @@ def demo_load() -> list[str]:
         defaults={"cpu_cores": facts["cores"], "memory_gb": facts["memory_gb"], "storage_type": "local disk"},
     )
     lines = []
+    # This installation's MariaDB (scripts/setup.sh records its port) unless DEMO_MYSQL_PORT says otherwise.
+    mysql_port = int(os.environ.get("DEMO_MYSQL_PORT") or os.environ.get("BENCHAPP_MARIADB_PORT") or "3306")
     demos = [
         ("demo-mariadb", "MariaDB (local)", Product.Engine.MARIADB, Target.Driver.MYSQL,
-         os.environ.get("DEMO_MYSQL_HOST", "127.0.0.1"), int(os.environ.get("DEMO_MYSQL_PORT", "3306")),
+         os.environ.get("DEMO_MYSQL_HOST", "127.0.0.1"), mysql_port,
          os.environ.get("DEMO_MYSQL_USER", "root"), os.environ.get("DEMO_MYSQL_PASSWORD", "")),
         ("demo-postgresql", "PostgreSQL (local)", Product.Engine.POSTGRESQL, Target.Driver.PGSQL,
          os.environ.get("DEMO_PGSQL_HOST", "127.0.0.1"), int(os.environ.get("DEMO_PGSQL_PORT", "5432")),
