@@ -481,7 +481,8 @@ LOGGING = {
     # A share link's token never reaches a log (Django logs the path of every 404, runserver every request).
     "filters": {"share_tokens": {"()": "campaigns.logfilters.ShareTokenFilter"},
                 "request_ids": {"()": "benchapp.requestid.RequestIdFilter"},
-                "routine_tasks": {"()": "campaigns.logfilters.RoutineTaskFilter"}},
+                "routine_tasks": {"()": "campaigns.logfilters.RoutineTaskFilter"},
+                "broker_acks": {"()": "campaigns.logfilters.BrokerAckFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["share_tokens"],
                              "formatter": "json" if BENCHAPP_LOG_FORMAT == "json" else "plain"},
                  "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"}},
@@ -489,6 +490,7 @@ LOGGING = {
     "loggers": {"django.request": {"filters": ["request_ids", "share_tokens"]},
                 **{name: {"filters": ["routine_tasks"]} for name in ("celery.beat", "celery.worker.strategy",
                                                                       "celery.app.trace")},
+                "celery.worker.request": {"filters": ["broker_acks"]},
                 "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False,
                                   "filters": ["share_tokens"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},

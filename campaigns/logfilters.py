@@ -4,8 +4,9 @@ Django logs the path of every 4xx/5xx answer ("Not Found: /s/<token>/") and the 
 line; ShareTokenFilter, on every handler (settings.LOGGING), writes `/s/***/` instead. RoutineTaskFilter mutes
 Celery's INFO lines ("Sending due task", "received", "succeeded") of the tasks that run every few seconds whether
 or not there is work (the reconciler, the worker's heartbeat): three lines every 10 s were 4 MB of log a day. Those
-tasks log themselves when they do something; their failures (ERROR) still show. It imports no model: logging is
-configured before the apps are.
+tasks log themselves when they do something; their failures (ERROR) still show. BrokerAckFilter says what
+Celery's CRITICAL "Couldn't ack" after a lost broker connection means, as the WARNING it is. It imports no model:
+logging is configured before the apps are.
 """
 from __future__ import annotations
 
@@ -46,4 +47,26 @@ class RoutineTaskFilter(logging.Filter):
             return args.get("name") not in ROUTINE_TASKS
         if isinstance(args, tuple) and len(args) == 2 and record.name == "celery.beat":
             return args[1] not in ROUTINE_TASKS
+        return True
+
+
+# What an acknowledgement lost with the broker connection costs, said where Celery says only "Couldn't ack".
+ACK_LOST = ("the broker connection was lost before Redis took the acknowledgement of task message %s (%s): Redis "
+            "keeps the message and delivers it again (after a worker restart or the visibility timeout), and a "
+            "delivery of a task whose job has moved on does nothing")
+
+
+class BrokerAckFilter(logging.Filter):
+    """On celery.worker.request: kombu's CRITICAL "Couldn't ack %r, reason:%r" (and "Couldn't reject") with a
+    traceback, logged when the connection to Redis broke under a finished task, becomes one WARNING line that says
+    what follows. Nothing is lost: benchapp's tasks are idempotent against their job's state (acks_late)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.msg if isinstance(record.msg, str) else ""
+        if record.levelno == logging.CRITICAL and message.startswith(("Couldn't ack", "Couldn't reject")):
+            args = record.args if isinstance(record.args, tuple) else ()
+            tag, reason = (args + ("?", "?"))[:2]
+            record.msg, record.args = ACK_LOST, (tag, reason)
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
         return True

@@ -17,5 +17,8 @@ if [[ ${BENCHAPP_WORKER_ROLE:-all} == client ]]; then
     exec .venv/bin/python -m benchapp.client_worker -E --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
         -Q "${BENCHAPP_QUEUE:-benchapp}"
 fi
-exec .venv/bin/celery -A benchapp worker -E --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
-    -Q "${BENCHAPP_QUEUE:-benchapp}"
+# Without gossip and mingle, as on a client host: benchapp's workers coordinate through the database (heartbeats,
+# reservations), never through each other's events; gossip only printed "Substantial drift from …" when a worker's
+# events came late after a cut, and mingle's start-up exchange with every other worker carried nothing benchapp uses.
+exec .venv/bin/celery -A benchapp worker -E --without-gossip --without-mingle --loglevel INFO \
+    --concurrency "${WORKER_CONCURRENCY:-2}" -Q "${BENCHAPP_QUEUE:-benchapp}"

@@ -87,7 +87,8 @@ def test_as_benchapp_the_worker_still_finds_a_local_target_servers_process(drive
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_make_runs_supervisor_runs_web_worker_and_beat_as_benchapp(tmp_path: Path, own_redis, test_db_name):
-    env = {**os.environ, "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_PORT": str(free_port()),
+    env = {**os.environ, "BENCHAPP_RUN_DIR": str(tmp_path), "BENCHAPP_LOG_DIR": str(tmp_path),
+           "BENCHAPP_PORT": str(free_port()),
            "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{test_db_name}", **own_redis.env,
            "BENCHAPP_HOSTNAME": host_named("unprivileged"), "BENCHAPP_HEARTBEAT_S": "1", "DB_CONN_MAX_AGE": "0",
            "WEB_WORKERS": "1", "WORKER_CONCURRENCY": "1", "PYTHONUNBUFFERED": "1"}
@@ -105,11 +106,19 @@ def test_make_runs_supervisor_runs_web_worker_and_beat_as_benchapp(tmp_path: Pat
         assert sup.proc.poll() is None, sup.output()[-3000:]
         wait_for(lambda: ClientHost.objects.filter(hostname=env["BENCHAPP_HOSTNAME"]).exists(), timeout_s=90,
                  what="the worker, as benchapp, to register its host")
-        users = {}
+        users, boxed = {}, []
         for program in ("web", "worker", "beat"):
             pid = sup.pid(program)
-            users[program] = {psutil.Process(p).username() for p in [pid, *_children(pid)]}
+            processes = [_process(p) for p in [pid, *_children(pid)]]
+            # A sysbench the worker starts (its start-up sandbox check, a host's facts) runs as the sandbox's user,
+            # in its box: those are the only processes of another user, and only under the worker.
+            # sudo, which switches to that user, is root's while it waits.
+            boxed += [(program, user, name) for user, name in processes
+                      if (user, name) == ("root", "sudo") or user == "benchapp-sandbox"]
+            users[program] = {user for user, name in processes if (program, user, name) not in boxed}
         assert users == {"web": {"benchapp"}, "worker": {"benchapp"}, "beat": {"benchapp"}}, users
+        assert all(program == "worker" and name in ("sudo", "setpriv", "bwrap", "sysbench")
+                   for program, _, name in boxed), boxed
         gunicorn = subprocess.run(["ps", "-o", "user=", "-p", str(sup.pid("web"))], capture_output=True, text=True)
         assert gunicorn.stdout.split() == ["benchapp"]
         assert (ROOT / "var" / "secrets.env").stat().st_uid == pwd.getpwnam("benchapp").pw_uid
@@ -119,6 +128,14 @@ def test_make_runs_supervisor_runs_web_worker_and_beat_as_benchapp(tmp_path: Pat
         sup.stop()
         # supervise.sh gave var/ to benchapp: back to whoever runs the tests, as a developer's checkout had it.
         subprocess.run(["chown", "-R", f"{os.getuid()}:{os.getgid()}", str(ROOT / "var")], check=True)
+
+
+def _process(pid: int) -> tuple[str, str]:
+    try:
+        process = psutil.Process(pid)
+        return process.username(), process.name()
+    except psutil.NoSuchProcess:
+        return "benchapp", "(gone)"
 
 
 def _children(pid: int) -> list[int]:

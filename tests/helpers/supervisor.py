@@ -19,11 +19,11 @@ class Supervisor:
     """supervisord in the foreground with deploy/supervisord.conf, and supervisorctl against it."""
 
     def __init__(self, run_dir: Path, env: dict[str, str]) -> None:
-        self.env, self.run_dir = env, run_dir
+        self.env, self.run_dir = {"BENCHAPP_LOG_DIR": str(run_dir), **env}, run_dir
         self.port = int(env["BENCHAPP_PORT"])
         self.log = open(run_dir / "supervisord.out", "wb")  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "supervisord"), "-c", str(CONF)], cwd=ROOT,
-                                     env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+                                     env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def ctl(self, *args: str) -> str:
         done = subprocess.run([str(ROOT / ".venv" / "bin" / "supervisorctl"), "-c", str(CONF), *args], cwd=ROOT,
