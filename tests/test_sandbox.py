@@ -368,3 +368,18 @@ def test_a_tpcc_shaped_workload_runs_as_the_sandbox_user_with_only_its_own_passw
     done = job.clients.get()
     assert done.summary["qps"] > 0 and "Created 3 warehouses" in done.prepare_output
     assert f"/{uploaded.json()['content_hash']}/orders.lua" in done.command_line
+
+
+def test_a_box_that_cannot_start_is_reported_as_such_not_as_closing_benchapps_services(monkeypatch):
+    """A refused connection proves nothing of a box that never ran: with a bubblewrap that runs nothing (here
+    /bin/false in its place, as Docker's default seccomp profile leaves it), the host's fact says sysbench cannot
+    run, and never that benchapp's services are closed to it."""
+    from campaigns.execution import sandboxcheck
+    from campaigns.sysbench import sandbox
+
+    monkeypatch.setattr(sandbox, "BWRAP", "/bin/false")
+    fact = sandboxcheck.sandbox_fact()
+    assert fact.startswith("WARNING: the sandbox cannot start a program here"), fact
+    assert "sysbench cannot run on this host" in fact and "closed" not in fact
+    monkeypatch.undo()
+    assert "cannot start a program" not in sandboxcheck.sandbox_fact()

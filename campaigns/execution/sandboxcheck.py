@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from campaigns.sysbench.runner import Box, run_process
+from campaigns.sysbench.runner import Box, ProcessOutcome, run_process
 from campaigns.sysbench.sandbox import SandboxLimits, sandbox_status, sandbox_user
 
 log = logging.getLogger(__name__)
@@ -35,12 +35,25 @@ def benchapp_endpoints() -> list[tuple[str, str, int]]:
     return endpoints
 
 
+def _boxed(*argv: str) -> ProcessOutcome:
+    return run_process(list(argv), timeout_s=CONNECT_TIMEOUT_S,
+                       box=Box(limits=SandboxLimits(address_space_bytes=2**30, processes=64, file_size_bytes=2**20,
+                                                    cpu_s=5)))
+
+
+def sandbox_starts() -> str:
+    """Why the box cannot run a program at all, or "" when it can: a refused connection proves nothing of a box
+    that never started, so the endpoints are probed only after this control."""
+    outcome = _boxed("/bin/bash", "-c", "echo boxed")
+    if outcome.succeeded() and outcome.output.strip() == "boxed":
+        return ""
+    said = outcome.start_error or outcome.output.strip()[-300:] or f"exit code {outcome.exit_code}"
+    return f"the sandbox cannot start a program here ({said}): sysbench cannot run on this host"
+
+
 def sandbox_reaches(host: str, port: int) -> bool:
     """Whether a TCP connection from inside the sandbox to host:port is accepted."""
-    script = 'exec 3<>"/dev/tcp/$0/$1"'
-    outcome = run_process(["/bin/bash", "-c", script, host, str(port)], timeout_s=CONNECT_TIMEOUT_S,
-                          box=Box(limits=SandboxLimits(address_space_bytes=2**30, processes=64,
-                                                       file_size_bytes=2**20, cpu_s=5)))
+    outcome = _boxed("/bin/bash", "-c", 'exec 3<>"/dev/tcp/$0/$1"', host, str(port))
     return outcome.exit_code == 0 and not outcome.start_error
 
 
@@ -51,7 +64,10 @@ def sandbox_fact() -> str:
     status = sandbox_status()
     if status:
         problems.append(status)
-    if not status or "not root" in status:
+    broken = "" if "cannot run" in status else sandbox_starts()
+    if broken:
+        problems.append(broken)
+    elif not status or "not root" in status:
         for what, host, port in benchapp_endpoints():
             if sandbox_reaches(host, port):
                 problems.append(f"the sandbox reaches benchapp's {what} at {host}:{port}: no firewall rule closes "
