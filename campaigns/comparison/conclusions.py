@@ -49,15 +49,12 @@ def _extreme(item: tuple[ComparisonRow, float, Mark | None], many_specs: bool, m
     return f"{(ratio - 1) * 100:+.1f}%{ci} at {_where(row, many_specs, many_sizes, unit)}"
 
 
-def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[str], *,
-                 include_untrusted: bool = False) -> str | None:
-    """How the other product compares with the base one, in the table's direction (other against base): the
-    geometric mean of the rows' QPS ratios − 1, the range of the rows' Δ% with their 95% intervals, and the rows'
-    significance verdicts (the table's marks, so the sentence never contradicts them). Rows where either cell is
-    suspect or invalid are left out unless include_untrusted, and the sentence says how many."""
-    many_specs, many_sizes = table["many_specs"], table["many_sizes"]
-    unit = table["scenario"].get("size_unit", "")
-    pairs, left_out = [], 0
+def _pairs(table: ComparisonTable, base: int, other: int, *,
+           include_untrusted: bool) -> tuple[list[tuple[ComparisonRow, float, Mark | None]], int]:
+    """The rows where both cells have a positive QPS, as (row, other's QPS / base's, the row's mark against the
+    base), and how many were left out for a suspect or invalid cell (none with include_untrusted)."""
+    pairs: list[tuple[ComparisonRow, float, Mark | None]] = []
+    left_out = 0
     for row in table["rows"]:
         a, b = row["cells"][base], row["cells"][other]
         if a is None or b is None or not a["qps"]["value"] or not b["qps"]["value"]:
@@ -69,6 +66,18 @@ def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[
             continue
         mark = row["marks"][other - 1] if base == 0 and row.get("marks") else None
         pairs.append((row, b["qps"]["value"] / a["qps"]["value"], mark))
+    return pairs, left_out
+
+
+def _pair_clause(table: ComparisonTable, base: int, other: int, names: Sequence[str], *,
+                 include_untrusted: bool = False) -> str | None:
+    """How the other product compares with the base one, in the table's direction (other against base): the
+    geometric mean of the rows' QPS ratios − 1, the range of the rows' Δ% with their 95% intervals, and the rows'
+    significance verdicts (the table's marks, so the sentence never contradicts them). Rows where either cell is
+    suspect or invalid are left out unless include_untrusted, and the sentence says how many."""
+    many_specs, many_sizes = table["many_specs"], table["many_sizes"]
+    unit = table["scenario"].get("size_unit", "")
+    pairs, left_out = _pairs(table, base, other, include_untrusted=include_untrusted)
     a_name, b_name = names[base], names[other]
     out_text = (f"{left_out} row{'s' if left_out > 1 else ''} with suspect or invalid cells left out"
                 if left_out else "")

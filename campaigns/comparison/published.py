@@ -238,6 +238,21 @@ def _measured_columns(table: ComparisonTable) -> tuple[list[int], dict[int | Non
     return columns, measured_threads
 
 
+def _published_figures(matching: Sequence[PublishedResult],
+                       beside: Beside) -> tuple[dict[int, dict[int, PublishedResult]], dict[int, SpecShape]]:
+    """The matching published figures per spec and concurrency (the first of each), each spec's shape, and the
+    document and table they come from, noted on the beside."""
+    figures: dict[int, dict[int, PublishedResult]] = defaultdict(dict)
+    shapes: dict[int, SpecShape] = {}
+    for r in matching:
+        figures[r.spec_id].setdefault(r.threads, r)
+        shapes.setdefault(r.spec_id, SpecShape(r.spec_id, r.spec.label, r.spec.cpu_cores, r.spec.memory_gb))
+    first = matching[0]
+    beside["table_ref"], beside["document"] = first.table_ref, first.document
+    beside["match"] = (first.document, first.table_ref, first.dataset_label, first.scenario_label)
+    return figures, shapes
+
+
 def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, InstanceSpec],
                  published: Sequence[PublishedResult], *, product_name: str, spec_chosen: bool) -> Beside:
     """A measured table's rows set beside the matching published table of one published product.
@@ -263,15 +278,7 @@ def beside_table(table: ComparisonTable, names: Sequence[str], specs: dict[int, 
         on = f" on {published[0].spec.label}" if spec_chosen and published else ""
         beside["note"] = f"{product_name} has no published figures{on} for {key.describe()}."
         return beside
-    figures: dict[int, dict[int, PublishedResult]] = defaultdict(dict)
-    shapes: dict[int, SpecShape] = {}
-    for r in matching:
-        figures[r.spec_id].setdefault(r.threads, r)
-        shapes.setdefault(r.spec_id, SpecShape(r.spec_id, r.spec.label, r.spec.cpu_cores, r.spec.memory_gb))
-    beside["table_ref"] = matching[0].table_ref
-    beside["document"] = matching[0].document
-    beside["match"] = (matching[0].document, matching[0].table_ref, matching[0].dataset_label,
-                       matching[0].scenario_label)
+    figures, shapes = _published_figures(matching, beside)
     columns, measured_threads = _measured_columns(table)
     beside["columns"] = [names[i] for i in columns]
     beside["column_index"] = columns
