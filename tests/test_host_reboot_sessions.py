@@ -32,6 +32,7 @@ time.sleep(3600)
 
 
 @pytest.mark.integration
+@pytest.mark.timeout(420)  # the set-up, then up to 300 s of waiting: the wait's own message, not pytest-timeout's
 def test_a_client_host_that_reboots_leaves_no_session_after_five_minutes():
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")

@@ -71,8 +71,12 @@ log = logging.getLogger(__name__)
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 FINISHED = "('succeeded', 'failed', 'cancelled')"
 # Server-side TCP keepalives of a client host's sessions (its role's settings): a host that vanished without closing
-# them (a reboot, a cut cable) has them ended after about 60 + 6 x 10 s instead of the kernel's 2 hours.
-ROLE_SETTINGS = {"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6"}
+# them (a reboot, a cut cable) has them ended after about 60 + 6 x 10 s instead of the kernel's 2 hours. A session
+# that had data on its way when the host went (an answer, a notice) is in retransmission, not idle, and keepalives
+# never start: tcp_user_timeout (milliseconds) ends it once data stays unacknowledged for 2 minutes, instead of
+# tcp_retries2's quarter of an hour.
+ROLE_SETTINGS = {"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6",
+                 "tcp_user_timeout": "120000"}
 
 
 @dataclass(frozen=True)
