@@ -27,15 +27,17 @@ import hashlib
 import logging
 import re
 import secrets
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import psycopg.errors
 import redis
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, models, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 from psycopg import sql
@@ -211,7 +213,21 @@ def client_group() -> str:
 
 def client_access_install() -> None:
     """The client group role (NOLOGIN), its grants, the functions its policies use and the policies themselves, in
-    benchapp's database; run again, it puts them back as they should be (a grant given since is taken away)."""
+    benchapp's database; run again, it puts them back as they should be (a grant given since is taken away).
+
+    Its ALTER TABLEs take each table's strongest lock while workers write those tables: PostgreSQL may pick it as a
+    deadlock's victim (its transaction is rolled back whole), so it is tried again, three times at most."""
+    for try_no in range(3):
+        try:
+            _client_access_install_once()
+            return
+        except OperationalError as exc:
+            if not isinstance(exc.__cause__, psycopg.errors.DeadlockDetected) or try_no == 2:
+                raise
+            time.sleep(0.2 * (try_no + 1))
+
+
+def _client_access_install_once() -> None:
     group = sql.Identifier(client_group())
     with transaction.atomic(), connection.cursor() as cursor:
         # Roles are the cluster's: another database's installation may have made it at the same moment.
